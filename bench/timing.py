@@ -1,0 +1,21 @@
+"""Timing helpers for the benchmarks."""
+from __future__ import annotations
+
+import time
+
+
+def best_of(fn, repeat: int = 7, warmup: int = 1) -> float:
+    """Minimum wall time of `fn()` over `repeat` runs, in seconds: the least noisy estimate."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def row(name: str, value: float, baseline: float, target: str, ok: bool, unit: str = "s") -> dict:
+    return {"name": name, "value": value, "baseline": baseline, "ratio": value / baseline if baseline else float("nan"),
+            "target": target, "ok": bool(ok), "unit": unit}

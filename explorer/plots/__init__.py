@@ -1,0 +1,4 @@
+"""Plotly renderers, one module per concept. They take results (numbers, Analysis), never models."""
+from .common import label_bars
+
+__all__ = ["label_bars"]

@@ -1,0 +1,83 @@
+"""The one streamlit glue module: cached loading, cached analyses, session state, translation.
+
+Models are cached by name with st.cache_resource and shared by every session, so they are
+read-only. A session's own fine-tuned models live in its session state under unique names.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from . import analysis as _analysis
+from . import checkpoints, heads, i18n
+
+SESSION_MODELS = "session_checkpoints"  # session_state key: {name: Checkpoint}
+
+
+def lang() -> str:
+    return st.session_state.get("lang", "en")
+
+
+def t(key: str, **fmt) -> str:
+    return i18n.t(key, lang(), **fmt)
+
+
+@st.cache_resource(show_spinner="Loading checkpoint…", max_entries=8)
+def _shared_checkpoint(name: str, seed: int) -> checkpoints.Checkpoint:
+    return checkpoints.load_checkpoint(name, seed=seed)
+
+
+def register_session_checkpoint(ck: checkpoints.Checkpoint) -> None:
+    """Make a per-session model (e.g. just fine-tuned) selectable on every page of this session."""
+    st.session_state.setdefault(SESSION_MODELS, {})[ck.name] = ck
+
+
+def session_checkpoint_names() -> list[str]:
+    return list(st.session_state.get(SESSION_MODELS, {}))
+
+
+def checkpoint(name: str, seed: int = 0) -> checkpoints.Checkpoint:
+    own = st.session_state.get(SESSION_MODELS, {})
+    return own[name] if name in own else _shared_checkpoint(name, seed)
+
+
+@st.cache_resource(max_entries=32)
+def _shared_head(name: str, kind: str, seed: int) -> heads.Head:
+    return heads.build_head(_shared_checkpoint(name, seed), kind, seed)
+
+
+def head(name: str, kind: str, seed: int = 0) -> heads.Head:
+    own = st.session_state.get(SESSION_MODELS, {})
+    if name in own:  # session models have unique names, so this is cheap to rebuild
+        return heads.build_head(own[name], kind, seed)
+    return _shared_head(name, kind, seed)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _cached_analysis(name: str, kind: str, text: str, seed: int, flow: bool) -> _analysis.Analysis:
+    return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, flow=flow)
+
+
+def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False) -> _analysis.Analysis:
+    if name in st.session_state.get(SESSION_MODELS, {}):
+        return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, flow=flow)
+    return _cached_analysis(name, kind, text, seed, flow)
+
+
+def selection() -> tuple[str, str, str, int]:
+    """(checkpoint name, head kind, text, seed) as picked in the sidebar."""
+    ss = st.session_state
+    name = ss.get("checkpoint_other") if ss.get("checkpoint") == OTHER else ss.get("checkpoint")
+    return (name or checkpoints.DEFAULT_CHECKPOINT, ss.get("head", "own"), ss.get("text", ""), int(ss.get("seed", 0)))
+
+
+OTHER = "other…"
+
+
+def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
+    """The analysis for the sidebar's picks, or None after showing a one-line st.error."""
+    name, kind, text, seed = selection()
+    try:
+        return analysis(name, kind, text, seed, flow)
+    except (checkpoints.CheckpointError, heads.HeadError, _analysis.AnalysisError) as err:
+        st.error(str(err))
+        return None

@@ -1,0 +1,7 @@
+"""Placeholder: filled in by its issue."""
+import streamlit as st
+
+from explorer.state import t
+
+st.title(t("nav.attributions"))
+st.info("This page is being built.")

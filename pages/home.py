@@ -1,0 +1,38 @@
+"""Landing page: the live pipeline for the typed text."""
+import streamlit as st
+
+from explorer import plots
+from explorer.state import current_analysis, selection, t
+
+st.title(t("home.title"))
+st.caption(t("home.intro"))
+
+a = current_analysis()
+if a is not None:
+    if a.truncated_tokens:
+        st.warning(t("home.truncated", max=a.max_length, n=a.truncated_tokens))
+    if a.new_weights:
+        st.warning(t("home.untrained", names=", ".join(a.new_weights), seed=selection()[3]), icon="⚠️")
+    n_layers, n_heads = a.attentions.shape[:2]
+    head_desc = " → ".join(name for name, _ in a.steps)
+    chain = [
+        (t("home.step_text"), f"{len(a.text)} chars"),
+        (t("home.step_tokens"), t("home.n_tokens", n=len(a.tokens))),
+        (t("home.step_encoder"), t("home.encoder_desc", layers=n_layers, heads=n_heads)),
+        (t("home.step_cls"), t("home.vector", n=a.cls_hidden.shape[0])),
+        (t("home.step_head"), a.head_kind),
+        (t("home.step_logits"), ", ".join(f"{v:.2f}" for v in a.logits)),
+        (t("home.step_probs"), ", ".join(f"{v:.2f}" for v in a.softmax)),
+        (t("home.step_label"), a.predicted),
+    ]
+    for col, (title, value) in zip(st.columns(len(chain)), chain):
+        col.markdown(f"**{title}**")
+        col.code(value, language=None, wrap_lines=True)
+    st.caption(" ".join(f"`{tok}`" for tok in a.tokens))
+    st.caption(f"{t('home.step_head')}: {head_desc}")
+    st.metric(t("home.prediction"), a.predicted)
+    left, right = st.columns(2)
+    left.plotly_chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
+                                       t("home.logit_axis")), key="home_logits")
+    right.plotly_chart(plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
+                                        t("home.prob_axis"), y_range=(0, 1)), key="home_probs")

@@ -1,0 +1,157 @@
+"""Shared fixtures: tiny random models built in code (hidden 32, 2 layers) and the real embedded model."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+torch.set_num_threads(1)  # 2-core machines: avoids contention outliers
+
+from transformers import (  # noqa: E402
+    AutoTokenizer, BertConfig, BertForSequenceClassification, DistilBertConfig,
+    DistilBertForSequenceClassification, RobertaConfig, RobertaForSequenceClassification,
+)
+from transformers.utils import logging as hf_logging  # noqa: E402
+
+from explorer.checkpoints import embedded_encoder_dir, load_checkpoint  # noqa: E402
+
+hf_logging.set_verbosity_error()
+hf_logging.disable_progress_bar()
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY_LABELS = ("alpha", "beta", "gamma")
+
+
+def _tiny_model(arch: str):
+    common = dict(vocab_size=30522, num_labels=3, id2label=dict(enumerate(TINY_LABELS)),
+                  label2id={n: i for i, n in enumerate(TINY_LABELS)})
+    if arch == "bert":
+        cfg = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, **common)
+        return BertForSequenceClassification(cfg)
+    if arch == "distilbert":
+        cfg = DistilBertConfig(dim=32, n_layers=2, n_heads=4, hidden_dim=64, **common)
+        return DistilBertForSequenceClassification(cfg)
+    cfg = RobertaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+                        max_position_embeddings=130, pad_token_id=0, **common)
+    return RobertaForSequenceClassification(cfg)
+
+
+@pytest.fixture(scope="session")
+def tiny_root(tmp_path_factory) -> Path:
+    """A models root holding tiny-bert, tiny-distilbert and tiny-roberta, with trained-looking
+    (random but saved) heads, so loading them reports no new weights."""
+    root = tmp_path_factory.mktemp("models")
+    tok = AutoTokenizer.from_pretrained(str(embedded_encoder_dir()))
+    for arch in ("bert", "distilbert", "roberta"):
+        torch.manual_seed(1)
+        model = _tiny_model(arch)
+        model.save_pretrained(root / f"tiny-{arch}")
+        tok.save_pretrained(root / f"tiny-{arch}")
+    os.environ["HEAD_EXPLORER_ROOTS"] = os.pathsep.join(
+        [str(root), str(embedded_encoder_dir()), str(ROOT / "models")])
+    return root
+
+
+@pytest.fixture(scope="session")
+def tiny(tiny_root):
+    """{arch: Checkpoint} for the tiny models."""
+    return {arch: load_checkpoint(str(tiny_root / f"tiny-{arch}")) for arch in ("bert", "distilbert", "roberta")}
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    return load_checkpoint("minilm")
+
+
+@pytest.fixture(scope="session")
+def sentiment():
+    return load_checkpoint("minilm-sentiment")
+
+
+# ---- real-browser fixtures (Debian chromium + Playwright; never `playwright install`) ----
+
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import urllib.request  # noqa: E402
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium")
+    if path is None:
+        if os.environ.get("HEAD_EXPLORER_REQUIRE_BROWSER") == "1":
+            pytest.fail("chromium is required (HEAD_EXPLORER_REQUIRE_BROWSER=1) but not installed")
+        pytest.skip("Debian chromium is not installed")
+    return path
+
+
+@pytest.fixture(scope="session")
+def app_url(tiny_root):
+    """A real `streamlit run app.py` on a free loopback port, stopped by its pid afterwards."""
+    _chromium()
+    port = _free_port()
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("streamlit did not start within 60 s")
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    exe = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    """A fresh page on the app, loaded and idle, failing the test on any stException."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    pg.set_default_timeout(60_000)
+    pg.goto(app_url)
+    wait_idle(pg)
+    yield pg
+    ctx.close()
+
+
+def wait_idle(pg) -> None:
+    """Wait until the script has finished its run, then fail on any exception box."""
+    pg.wait_for_timeout(300)  # let a rerun triggered by the last input start
+    pg.wait_for_selector(IDLE, timeout=90_000)
+    assert pg.locator("[data-testid=stException]").count() == 0, pg.locator("[data-testid=stException]").first.inner_text()
