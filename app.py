@@ -4,7 +4,8 @@ import streamlit as st
 from explorer import checkpoints, heads, i18n, state
 from explorer.state import t
 
-st.set_page_config(page_title="Head Explorer", page_icon="🧠", layout="wide")
+st.set_page_config(page_title="Head Explorer", page_icon="🧠", layout="wide",
+                   initial_sidebar_state="collapsed" if st.session_state.get("presenter") else "auto")
 
 ss = st.session_state
 ss.setdefault("lang", "en")
@@ -25,6 +26,11 @@ with st.sidebar:
     st.selectbox(t("app.head"), heads.KINDS, key="head", help=t("app.head_help"))
     st.text_area(t("app.text"), key="text", height=110)
     st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, key="seed")
+    st.toggle(t("app.presenter"), key="presenter", help=t("app.presenter_help"))
+
+if ss.get("presenter"):  # larger type for the back of the classroom
+    st.markdown("<style>html, .stMarkdown p, .stCaption {font-size: 1.35rem !important;}</style>",
+                unsafe_allow_html=True)
 
 PAGES = [
     ("pages/home.py", "home", "🔗", True),

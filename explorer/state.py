@@ -67,7 +67,9 @@ def selection() -> tuple[str, str, str, int]:
     """(checkpoint name, head kind, text, seed) as picked in the sidebar."""
     ss = st.session_state
     name = ss.get("checkpoint_other") if ss.get("checkpoint") == OTHER else ss.get("checkpoint")
-    return (name or checkpoints.DEFAULT_CHECKPOINT, ss.get("head", "own"), ss.get("text", ""), int(ss.get("seed", 0)))
+    # Keys are absent when a page runs without the sidebar (AppTest's switch_page): use the defaults.
+    text = ss.get("text", i18n.t("app.text_default", "en"))
+    return (name or checkpoints.DEFAULT_CHECKPOINT, ss.get("head", "own"), text, int(ss.get("seed", 0)))
 
 
 OTHER = "other…"
