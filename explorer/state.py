@@ -83,3 +83,21 @@ def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
     except (checkpoints.CheckpointError, heads.HeadError, _analysis.AnalysisError) as err:
         st.error(str(err))
         return None
+
+
+def _save(key: str) -> None:
+    st.session_state[f"_keep_{key}"] = st.session_state[key]
+
+
+def sticky(key: str) -> dict:
+    """Widget kwargs that keep a sidebar value when the widget is rebuilt.
+
+    Streamlit gives a widget a new identity when its label changes (a language switch does
+    that), which would reset it; the value is kept under a second key and restored first.
+    """
+    kept = f"_keep_{key}"
+    if kept in st.session_state:
+        st.session_state[key] = st.session_state[kept]
+    elif key in st.session_state:
+        st.session_state[kept] = st.session_state[key]
+    return {"key": key, "on_change": _save, "args": (key,)}
