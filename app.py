@@ -4,7 +4,8 @@ import streamlit as st
 from explorer import checkpoints, heads, i18n, state
 from explorer.state import t
 
-st.set_page_config(page_title="Head Explorer", page_icon="🧠", layout="wide")
+st.set_page_config(page_title="Head Explorer", page_icon="🧠", layout="wide",
+                   initial_sidebar_state="collapsed" if st.session_state.get("presenter") else "auto")
 
 ss = st.session_state
 ss.setdefault("lang", "en")
@@ -12,19 +13,26 @@ ss.setdefault("checkpoint", checkpoints.DEFAULT_CHECKPOINT)
 ss.setdefault("head", "own")
 ss.setdefault("text", i18n.t("app.text_default", "en"))
 ss.setdefault("seed", 0)
+ss.setdefault("presenter", False)
+ss.setdefault("checkpoint_other", "")
 
 with st.sidebar:
-    st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get, key="lang")
+    st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get, **state.sticky("lang"))
     choices = list(checkpoints.REGISTRY) + state.session_checkpoint_names() + [state.OTHER]
-    if ss["checkpoint"] not in choices:
-        ss["checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
-    st.selectbox(t("app.checkpoint"), choices, key="checkpoint", help=t("app.checkpoint_help"),
+    if ss.get("_keep_checkpoint", ss["checkpoint"]) not in choices:  # e.g. a session model is gone
+        ss["checkpoint"] = ss["_keep_checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
+    st.selectbox(t("app.checkpoint"), choices, help=t("app.checkpoint_help"), **state.sticky("checkpoint"),
                  format_func=lambda n: f"{n}: {checkpoints.REGISTRY[n]}" if n in checkpoints.REGISTRY else n)
     if ss["checkpoint"] == state.OTHER:
-        st.text_input(t("app.other_checkpoint"), key="checkpoint_other", placeholder="models/my-checkpoint")
-    st.selectbox(t("app.head"), heads.KINDS, key="head", help=t("app.head_help"))
-    st.text_area(t("app.text"), key="text", height=110)
-    st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, key="seed")
+        st.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint", **state.sticky("checkpoint_other"))
+    st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"), **state.sticky("head"))
+    st.text_area(t("app.text"), height=110, **state.sticky("text"))
+    st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, **state.sticky("seed"))
+    st.toggle(t("app.presenter"), help=t("app.presenter_help"), **state.sticky("presenter"))
+
+if ss.get("presenter"):  # larger type for the back of the classroom
+    st.markdown("<style>html, .stMarkdown p, .stCaption {font-size: 1.35rem !important;}</style>",
+                unsafe_allow_html=True)
 
 PAGES = [
     ("pages/home.py", "home", "🔗", True),

@@ -67,7 +67,9 @@ def selection() -> tuple[str, str, str, int]:
     """(checkpoint name, head kind, text, seed) as picked in the sidebar."""
     ss = st.session_state
     name = ss.get("checkpoint_other") if ss.get("checkpoint") == OTHER else ss.get("checkpoint")
-    return (name or checkpoints.DEFAULT_CHECKPOINT, ss.get("head", "own"), ss.get("text", ""), int(ss.get("seed", 0)))
+    # Keys are absent when a page runs without the sidebar (AppTest's switch_page): use the defaults.
+    text = ss.get("text", i18n.t("app.text_default", "en"))
+    return (name or checkpoints.DEFAULT_CHECKPOINT, ss.get("head", "own"), text, int(ss.get("seed", 0)))
 
 
 OTHER = "other…"
@@ -81,3 +83,21 @@ def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
     except (checkpoints.CheckpointError, heads.HeadError, _analysis.AnalysisError) as err:
         st.error(str(err))
         return None
+
+
+def _save(key: str) -> None:
+    st.session_state[f"_keep_{key}"] = st.session_state[key]
+
+
+def sticky(key: str) -> dict:
+    """Widget kwargs that keep a sidebar value when the widget is rebuilt.
+
+    Streamlit gives a widget a new identity when its label changes (a language switch does
+    that), which would reset it; the value is kept under a second key and restored first.
+    """
+    kept = f"_keep_{key}"
+    if kept in st.session_state:
+        st.session_state[key] = st.session_state[kept]
+    elif key in st.session_state:
+        st.session_state[kept] = st.session_state[key]
+    return {"key": key, "on_change": _save, "args": (key,)}

@@ -1,7 +1,99 @@
-"""Placeholder: filled in by its issue."""
+"""Guided lesson: the chain from text to label, with the class's own live numbers."""
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-from explorer.state import t
+from explorer import handout, lesson, plots
+from explorer.i18n import strings
+from explorer.plots import lesson as lplots
+from explorer.state import checkpoint, current_analysis, head, lang, selection, t
 
-st.title(t("nav.lesson"))
-st.info("This page is being built.")
+# Where each step is explored in depth.
+PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": "pages/pooled.py",
+           "head": "pages/pooled.py", "probabilities": "pages/logits.py", "new_head": "pages/compare.py",
+           "finetuning": "pages/finetune.py"}
+P = "lesson.panel."
+
+
+def panel(step: str, a) -> None:
+    name, kind, _, seed = selection()
+    if step == "tokenizer":
+        st.dataframe(pd.DataFrame({
+            t(P + "token"): list(a.tokens), t(P + "id"): list(a.token_ids),
+            t(P + "special"): list(a.special),
+            t(P + "subword"): [tok.startswith("##") for tok in a.tokens],
+        }), hide_index=True, width="stretch")
+    elif step == "encoder":
+        st.plotly_chart(lplots.cls_attention_by_layer(a.cls_attention, a.tokens, t(P + "enc_title"), "token",
+                                                      t(P + "layer"), t(P + "attention")), key="lesson_enc")
+    elif step == "cls":
+        sims = lesson.cls_similarity(a.hidden_states, a.special)
+        st.plotly_chart(lplots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
+                                                t(P + "layer"), t(P + "cosine")), key="lesson_cls")
+    elif step == "head":
+        st.dataframe(pd.DataFrame({t(P + "step_col"): [n for n, _ in a.steps],
+                                   t(P + "size_col"): [v.shape[-1] for _, v in a.steps]}),
+                     hide_index=True, width="stretch")
+    elif step == "probabilities":
+        left, right = st.columns(2)
+        left.plotly_chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
+                                           t("home.logit_axis")), key="lesson_logits")
+        right.plotly_chart(plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
+                                            t("home.prob_axis"), y_range=(0, 1)), key="lesson_probs")
+    elif step == "new_head":
+        rows = head(name, kind, seed).parameters_table()
+        st.dataframe(pd.DataFrame({
+            t(P + "name_col"): [r["name"] for r in rows], t(P + "shape_col"): [r["shape"] for r in rows],
+            t(P + "params_col"): [r["params"] for r in rows],
+            t(P + "pretrained_col"): [t(P + "yes") if r["pretrained"] else t(P + "no") for r in rows],
+        }), hide_index=True, width="stretch")
+        if a.new_weights:
+            st.warning(t(P + "has_new", names=", ".join(a.new_weights)))
+        else:
+            st.success(t(P + "all_pretrained"))
+    elif step == "finetuning":
+        counts = lesson.parameter_counts(checkpoint(name, seed).model, head(name, kind, seed))
+        shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
+        st.plotly_chart(lplots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
+                                              t(P + "option_axis"), t(P + "params_axis")), key="lesson_params")
+    elif step == "token_heads":
+        scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), seed)
+        st.plotly_chart(lplots.token_label_heatmap(scores, a.tokens, a.labels, t(P + "token_title"), "token",
+                                                   t(P + "label")), key="lesson_tokens")
+
+
+def go_to(i: int) -> None:
+    st.session_state["lesson_step"] = i
+
+
+def show_step(i: int, a) -> None:
+    step = lesson.STEPS[i]
+    st.subheader(t(f"lesson.{step}.title"))
+    st.write(t(f"lesson.{step}.body"))
+    panel(step, a)
+    if step in PAGE_OF:
+        st.page_link(PAGE_OF[step], label=t("lesson.see_page"), icon="➡️")
+
+
+st.title(t("lesson.title"))
+st.caption(t("lesson.intro"))
+a = current_analysis()
+if a is not None:
+    n = len(lesson.STEPS)
+    if st.session_state.get("presenter"):
+        i = st.session_state.setdefault("lesson_step", 0)
+        st.caption(t("lesson.step", i=i + 1, n=n))
+        show_step(i, a)
+        prev, _, nxt = st.columns([1, 4, 1])
+        prev.button(t("lesson.prev"), key="lesson_prev", disabled=i == 0, on_click=go_to, args=(i - 1,))
+        nxt.button(t("lesson.next"), key="lesson_next", disabled=i == n - 1, on_click=go_to, args=(i + 1,))
+    else:
+        for i in range(n):
+            show_step(i, a)
+            st.divider()
+    fig = lplots.cls_attention_by_layer(a.cls_attention, a.tokens, t(P + "enc_title"), "token", t(P + "layer"),
+                                        t(P + "attention"))
+    doc = {k.rsplit(".", 1)[1]: v for k, v in strings(lang()).items() if k.startswith("lesson.handout_doc.")}
+    bars = plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"), t("home.prob_axis"))
+    st.download_button(t("lesson.handout"), handout.handout_html(a, [bars, fig], doc), file_name="handout.html",
+                       mime="text/html", help=t("lesson.handout_help"), key="lesson_handout")
