@@ -63,7 +63,9 @@ def test_minilm_classifier_is_new_and_seeded(minilm):
     w0 = minilm.model.classifier.weight
     torch.testing.assert_close(again.model.classifier.weight, w0, rtol=0, atol=0)
     assert not torch.allclose(other.model.classifier.weight, w0)
-    assert float(w0.abs().sum()) > 0
+    # exactly the documented recipe: normal(0, initializer_range) from a generator seeded with `seed`
+    expected = torch.randn(w0.shape, generator=torch.Generator().manual_seed(0)) * minilm.model.config.initializer_range
+    torch.testing.assert_close(w0, expected)
     torch.testing.assert_close(again.model.classifier.bias, torch.zeros_like(again.model.classifier.bias))
     # the encoder itself does not depend on the seed
     torch.testing.assert_close(other.model.bert.pooler.dense.weight, minilm.model.bert.pooler.dense.weight)
