@@ -36,6 +36,17 @@ def test_symlink_out_of_roots_is_refused(tiny_root, tmp_path, monkeypatch):
         link.unlink()
 
 
+def test_a_file_is_not_a_folder_and_outside_files_stay_opaque(tiny_root, tmp_path, monkeypatch):
+    inside = tiny_root / "tiny-bert" / "config.json"
+    outside = tmp_path / "secret.txt"
+    outside.write_text("x")
+    monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(tiny_root))
+    with pytest.raises(CheckpointError, match="is not a folder"):
+        load_checkpoint(str(inside))
+    with pytest.raises(CheckpointError, match="outside the allowed roots"):
+        load_checkpoint(str(outside))
+
+
 @pytest.mark.parametrize("name", ["./no/such/folder", "/definitely/not/here", "models/nope/x/y"])
 def test_missing_path_is_a_clear_error(name):
     with pytest.raises(CheckpointError, match="no such folder"):
