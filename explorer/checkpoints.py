@@ -159,12 +159,13 @@ def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:
     path = Path(name).expanduser()
     if path.exists():
         real = path.resolve()
-        if not real.is_dir():
-            raise CheckpointError(f"'{name}' is not a folder")
+        # Roots first, so the app never tells a visitor what kind of file lies outside them.
         if not any(_inside(real, root) for root in allowed_roots()):
             raise CheckpointError(
                 f"'{name}' is outside the allowed roots; set HEAD_EXPLORER_ROOTS to allow it"
             )
+        if not real.is_dir():
+            raise CheckpointError(f"'{name}' is not a folder")
         return _from_dir(str(real), name, seed)
     if "/" in name and (name.startswith((".", "/", "~")) or not _looks_like_hub_id(name)):
         raise CheckpointError(f"no such folder: '{name}'")

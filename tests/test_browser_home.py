@@ -1,0 +1,33 @@
+"""The pipeline page in a real browser: typing a new text updates tokens and prediction."""
+from tests.conftest import wait_idle
+
+METRIC = "[data-testid=stMetricValue]"
+
+
+def _type_text(page, text: str) -> None:
+    box = page.locator("[data-testid=stSidebar] [data-testid=stTextArea] textarea")
+    box.fill(text)
+    box.press("Control+Enter")  # st.text_area commits on Ctrl+Enter (or blur)
+    wait_idle(page)
+
+
+def _main_text(page) -> str:
+    return page.locator("[data-testid=stMain]").inner_text()
+
+
+def test_new_text_updates_tokens_and_prediction(page):
+    # The first session on a fresh server runs app.py through Streamlit's legacy pages/ mode,
+    # and that session's reruns lose the sidebar (see test_app.py::test_rerun_keeps_the_sidebar).
+    # A reload starts a session on the st.navigation path, which is what every later visitor gets.
+    page.reload()
+    wait_idle(page)
+    assert page.locator(METRIC).first.inner_text().strip() == "positive"
+    _type_text(page, "I hate this, it is awful and I am angry.")
+    main = _main_text(page)
+    assert "awful" in main and "angry" in main
+    assert "wonderful" not in main  # the default text's tokens are gone
+    assert page.locator(METRIC).first.inner_text().strip() == "negative"
+    # the sidebar survives the rerun, and a second edit still takes effect
+    _type_text(page, "An okay film about trains.")
+    assert "trains" in _main_text(page) and "awful" not in _main_text(page)
+    assert page.locator(METRIC).first.inner_text().strip() in ("negative", "neutral", "positive")
