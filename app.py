@@ -34,21 +34,24 @@ if ss.get("presenter"):  # larger type for the back of the classroom
     st.markdown("<style>html, .stMarkdown p, .stCaption {font-size: 1.35rem !important;}</style>",
                 unsafe_allow_html=True)
 
+# url_path must differ from the file's stem: with a pages/ folder beside app.py, Streamlit's legacy
+# multipage mode (a session's first run, and every AppTest run) hashes pages by that stem, and a
+# clash makes reruns execute the page without app.py, dropping the sidebar and its state.
 PAGES = [
-    ("pages/home.py", "home", "🔗", True),
-    ("pages/tokens.py", "tokens", "🔤", False),
-    ("pages/pooled.py", "pooled", "🧮", False),
-    ("pages/dropout.py", "dropout", "🎲", False),
-    ("pages/logits.py", "logits", "📊", False),
-    ("pages/compare.py", "compare", "⚖️", False),
-    ("pages/attributions.py", "attributions", "🔍", False),
-    ("pages/data.py", "data", "🗂️", False),
-    ("pages/finetune.py", "finetune", "🏋️", False),
-    ("pages/lesson.py", "lesson", "🎓", False),
-    ("pages/quiz.py", "quiz", "❓", False),
+    ("pages/home.py", "home", "pipeline", "🔗", True),
+    ("pages/tokens.py", "tokens", "attention", "🔤", False),
+    ("pages/pooled.py", "pooled", "pooled-vector", "🧮", False),
+    ("pages/dropout.py", "dropout", "dropout-effect", "🎲", False),
+    ("pages/logits.py", "logits", "probabilities", "📊", False),
+    ("pages/compare.py", "compare", "compare-heads", "⚖️", False),
+    ("pages/attributions.py", "attributions", "attribution", "🔍", False),
+    ("pages/data.py", "data", "labels", "🗂️", False),
+    ("pages/finetune.py", "finetune", "fine-tune", "🏋️", False),
+    ("pages/lesson.py", "lesson", "guided-lesson", "🎓", False),
+    ("pages/quiz.py", "quiz", "review-quiz", "❓", False),
 ]
 nav = st.navigation([
-    st.Page(path, title=t(f"nav.{key}"), icon=icon, url_path=key, default=default)
-    for path, key, icon, default in PAGES
+    st.Page(path, title=t(f"nav.{key}"), icon=icon, url_path=slug, default=default)
+    for path, key, slug, icon, default in PAGES
 ])
 nav.run()

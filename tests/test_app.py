@@ -64,10 +64,6 @@ def test_other_checkpoint_inside_roots_loads(tiny_root):
     assert at.metric[0].value in ("alpha", "beta", "gamma")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a folder named pages/ next to app.py switches Streamlit to its legacy multipage mode on a session's "
-    "first run; reruns then execute pages/home.py without app.py, so the sidebar and its session state "
-    "vanish (also the first browser session on a fresh server). Renaming pages/ fixes it."))
 def test_rerun_keeps_the_sidebar(tiny_root):
     at = _app(tiny_root, checkpoint="minilm")
     at.run()
