@@ -22,7 +22,10 @@ def test_language_switch_applies_to_every_page(page):
     n = links.count()
     assert n >= 11
     for i in range(n):
+        href = links.nth(i).get_attribute("href")
         links.nth(i).click()
+        page.wait_for_url(href)
         wait_idle(page)
+        page.locator("[data-testid=stMain] h1").first.wait_for()
         main = page.locator("[data-testid=stMain]").inner_text()
         assert any(v in main for v in vi), f"page {i} shows no Vietnamese: {main[:200]}"
