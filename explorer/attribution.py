@@ -220,7 +220,10 @@ def attribute(
 def _integrated(model: _Model, method: str, x, b, n_steps, tolerance):
     """Run lig or ig, doubling Gauss-Legendre steps until the completeness error is ≤ tolerance."""
     if method == "lig":
-        algo = LayerIntegratedGradients(model, model.ck.model.base_model.embeddings)
+        emb = model.ck.model.base_model.embeddings
+        # The embeddings' final LayerNorm output is the embeddings' output (dropout is off in eval);
+        # hooking it works for DistilBERT too, whose embeddings module gets input_ids=None first.
+        algo = LayerIntegratedGradients(model, getattr(emb, "LayerNorm", emb))
     else:
         algo = IntegratedGradients(model)
     f_x, f_b = (float(v) for v in model.value(torch.cat([x, b])))
