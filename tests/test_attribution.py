@@ -27,8 +27,21 @@ def test_completeness_within_one_percent_on_real_model(sentiment, method, quanti
     diff = r.f_x - r.f_baseline
     assert abs(r.scores.sum() - diff) <= 0.01 * abs(diff)
     assert r.delta == pytest.approx(r.scores.sum() - diff, abs=1e-6)
-    assert r.error <= 0.01 and r.n_steps in (16, 32, 64, 128, 256)
+    assert r.error <= 0.01 and r.n_steps >= 16 and r.n_steps % 8 == 0  # 8 nodes per path interval
     assert np.all(r.scores[list(r.special)] == 0)  # baselines keep the special tokens
+
+
+@pytest.mark.parametrize("arch", ["bert", "distilbert"])  # RoBERTa differs: its input_ids path gives [PAD] no position
+def test_lig_with_fixed_steps_equals_captum_layer_integrated_gradients(tiny, arch):
+    from captum.attr import LayerIntegratedGradients
+
+    ck = tiny[arch]
+    r = attribute(ck, build_head(ck, "own"), TEXT, "lig", target=2, n_steps=20)
+    ids = torch.tensor([r.token_ids])
+    base = torch.tensor([[i if s else ck.tokenizer.pad_token_id for i, s in zip(r.token_ids, r.special)]])
+    lig = LayerIntegratedGradients(lambda i: ck.model(input_ids=i).logits, ck.model.base_model.embeddings)
+    want = lig.attribute(ids, baselines=base, target=2, n_steps=20)[0].sum(-1).detach().numpy()
+    np.testing.assert_allclose(r.scores, want, atol=1e-5)
 
 
 def test_few_fixed_steps_report_their_error(sentiment):
