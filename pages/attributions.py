@@ -122,7 +122,7 @@ if faith_key in faith:
         t("attributions.method"): t(f"attributions.m_{row.method}"),
         t("attributions.comprehensiveness"): round(row.comprehensiveness, 4),
         t("attributions.sufficiency"): round(row.sufficiency, 4),
-        t("attributions.completeness_error"): None if row.completeness_error is None
+        t("attributions.completeness_error"): "—" if row.completeness_error is None
         else f"{100 * row.completeness_error:.3f}%",
         t("attributions.seconds"): round(row.seconds, 2),
     } for row in faith[faith_key]]), hide_index=True, key="attr_faith_table")
