@@ -72,7 +72,18 @@ def cmd_analyze(args) -> int:
     ck = load_checkpoint(args.checkpoint, seed=args.seed)
     head = build_head(ck, args.head, seed=args.seed)
     a = analyze(ck, head, args.text, flow=args.flow)
-    print(json.dumps(analysis_json(a)) if args.json else _summary(a))
+    out = analysis_json(a)
+    if args.attributions:
+        from .attribution import attribute
+
+        r = attribute(ck, head, args.text, args.attributions)
+        out["attributions"] = {"method": r.method, "target": r.target_label, "tokens": list(r.tokens),
+                               "scores": _tolist(r.scores), "f_x": r.f_x, "f_baseline": r.f_baseline,
+                               "delta": r.delta}
+    summary = _summary(a) + ("\nattributions: " + " ".join(
+        f"{tok}={s:+.3f}" for tok, s in zip(out["attributions"]["tokens"], out["attributions"]["scores"]))
+        if args.attributions else "")
+    print(json.dumps(out) if args.json else summary)
     return 0
 
 
@@ -97,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--seed", type=int, default=0, help="seed for new head weights")
     a.add_argument("--flow", action="store_true", help="also compute attention max-flow")
     a.add_argument("--json", action="store_true", help="print one JSON object")
+    a.add_argument("--attributions", choices=("lig", "ig", "saliency", "input_x_gradient", "occlusion"),
+                   help="also attribute the predicted label's logit to the tokens")
     a.set_defaults(func=cmd_analyze)
     t = sub.add_parser("train-sentiment", help="rebuild the embedded sentiment head asset")
     t.add_argument("--epochs", type=int, default=30)

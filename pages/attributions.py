@@ -1,7 +1,128 @@
-"""Placeholder: filled in by its issue."""
+"""Attributions: which tokens drove the chosen label's logit or probability, and can we trust it?"""
+import pandas as pd
 import streamlit as st
 
-from explorer.state import t
+from explorer import attribution as attr
+from explorer import faithfulness
+from explorer.analysis import AnalysisError
+from explorer.plots import attribution as plots
+from explorer.state import checkpoint, current_analysis, head, selection, t
 
 st.title(t("nav.attributions"))
-st.info("This page is being built.")
+st.caption(t("attributions.intro"))
+
+ss = st.session_state
+a = current_analysis()
+if a is None:
+    st.stop()
+name, kind, text, seed = selection()
+
+c1, c2, c3, c4 = st.columns(4)
+method = c1.selectbox(t("attributions.method"), attr.METHODS, key="attr_method",
+                      format_func=lambda m: t(f"attributions.m_{m}"))
+target = c2.selectbox(t("attributions.target"), [-1] + list(range(len(a.labels))), key="attr_target",
+                      format_func=lambda i: t("attributions.predicted", label=a.predicted) if i < 0 else a.labels[i])
+quantity = c3.radio(t("attributions.quantity"), attr.QUANTITIES, key="attr_quantity", horizontal=True,
+                    format_func=lambda q: t(f"attributions.q_{q}"))
+baseline = c4.selectbox(t("attributions.baseline"), attr.BASELINES, key="attr_baseline",
+                        format_func=lambda b: t(f"attributions.b_{b}"), help=t("attributions.baseline_help"))
+c1, c2, c3 = st.columns(3)
+steps = window = None
+if method in attr.INTEGRATED:
+    steps = c1.select_slider(t("attributions.steps"), ["auto", 8, 16, 32, 64, 128, 256], key="attr_steps",
+                             help=t("attributions.steps_help"))
+if method == "occlusion":
+    window = int(c1.number_input(t("attributions.window"), 1, 16, 1, key="attr_window"))
+level = c2.radio(t("attributions.level"), ("token", "word"), key="attr_level", horizontal=True,
+                 format_func=lambda lv: t(f"attributions.level_{lv}"))
+
+if a.truncated_tokens:
+    st.warning(t("attributions.truncated", max=a.max_length, n=a.truncated_tokens))
+costly = method == "occlusion" and attr.occlusion_is_costly(len(a.tokens), window or 1)
+if costly:
+    st.warning(t("attributions.occlusion_cost", n=len(a.tokens) - (window or 1) + 1))
+
+target_index = None if target < 0 else int(target)
+n_steps = None if steps in (None, "auto") else int(steps)
+params = (name, kind, text, seed, method, target_index, quantity, baseline, n_steps, window)
+results = ss.setdefault("attr_results", {})
+
+
+def _cancel(key) -> None:
+    ss["attr_cancelled"] = key
+
+
+def _with_progress(key, fn):
+    """Run fn(progress) under a progress bar with a Stop button; clicking Stop interrupts this run."""
+    holder = st.empty()
+    with holder.container():
+        st.button(t("attributions.stop"), key="attr_stop", on_click=_cancel, args=(key,))
+        bar = st.progress(0.0, text=t("attributions.running"))
+    out = fn(lambda frac, msg: bar.progress(min(1.0, max(0.0, frac)), text=msg))
+    holder.empty()
+    return out
+
+
+if params not in results:
+    run = st.button(t("attributions.run"), key="attr_run", type="primary")
+    if run or (not costly and ss.get("attr_cancelled") != params):
+        try:
+            results[params] = _with_progress(params, lambda p: attr.attribute(
+                checkpoint(name, seed), head(name, kind, seed), text, method, target_index, quantity, baseline,
+                n_steps=n_steps, window=window or 1, progress=p))
+        except (attr.AttributionError, AnalysisError) as err:
+            st.error(str(err))
+            st.stop()
+        while len(results) > 16:
+            results.pop(next(iter(results)))
+        st.rerun()
+    if ss.get("attr_cancelled") == params:
+        st.info(t("attributions.cancelled"))
+    st.stop()
+
+r = results[params]
+st.caption(t("attributions.explains", label=r.target_label, quantity=t(f"attributions.q_{r.quantity}"),
+             seconds=r.seconds))
+if r.delta is not None:
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric(t("attributions.sum"), f"{r.scores.sum():+.4f}")
+    m2.metric(t("attributions.diff"), f"{r.f_x - r.f_baseline:+.4f}",
+              help=t("attributions.diff_help", fx=r.f_x, fb=r.f_baseline))
+    m3.metric(t("attributions.delta"), f"{r.delta:+.2e}", help=t("attributions.delta_help"))
+    m4.metric(t("attributions.n_steps"), str(r.n_steps))
+    if r.error > attr.TOLERANCE:
+        st.warning(t("attributions.incomplete", error=100 * r.error))
+    else:
+        st.success(t("attributions.complete", error=100 * r.error))
+elif r.method == "saliency":
+    st.info(t("attributions.unsigned"))
+
+pieces, scores = r.words() if level == "word" else (r.tokens, r.scores)
+legend = t("attributions.legend", label=r.target_label)
+st.html(plots.highlight_html(pieces, scores, legend=legend))
+st.plotly_chart(plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
+                                  t("attributions.score_axis"), t(f"attributions.level_{level}")), key="attr_bars")
+d1, d2 = st.columns(2)
+d1.download_button(t("attributions.csv"), pd.DataFrame(attr.table(r, level)).to_csv(index=False),
+                   file_name=f"attributions-{r.method}.csv", mime="text/csv", key="attr_csv")
+d2.download_button(t("attributions.html"), plots.highlight_html(
+    pieces, scores, title=f"{r.method}: {r.target_label}", legend=legend, standalone=True),
+    file_name=f"attributions-{r.method}.html", mime="text/html", key="attr_html_dl")
+
+st.subheader(t("attributions.faith_title"))
+st.caption(t("attributions.faith_intro"))
+faith_key = (name, kind, text, seed, target_index, quantity, baseline, window or 1)
+faith = ss.setdefault("attr_faith", {})
+if st.button(t("attributions.faith_run"), key="attr_faith_run"):
+    faith[faith_key] = _with_progress(faith_key, lambda p: faithfulness.compare(
+        checkpoint(name, seed), head(name, kind, seed), text, target_index, quantity, baseline,
+        window or 1, progress=p))
+if faith_key in faith:
+    st.dataframe(pd.DataFrame([{
+        t("attributions.method"): t(f"attributions.m_{row.method}"),
+        t("attributions.comprehensiveness"): round(row.comprehensiveness, 4),
+        t("attributions.sufficiency"): round(row.sufficiency, 4),
+        t("attributions.completeness_error"): "—" if row.completeness_error is None
+        else f"{100 * row.completeness_error:.3f}%",
+        t("attributions.seconds"): round(row.seconds, 2),
+    } for row in faith[faith_key]]), hide_index=True, key="attr_faith_table")

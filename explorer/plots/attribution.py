@@ -1,0 +1,52 @@
+"""Attribution renderers: text highlighted on a diverging scale, and a sorted bar chart."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+POSITIVE = (33, 102, 172)  # blue: pushes the target up
+NEGATIVE = (178, 24, 43)  # red: pushes it down
+
+
+def colour(score: float, scale: float) -> str:
+    """Diverging colour: white at 0, full blue/red at ±scale."""
+    strength = 0.0 if scale <= 0 else min(1.0, abs(score) / scale)
+    r, g, b = POSITIVE if score >= 0 else NEGATIVE
+    mix = [round(255 + (c - 255) * strength) for c in (r, g, b)]
+    return f"rgb({mix[0]},{mix[1]},{mix[2]})"
+
+
+def highlight_html(pieces, scores, title: str = "", legend: str = "", standalone: bool = False) -> str:
+    """Each piece in a coloured span with its score in the tooltip. `standalone` adds <html> boilerplate."""
+    scores = np.asarray(scores, dtype=np.float64)
+    scale = float(np.abs(scores).max()) if scores.size else 0.0
+    spans = []
+    for piece, s in zip(pieces, scores):
+        fg = "white" if scale and abs(s) / scale > 0.6 else "black"
+        spans.append(f'<span title="{s:+.4f}" style="background:{colour(s, scale)};color:{fg};'
+                     f'padding:2px 3px;margin:1px;border-radius:3px;display:inline-block">{html.escape(piece)}</span>')
+    body = (f"<div style='font-family:sans-serif;line-height:2'>"
+            + (f"<h3>{html.escape(title)}</h3>" if title else "") + " ".join(spans)
+            + (f"<p style='font-size:small'>{html.escape(legend)}</p>" if legend else "") + "</div>")
+    if not standalone:
+        return body
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title or 'attributions')}"
+            f"</title></head><body>{body}</body></html>")
+
+
+def sorted_bars(pieces, scores, title: str, x_title: str, y_title: str, top: int = 30) -> go.Figure:
+    """Horizontal bars, largest |score| first (at most `top`), coloured like the highlighted text."""
+    scores = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(-np.abs(scores), kind="stable")[:top][::-1]  # plotly draws bottom-up
+    scale = float(np.abs(scores).max()) if scores.size else 0.0
+    labels = [f"{pieces[i]} #{i}" for i in order]
+    fig = go.Figure(go.Bar(
+        x=scores[order], y=labels, orientation="h", marker_color=[colour(scores[i], scale) for i in order],
+        marker_line_color="gray", marker_line_width=0.5,
+        hovertemplate="%{y}: %{x:+.4f}<extra></extra>",
+    ))
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title,
+                      height=max(260, 22 * len(order) + 100), margin=dict(l=40, r=10, t=50, b=40))
+    return fig
