@@ -47,7 +47,7 @@ def test_long_occlusion_waits_for_run_and_warns():
 
 
 def test_attributions_page_in_browser(page, app_url):
-    page.goto(app_url + "/attributions")
+    page.goto(app_url + "/attribution")
     wait_idle(page)
     page.get_by_text("Complete: the scores add up").wait_for()
     assert page.locator("span[title]").count() >= 5  # highlighted tokens with scores in tooltips
