@@ -81,3 +81,11 @@ def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
     except (checkpoints.CheckpointError, heads.HeadError, _analysis.AnalysisError) as err:
         st.error(str(err))
         return None
+
+
+def persist(prefix: str) -> None:
+    """Keep this page's widget values across page switches: streamlit drops the state of widgets
+    that were not drawn in the last run, unless the value is re-assigned through session state."""
+    ss = st.session_state
+    for key in [k for k in ss if isinstance(k, str) and k.startswith(prefix)]:
+        ss[key] = ss[key]

@@ -1,0 +1,31 @@
+"""Shared by the Explore page tests: open a page under AppTest with the sidebar's picks set.
+
+AppTest.switch_page runs the page script on its own (app.py's sidebar is not drawn), so the
+sidebar picks are plain session-state values here; they are set before the first run, because a
+key that once belonged to a widget is dropped when that widget is no longer drawn.
+"""
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+TEXT = "Unbelievably good acting, terrible plot."
+
+
+def open_page(name: str, checkpoint: str = "minilm-sentiment", head: str = "own", text: str = TEXT) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(f"pages/{name}.py")
+    for key, value in {"checkpoint": checkpoint, "head": head, "text": text, "seed": 0, "lang": "en"}.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def specs(at: AppTest) -> list[dict]:
+    return [json.loads(n.proto.spec) for n in at.get("plotly_chart")]
+
+
+def titles(at: AppTest) -> list[str]:
+    return [s["layout"]["title"]["text"] for s in specs(at)]
