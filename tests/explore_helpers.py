@@ -4,8 +4,11 @@ AppTest.switch_page runs the page script on its own (app.py's sidebar is not dra
 sidebar picks are plain session-state values here; they are set before the first run, because a
 key that once belonged to a widget is dropped when that widget is no longer drawn.
 """
+import base64
 import json
 from pathlib import Path
+
+import numpy as np
 
 from streamlit.testing.v1 import AppTest
 
@@ -29,3 +32,11 @@ def specs(at: AppTest) -> list[dict]:
 
 def titles(at: AppTest) -> list[str]:
     return [s["layout"]["title"]["text"] for s in specs(at)]
+
+
+def values(v) -> np.ndarray:
+    """A plotly data array from a chart spec: a plain list, or plotly's typed-array {dtype, bdata, shape}."""
+    if isinstance(v, dict) and "bdata" in v:
+        arr = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+        return arr.reshape([int(d) for d in str(v["shape"]).split(",")]) if "shape" in v else arr
+    return np.asarray(v, dtype=float) if not (isinstance(v, list) and v and isinstance(v[0], str)) else np.asarray(v)
