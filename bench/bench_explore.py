@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 from functools import partial
 
+import plotly.io as pio
+
 from bench.timing import best_of, row
 from explorer import i18n, plots
 from explorer.analysis import analyze
@@ -28,7 +30,7 @@ def run() -> list[dict]:
         a = analyze(ck, head, TEXT.format(next(fresh)))
         token_rows(a)
         for fig in plots.attention.tokens_page(a, 6, None, False, t).values():
-            fig.to_json()  # what st.plotly_chart serialises
+            pio.to_json(fig, validate=False)  # what st.plotly_chart sends
 
     base = best_of(analyze_only, repeat=9)
     page = best_of(tokens_page, repeat=9)

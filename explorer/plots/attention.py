@@ -7,6 +7,16 @@ import plotly.graph_objects as go
 _MARGIN = dict(l=60, r=10, t=50, b=40)
 
 
+def _figure(traces: list[dict], title: str, x_title: str, y_title: str, **layout) -> go.Figure:
+    # One dict in, one validation pass: several times faster than update_layout calls, and
+    # these charts are redrawn on every keystroke in the text box.
+    # template "none": st.plotly_chart applies the streamlit theme in the browser anyway, and the
+    # default template is most of the serialisation cost.
+    base = dict(title=dict(text=title), xaxis=dict(title=dict(text=x_title)), margin=_MARGIN, template="none")
+    base["yaxis"] = dict(title=dict(text=y_title), **layout.pop("yaxis", {}))
+    return go.Figure(dict(data=traces, layout={**base, **layout}))
+
+
 def _labels(tokens) -> list[str]:
     # Plotly merges equal category labels; the position keeps repeated tokens apart.
     return [f"{i}:{tok}" for i, tok in enumerate(tokens)]
@@ -15,16 +25,12 @@ def _labels(tokens) -> list[str]:
 def token_heatmap(values: np.ndarray, tokens, rows, title: str, x_title: str, y_title: str,
                   value_name: str) -> go.Figure:
     """values: (rows, tokens)."""
-    values = np.asarray(values, dtype=float)
-    fig = go.Figure(go.Heatmap(
-        z=values, x=_labels(tokens), y=[str(r) for r in rows], colorscale="Blues", zmin=0,
-        hovertemplate=f"{y_title} %{{y}}<br>%{{x}}<br>{value_name}: %{{z:.4f}}<extra></extra>",
-        colorbar=dict(title=value_name),
-    ))
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, margin=_MARGIN,
-                      height=max(260, 28 * len(rows) + 120))
-    fig.update_yaxes(type="category")
-    return fig
+    rows = [str(r) for r in rows]
+    trace = dict(type="heatmap", z=np.asarray(values, dtype=float), x=_labels(tokens), y=rows, colorscale="Blues",
+                 zmin=0, colorbar=dict(title=dict(text=value_name)),
+                 hovertemplate=f"{y_title} %{{y}}<br>%{{x}}<br>{value_name}: %{{z:.4f}}<extra></extra>")
+    return _figure([trace], title, x_title, y_title, yaxis=dict(type="category"),
+                   height=max(260, 28 * len(rows) + 120))
 
 
 def highlighted_text(methods: dict[str, np.ndarray], tokens, title: str, x_title: str, y_title: str,
@@ -32,28 +38,23 @@ def highlighted_text(methods: dict[str, np.ndarray], tokens, title: str, x_title
     """The text as a row of tokens per method, each cell shaded by its share (rows scaled to their max)."""
     names = list(methods)
     z = np.array([methods[m] / (methods[m].max() or 1.0) for m in names])
-    raw = np.array([methods[m] for m in names])
-    fig = go.Figure(go.Heatmap(
-        z=z, x=_labels(tokens), y=names, customdata=raw, colorscale="YlOrRd", zmin=0, zmax=1, showscale=False,
-        text=[list(tokens)] * len(names), texttemplate="%{text}",
-        hovertemplate=f"%{{y}}<br>%{{x}}<br>{value_name}: %{{customdata:.4f}}<extra></extra>",
-    ))
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, margin=_MARGIN,
-                      height=80 * len(names) + 120)
-    return fig
+    trace = dict(type="heatmap", z=z, x=_labels(tokens), y=names, customdata=np.array([methods[m] for m in names]),
+                 colorscale="YlOrRd", zmin=0, zmax=1, showscale=False, text=[list(tokens)] * len(names),
+                 texttemplate="%{text}", hovertemplate=f"%{{y}}<br>%{{x}}<br>{value_name}: %{{customdata:.4f}}<extra></extra>")
+    return _figure([trace], title, x_title, y_title, height=80 * len(names) + 120)
 
 
 def mixing_lines(off_cls: np.ndarray, cls_mean_cos: np.ndarray, title: str, x_title: str, y_title: str,
                  off_name: str, cos_name: str) -> go.Figure:
     """off_cls: (L,) rollout mass away from [CLS] after each layer; cls_mean_cos: (L+1,) from the embeddings."""
-    fig = go.Figure()
-    fig.add_scatter(x=list(range(1, len(off_cls) + 1)), y=off_cls, mode="lines+markers", name=off_name,
-                    hovertemplate=f"{off_name}<br>{x_title} %{{x}}: %{{y:.3f}}<extra></extra>")
-    fig.add_scatter(x=list(range(len(cls_mean_cos))), y=cls_mean_cos, mode="lines+markers", name=cos_name,
-                    hovertemplate=f"{cos_name}<br>{x_title} %{{x}}: %{{y:.3f}}<extra></extra>")
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, margin=_MARGIN, height=340)
-    fig.update_yaxes(range=[min(0.0, float(np.min(cls_mean_cos))) - 0.02, 1.02])
-    return fig
+    traces = [
+        dict(type="scatter", x=list(range(1, len(off_cls) + 1)), y=off_cls, mode="lines+markers", name=off_name,
+             hovertemplate=f"{off_name}<br>{x_title} %{{x}}: %{{y:.3f}}<extra></extra>"),
+        dict(type="scatter", x=list(range(len(cls_mean_cos))), y=cls_mean_cos, mode="lines+markers", name=cos_name,
+             hovertemplate=f"{cos_name}<br>{x_title} %{{x}}: %{{y:.3f}}<extra></extra>"),
+    ]
+    return _figure(traces, title, x_title, y_title, height=340,
+                   yaxis=dict(range=[min(0.0, float(np.min(cls_mean_cos))) - 0.02, 1.02]))
 
 
 def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[str, go.Figure]:
