@@ -89,3 +89,9 @@ def persist(prefix: str) -> None:
     ss = st.session_state
     for key in [k for k in ss if isinstance(k, str) and k.startswith(prefix)]:
         ss[key] = ss[key]
+
+
+def current_head() -> heads.Head:
+    """The head for the sidebar's picks (call after current_analysis() succeeded)."""
+    name, kind, _, seed = selection()
+    return head(name, kind, seed)

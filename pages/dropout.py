@@ -2,7 +2,7 @@
 import streamlit as st
 
 from explorer import dropout, plots
-from explorer.state import current_analysis, head, persist, selection, t
+from explorer.state import current_analysis, current_head, persist, selection, t
 
 persist("dropout_")
 st.title(t("dropout.title"))
@@ -10,8 +10,7 @@ st.caption(t("dropout.intro"))
 
 a = current_analysis()
 if a is not None:
-    name, kind, _, seed = selection()
-    hd = head(name, kind, seed)
+    hd, seed = current_head(), selection()[3]  # the seed also fixes the dropout masks
     ss = st.session_state
     ss.setdefault("dropout_p", round(hd.dropout_p, 2))
     ss.setdefault("dropout_n", 100)
