@@ -1,8 +1,9 @@
 """Shared by the Explore page tests: open a page under AppTest with the sidebar's picks set.
 
-AppTest.switch_page runs the page script on its own (app.py's sidebar is not drawn), so the
-sidebar picks are plain session-state values here; they are set before the first run, because a
-key that once belonged to a widget is dropped when that widget is no longer drawn.
+Under AppTest the sidebar is not drawn after switch_page (a folder named pages/ puts streamlit
+in its v1 multipage mode), so the sidebar picks are plain session-state values here; they are set
+before the first run, because a key that once belonged to a widget is dropped when that widget is
+no longer drawn.
 """
 import base64
 import json
