@@ -83,11 +83,12 @@ def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
         return None
 
 
-def persist(prefix: str) -> None:
-    """Keep this page's widget values across page switches: streamlit drops the state of widgets
-    that were not drawn in the last run, unless the value is re-assigned through session state."""
+def persist(prefixes: tuple[str, ...]) -> None:
+    """Keep widget values across page switches: streamlit drops the state of widgets that were not
+    drawn in the last run, unless the value is re-assigned through session state. Call it on every
+    run (from app.py), and only for pages without buttons or uploaders, whose keys cannot be set."""
     ss = st.session_state
-    for key in [k for k in ss if isinstance(k, str) and k.startswith(prefix)]:
+    for key in [k for k in ss if isinstance(k, str) and k.startswith(prefixes)]:
         ss[key] = ss[key]
 
 

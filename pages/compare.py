@@ -25,7 +25,7 @@ if a is not None:
         t("compare.col_logits"): ", ".join(f"{v:.3f}" for v in r.logits),
         t("compare.col_pred"): r.predicted,
         t("compare.col_trained"): t("compare.trained") if not r.new_parameters else t("compare.untrained"),
-    } for r in results], key="compare_table", hide_index=True)
+    } for r in results], hide_index=True)
     st.plotly_chart(plots.logits.grouped(a.labels, {names[r.kind]: r.logits for r in results},
                                          t("compare.logits_title"), t("compare.label_axis"), t("compare.logit_axis")),
                     key="compare_logits")

@@ -2,9 +2,8 @@
 import streamlit as st
 
 from explorer import dropout, plots
-from explorer.state import current_analysis, current_head, persist, selection, t
+from explorer.state import current_analysis, current_head, selection, t
 
-persist("dropout_")
 st.title(t("dropout.title"))
 st.caption(t("dropout.intro"))
 

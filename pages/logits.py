@@ -3,9 +3,8 @@ import numpy as np
 import streamlit as st
 
 from explorer import plots, probabilities as P
-from explorer.state import current_analysis, persist, t
+from explorer.state import current_analysis, t
 
-persist("logits_")
 st.title(t("logits.title"))
 st.caption(t("logits.intro"))
 

@@ -23,7 +23,7 @@ if a is not None:
     st.subheader(t("pooled.head_title", kind=hd.kind))
     st.caption(" → ".join(s.name for s in hd.steps))
     rows = pooled.head_rows(hd)
-    st.dataframe(rows, key="pooled_head_table", hide_index=True)
+    st.dataframe(rows, hide_index=True)
     cfg = checkpoint(name, seed).model.config
     lm = pooled.lm_head_params(cfg.vocab_size, hd.hidden_size)
     total = sum(r["params"] for r in rows)

@@ -2,10 +2,9 @@
 import streamlit as st
 
 from explorer import plots
-from explorer.state import current_analysis, persist, t
+from explorer.state import current_analysis, t
 from explorer.tokens import token_rows
 
-persist("tokens_")
 st.title(t("tokens.title"))
 st.caption(t("tokens.intro"))
 
@@ -30,7 +29,7 @@ if a is not None:
         st.warning(t("tokens.truncated", max=a.max_length, n=a.truncated_tokens))
     with st.expander(t("tokens.table_title", n=len(a.tokens)), expanded=True):
         st.caption(t("tokens.table_help"))
-        st.dataframe(token_rows(a), key="tokens_table", hide_index=True)
+        st.dataframe(token_rows(a), hide_index=True)
     figs = plots.attention.tokens_page(a, layer, None if head == "all" else head, hide, t)
     st.plotly_chart(figs["cls"], key="tokens_cls")
     st.plotly_chart(figs["rollout"], key="tokens_rollout")
