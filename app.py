@@ -54,4 +54,6 @@ nav = st.navigation([
     st.Page(path, title=t(f"nav.{key}"), icon=icon, url_path=slug, default=default)
     for path, key, slug, icon, default in PAGES
 ])
+# The Explore pages' widgets keep their values when the user visits another page.
+state.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_"))
 nav.run()

@@ -59,3 +59,40 @@ def loss(logits: np.ndarray, target, ptype: str) -> float:
         return float(torch.nn.functional.binary_cross_entropy_with_logits(z, t))
     t = torch.as_tensor(np.asarray(target, dtype=np.float32)).reshape(z.shape)
     return float(torch.nn.functional.mse_loss(z.squeeze(), t.squeeze()))
+
+
+def pipeline_function(num_labels: int, ptype: str | None) -> str:
+    """What transformers' text-classification pipeline applies by default (its own rule, which
+    differs from the loss's rule for num_labels == 1): none | sigmoid | softmax."""
+    if ptype == "regression":
+        return "none"
+    if ptype == "multi_label_classification" or num_labels == 1:
+        return "sigmoid"
+    return "softmax"
+
+
+def single_output_trap(logit: float, target: float, ptype: str | None = None) -> dict[str, float | str]:
+    """A one-output head: the model's loss is MSE on the raw number (problem_type defaults to
+    regression), while pipeline() reports sigmoid(logit) unless problem_type is set to regression."""
+    func = pipeline_function(1, ptype)
+    score = float(sigmoid(np.array([logit]))[0]) if func == "sigmoid" else float(logit)
+    return {"loss_name": "MSELoss", "loss": loss(np.array([logit]), target, "regression"),
+            "pipeline_function": func, "pipeline_score": score}
+
+
+def bce_integer_label_errors(logits: np.ndarray, target: int) -> dict[str, str]:
+    """Call BCEWithLogits the wrong ways a single-label habit suggests, and return torch's messages:
+    'shape' for a class index (1,) against (1, labels), 'dtype' for a one-hot of integers."""
+    z = torch.as_tensor(np.asarray(logits, dtype=np.float32)).reshape(1, -1)
+    out = {}
+    wrong = {
+        "shape": torch.tensor([int(target)]),
+        "dtype": torch.nn.functional.one_hot(torch.tensor([int(target)]), z.shape[1]),  # int64
+    }
+    for kind, t in wrong.items():
+        try:
+            torch.nn.BCEWithLogitsLoss()(z, t)
+            out[kind] = ""
+        except (ValueError, RuntimeError) as err:
+            out[kind] = str(err).strip().splitlines()[0]
+    return out

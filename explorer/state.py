@@ -101,3 +101,18 @@ def sticky(key: str) -> dict:
     elif key in st.session_state:
         st.session_state[kept] = st.session_state[key]
     return {"key": key, "on_change": _save, "args": (key,)}
+
+
+def persist(prefixes: tuple[str, ...]) -> None:
+    """Keep widget values across page switches: streamlit drops the state of widgets that were not
+    drawn in the last run, unless the value is re-assigned through session state. Call it on every
+    run (from app.py), and only for pages without buttons or uploaders, whose keys cannot be set."""
+    ss = st.session_state
+    for key in [k for k in ss if isinstance(k, str) and k.startswith(prefixes)]:
+        ss[key] = ss[key]
+
+
+def current_head() -> heads.Head:
+    """The head for the sidebar's picks (call after current_analysis() succeeded)."""
+    name, kind, _, seed = selection()
+    return head(name, kind, seed)

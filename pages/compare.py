@@ -1,7 +1,37 @@
-"""Placeholder: filled in by its issue."""
+"""Compare heads: one encoder pass, every head kind on top of it."""
 import streamlit as st
 
-from explorer.state import t
+from explorer import compare, plots
+from explorer.heads import HEAD_KINDS, HeadError
+from explorer.state import current_analysis, head, selection, t
 
-st.title(t("nav.compare"))
-st.info("This page is being built.")
+st.title(t("compare.title"))
+st.caption(t("compare.intro"))
+
+a = current_analysis()
+if a is not None:
+    name, _, _, seed = selection()
+    results = compare.compare(a.hidden_states[-1], {k: head(name, k, seed) for k in HEAD_KINDS}, a.labels,
+                              a.problem_type)
+    try:
+        own = head(name, "own", seed).kind
+    except HeadError:  # an architecture without its own entry in the head table
+        own = ""
+    names = {r.kind: r.kind + (t("compare.own_mark") if r.kind == own else "") + ("" if r.new_parameters else " ✓")
+             for r in results}
+    st.dataframe([{
+        t("compare.col_head"): names[r.kind],
+        t("compare.col_steps"): " → ".join(r.steps),
+        t("compare.col_logits"): ", ".join(f"{v:.3f}" for v in r.logits),
+        t("compare.col_pred"): r.predicted,
+        t("compare.col_trained"): t("compare.trained") if not r.new_parameters else t("compare.untrained"),
+    } for r in results], hide_index=True)
+    st.plotly_chart(plots.logits.grouped(a.labels, {names[r.kind]: r.logits for r in results},
+                                         t("compare.logits_title"), t("compare.label_axis"), t("compare.logit_axis")),
+                    key="compare_logits")
+    st.plotly_chart(plots.logits.grouped(a.labels, {names[r.kind]: r.probs for r in results},
+                                         t("compare.probs_title"), t("compare.label_axis"), t("compare.prob_axis")),
+                    key="compare_probs")
+    untrained = [r.kind for r in results if r.new_parameters]
+    if untrained:
+        st.warning(t("compare.untrained_note", kinds=", ".join(untrained), seed=seed), icon="⚠️")

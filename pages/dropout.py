@@ -1,7 +1,42 @@
-"""Placeholder: filled in by its issue."""
+"""Dropout: what the head's dropout layers would do if they were switched on."""
 import streamlit as st
 
-from explorer.state import t
+from explorer import dropout, plots
+from explorer.state import current_analysis, current_head, selection, t
 
-st.title(t("nav.dropout"))
-st.info("This page is being built.")
+st.title(t("dropout.title"))
+st.caption(t("dropout.intro"))
+
+a = current_analysis()
+if a is not None:
+    hd, seed = current_head(), selection()[3]  # the seed also fixes the dropout masks
+    ss = st.session_state
+    ss.setdefault("dropout_p", round(hd.dropout_p, 2))
+    ss.setdefault("dropout_n", 100)
+    c1, c2 = st.columns(2)
+    p = c1.slider(t("dropout.p"), 0.0, 0.9, step=0.01, key="dropout_p", help=t("dropout.p_help", p=hd.dropout_p))
+    n = c2.slider(t("dropout.n"), 2, 500, step=1, key="dropout_n")
+    where = dropout.dropout_steps(hd)
+    st.info(t("dropout.where", kind=hd.kind, n=len(where),
+              steps=" → ".join(f"**{s.name}**" if i in where else s.name for i, s in enumerate(hd.steps))))
+    mc = dropout.mc_dropout(hd, a.hidden_states[-1], p, n, seed)
+    left, right = st.columns(2)
+    left.plotly_chart(plots.dropout.samples(a.labels, mc.logits, mc.eval_logits, t("dropout.logits_title", n=n, p=p),
+                                            t("dropout.label_axis"), t("dropout.logit_axis"), t("dropout.sample"),
+                                            t("dropout.eval")), key="dropout_logits")
+    right.plotly_chart(plots.dropout.samples(a.labels, mc.probs, mc.eval_probs, t("dropout.probs_title", n=n, p=p),
+                                             t("dropout.label_axis"), t("dropout.prob_axis"), t("dropout.sample"),
+                                             t("dropout.eval")), key="dropout_probs")
+    agree = float((mc.logits.argmax(1) == mc.eval_logits.argmax()).mean())
+    st.caption(t("dropout.agree", share=f"{agree:.0%}"))
+    which = 0
+    if len(where) > 1:
+        which = st.radio(t("dropout.which"), range(len(where)), key="dropout_which", horizontal=True,
+                         format_func=lambda i: f"#{i + 1}")
+    sample = dropout.mask_sample(hd, a.hidden_states[-1], p, seed, min(which, len(where) - 1))
+    st.plotly_chart(plots.dropout.mask(sample.before, sample.after, sample.keep,
+                                       t("dropout.mask_title", step=sample.step), t("dropout.dim_axis"),
+                                       t("dropout.value_axis"), t("dropout.before"), t("dropout.after")),
+                    key="dropout_mask")
+    st.caption(t("dropout.scale", dropped=int((~sample.keep).sum()), total=sample.keep.size, p=p,
+                 scale=f"{sample.scale:.3f}"))

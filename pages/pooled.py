@@ -1,7 +1,37 @@
-"""Placeholder: filled in by its issue."""
+"""Pooled vector: what the head actually reads, and how small the head is."""
 import streamlit as st
 
-from explorer.state import t
+from explorer import plots, pooled
+from explorer.state import checkpoint, current_analysis, head, selection, t
 
-st.title(t("nav.pooled"))
-st.info("This page is being built.")
+st.title(t("pooled.title"))
+st.caption(t("pooled.intro"))
+
+a = current_analysis()
+if a is not None:
+    name, kind, _, seed = selection()
+    hd = head(name, kind, seed)
+    vecs = pooled.vectors(a)
+    shown = {t(f"pooled.v_{k.replace(' ', '_')}"): v for k, v in vecs.items()}
+    st.plotly_chart(plots.vectors.strips(shown, t("pooled.strips_title"), t("pooled.dim_axis"), t("pooled.vector_axis")),
+                    key="pooled_strips")
+    left, right = st.columns(2)
+    left.plotly_chart(plots.vectors.histograms(shown, t("pooled.hist_title"), t("pooled.value_axis"),
+                                               t("pooled.count_axis")), key="pooled_hist")
+    right.plotly_chart(plots.vectors.cosine_heatmap(list(shown), pooled.cosine_matrix(vecs), t("pooled.cos_title")),
+                       key="pooled_cos")
+    st.subheader(t("pooled.head_title", kind=hd.kind))
+    st.caption(" → ".join(s.name for s in hd.steps))
+    rows = pooled.head_rows(hd)
+    st.dataframe(rows, hide_index=True)
+    cfg = checkpoint(name, seed).model.config
+    lm = pooled.lm_head_params(cfg.vocab_size, hd.hidden_size)
+    total = sum(r["params"] for r in rows)
+    st.plotly_chart(plots.vectors.head_size(rows, lm, t("pooled.lm_head", vocab=cfg.vocab_size, hidden=hd.hidden_size),
+                                            t("pooled.size_title"), t("pooled.layer_axis"), t("pooled.params_axis"),
+                                            t("pooled.pretrained"), t("pooled.new")), key="pooled_size")
+    st.info(t("pooled.size_note", head=f"{total:,}", lm=f"{lm:,}", ratio=f"{lm / max(total, 1):,.0f}"))
+    if hd.new_parameters:
+        st.warning(t("pooled.new_params", names=", ".join(hd.new_parameters), seed=seed), icon="⚠️")
+    else:
+        st.success(t("pooled.all_pretrained"))

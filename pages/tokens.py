@@ -1,7 +1,42 @@
-"""Placeholder: filled in by its issue."""
+"""Tokens and [CLS] attention: what the first token reads from the rest of the text."""
 import streamlit as st
 
-from explorer.state import t
+from explorer import plots
+from explorer.state import current_analysis, t
+from explorer.tokens import token_rows
 
-st.title(t("nav.tokens"))
-st.info("This page is being built.")
+st.title(t("tokens.title"))
+st.caption(t("tokens.intro"))
+
+ss = st.session_state
+ss.setdefault("tokens_flow", False)
+ss.setdefault("tokens_hide_special", False)
+c1, c2, c3, c4 = st.columns(4)
+flow = c3.toggle(t("tokens.flow_toggle"), key="tokens_flow", help=t("tokens.flow_help"))
+hide = c4.toggle(t("tokens.hide_special"), key="tokens_hide_special")
+a = current_analysis(flow=flow)
+if a is not None:
+    n_layers, n_heads = a.attentions.shape[:2]
+    if ss.get("tokens_layer", 0) > n_layers:
+        ss["tokens_layer"] = n_layers
+    ss.setdefault("tokens_layer", n_layers)
+    if ss.get("tokens_head", "all") != "all" and ss["tokens_head"] >= n_heads:
+        ss["tokens_head"] = "all"
+    layer = c1.selectbox(t("tokens.layer"), range(1, n_layers + 1), key="tokens_layer")
+    head = c2.selectbox(t("tokens.head"), ["all", *range(n_heads)], key="tokens_head",
+                        format_func=lambda h: t("tokens.all_heads") if h == "all" else str(h))
+    if a.truncated_tokens:
+        st.warning(t("tokens.truncated", max=a.max_length, n=a.truncated_tokens))
+    with st.expander(t("tokens.table_title", n=len(a.tokens)), expanded=True):
+        st.caption(t("tokens.table_help"))
+        st.dataframe(token_rows(a), hide_index=True)
+    figs = plots.attention.tokens_page(a, layer, None if head == "all" else head, hide, t)
+    st.plotly_chart(figs["cls"], key="tokens_cls")
+    st.plotly_chart(figs["rollout"], key="tokens_rollout")
+    if "flow" in figs:
+        st.plotly_chart(figs["flow"], key="tokens_flow_chart")
+    else:
+        st.info(t("tokens.flow_off"))
+    st.plotly_chart(figs["highlight"], key="tokens_highlight")
+    st.caption(t("tokens.mixing_help"))
+    st.plotly_chart(figs["mixing"], key="tokens_mixing")

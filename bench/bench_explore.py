@@ -1,0 +1,38 @@
+"""Explore pages: from a changed text to every chart of the tokens page (flow excluded), through
+the page's pure functions, against the analyze call alone. Target: ≤ 1.5× analyze."""
+from __future__ import annotations
+
+import itertools
+from functools import partial
+
+import plotly.io as pio
+
+from bench.timing import best_of, row
+from explorer import i18n, plots
+from explorer.analysis import analyze
+from explorer.checkpoints import load_checkpoint
+from explorer.heads import build_head
+from explorer.tokens import token_rows
+
+TEXT = "The plot was thin, but the actors carried it with warmth and surprising wit, number {}."
+
+
+def run() -> list[dict]:
+    ck = load_checkpoint("minilm-sentiment")
+    head = build_head(ck)
+    t = partial(i18n.t, lang="en")
+    fresh = itertools.count()  # a new text every call, as when the user types
+
+    def analyze_only():
+        analyze(ck, head, TEXT.format(next(fresh)))
+
+    def tokens_page():
+        a = analyze(ck, head, TEXT.format(next(fresh)))
+        token_rows(a)
+        for fig in plots.attention.tokens_page(a, 6, None, False, t).values():
+            pio.to_json(fig, validate=False)  # what st.plotly_chart sends
+
+    base = best_of(analyze_only, repeat=9)
+    page = best_of(tokens_page, repeat=9)
+    return [row("tokens page: changed text -> all charts (no flow) vs analyze", page, base, "≤ 1.5×",
+                page <= 1.5 * base)]

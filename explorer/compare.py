@@ -1,0 +1,35 @@
+"""The same encoder output through every head kind: steps, logits, and which heads are untrained."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from . import probabilities
+from .heads import Head, run_head
+
+
+@dataclass(frozen=True)
+class HeadResult:
+    kind: str
+    steps: tuple[str, ...]
+    logits: np.ndarray  # (labels,)
+    probs: np.ndarray  # (labels,) by the problem type's own rule
+    predicted: str
+    new_parameters: tuple[str, ...]  # empty when every layer came from the checkpoint
+
+
+def compare(hidden: np.ndarray, heads: dict[str, Head], labels: tuple[str, ...], ptype: str) -> list[HeadResult]:
+    """`hidden`: (seq, hidden) last encoder layer, run once and shared by every head (eval mode)."""
+    x = torch.as_tensor(np.asarray(hidden, dtype=np.float32))[None]  # (1, seq, hidden)
+    mask = torch.ones(1, x.shape[1], dtype=torch.long)
+    out = []
+    for kind, head in heads.items():
+        with torch.inference_mode():
+            logits = run_head(head, x, mask)[-1][1][0].numpy().astype(np.float64)
+        out.append(HeadResult(kind=kind, steps=tuple(s.name for s in head.steps), logits=logits,
+                              probs=probabilities.probabilities(logits, ptype),
+                              predicted=probabilities.predicted(logits, labels, ptype),
+                              new_parameters=head.new_parameters))
+    return out

@@ -1,0 +1,77 @@
+"""Monte-Carlo dropout on the head, done functionally: the shared model stays in eval mode.
+
+Each of N samples draws its own keep-mask from a seeded torch.Generator inside heads.run_head,
+so the same (p, N, seed) always gives the same samples and no module's .training flag changes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from . import probabilities
+from .heads import Head, run_head
+
+
+@dataclass(frozen=True)
+class MCDropout:
+    p: float
+    logits: np.ndarray  # (samples, labels)
+    probs: np.ndarray  # (samples, labels): softmax of each sample
+    eval_logits: np.ndarray  # (labels,)
+    eval_probs: np.ndarray  # (labels,)
+
+    @property
+    def mean(self) -> np.ndarray:  # (labels,)
+        return self.logits.mean(axis=0)
+
+    @property
+    def std(self) -> np.ndarray:  # (labels,)
+        return self.logits.std(axis=0)
+
+
+@dataclass(frozen=True)
+class MaskSample:
+    step: str  # the dropout step's name and position, e.g. "dropout #1"
+    before: np.ndarray  # (features,) the step's input in this sample
+    after: np.ndarray  # (features,)
+    keep: np.ndarray  # (features,) bool
+    scale: float  # 1/(1-p) applied to kept features
+
+
+def _inputs(hidden: np.ndarray, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+    h = torch.as_tensor(np.asarray(hidden, dtype=np.float32))  # (seq, hidden)
+    return h.unsqueeze(0).expand(batch, -1, -1), torch.ones(batch, h.shape[0], dtype=torch.long)
+
+
+def dropout_steps(head: Head) -> list[int]:
+    """Indices of the head's dropout steps: one for bert, two for roberta."""
+    return [i for i, s in enumerate(head.steps) if s.op == "dropout"]
+
+
+def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int = 0) -> MCDropout:
+    """`hidden`: (seq, hidden) last encoder layer. Returns N head passes with dropout at rate p."""
+    if not 0.0 <= p < 1.0:
+        raise ValueError("dropout p must be in [0, 1)")
+    x, mask = _inputs(hidden, samples)
+    with torch.inference_mode():
+        gen = torch.Generator().manual_seed(seed)
+        logits = run_head(head, x, mask, dropout_p=p, generator=gen)[-1][1].numpy().astype(np.float64)
+        ev = run_head(head, x[:1], mask[:1])[-1][1][0].numpy().astype(np.float64)
+    return MCDropout(p=p, logits=logits, probs=probabilities.softmax(logits), eval_logits=ev,
+                     eval_probs=probabilities.softmax(ev))
+
+
+def mask_sample(head: Head, hidden: np.ndarray, p: float, seed: int = 0, which: int = 0) -> MaskSample:
+    """One sample's keep-mask at the head's `which`-th dropout step, with what goes in and out."""
+    idx = dropout_steps(head)[which]
+    x, mask = _inputs(hidden, 1)
+    with torch.inference_mode():
+        steps = run_head(head, x, mask, dropout_p=p, generator=torch.Generator().manual_seed(seed))
+    # The input as this sample saw it: an earlier dropout step may already have changed it.
+    before = (steps[idx - 1][1] if idx else x[:, 0])[0].numpy()
+    after = steps[idx][1][0].numpy()
+    keep = ~((after == 0) & (before != 0))
+    return MaskSample(step=f"{head.steps[idx].name} #{which + 1}", before=before, after=after, keep=keep,
+                      scale=1.0 / (1.0 - p) if p < 1 else float("inf"))
