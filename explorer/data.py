@@ -212,7 +212,7 @@ def _numbers(col: pd.Series) -> pd.Series | None:
     return values if values.notna().all() else None
 
 
-def _split_multi(value: str) -> list[str] | None:
+def split_multi(value: str) -> list[str] | None:
     """The parts of a multi-label cell (JSON list, a|b, a;b), or None for a plain label."""
     v = value.strip()
     if v.startswith("[") and v.endswith("]"):
@@ -236,7 +236,7 @@ def label_shape(frame: pd.DataFrame, label_columns: tuple[str, ...]) -> str:
     nums = _numbers(col)
     if nums is not None and len(nums) and not (nums == nums.round()).all():
         return REGRESSION
-    if nums is None and col.map(lambda v: _split_multi(v) is not None).any():
+    if nums is None and col.map(lambda v: split_multi(v) is not None).any():
         return MULTI
     return SINGLE
 
@@ -282,7 +282,7 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
         names = list(label_cols)
         y = frame[names].astype(float).to_numpy(np.float32)
     elif kind == MULTI:
-        parts = [_split_multi(v) or [v.strip()] for v in frame[label_cols[0]]]
+        parts = [split_multi(v) or [v.strip()] for v in frame[label_cols[0]]]
         names = sorted_names(p for row in parts for p in row)
         index = {n: i for i, n in enumerate(names)}
         y = np.zeros((len(parts), len(names)), np.float32)
