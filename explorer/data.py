@@ -49,6 +49,8 @@ MAX_CELL_WORDS = 5_000  # a cell longer than this is almost surely a broken quot
 DELIMITERS = (",", "\t", ";", "|")
 TEXT_NAMES = ("text", "sentence", "review", "content", "tweet", "document", "body", "message", "comment")
 LABEL_NAMES = ("label", "labels", "sentiment", "class", "category", "target", "y", "tag", "tags", "intent")
+# Spellings of "no value"; not pandas' full list, which would swallow a real label like "NA" or "None".
+NA_VALUES = ["", "NaN", "nan", "NULL", "null", "<NA>", "#N/A", "N/A", "n/a"]
 SINGLE, MULTI, REGRESSION = "single_label_classification", "multi_label_classification", "regression"
 
 
@@ -106,19 +108,20 @@ def _decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
         raise DataError(f"'{name}' is UTF-16; save it as UTF-8 CSV")
     if b"\x00" in data[:65536]:
         raise DataError(f"'{name}' looks binary (it contains NUL bytes), not a CSV text file")
+    encoding, notes = "utf-8", ()
     if data.startswith(b"\xef\xbb\xbf"):
-        return data[3:].decode("utf-8", errors="replace"), "utf-8-sig", ()
+        data, encoding = data[3:], "utf-8-sig"
     try:
-        return data.decode("utf-8"), "utf-8", ()
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        note = (f"'{name}' is not valid UTF-8 (byte {err.start}); read it as latin-1, "
-                "so check accented characters")
-        text = data.decode("latin-1")
-    # latin-1 decodes anything; lots of control characters means it was never text.
-    controls = sum(1 for c in text[:65536] if ord(c) < 32 and c not in "\r\n\t" or 0x7f <= ord(c) < 0xa0)
-    if controls > 0.05 * min(len(text), 65536):
+        notes = (f"'{name}' is not valid UTF-8 (byte {err.start}); read it as latin-1, so check accented characters",)
+        text, encoding = data.decode("latin-1"), "latin-1"
+    # Any bytes decode as latin-1; many control characters mean the file was never text.
+    head = text[:65536]
+    controls = sum(1 for c in head if (ord(c) < 32 and c not in "\r\n\t") or 0x7F <= ord(c) < 0xA0)
+    if controls > 0.05 * len(head):
         raise DataError(f"'{name}' looks binary, not a CSV text file")
-    return text, "latin-1", (note,)
+    return text, encoding, notes
 
 
 def _sniff_delimiter(text: str) -> str:
@@ -128,7 +131,10 @@ def _sniff_delimiter(text: str) -> str:
         sample = sample[: sample.rfind("\n")]  # don't score a cut-off last line
     best, best_score = ",", -1.0
     for delim in DELIMITERS:
-        rows = [r for r in csv.reader(io.StringIO(sample), delimiter=delim) if r]
+        try:
+            rows = [r for r in csv.reader(io.StringIO(sample), delimiter=delim) if r]
+        except csv.Error:
+            continue
         if not rows or len(rows[0]) < 2:
             continue
         width = len(rows[0])
@@ -145,7 +151,7 @@ def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS) -> Ta
     delim = _sniff_delimiter(text)
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delim, dtype=str, keep_default_na=False,
-                            na_values=[""], skip_blank_lines=True, nrows=max_rows + 1, engine="c")
+                            na_values=NA_VALUES, skip_blank_lines=True, nrows=max_rows + 1, engine="c")
     except pd.errors.EmptyDataError:
         raise DataError(f"'{name}' is empty") from None
     except (pd.errors.ParserError, ValueError) as err:
