@@ -64,7 +64,7 @@ m3.metric(t("data.loss"), report.loss)
 if report.labels:
     names, counts = zip(*report.labels)
     st.plotly_chart(plots.label_bars(names, counts, t("data.counts_title"), t("data.label_axis"),
-                                     t("data.count_axis"), fmt="d"), key="data_counts")
+                                     t("data.count_axis"), fmt=".0f"), key="data_counts")
 if not report.issues:
     st.success(t("data.no_issues"))
 

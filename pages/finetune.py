@@ -85,7 +85,10 @@ if job is not None and not job["thread"].is_alive():
         st.error(job["error"])
     elif job["result"] is not None:
         res = job["result"]
-        state.register_session_checkpoint(res.checkpoint)
+        if not job.get("registered"):
+            state.register_session_checkpoint(res.checkpoint)
+            job["registered"] = True
+            st.rerun()  # the sidebar was drawn before this page: redraw it with the new model
         if res.stopped:
             st.info(t("finetune.stopped", epoch=res.best_epoch))
         st.success(t("finetune.done", name=res.checkpoint.name, seconds=f"{res.train_seconds:.1f}"))

@@ -1,8 +1,10 @@
 """AppTest for the Data & labels and Fine-tune pages."""
+import base64
 import json
 import time
 from pathlib import Path
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,11 +67,29 @@ def test_finetune_page_trains_registers_and_offers_zip():
     name = job["result"].checkpoint.name
     assert name.startswith("finetuned-") and len(name) == len("finetuned-") + 8
     assert name in at.session_state["session_checkpoints"]
-    assert name in at.sidebar.selectbox(key="checkpoint").options
     titles = _charts(at)
     assert "Validation confusion matrix" in titles and "Loss and validation accuracy per epoch" in titles
     assert len(titles["Loss and validation accuracy per epoch"]["data"][0]["x"]) == 5
     assert job["zip"][:2] == b"PK"
+    # selectable on the other pages: the home page analyses the text with the fine-tuned model
+    at.session_state["checkpoint"] = name
+    at.session_state["text"] = "what a lovely day"
+    at.switch_page("pages/home.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    from explorer.analysis import analyze
+    from explorer.heads import build_head
+
+    ck = job["result"].checkpoint
+    want = analyze(ck, build_head(ck, "own"), "what a lovely day").logits
+    logits = _charts(at)["Logits per label (not probabilities)"]["data"][0]
+    assert logits["x"] == ["negative", "neutral", "positive"]
+    np.testing.assert_allclose(_values(logits["y"]), want, atol=1e-4)
+
+
+def _values(y):
+    if isinstance(y, dict):  # plotly ships numpy arrays as base64 typed arrays
+        return np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"])
+    return np.asarray(y, dtype=float)
 
 
 def _small_csv() -> bytes:

@@ -9,7 +9,7 @@ def confusion_heatmap(counts, rows, cols, title: str, x_title: str, y_title: str
     """Counts per (true row, predicted column), each cell labelled and in the hover."""
     counts = np.asarray(counts)
     fig = go.Figure(go.Heatmap(
-        z=counts, x=list(cols), y=list(rows), colorscale="Blues", text=counts, texttemplate="%{text}",
+        z=counts.tolist(), x=list(cols), y=list(rows), colorscale="Blues", text=counts.tolist(), texttemplate="%{text}",
         hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>count: %{{z}}<extra></extra>",
     ))
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=360,
