@@ -16,17 +16,19 @@ from explorer.finetune import Settings, _Rows, _target, finetune, metrics, split
 EPOCHS = 20
 
 
-def _data(n: int, max_chars: int = 100):
-    df = demo_frame(per_class=400, seed=5)
+def _data(n: int, max_chars: int = 120):
+    df = demo_frame(per_class=2000, seed=5)
     df = df[df["text"].str.len() <= max_chars]  # short texts, as the target says
     df = df.groupby("label", sort=True).head(n // 3 + 1).head(n)
     return prepare(read_csv(df.to_csv(index=False).encode()))
 
 
 def _trainer(ck, data, s: Settings, head_only: bool) -> tuple[float, float]:
-    """(seconds, final validation accuracy) for a plain Trainer run on a private copy."""
+    """(seconds, final validation accuracy) for a plain Trainer run on a private copy.
+    Timed like finetune(): copy, tokenize, train, evaluate."""
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
+    t0 = time.perf_counter()
     work = trainable_copy(ck, data, "bench", s.seed)
     model = work.model
     if head_only:
@@ -42,14 +44,13 @@ def _trainer(ck, data, s: Settings, head_only: bool) -> tuple[float, float]:
                                  report_to=[], disable_tqdm=True, use_cpu=True, logging_strategy="no")
         trainer = Trainer(model=model, args=args, train_dataset=_Rows(enc, _target(data, train_idx)),
                           data_collator=DataCollatorWithPadding(work.tokenizer))
-        t0 = time.perf_counter()
         trainer.train()
-        seconds = time.perf_counter() - t0
     model.eval()
     with torch.no_grad():
         val = work.tokenizer([data.texts[i] for i in val_idx], truncation=True, max_length=s.max_length,
                              padding=True, return_tensors="pt")
         logits = model(**val).logits.numpy()
+    seconds = time.perf_counter() - t0
     return seconds, metrics(data.problem_type, logits, data.y[val_idx], len(work.labels))["accuracy"]
 
 
@@ -68,7 +69,7 @@ def run() -> list[dict]:
         row("head mode val accuracy vs frozen-encoder Trainer", head_acc, trainer_acc, ">= baseline - 0.02",
             head_acc >= trainer_acc - 0.02, unit="acc"),
     ]
-    small = _data(150)
+    small = _data(300)
     f = Settings(mode="full", epochs=1, learning_rate=5e-5, batch_size=16, max_length=64).resolved()
     t0 = time.perf_counter()
     finetune(ck, small, f)

@@ -48,6 +48,7 @@ class Settings:
     max_length: int = 128
     val_fraction: float = 0.2
     seed: int = 0
+    weight_decay: float = 0.01
 
     def resolved(self) -> "Settings":
         head = self.mode == "head"
@@ -225,7 +226,10 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
     params = [p for layer in head.layers.values() for p in layer.parameters()]
     for p in params:
         p.requires_grad_(True)  # the private copy only
-    opt = torch.optim.AdamW(params, lr=s.learning_rate, weight_decay=0.01)
+    opt = torch.optim.AdamW(params, lr=s.learning_rate, weight_decay=s.weight_decay)
+    steps = s.epochs * -(-len(train_idx) // s.batch_size)
+    # Linear decay to zero, as Trainer does: late epochs settle instead of bouncing around.
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.0, 1 - step / steps))
     gen = torch.Generator().manual_seed(s.seed)
     xtr, xva = feats[train_idx].unsqueeze(1), feats[val_idx].unsqueeze(1)  # (n, 1, hidden): a 1-token "sequence"
     ytr, yva = _target(data, train_idx), _target(data, val_idx)
@@ -241,6 +245,7 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
             opt.zero_grad()
             loss.backward()
             opt.step()
+            sched.step()
             total += float(loss.detach()) * len(b)
         with torch.no_grad():
             val_logits = run_head(head, xva, ones_va)[-1][1]
