@@ -71,10 +71,12 @@ def run() -> list[dict]:
     ]
     small = _data(300)
     f = Settings(mode="full", epochs=1, learning_rate=5e-5, batch_size=16, max_length=64).resolved()
-    t0 = time.perf_counter()
-    finetune(ck, small, f)
-    full_s = time.perf_counter() - t0
-    plain_s, _ = _trainer(ck, small, f, head_only=False)
+    full_s, plain_s = float("inf"), float("inf")
+    for _ in range(3):  # interleaved best-of-3: the shared CPU makes single runs swing by ±30%
+        plain_s = min(plain_s, _trainer(ck, small, f, head_only=False)[0])
+        t0 = time.perf_counter()
+        finetune(ck, small, f)
+        full_s = min(full_s, time.perf_counter() - t0)
     n_train = len(split(small, f.val_fraction, f.seed)[0])
     rows.append(row("full mode throughput vs plain Trainer (texts/s)", n_train / full_s, n_train / plain_s,
                     "ratio >= 1.0", full_s <= plain_s, unit="t/s"))

@@ -286,7 +286,8 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
         enc = work.tokenizer([data.texts[i] for i in idx], truncation=True, max_length=s.max_length)
         return _Rows(enc, _target(data, idx))
 
-    history, best = [], {"score": -float("inf"), "epoch": 0, "state": None}
+    # Logging once per epoch, on its last step, so the epoch's loss is known when the epoch ends.
+    history, best = [], {"score": -float("inf"), "epoch": 0, "state": None, "logits": None}
     flags = {"stopped": False}
 
     def evaluate(model) -> tuple[np.ndarray, float]:
@@ -307,7 +308,7 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
             epoch = len(history) + 1
             history.append({"epoch": epoch, "loss": losses[-1] if losses else float("nan"), "val_loss": val_loss, **m})
             if score(data.problem_type, m) > best["score"]:
-                best.update(score=score(data.problem_type, m), epoch=epoch,
+                best.update(score=score(data.problem_type, m), epoch=epoch, logits=logits,
                             state={k: v.detach().clone() for k, v in model.state_dict().items()})
             if progress:
                 progress({**history[-1], "epochs": s.epochs})
@@ -323,18 +324,17 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
         args = TrainingArguments(
             output_dir=tmp, num_train_epochs=s.epochs, learning_rate=s.learning_rate,
             per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no", eval_strategy="no",
-            logging_strategy="steps", logging_steps=1, report_to=[], disable_tqdm=True, use_cpu=not torch.cuda.is_available())
+            logging_strategy="steps", logging_steps=max(1, -(-len(train_idx) // s.batch_size)), report_to=[], disable_tqdm=True, use_cpu=not torch.cuda.is_available())
         trainer = Trainer(model=work.model, args=args, train_dataset=rows(train_idx),
                           data_collator=DataCollatorWithPadding(work.tokenizer), callbacks=[Progress()])
         trainer.remove_callback(PrinterCallback)  # it prints logs to stdout, which --json keeps clean
         trainer.train()
-    if best["state"] is not None and (flags["stopped"] or best["epoch"] != len(history)):
-        work.model.load_state_dict(best["state"])
-    elif best["state"] is None:  # stopped before the first epoch ended: evaluate what there is
-        best["epoch"] = 0
     work.model.cpu()
-    logits, _ = evaluate(work.model)
-    return history, best["epoch"], flags["stopped"], logits
+    if best["state"] is None:  # stopped before the first epoch ended: evaluate what there is
+        return history, 0, flags["stopped"], evaluate(work.model)[0]
+    if best["epoch"] != len(history) or flags["stopped"]:
+        work.model.load_state_dict(best["state"])
+    return history, best["epoch"], flags["stopped"], best["logits"]
 
 
 # ---- export ---------------------------------------------------------------------------------

@@ -48,12 +48,18 @@ text_col = c1.selectbox(t("data.text_column"), cols, key="data_text_column")
 label_col = c2.selectbox(t("data.label_column"), cols, key="data_label_column")
 use_ck = c3.checkbox(t("data.compare", name=state.selection()[0]), value=True, key="data_compare")
 
+ck_name, _, _, seed = state.selection()
+# Predicting with the checkpoint takes seconds: redo the report only when its inputs change.
+report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, ck_name if use_ck else None, seed)
 try:
-    ck = state.checkpoint(state.selection()[0], state.selection()[3]) if use_ck else None
-    report = label_report(table, None if text_col == "—" else text_col, None if label_col == "—" else label_col, ck)
+    ck = state.checkpoint(ck_name, seed) if use_ck else None
+    if ss.get("data_report", (None, None))[0] != report_key:
+        guess = lambda c: None if c == "—" else c  # noqa: E731
+        ss["data_report"] = (report_key, label_report(table, guess(text_col), guess(label_col), ck))
 except (DataError, CheckpointError) as err:
     st.error(str(err))
     st.stop()
+report = ss["data_report"][1]
 ss["data_csv"] = {"bytes": raw, "name": name, "text_column": report.text_column,
                   "label_column": ",".join(report.label_columns)}
 
