@@ -296,7 +296,7 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
         with torch.no_grad():
             enc = work.tokenizer([data.texts[i] for i in val_idx], truncation=True, max_length=s.max_length,
                                  padding=True, return_tensors="pt")
-            logits = model(**enc).logits
+            logits = model(**{k: v.to(model.device) for k, v in enc.items()}).logits.float().cpu()
         model.train(was_training)
         return logits.numpy(), float(loss_fn(data.problem_type, logits, _target(data, val_idx)))
 
