@@ -42,7 +42,17 @@ def test_data_page_finds_and_fixes_a_permuted_mapping():
     assert at.session_state["data_csv"]["label_column"] == "label"
 
 
-def test_data_page_bad_upload_is_one_error_line():
+def test_data_page_bad_column_choice_is_one_error_line():
+    at = _app()
+    at.switch_page("pages/data.py").run()
+    at.number_input(key="data_per_class").set_value(10).run()
+    at.selectbox(key="data_text_column").set_value("label").run()
+    at.selectbox(key="data_label_column").set_value("label").run()
+    assert not at.exception and len(at.error) == 1
+    assert "both the text and the label" in at.error[0].value and "\n" not in at.error[0].value
+
+
+def test_data_page_upload_asks_for_a_file():
     at = _app()
     at.switch_page("pages/data.py").run()
     at.radio(key="data_source").set_value("upload").run()
