@@ -1,4 +1,4 @@
-"""Command line: `python -m explorer analyze|train-sentiment ...`.
+"""Command line: `python -m explorer analyze|train-sentiment|inspect-data|finetune ...`.
 
 Bad input exits with code 2 and one line on stderr, never a traceback.
 """
@@ -95,6 +95,61 @@ def cmd_train_sentiment(args) -> int:
     return 0
 
 
+def cmd_inspect_data(args) -> int:
+    from .data import read_csv
+    from .labels import label_report
+
+    _quiet_transformers()
+    table = read_csv(args.csv)
+    ck = None
+    if args.checkpoint:
+        from .checkpoints import load_checkpoint
+
+        ck = load_checkpoint(args.checkpoint)
+    report = label_report(table, args.text_column, args.label_column, ck)
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        print(f"{report.rows} rows; text: {report.text_column}; labels: {', '.join(report.label_columns)}; "
+              f"{report.problem_type} ({report.loss})")
+        for name, count in report.labels:
+            print(f"  {name:<24}{count:>8}")
+        for issue in report.issues:
+            print(f"{issue.kind}: {issue.message}")
+        if report.suggested_mapping:
+            print("suggested mapping: " + ", ".join(f"{a} -> {b}" for a, b in report.suggested_mapping.items()))
+    return 0
+
+
+def cmd_finetune(args) -> int:
+    import os
+
+    from .checkpoints import load_checkpoint
+    from .data import prepare, read_csv
+    from .finetune import Settings, export, finetune
+
+    _quiet_transformers()
+    data = prepare(read_csv(args.csv), args.text_column, args.label_column)
+    out = os.path.abspath(args.out)
+    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        raise UsageError(f"'{args.out}' already exists and is not an empty folder; choose a new --out")
+    ck = load_checkpoint(args.checkpoint, seed=args.seed)
+    settings = Settings(mode=args.mode, head=args.head, epochs=args.epochs, learning_rate=args.lr,
+                        batch_size=args.batch_size, max_length=args.max_length, seed=args.seed)
+    result = finetune(ck, data, settings, name=os.path.basename(out.rstrip(os.sep)))
+    if int(os.environ.get("RANK", "0")) != 0:  # under torchrun/accelerate only one process writes
+        return 0
+    export(result, out)
+    summary = {"accuracy": result.metrics.get("accuracy"), "macro_f1": result.metrics.get("macro_f1"),
+               "train_seconds": round(result.train_seconds, 3), "out": out, "metrics": result.metrics,
+               "best_epoch": result.best_epoch, "labels": list(result.labels)}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(", ".join(f"{k}: {v}" for k, v in summary.items() if k != "metrics"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .checkpoints import DEFAULT_CHECKPOINT
     from .heads import KINDS
@@ -115,6 +170,28 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--epochs", type=int, default=30)
     t.add_argument("--seed", type=int, default=0)
     t.set_defaults(func=cmd_train_sentiment)
+    d = sub.add_parser("inspect-data", help="report what is wrong with a CSV's labels")
+    d.add_argument("--csv", required=True)
+    d.add_argument("--text-column")
+    d.add_argument("--label-column", help="a column, or several 0/1 columns separated by commas")
+    d.add_argument("--checkpoint", help="also check the labels against this checkpoint's predictions")
+    d.add_argument("--json", action="store_true", help="print one JSON object")
+    d.set_defaults(func=cmd_inspect_data)
+    f = sub.add_parser("finetune", help="fine-tune a checkpoint on a CSV and save an HF folder")
+    f.add_argument("--csv", required=True)
+    f.add_argument("--text-column")
+    f.add_argument("--label-column")
+    f.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT)
+    f.add_argument("--head", default="own", choices=KINDS)
+    f.add_argument("--mode", default="head", choices=("head", "full"))
+    f.add_argument("--epochs", type=int, help="default: 30 in head mode, 3 in full mode")
+    f.add_argument("--lr", type=float, help="default: 1e-3 in head mode, 5e-5 in full mode")
+    f.add_argument("--batch-size", type=int, default=32)
+    f.add_argument("--max-length", type=int, default=128)
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--out", required=True, help="a new folder for the fine-tuned model")
+    f.add_argument("--json", action="store_true", help="print one JSON object")
+    f.set_defaults(func=cmd_finetune)
     return p
 
 

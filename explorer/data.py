@@ -1,9 +1,17 @@
-"""Data in: the bundled demo tweets (and, later, uploaded CSVs)."""
+"""Data in: the bundled demo tweets and uploaded CSVs (encoding, delimiter, columns, label shapes).
+
+Every problem with an uploaded file is a DataError with a one-line message for the user.
+"""
 from __future__ import annotations
 
+import csv
 import importlib.util
+import io
+import json
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 DEMO_LABELS = ("negative", "neutral", "positive")
@@ -31,3 +39,276 @@ def demo_frame(per_class: int = 500, seed: int = 0, min_confidence: float = 0.6)
     parts = [g.sample(n=take, random_state=seed) for _, g in df.groupby("label", sort=True)]
     out = pd.concat(parts).sample(frac=1.0, random_state=seed).reset_index(drop=True)
     return out[["text", "label"]].astype({"text": str, "label": str})
+
+
+# ---- uploaded CSVs ------------------------------------------------------------------------
+
+MAX_BYTES = 50 * 1024 * 1024  # default upload limit; the UI shows it
+MAX_ROWS = 100_000
+MAX_CELL_WORDS = 5_000  # a cell longer than this is almost surely a broken quote, not a text
+DELIMITERS = (",", "\t", ";", "|")
+TEXT_NAMES = ("text", "sentence", "review", "content", "tweet", "document", "body", "message", "comment")
+LABEL_NAMES = ("label", "labels", "sentiment", "class", "category", "target", "y", "tag", "tags", "intent")
+# Spellings of "no value"; not pandas' full list, which would swallow a real label like "NA" or "None".
+NA_VALUES = ["", "NaN", "nan", "NULL", "null", "<NA>", "#N/A", "N/A", "n/a"]
+SINGLE, MULTI, REGRESSION = "single_label_classification", "multi_label_classification", "regression"
+
+
+class DataError(ValueError):
+    """Bad input data; the message is one line, meant for the user."""
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    frame: pd.DataFrame  # every cell as read; never mutated
+    encoding: str
+    delimiter: str
+    notes: tuple[str, ...]  # things the user should know, e.g. an encoding fallback
+
+
+@dataclass(frozen=True, eq=False)
+class LabeledData:
+    texts: tuple[str, ...]
+    y: np.ndarray  # (n,) int64 label ids | (n, labels) float32 0/1 | (n,) float32 targets
+    label_names: tuple[str, ...]  # id order; () for regression
+    problem_type: str  # SINGLE | MULTI | REGRESSION, as transformers names them
+    text_column: str
+    label_columns: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def _read_bytes(source, max_bytes: int) -> tuple[bytes, str]:
+    """(content, display name) from a path, raw bytes or an uploaded file object."""
+    if isinstance(source, (bytes, bytearray)):
+        data, name = bytes(source), "upload"
+    elif hasattr(source, "getvalue"):
+        data, name = source.getvalue(), getattr(source, "name", "upload")
+    else:
+        path = Path(source)
+        name = path.name or str(path)
+        if path.is_dir():
+            raise DataError(f"'{source}' is a directory, not a CSV file")
+        if not path.exists():
+            raise DataError(f"no such file: '{source}'")
+        if path.stat().st_size > max_bytes:
+            raise DataError(f"'{name}' is {path.stat().st_size / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB")
+        try:
+            data = path.read_bytes()
+        except OSError as err:
+            raise DataError(f"cannot read '{source}': {err.strerror or err}") from None
+    if len(data) > max_bytes:
+        raise DataError(f"'{name}' is {len(data) / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB")
+    return data, name
+
+
+def _decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
+    if not data.strip():
+        raise DataError(f"'{name}' is empty")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DataError(f"'{name}' is UTF-16; save it as UTF-8 CSV")
+    if b"\x00" in data[:65536]:
+        raise DataError(f"'{name}' looks binary (it contains NUL bytes), not a CSV text file")
+    encoding, notes = "utf-8", ()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data, encoding = data[3:], "utf-8-sig"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        notes = (f"'{name}' is not valid UTF-8 (byte {err.start}); read it as latin-1, so check accented characters",)
+        text, encoding = data.decode("latin-1"), "latin-1"
+    # Any bytes decode as latin-1; many control characters mean the file was never text.
+    head = text[:65536]
+    controls = sum(1 for c in head if (ord(c) < 32 and c not in "\r\n\t") or 0x7F <= ord(c) < 0xA0)
+    if controls > 0.05 * len(head):
+        raise DataError(f"'{name}' looks binary, not a CSV text file")
+    return text, encoding, notes
+
+
+def _sniff_delimiter(text: str) -> str:
+    """The delimiter that splits the most sample lines into the header's field count (>1)."""
+    sample = text[:65536]
+    if not text.endswith(sample) and "\n" in sample:
+        sample = sample[: sample.rfind("\n")]  # don't score a cut-off last line
+    best, best_score = ",", -1.0
+    for delim in DELIMITERS:
+        try:
+            rows = [r for r in csv.reader(io.StringIO(sample), delimiter=delim) if r]
+        except csv.Error:
+            continue
+        if not rows or len(rows[0]) < 2:
+            continue
+        width = len(rows[0])
+        score = sum(len(r) == width for r in rows) / len(rows)
+        if score > best_score + 1e-9:
+            best, best_score = delim, score
+    return best
+
+
+def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS) -> Table:
+    """Read a CSV from a path, bytes or an upload; sniff encoding and delimiter. Raises DataError."""
+    data, name = _read_bytes(source, max_bytes)
+    text, encoding, notes = _decode(data, name)
+    delim = _sniff_delimiter(text)
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=delim, dtype=str, keep_default_na=False,
+                            na_values=NA_VALUES, skip_blank_lines=True, nrows=max_rows + 1, engine="c")
+    except pd.errors.EmptyDataError:
+        raise DataError(f"'{name}' is empty") from None
+    except (pd.errors.ParserError, ValueError) as err:
+        first = str(err).strip().splitlines()[0]
+        raise DataError(f"'{name}' is not a well-formed CSV: {first}") from None
+    if len(frame.columns) == 0:
+        raise DataError(f"'{name}' is empty")
+    if len(frame) == 0:
+        raise DataError(f"'{name}' has a header but no rows")
+    if len(frame) > max_rows:
+        raise DataError(f"'{name}' has more than {max_rows:,} rows; the limit is {max_rows:,}")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    if len(set(frame.columns)) != len(frame.columns):
+        raise DataError(f"'{name}' has duplicate column names")
+    return Table(frame=frame, encoding=encoding, delimiter=delim, notes=notes)
+
+
+def _is_binary_column(col: pd.Series) -> bool:
+    vals = set(col.dropna().str.strip())
+    return bool(vals) and vals <= {"0", "1", "0.0", "1.0"}
+
+
+def guess_columns(frame: pd.DataFrame, text_column: str | None = None,
+                  label_column: str | None = None) -> tuple[str, tuple[str, ...]]:
+    """(text column, label columns). Several label columns mean multi-label 0/1 columns.
+
+    `label_column` may name several columns separated by commas. Raises DataError.
+    """
+    cols = list(frame.columns)
+
+    def need(c: str) -> str:
+        if c not in cols:
+            raise DataError(f"no column '{c}'; the columns are: {', '.join(cols)}")
+        return c
+
+    if text_column:
+        text = need(text_column.strip())
+    else:
+        named = [c for c in cols if c.lower() in TEXT_NAMES]
+        if named:
+            text = named[0]
+        else:
+            lengths = {c: frame[c].dropna().str.len().mean() for c in cols}
+            text = max(cols, key=lambda c: (lengths[c] if lengths[c] == lengths[c] else -1))
+    if label_column:
+        labels = tuple(need(c.strip()) for c in label_column.split(",") if c.strip())
+        if text in labels:
+            raise DataError(f"column '{text}' cannot be both the text and the label")
+        return text, labels
+    rest = [c for c in cols if c != text]
+    if not rest:
+        raise DataError(f"only one column ('{text}'); a label column is needed")
+    named = [c for c in rest if c.lower() in LABEL_NAMES]
+    if named:
+        return text, (named[0],)
+    binary = [c for c in rest if _is_binary_column(frame[c])]
+    if len(binary) >= 2:
+        return text, tuple(binary)
+    return text, (min(rest, key=lambda c: frame[c].nunique()),)
+
+
+def _numbers(col: pd.Series) -> pd.Series | None:
+    values = pd.to_numeric(col.str.strip(), errors="coerce")
+    return values if values.notna().all() else None
+
+
+def split_multi(value: str) -> list[str] | None:
+    """The parts of a multi-label cell (JSON list, a|b, a;b), or None for a plain label."""
+    v = value.strip()
+    if v.startswith("[") and v.endswith("]"):
+        try:
+            parts = json.loads(v)
+        except json.JSONDecodeError:
+            parts = None
+        if isinstance(parts, list):
+            return [str(p).strip() for p in parts if str(p).strip()]
+    for sep in ("|", ";"):
+        if sep in v:
+            return [p.strip() for p in v.split(sep) if p.strip()]
+    return None
+
+
+def label_shape(frame: pd.DataFrame, label_columns: tuple[str, ...]) -> str:
+    """SINGLE, MULTI or REGRESSION, from the label cells (missing cells ignored)."""
+    if len(label_columns) > 1:
+        return MULTI
+    col = frame[label_columns[0]].dropna()
+    nums = _numbers(col)
+    if nums is not None and len(nums) and not (nums == nums.round()).all():
+        return REGRESSION
+    if nums is None and col.map(lambda v: split_multi(v) is not None).any():
+        return MULTI
+    return SINGLE
+
+
+def sorted_names(names) -> list[str]:
+    """Label names in id order: numeric order for integer labels, else alphabetical."""
+    names = list(dict.fromkeys(names))
+    try:
+        return sorted(names, key=lambda n: float(n))
+    except ValueError:
+        return sorted(names)
+
+
+def prepare(table: Table, text_column: str | None = None, label_column: str | None = None,
+            max_words: int = MAX_CELL_WORDS) -> LabeledData:
+    """Texts and encoded labels ready to train on. Raises DataError for anything unusable."""
+    frame = table.frame
+    text_col, label_cols = guess_columns(frame, text_column, label_column)
+    texts = frame[text_col]
+    empty = texts.isna() | (texts.fillna("").str.strip() == "")
+    if empty.all():
+        raise DataError(f"column '{text_col}' has no text")
+    if empty.any():
+        raise DataError(f"{int(empty.sum())} rows have empty text in '{text_col}' (first: row {_row(empty)})")
+    words = texts.str.split().str.len()
+    if (words > max_words).any():
+        raise DataError(f"row {_row(words > max_words)} has {int(words.max()):,} words in '{text_col}'; "
+                        f"the limit is {max_words:,} (a broken quote?)")
+    missing = frame[list(label_cols)].isna().any(axis=1)
+    if missing.all():
+        raise DataError(f"every label in {', '.join(label_cols)} is empty or NaN")
+    if missing.any():
+        raise DataError(f"{int(missing.sum())} rows have an empty or NaN label (first: row {_row(missing)}); "
+                        "fill or drop them")
+    kind = label_shape(frame, label_cols)
+    if kind == REGRESSION:
+        y = pd.to_numeric(frame[label_cols[0]].str.strip()).to_numpy(np.float32)
+        names: list[str] = []
+    elif kind == MULTI and len(label_cols) > 1:
+        bad = [c for c in label_cols if not _is_binary_column(frame[c])]
+        if bad:
+            raise DataError(f"multi-label column '{bad[0]}' must hold only 0 and 1")
+        names = list(label_cols)
+        y = frame[names].astype(float).to_numpy(np.float32)
+    elif kind == MULTI:
+        parts = [split_multi(v) or [v.strip()] for v in frame[label_cols[0]]]
+        names = sorted_names(p for row in parts for p in row)
+        index = {n: i for i, n in enumerate(names)}
+        y = np.zeros((len(parts), len(names)), np.float32)
+        for r, row in enumerate(parts):
+            y[r, [index[p] for p in row]] = 1.0
+    else:
+        raw = frame[label_cols[0]].str.strip()
+        nums = _numbers(raw)
+        if nums is not None:  # "1" and "1.0" are the same class
+            raw = nums.astype(np.int64).astype(str)
+        names = sorted_names(raw)
+        index = {n: i for i, n in enumerate(names)}
+        y = raw.map(index).to_numpy(np.int64)
+    if kind != REGRESSION and len(names) < 2:
+        raise DataError(f"only one class ({names[0] if names else 'none'}) in {', '.join(label_cols)}; "
+                        "a classifier needs at least two")
+    return LabeledData(texts=tuple(texts.str.strip()), y=y, label_names=tuple(names), problem_type=kind,
+                       text_column=text_col, label_columns=label_cols, notes=table.notes)
+
+
+def _row(mask: pd.Series) -> int:
+    # Row numbers as a spreadsheet shows them: 1 is the header, data start at 2.
+    return int(np.flatnonzero(mask.to_numpy())[0]) + 2

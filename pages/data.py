@@ -1,7 +1,106 @@
-"""Placeholder: filled in by its issue."""
+"""Data & labels: upload a CSV (or use the demo) and see at once what is wrong with its labels."""
+import hashlib
+import json
+
 import streamlit as st
 
+from explorer import plots, state
+from explorer.checkpoints import CheckpointError
+from explorer.data import MAX_BYTES, DataError, demo_frame, read_csv
+from explorer.labels import corrected_config, label_report, merge_labels
 from explorer.state import t
 
-st.title(t("nav.data"))
-st.info("This page is being built.")
+ss = st.session_state
+st.title(t("data.title"))
+st.caption(t("data.intro"))
+
+source = st.radio(t("data.source"), ["demo", "upload"], key="data_source", horizontal=True,
+                  format_func=lambda s: t(f"data.source_{s}"))
+if source == "upload":
+    up = st.file_uploader(t("data.upload", mb=MAX_BYTES // 2**20), type=["csv", "tsv", "txt"], key="data_upload")
+    if up is None:
+        st.info(t("data.upload_first"))
+        st.stop()
+    raw, name = up.getvalue(), up.name
+else:
+    left, right = st.columns(2)
+    per_class = left.number_input(t("data.per_class"), 10, 1000, 60, step=10, key="data_per_class")
+    permute = right.checkbox(t("data.permute"), key="data_permute")
+    df = demo_frame(per_class=int(per_class), seed=0)
+    if permute:  # shuffle the names so the debugger has something to find
+        df["label"] = df["label"].map({"negative": "positive", "positive": "neutral", "neutral": "negative"})
+    raw, name = df.to_csv(index=False).encode(), "demo.csv"
+
+# Fixes the user applied (merges, mappings) replace the file's bytes for this source.
+digest = hashlib.sha1(raw).hexdigest()
+fixed = ss.get("data_fixed", {})
+raw = fixed.get(digest, raw)
+try:
+    table = read_csv(raw)
+except DataError as err:
+    st.error(str(err))
+    st.stop()
+for note in table.notes:
+    st.warning(note)
+cols = ["—"] + list(table.frame.columns)
+c1, c2, c3 = st.columns(3)
+text_col = c1.selectbox(t("data.text_column"), cols, key="data_text_column")
+label_col = c2.selectbox(t("data.label_column"), cols, key="data_label_column")
+use_ck = c3.checkbox(t("data.compare", name=state.selection()[0]), value=True, key="data_compare")
+
+ck_name, _, _, seed = state.selection()
+# Predicting with the checkpoint takes seconds: redo the report only when its inputs change.
+report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, ck_name if use_ck else None, seed)
+try:
+    ck = state.checkpoint(ck_name, seed) if use_ck else None
+    if ss.get("data_report", (None, None))[0] != report_key:
+        guess = lambda c: None if c == "—" else c  # noqa: E731
+        ss["data_report"] = (report_key, label_report(table, guess(text_col), guess(label_col), ck))
+except (DataError, CheckpointError) as err:
+    st.error(str(err))
+    st.stop()
+report = ss["data_report"][1]
+ss["data_csv"] = {"bytes": raw, "name": name, "text_column": report.text_column,
+                  "label_column": ",".join(report.label_columns)}
+
+m1, m2, m3 = st.columns(3)
+m1.metric(t("data.rows"), report.rows)
+m2.metric(t("data.problem_type"), report.problem_type)
+m3.metric(t("data.loss"), report.loss)
+if report.labels:
+    names, counts = zip(*report.labels)
+    st.plotly_chart(plots.label_bars(names, counts, t("data.counts_title"), t("data.label_axis"),
+                                     t("data.count_axis"), fmt=".0f"), key="data_counts")
+if not report.issues:
+    st.success(t("data.no_issues"))
+
+
+def _apply(mapping: dict) -> None:
+    frame = merge_labels(table.frame, report.label_columns[0], mapping)
+    ss.setdefault("data_fixed", {})[digest] = frame.to_csv(index=False).encode()
+
+
+for i, issue in enumerate(report.issues):
+    st.warning(f"**{issue.kind}**: {issue.message}")
+    if issue.kind == "near_duplicate_labels":
+        st.button(t("data.merge"), key=f"data_merge_{i}", on_click=_apply, args=(issue.detail["merge"],))
+for trap in report.traps:
+    st.info(trap)
+
+if report.confusion is not None:
+    st.subheader(t("data.mapping_title"))
+    a1, a2 = st.columns(2)
+    a1.metric(t("data.acc_before"), f"{report.accuracy_before:.1%}")
+    a2.metric(t("data.acc_after"), f"{report.accuracy_after:.1%}")
+    st.plotly_chart(plots.confusion_heatmap(report.confusion, report.confusion_rows, report.confusion_cols,
+                                            t("data.confusion_title"), t("data.predicted_axis"), t("data.csv_axis")),
+                    key="data_confusion")
+    if report.suggested_mapping:
+        st.table([{"csv": a, "checkpoint": b} for a, b in report.suggested_mapping.items()])
+        b1, b2 = st.columns(2)
+        b1.button(t("data.apply"), key="data_apply", on_click=_apply, args=(report.suggested_mapping,))
+        b2.download_button(t("data.export_config"), json.dumps(corrected_config(ck, report.suggested_mapping), indent=1),
+                           file_name="config.json", mime="application/json", key="data_export")
+    if report.misclassified:
+        st.caption(t("data.misclassified"))
+        st.dataframe(list(report.misclassified), key="data_wrong")

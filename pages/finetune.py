@@ -1,7 +1,105 @@
-"""Placeholder: filled in by its issue."""
+"""Fine-tune: train a private copy of the sidebar's checkpoint on the Data page's CSV (or the demo)."""
+import threading
+
 import streamlit as st
 
+from explorer import plots, state
+from explorer.checkpoints import CheckpointError
+from explorer.data import DataError, demo_frame, prepare, read_csv
+from explorer.finetune import FinetuneError, Settings, export_zip, finetune, session_name
 from explorer.state import t
 
-st.title(t("nav.finetune"))
-st.info("This page is being built.")
+ss = st.session_state
+st.title(t("finetune.title"))
+st.caption(t("finetune.intro"))
+
+src = ss.get("data_csv")
+if src is None:
+    src = {"bytes": demo_frame(per_class=60, seed=0).to_csv(index=False).encode(), "name": "demo.csv",
+           "text_column": "text", "label_column": "label"}
+st.caption(t("finetune.data", name=src["name"]))
+name, _, _, seed = state.selection()
+c1, c2, c3 = st.columns(3)
+mode = c1.radio(t("finetune.mode"), ["head", "full"], key="ft_mode", format_func=lambda m: t(f"finetune.mode_{m}"))
+epochs = c2.number_input(t("finetune.epochs"), 1, 500, 30 if mode == "head" else 3, key=f"ft_epochs_{mode}")
+lr = c3.number_input(t("finetune.lr"), 1e-6, 1.0, 1e-3 if mode == "head" else 5e-5, format="%.0e", key=f"ft_lr_{mode}")
+c4, c5 = st.columns(2)
+batch = c4.number_input(t("finetune.batch"), 1, 512, 32, key="ft_batch")
+max_len = c5.number_input(t("finetune.max_length"), 8, 512, 128, key="ft_max_length")
+
+job = ss.get("ft_job")
+running = job is not None and job["thread"].is_alive()
+
+
+def _start():
+    try:
+        data = prepare(read_csv(src["bytes"]), src["text_column"], src["label_column"])
+        ck = state.checkpoint(name, seed)
+    except (DataError, CheckpointError) as err:
+        ss["ft_error"] = str(err)
+        return
+    settings = Settings(mode=mode, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
+                        max_length=int(max_len), seed=seed)
+    new = {"history": [], "stop": threading.Event(), "result": None, "error": None, "name": session_name()}
+
+    def work():  # no streamlit calls in here: it runs outside the script thread
+        try:
+            new["result"] = finetune(ck, data, settings, progress=new["history"].append,
+                                     stop=new["stop"].is_set, name=new["name"])
+        except (FinetuneError, ValueError) as err:
+            new["error"] = str(err).splitlines()[0]
+
+    new["thread"] = threading.Thread(target=work, daemon=True)
+    new["thread"].start()
+    ss["ft_job"] = new
+    ss.pop("ft_error", None)
+
+
+b1, b2 = st.columns(2)
+b1.button(t("finetune.start"), key="ft_start", on_click=_start, disabled=running, type="primary")
+b2.button(t("finetune.stop"), key="ft_stop", disabled=not running, on_click=lambda: ss["ft_job"]["stop"].set())
+if ss.get("ft_error"):
+    st.error(ss["ft_error"])
+
+
+@st.fragment(run_every=1.0 if running else None)
+def live():
+    job = ss.get("ft_job")
+    if job is None:
+        return
+    hist = list(job["history"])
+    total = hist[-1]["epochs"] if hist else 1
+    st.progress(len(hist) / total if hist else 0.0, text=t("finetune.progress", done=len(hist), total=total))
+    if hist:
+        metric = "accuracy" if "accuracy" in hist[-1] else None
+        st.plotly_chart(plots.training_curves(hist, t("finetune.curve_title"), t("finetune.epoch_axis"),
+                                              t("finetune.value_axis"), metric), key="ft_curve")
+    if running and not job["thread"].is_alive():
+        st.rerun()  # finished: redraw the whole page with the results
+
+
+live()
+job = ss.get("ft_job")
+if job is not None and not job["thread"].is_alive():
+    if job["error"]:
+        st.error(job["error"])
+    elif job["result"] is not None:
+        res = job["result"]
+        if not job.get("registered"):
+            state.register_session_checkpoint(res.checkpoint)
+            job["registered"] = True
+            st.rerun()  # the sidebar was drawn before this page: redraw it with the new model
+        if res.stopped:
+            st.info(t("finetune.stopped", epoch=res.best_epoch))
+        st.success(t("finetune.done", name=res.checkpoint.name, seconds=f"{res.train_seconds:.1f}"))
+        cols = st.columns(len(res.metrics))
+        for col, (k, v) in zip(cols, res.metrics.items()):
+            col.metric(k, f"{v:.3f}")
+        if res.confusion is not None:
+            st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
+                                                    t("finetune.predicted_axis"), t("finetune.true_axis")),
+                            key="ft_confusion")
+        if "zip" not in job:
+            job["zip"] = export_zip(res)
+        st.download_button(t("finetune.download"), job["zip"], file_name=f"{res.checkpoint.name}.zip",
+                           mime="application/zip", key="ft_download")

@@ -1,0 +1,372 @@
+"""Fine-tuning on a labelled dataset, always on a private copy of the checkpoint.
+
+`head` mode freezes the encoder: first-token features are computed once (and cached), so the
+head can train for many epochs in seconds. `full` mode trains everything with transformers'
+Trainer. Both report progress per epoch, stop when asked and keep the best validation state.
+The result exports as an ordinary HF folder that `transformers.pipeline` loads.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import os
+import shutil
+import tempfile
+import time
+import uuid
+import zipfile
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+from sklearn.metrics import accuracy_score, f1_score, mean_squared_error
+from sklearn.model_selection import train_test_split
+
+from .checkpoints import Checkpoint
+from .data import MULTI, REGRESSION, SINGLE, LabeledData
+from .heads import NATIVE, build_head, run_head
+from .sentiment import first_token_features
+
+MODES = ("head", "full")
+
+
+class FinetuneError(ValueError):
+    """Fine-tuning cannot run as asked; the message is one line, meant for the user."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    mode: str = "head"
+    head: str = "own"
+    epochs: int | None = None  # None: 30 for head mode, 3 for full mode
+    learning_rate: float | None = None  # None: 1e-3 for head mode, 5e-5 for full mode
+    batch_size: int = 32
+    max_length: int = 128
+    val_fraction: float = 0.2
+    seed: int = 0
+    weight_decay: float = 0.01
+
+    def resolved(self) -> "Settings":
+        head = self.mode == "head"
+        return replace(self, epochs=self.epochs or (30 if head else 3),
+                       learning_rate=self.learning_rate or (1e-3 if head else 5e-5))
+
+
+@dataclass(frozen=True, eq=False)
+class FinetuneResult:
+    checkpoint: Checkpoint  # the fine-tuned private copy, eval mode, read-only from here on
+    metrics: dict  # validation metrics of the best epoch
+    history: tuple[dict, ...]  # one row per finished epoch: epoch, loss, val_loss, val metric
+    labels: tuple[str, ...]
+    problem_type: str
+    confusion: np.ndarray | None  # (true, predicted) on validation, single-label only
+    train_seconds: float
+    best_epoch: int
+    stopped: bool  # the stop flag ended training early
+
+
+Progress = Callable[[dict], None]
+Stop = Callable[[], bool]
+
+# ---- model preparation --------------------------------------------------------------------
+
+
+def _label_slot_path(model) -> str:
+    kind, paths = NATIVE.get(model.config.model_type, (None, {}))
+    if kind is None:
+        raise FinetuneError(f"fine-tuning does not know the head of model_type '{model.config.model_type}'")
+    slot = "out_proj" if "out_proj" in paths else "classifier"
+    return paths[slot]
+
+
+def trainable_copy(ck: Checkpoint, data: LabeledData, name: str, seed: int = 0) -> Checkpoint:
+    """A deep copy of `ck` whose output layer fits the data's labels. `ck` is never touched."""
+    model = copy.deepcopy(ck.model)
+    cfg = model.config
+    names = data.label_names if data.problem_type != REGRESSION else ("value",)
+    path = _label_slot_path(model)
+    old = model.get_submodule(path)
+    new = torch.nn.Linear(old.in_features, len(names))
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        if set(names) == set(ck.labels) and data.problem_type == SINGLE:
+            order = [ck.labels.index(n) for n in names]  # warm start: keep what it already knows
+            new.weight.copy_(old.weight[order])
+            new.bias.copy_(old.bias[order])
+        else:
+            new.weight.copy_(torch.randn(new.weight.shape, generator=gen) * getattr(cfg, "initializer_range", 0.02))
+            new.bias.zero_()
+    model.set_submodule(path, new)
+    model.num_labels = len(names)
+    cfg.num_labels = len(names)
+    cfg.id2label = dict(enumerate(names))
+    cfg.label2id = {n: i for i, n in enumerate(names)}
+    cfg.problem_type = data.problem_type
+    model.requires_grad_(False)
+    model.eval()
+    return Checkpoint(name=name, model=model, tokenizer=ck.tokenizer, new_weights=(), source=f"fine-tuned from {ck.name}")
+
+
+def session_name() -> str:
+    return f"finetuned-{uuid.uuid4().hex[:8]}"
+
+
+# ---- features, cached -----------------------------------------------------------------------
+
+_FEATURES: OrderedDict = OrderedDict()
+_FEATURES_MAX = 4
+
+
+def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int) -> torch.Tensor:
+    """(n, hidden) frozen-encoder features, cached per (model, texts, max_length)."""
+    digest = hashlib.sha1("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
+    key = (id(ck.model), ck.name, ck.source, max_length, digest)
+    if key not in _FEATURES:
+        _FEATURES[key] = first_token_features(ck, list(texts), max_length=max_length)
+        while len(_FEATURES) > _FEATURES_MAX:
+            _FEATURES.popitem(last=False)
+    _FEATURES.move_to_end(key)
+    return _FEATURES[key]
+
+
+# ---- metrics --------------------------------------------------------------------------------
+
+
+def split(data: LabeledData, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(train idx, val idx), stratified when every class has at least two rows."""
+    idx = np.arange(len(data.texts))
+    strat = None
+    if data.problem_type == SINGLE and np.bincount(data.y).min(initial=2) >= 2:
+        strat = data.y
+    n_val = max(int(round(len(idx) * fraction)), len(data.label_names) if strat is not None else 1)
+    if len(idx) - n_val < 2:
+        raise FinetuneError(f"only {len(idx)} rows: too few to hold out a validation split")
+    return tuple(train_test_split(idx, test_size=n_val, random_state=seed, stratify=strat))
+
+
+def metrics(problem_type: str, logits: np.ndarray, y: np.ndarray, n_labels: int) -> dict:
+    if problem_type == REGRESSION:
+        return {"mse": float(mean_squared_error(y, logits[:, 0]))}
+    if problem_type == MULTI:
+        pred = (logits > 0).astype(int)
+        return {"f1_micro": float(f1_score(y, pred, average="micro", zero_division=0)),
+                "f1_macro": float(f1_score(y, pred, average="macro", zero_division=0)),
+                "subset_accuracy": float(accuracy_score(y, pred))}
+    pred = logits.argmax(-1)
+    return {"accuracy": float(accuracy_score(y, pred)),
+            "macro_f1": float(f1_score(y, pred, average="macro", labels=list(range(n_labels)), zero_division=0))}
+
+
+def score(problem_type: str, m: dict) -> float:
+    """Higher is better: the number that picks the best epoch."""
+    return {SINGLE: m.get("accuracy", 0.0), MULTI: m.get("f1_micro", 0.0)}.get(problem_type, -m.get("mse", 0.0))
+
+
+def confusion(problem_type: str, logits: np.ndarray, y: np.ndarray, n_labels: int) -> np.ndarray | None:
+    if problem_type != SINGLE:
+        return None
+    out = np.zeros((n_labels, n_labels), np.int64)
+    np.add.at(out, (y, logits.argmax(-1)), 1)
+    return out
+
+
+def loss_fn(problem_type: str, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    if problem_type == REGRESSION:
+        return torch.nn.functional.mse_loss(logits[:, 0], y)
+    if problem_type == MULTI:
+        return torch.nn.functional.binary_cross_entropy_with_logits(logits, y)
+    return torch.nn.functional.cross_entropy(logits, y)
+
+
+# ---- training -------------------------------------------------------------------------------
+
+
+def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), progress: Progress | None = None,
+             stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
+    """Train a private copy of `ck` on `data`; `ck` itself is never modified."""
+    s = settings.resolved()
+    if s.mode not in MODES:
+        raise FinetuneError(f"unknown mode '{s.mode}'; choose head or full")
+    native = NATIVE.get(ck.model_type, (None,))[0]
+    if s.head not in ("own", native):
+        raise FinetuneError(f"fine-tuning trains the checkpoint's own head ('own' = '{native}'), "
+                            f"since only that head can be saved in HF format; got '{s.head}'")
+    if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
+        raise FinetuneError("epochs, batch size and learning rate must be positive")
+    torch.manual_seed(s.seed)
+    work = trainable_copy(ck, data, name or session_name(), s.seed)
+    train_idx, val_idx = split(data, s.val_fraction, s.seed)
+    run = _train_head if s.mode == "head" else _train_full
+    t0 = time.perf_counter()
+    history, best_epoch, stopped, val_logits = run(ck, work, data, s, train_idx, val_idx, progress, stop)
+    seconds = time.perf_counter() - t0
+    work.model.requires_grad_(False)
+    work.model.eval()
+    n = len(work.labels)
+    y_val = data.y[val_idx]
+    return FinetuneResult(
+        checkpoint=work, metrics=metrics(data.problem_type, val_logits, y_val, n), history=tuple(history),
+        labels=data.label_names, problem_type=data.problem_type,
+        confusion=confusion(data.problem_type, val_logits, y_val, n), train_seconds=seconds,
+        best_epoch=best_epoch, stopped=stopped)
+
+
+def _target(data: LabeledData, idx) -> torch.Tensor:
+    y = torch.from_numpy(np.asarray(data.y[idx]))
+    return y.long() if data.problem_type == SINGLE else y.float()
+
+
+def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
+    feats = cached_features(ck, data.texts, s.max_length)  # (n, hidden), from the untouched encoder
+    head = build_head(work, "own", s.seed)
+    params = [p for layer in head.layers.values() for p in layer.parameters()]
+    for p in params:
+        p.requires_grad_(True)  # the private copy only
+    opt = torch.optim.AdamW(params, lr=s.learning_rate, weight_decay=s.weight_decay)
+    steps = s.epochs * -(-len(train_idx) // s.batch_size)
+    # Linear decay to zero, as Trainer does: late epochs settle instead of bouncing around.
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.0, 1 - step / steps))
+    gen = torch.Generator().manual_seed(s.seed)
+    xtr, xva = feats[train_idx].unsqueeze(1), feats[val_idx].unsqueeze(1)  # (n, 1, hidden): a 1-token "sequence"
+    ytr, yva = _target(data, train_idx), _target(data, val_idx)
+    ones_tr, ones_va = torch.ones(xtr.shape[:2]), torch.ones(xva.shape[:2])
+    history, best, stopped = [], (-float("inf"), 0, None), False
+    for epoch in range(1, s.epochs + 1):
+        perm = torch.randperm(len(xtr), generator=gen)
+        total = 0.0
+        for i in range(0, len(perm), s.batch_size):
+            b = perm[i:i + s.batch_size]
+            logits = run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1]
+            loss = loss_fn(data.problem_type, logits, ytr[b])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(b)
+        with torch.no_grad():
+            val_logits = run_head(head, xva, ones_va)[-1][1]
+            val_loss = float(loss_fn(data.problem_type, val_logits, yva))
+        m = metrics(data.problem_type, val_logits.numpy(), data.y[val_idx], len(work.labels))
+        history.append({"epoch": epoch, "loss": total / len(perm), "val_loss": val_loss, **m})
+        if score(data.problem_type, m) > best[0]:
+            state = {k: (layer.weight.detach().clone(), layer.bias.detach().clone()) for k, layer in head.layers.items()}
+            best = (score(data.problem_type, m), epoch, state)
+        if progress:
+            progress({**history[-1], "epochs": s.epochs})
+        if stop and stop():
+            stopped = True
+            break
+    with torch.no_grad():
+        for k, (w, bias) in best[2].items():
+            head.layers[k].weight.copy_(w)
+            head.layers[k].bias.copy_(bias)
+        val_logits = run_head(head, xva, ones_va)[-1][1].numpy()
+    return history, best[1], stopped, val_logits
+
+
+class _Rows(torch.utils.data.Dataset):
+    def __init__(self, enc: dict, y: torch.Tensor):
+        self.enc, self.y = enc, y
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        return {**{k: v[i] for k, v in self.enc.items()}, "labels": self.y[i]}
+
+
+def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
+    from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
+
+    def rows(idx):
+        enc = work.tokenizer([data.texts[i] for i in idx], truncation=True, max_length=s.max_length)
+        return _Rows(enc, _target(data, idx))
+
+    # Logging once per epoch, on its last step, so the epoch's loss is known when the epoch ends.
+    history, best = [], {"score": -float("inf"), "epoch": 0, "state": None, "logits": None}
+    flags = {"stopped": False}
+
+    def evaluate(model) -> tuple[np.ndarray, float]:
+        was_training = model.training
+        model.eval()
+        with torch.no_grad():
+            enc = work.tokenizer([data.texts[i] for i in val_idx], truncation=True, max_length=s.max_length,
+                                 padding=True, return_tensors="pt")
+            logits = model(**{k: v.to(model.device) for k, v in enc.items()}).logits.float().cpu()
+        model.train(was_training)
+        return logits.numpy(), float(loss_fn(data.problem_type, logits, _target(data, val_idx)))
+
+    class Progress(TrainerCallback):
+        def on_epoch_end(self, args, state, control, model=None, **kw):
+            logits, val_loss = evaluate(model)
+            m = metrics(data.problem_type, logits, data.y[val_idx], len(work.labels))
+            losses = [r["loss"] for r in state.log_history if "loss" in r]
+            epoch = len(history) + 1
+            history.append({"epoch": epoch, "loss": losses[-1] if losses else float("nan"), "val_loss": val_loss, **m})
+            if score(data.problem_type, m) > best["score"]:
+                best.update(score=score(data.problem_type, m), epoch=epoch, logits=logits,
+                            state={k: v.detach().clone() for k, v in model.state_dict().items()})
+            if progress:
+                progress({**history[-1], "epochs": s.epochs})
+
+        def on_step_end(self, args, state, control, **kw):
+            if stop and stop():
+                flags["stopped"] = True
+                control.should_training_stop = True
+
+    work.model.requires_grad_(True)
+    work.model.train()
+    with tempfile.TemporaryDirectory() as tmp:
+        args = TrainingArguments(
+            output_dir=tmp, num_train_epochs=s.epochs, learning_rate=s.learning_rate,
+            per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no", eval_strategy="no",
+            logging_strategy="steps", logging_steps=max(1, -(-len(train_idx) // s.batch_size)), report_to=[], disable_tqdm=True, use_cpu=not torch.cuda.is_available())
+        trainer = Trainer(model=work.model, args=args, train_dataset=rows(train_idx),
+                          data_collator=DataCollatorWithPadding(work.tokenizer), callbacks=[Progress()])
+        trainer.remove_callback(PrinterCallback)  # it prints logs to stdout, which --json keeps clean
+        trainer.train()
+    work.model.cpu()
+    if best["state"] is None:  # stopped before the first epoch ended: evaluate what there is
+        return history, 0, flags["stopped"], evaluate(work.model)[0]
+    if best["epoch"] != len(history) or flags["stopped"]:
+        work.model.load_state_dict(best["state"])
+    return history, best["epoch"], flags["stopped"], best["logits"]
+
+
+# ---- export ---------------------------------------------------------------------------------
+
+
+def export(result: FinetuneResult, out: str | os.PathLike) -> Path:
+    """Write an HF folder (config with the data's label names, tokenizer, safetensors) atomically:
+    everything goes to a temp folder beside `out` that is renamed at the end, so `out` is never half-written."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FinetuneError(f"'{out}' already exists and is not an empty folder; choose a new --out")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        result.checkpoint.model.save_pretrained(tmp, safe_serialization=True)
+        result.checkpoint.tokenizer.save_pretrained(tmp)
+        if out.exists():
+            out.rmdir()
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def export_zip(result: FinetuneResult) -> bytes:
+    """The exported folder as zip bytes, for a download button."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = export(result, Path(tmp) / result.checkpoint.name)
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in sorted(folder.rglob("*")):
+                if f.is_file():
+                    zf.write(f, f"{folder.name}/{f.relative_to(folder)}")
+        return buf.getvalue()
