@@ -82,9 +82,9 @@ def test_finetune_page_trains_registers_and_offers_zip():
     assert len(titles["Loss and validation accuracy per epoch"]["data"][0]["x"]) == 5
     assert job["zip"][:2] == b"PK"
     # selectable on the other pages: the home page analyses the text with the fine-tuned model
-    at.session_state["checkpoint"] = name
-    at.session_state["text"] = "what a lovely day"
     at.switch_page("pages/home.py").run()
+    at.selectbox(key="checkpoint").set_value(name)
+    at.text_area(key="text").input("what a lovely day").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     from explorer.analysis import analyze
     from explorer.heads import build_head
