@@ -324,6 +324,8 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
         args = TrainingArguments(
             output_dir=tmp, num_train_epochs=s.epochs, learning_rate=s.learning_rate,
             per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no", eval_strategy="no",
+            # Batches of similar length waste less compute on padding than random batches.
+            train_sampling_strategy="group_by_length",
             logging_strategy="steps", logging_steps=max(1, -(-len(train_idx) // s.batch_size)), report_to=[], disable_tqdm=True, use_cpu=not torch.cuda.is_available())
         trainer = Trainer(model=work.model, args=args, train_dataset=rows(train_idx),
                           data_collator=DataCollatorWithPadding(work.tokenizer), callbacks=[Progress()])

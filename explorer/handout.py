@@ -5,7 +5,11 @@ import html
 
 import plotly.graph_objects as go
 
+from . import attribution
 from .analysis import Analysis
+from .checkpoints import Checkpoint
+from .heads import Head
+from .plots.attribution import sorted_bars
 
 
 def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str]) -> str:
@@ -31,3 +35,14 @@ def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str])
 {figs}
 </body></html>
 """
+
+
+def handout_with_attributions(ck: Checkpoint, head: Head, a: Analysis, figures: list[go.Figure],
+                              strings: dict[str, str]) -> str:
+    """The handout plus a word-level Integrated Gradients chart for the predicted label
+    (the slow part, so callers run it only when a student asks for the file)."""
+    att = attribution.attribute(ck, head, a.text)
+    words, scores = att.words()
+    fig = sorted_bars(words, scores, strings["attr_title"].format(label=att.target_label),
+                      strings["attr_axis"], strings["word_axis"])
+    return handout_html(a, [*figures, fig], strings)

@@ -1,5 +1,4 @@
 """Guided lesson: the chain from text to label, with the class's own live numbers."""
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -95,5 +94,11 @@ if a is not None:
                                         t(P + "attention"))
     doc = {k.rsplit(".", 1)[1]: v for k, v in strings(lang()).items() if k.startswith("lesson.handout_doc.")}
     bars = plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"), t("home.prob_axis"))
-    st.download_button(t("lesson.handout"), handout.handout_html(a, [bars, fig], doc), file_name="handout.html",
-                       mime="text/html", help=t("lesson.handout_help"), key="lesson_handout")
+    name, kind, _, seed = selection()
+    ck, hd = checkpoint(name, seed), head(name, kind, seed)
+
+    def handout_file() -> str:  # runs on click, on another thread: no streamlit calls inside
+        return handout.handout_with_attributions(ck, hd, a, [bars, fig], doc)
+
+    st.download_button(t("lesson.handout"), handout_file, file_name="handout.html", mime="text/html",
+                       help=t("lesson.handout_help"), key="lesson_handout")

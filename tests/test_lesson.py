@@ -91,3 +91,15 @@ def test_handout_is_standalone_html(sentiment):
                        {k: k for k in ("title", "text", "checkpoint", "head", "prediction", "tokens", "label")})
     assert doc.startswith("<!doctype html>") and "&lt;b&gt;love" in doc
     assert "<script src=\"http" not in doc and "plotly" in doc.lower() and a.predicted in doc
+
+
+def test_handout_adds_word_attributions_for_the_prediction(sentiment):
+    from explorer.handout import handout_with_attributions
+    from explorer.i18n import strings
+
+    a = analyze(sentiment, build_head(sentiment), "I love this wonderful car")
+    doc = {k.rsplit(".", 1)[1]: v for k, v in strings("vi").items() if k.startswith("lesson.handout_doc.")}
+    html = handout_with_attributions(sentiment, build_head(sentiment), a, [], doc)
+    title = doc["attr_title"].format(label=a.predicted)
+    assert json.dumps(title)[1:-1] in html  # plotly embeds the figure as JSON
+    assert "wonderful" in html and html.count("Plotly.newPlot") == 1
