@@ -38,7 +38,6 @@ class Analysis:
     rollout: np.ndarray  # (layers, seq, seq)
     flow: np.ndarray | None  # (layers, seq), or None unless asked for
     new_weights: tuple[str, ...]  # newly initialised parameters the head uses
-    head_pretrained: bool  # every linear layer of the head came from the checkpoint
 
     @property
     def cls_hidden(self) -> np.ndarray:  # (hidden,)
@@ -94,7 +93,6 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False) -> Analys
         word_ids = tuple(enc.word_ids(0))
     except (ValueError, AttributeError):  # slow tokenizers have no word ids
         word_ids = tuple(None if i in special_ids else k for k, i in enumerate(ids))
-    used_new = tuple(p for p in head.new_parameters)
     return Analysis(
         checkpoint=ck.name,
         head_kind=head.kind,
@@ -116,6 +114,5 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False) -> Analys
         attentions=att,
         rollout=attention.rollout(att),
         flow=attention.flow(att) if flow else None,
-        new_weights=used_new,
-        head_pretrained=not used_new,
+        new_weights=head.new_parameters,
     )
