@@ -224,7 +224,9 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
                                         f"in the CSV only: {', '.join(extra)}" if extra else "",
                                         f"in the checkpoint only: {', '.join(unused)}" if unused else ""])),
                                     {"csv_only": extra, "checkpoint_only": unused}))
-        if kind == SINGLE and len(names) >= 2:
+        # A head with new (random) weights or placeholder names predicts nothing about the labels,
+        # so a "best mapping" found from it would be noise presented as a fix.
+        if kind == SINGLE and len(names) >= 2 and not generic and not ck.new_weights:
             sample = valid.sample(n=min(max_predict, len(valid)), random_state=seed)
             texts = sample[text_col].fillna("").astype(str).tolist()
             labels = sample[label_cols[0]].str.strip().map(lambda v: merge.get(v, v)).tolist()

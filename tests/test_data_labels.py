@@ -89,3 +89,12 @@ def test_correct_mapping_is_not_flagged(sentiment):
     assert "permuted_mapping" not in r.kinds and r.suggested_mapping == {}
     assert r.accuracy_before == r.accuracy_after > 0.5
     assert all(m["expected"] != m["predicted"] for m in r.misclassified)
+
+
+def test_a_random_head_never_suggests_a_mapping(minilm, tiny):
+    # minilm's classifier is new (random): any "best mapping" from its predictions would be noise.
+    r = _report(_demo_csv(per_class=20), minilm)
+    assert "permuted_mapping" not in r.kinds and r.suggested_mapping == {} and r.confusion is None
+    # a trained head with real names still gets the check (the tiny models ship their heads)
+    named = _report("text,label\n" + "".join(f"w{i},{n}\n" for i in range(6) for n in ("alpha", "beta")), tiny["bert"])
+    assert named.confusion is not None
