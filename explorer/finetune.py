@@ -52,8 +52,9 @@ class Settings:
 
     def resolved(self) -> "Settings":
         head = self.mode == "head"
-        return replace(self, epochs=self.epochs or (30 if head else 3),
-                       learning_rate=self.learning_rate or (1e-3 if head else 5e-5))
+        # `is None`, not `or`: an explicit 0 must reach the validation and be refused, not become a default.
+        return replace(self, epochs=(30 if head else 3) if self.epochs is None else self.epochs,
+                       learning_rate=(1e-3 if head else 5e-5) if self.learning_rate is None else self.learning_rate)
 
 
 @dataclass(frozen=True, eq=False)
@@ -252,7 +253,7 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
             val_loss = float(loss_fn(data.problem_type, val_logits, yva))
         m = metrics(data.problem_type, val_logits.numpy(), data.y[val_idx], len(work.labels))
         history.append({"epoch": epoch, "loss": total / len(perm), "val_loss": val_loss, **m})
-        if score(data.problem_type, m) > best[0]:
+        if best[2] is None or score(data.problem_type, m) > best[0]:  # NaN scores still keep a state
             state = {k: (layer.weight.detach().clone(), layer.bias.detach().clone()) for k, layer in head.layers.items()}
             best = (score(data.problem_type, m), epoch, state)
         if progress:
@@ -307,7 +308,7 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
             losses = [r["loss"] for r in state.log_history if "loss" in r]
             epoch = len(history) + 1
             history.append({"epoch": epoch, "loss": losses[-1] if losses else float("nan"), "val_loss": val_loss, **m})
-            if score(data.problem_type, m) > best["score"]:
+            if best["state"] is None or score(data.problem_type, m) > best["score"]:
                 best.update(score=score(data.problem_type, m), epoch=epoch, logits=logits,
                             state={k: v.detach().clone() for k, v in model.state_dict().items()})
             if progress:

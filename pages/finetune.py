@@ -6,7 +6,7 @@ import streamlit as st
 from explorer import plots, state
 from explorer.checkpoints import CheckpointError
 from explorer.data import DataError, demo_frame, prepare, read_csv
-from explorer.finetune import FinetuneError, Settings, export_zip, finetune, session_name
+from explorer.finetune import Settings, export_zip, finetune, session_name
 from explorer.state import t
 
 ss = st.session_state
@@ -46,8 +46,8 @@ def _start():
         try:
             new["result"] = finetune(ck, data, settings, progress=new["history"].append,
                                      stop=new["stop"].is_set, name=new["name"])
-        except (FinetuneError, ValueError) as err:
-            new["error"] = str(err).splitlines()[0]
+        except Exception as err:  # noqa: BLE001 - a thread boundary: any failure must reach the page as one line
+            new["error"] = (str(err).strip().splitlines() or [type(err).__name__])[0]
 
     new["thread"] = threading.Thread(target=work, daemon=True)
     new["thread"].start()
