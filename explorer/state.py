@@ -5,10 +5,12 @@ read-only. A session's own fine-tuned models live in its session state under uni
 """
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from . import analysis as _analysis
-from . import checkpoints, heads, i18n
+from . import attention, checkpoints, heads, i18n
 
 SESSION_MODELS = "session_checkpoints"  # session_state key: {name: Checkpoint}
 
@@ -53,14 +55,21 @@ def head(name: str, kind: str, seed: int = 0) -> heads.Head:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def _cached_analysis(name: str, kind: str, text: str, seed: int, flow: bool) -> _analysis.Analysis:
-    return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, flow=flow)
+def _cached_analysis(name: str, kind: str, text: str, seed: int) -> _analysis.Analysis:
+    return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text)
+
+
+@st.cache_data(max_entries=32, show_spinner="Computing max-flow…")
+def _cached_flow(name: str, kind: str, text: str, seed: int):  # (layers, seq)
+    return attention.flow(_cached_analysis(name, kind, text, seed).attentions)
 
 
 def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False) -> _analysis.Analysis:
+    """Cached by name. Flow is added to the cached analysis, so turning it on never reruns the encoder."""
     if name in st.session_state.get(SESSION_MODELS, {}):
         return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, flow=flow)
-    return _cached_analysis(name, kind, text, seed, flow)
+    a = _cached_analysis(name, kind, text, seed)
+    return dataclasses.replace(a, flow=_cached_flow(name, kind, text, seed)) if flow else a
 
 
 def selection() -> tuple[str, str, str, int]:

@@ -4,12 +4,13 @@ from functools import partial
 import numpy as np
 import pytest
 
-from explorer import i18n, plots
+from explorer import attention, i18n, plots
+from explorer.checkpoints import load_checkpoint
 from explorer.analysis import analyze
 from explorer.heads import build_head
 from explorer.tokens import cls_vs_mean, rollout_off_cls, token_rows, without_special
 
-from explore_helpers import TEXT, open_page, specs, titles
+from explore_helpers import TEXT, open_page, specs, titles, values
 
 T = partial(i18n.t, lang="en")
 
@@ -62,6 +63,10 @@ def test_tokens_page_apptest():
     assert any("per head" in x for x in titles(at)) and not any("max-flow from" in x for x in titles(at))
     n = len(specs(at)[0]["data"][0]["x"])
     at.toggle(key="tokens_flow").set_value(True).run()
+    flow = next(sp for sp in specs(at) if "max-flow from" in sp["layout"]["title"]["text"])
+    ck = load_checkpoint("minilm-sentiment")
+    want = attention.flow(analyze(ck, build_head(ck), TEXT).attentions)  # (layers, seq)
+    np.testing.assert_allclose(values(flow["data"][0]["z"]), want, atol=1e-6)
     at.selectbox(key="tokens_head").set_value(2).run()
     assert not at.exception and not at.error
     assert any("max-flow from [CLS]" in x for x in titles(at))
