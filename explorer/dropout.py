@@ -18,9 +18,10 @@ from .heads import Head, run_head
 class MCDropout:
     p: float
     logits: np.ndarray  # (samples, labels)
-    probs: np.ndarray  # (samples, labels): softmax of each sample
+    probs: np.ndarray  # (samples, labels): each sample through the problem type's own rule
     eval_logits: np.ndarray  # (labels,)
     eval_probs: np.ndarray  # (labels,)
+    agreement: float  # share of samples whose predicted label equals the eval-mode prediction
 
     @property
     def mean(self) -> np.ndarray:  # (labels,)
@@ -50,8 +51,10 @@ def dropout_steps(head: Head) -> list[int]:
     return [i for i, s in enumerate(head.steps) if s.op == "dropout"]
 
 
-def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int = 0) -> MCDropout:
-    """`hidden`: (seq, hidden) last encoder layer. Returns N head passes with dropout at rate p."""
+def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int = 0,
+               ptype: str = "single_label_classification") -> MCDropout:
+    """`hidden`: (seq, hidden) last encoder layer. Returns N head passes with dropout at rate p;
+    probabilities follow `ptype` (softmax, sigmoid, or the raw value for regression)."""
     if not 0.0 <= p < 1.0:
         raise ValueError("dropout p must be in [0, 1)")
     x, mask = _inputs(hidden, samples)
@@ -59,8 +62,10 @@ def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int
         gen = torch.Generator().manual_seed(seed)
         logits = run_head(head, x, mask, dropout_p=p, generator=gen)[-1][1].numpy().astype(np.float64)
         ev = run_head(head, x[:1], mask[:1])[-1][1][0].numpy().astype(np.float64)
-    return MCDropout(p=p, logits=logits, probs=probabilities.softmax(logits), eval_logits=ev,
-                     eval_probs=probabilities.softmax(ev))
+    want = probabilities.predicted(ev, head.labels, ptype)
+    agree = float(np.mean([probabilities.predicted(z, head.labels, ptype) == want for z in logits]))
+    return MCDropout(p=p, logits=logits, probs=probabilities.probabilities(logits, ptype), eval_logits=ev,
+                     eval_probs=probabilities.probabilities(ev, ptype), agreement=agree)
 
 
 def mask_sample(head: Head, hidden: np.ndarray, p: float, seed: int = 0, which: int = 0) -> MaskSample:

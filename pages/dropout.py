@@ -19,7 +19,7 @@ if a is not None:
     where = dropout.dropout_steps(hd)
     st.info(t("dropout.where", kind=hd.kind, n=len(where),
               steps=" → ".join(f"**{s.name}**" if i in where else s.name for i, s in enumerate(hd.steps))))
-    mc = dropout.mc_dropout(hd, a.hidden_states[-1], p, n, seed)
+    mc = dropout.mc_dropout(hd, a.hidden_states[-1], p, n, seed, a.problem_type)
     left, right = st.columns(2)
     left.plotly_chart(plots.dropout.samples(a.labels, mc.logits, mc.eval_logits, t("dropout.logits_title", n=n, p=p),
                                             t("dropout.label_axis"), t("dropout.logit_axis"), t("dropout.sample"),
@@ -27,8 +27,7 @@ if a is not None:
     right.plotly_chart(plots.dropout.samples(a.labels, mc.probs, mc.eval_probs, t("dropout.probs_title", n=n, p=p),
                                              t("dropout.label_axis"), t("dropout.prob_axis"), t("dropout.sample"),
                                              t("dropout.eval")), key="dropout_probs")
-    agree = float((mc.logits.argmax(1) == mc.eval_logits.argmax()).mean())
-    st.caption(t("dropout.agree", share=f"{agree:.0%}"))
+    st.caption(t("dropout.agree", share=f"{mc.agreement:.0%}"))
     which = 0
     if len(where) > 1:
         which = st.radio(t("dropout.which"), range(len(where)), key="dropout_which", horizontal=True,

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from explorer import dropout
+from explorer.i18n import t
 from explorer.analysis import analyze
 from explorer.heads import HEAD_KINDS, build_head
 
@@ -70,7 +71,18 @@ def test_dropout_page_apptest():
     logits = specs(at)[0]
     eval_pt = values(logits["data"][-1]["y"])
     np.testing.assert_allclose(values(logits["data"][0]["y"]), eval_pt[0], atol=1e-5)
+    assert any(c.value == t("dropout.agree", share="100%") for c in at.caption)  # p=0: every sample agrees
     at.session_state["head"] = "roberta"
     at.run()
     at.radio(key="dropout_which").set_value(1).run()
     assert not at.exception and "#2" in specs(at)[2]["layout"]["title"]["text"]
+
+
+def test_probabilities_follow_the_problem_type(sentiment):
+    hd = build_head(sentiment)
+    h = analyze(sentiment, hd, TEXT).hidden_states[-1]
+    single = dropout.mc_dropout(hd, h, 0.3, 20, seed=2)
+    multi = dropout.mc_dropout(hd, h, 0.3, 20, seed=2, ptype="multi_label_classification")
+    np.testing.assert_allclose(single.probs.sum(axis=1), 1.0, atol=1e-9)
+    np.testing.assert_allclose(multi.probs, 1 / (1 + np.exp(-multi.logits)), atol=1e-9)
+    assert 0.0 < single.agreement <= 1.0
