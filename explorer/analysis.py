@@ -70,6 +70,18 @@ def encode(ck: Checkpoint, text: str) -> tuple[dict, int]:
     return enc, max(0, full - limit)
 
 
+def token_info(ck: Checkpoint, enc) -> tuple[list[int], list[bool], tuple[int | None, ...]]:
+    """(ids, special flags, word ids) of the first sequence in `enc`."""
+    ids = enc["input_ids"][0].tolist()
+    special_ids = set(ck.tokenizer.all_special_ids)
+    special = [i in special_ids for i in ids]
+    try:
+        word_ids = tuple(enc.word_ids(0))
+    except (ValueError, AttributeError):  # slow tokenizers have no word ids
+        word_ids = tuple(None if s else k for k, s in enumerate(special))
+    return ids, special, word_ids
+
+
 def encoder_inputs(enc) -> dict:
     # DistilBERT takes no token_type_ids; BERT's default of zeros equals a single segment.
     return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
@@ -87,19 +99,14 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False) -> Analys
     logits = steps[-1][1][0].numpy().astype(np.float64)
     ptype = probabilities.problem_type(ck.model.config)
     labels = ck.labels
-    ids = enc["input_ids"][0].tolist()
-    special_ids = set(ck.tokenizer.all_special_ids)
-    try:
-        word_ids = tuple(enc.word_ids(0))
-    except (ValueError, AttributeError):  # slow tokenizers have no word ids
-        word_ids = tuple(None if i in special_ids else k for k, i in enumerate(ids))
+    ids, special, word_ids = token_info(ck, enc)
     return Analysis(
         checkpoint=ck.name,
         head_kind=head.kind,
         text=text,
         tokens=tuple(ck.tokenizer.convert_ids_to_tokens(ids)),
         token_ids=tuple(ids),
-        special=tuple(i in special_ids for i in ids),
+        special=tuple(special),
         word_ids=word_ids,
         truncated_tokens=dropped,
         max_length=max_length(ck),

@@ -20,7 +20,7 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients, Occlusion, Saliency
 
 from . import probabilities
-from .analysis import encode, max_length
+from .analysis import encode, max_length, token_info
 from .checkpoints import Checkpoint
 from .heads import Head, run_head
 
@@ -196,13 +196,7 @@ def attribute(
         raise AttributionError("n_steps must be at least 1")
     start = time.perf_counter()
     enc, dropped = encode(ck, text)
-    ids = enc["input_ids"][0].tolist()
-    special_ids = set(ck.tokenizer.all_special_ids)
-    special = [i in special_ids for i in ids]
-    try:
-        word_ids = tuple(enc.word_ids(0))
-    except (ValueError, AttributeError):  # slow tokenizers have no word ids
-        word_ids = tuple(None if s else k for k, s in enumerate(special))
+    ids, special, word_ids = token_info(ck, enc)
     window = max(1, min(int(window), len(ids)))
     x = _embed(ck, ids)
     b = torch.zeros_like(x) if baseline == "zero" else _embed(ck, baseline_ids(ck, ids, special, baseline))

@@ -114,9 +114,12 @@ st.caption(t("attributions.faith_intro"))
 faith_key = (name, kind, text, seed, target_index, quantity, baseline, window or 1)
 faith = ss.setdefault("attr_faith", {})
 if st.button(t("attributions.faith_run"), key="attr_faith_run"):
-    faith[faith_key] = _with_progress(faith_key, lambda p: faithfulness.compare(
-        checkpoint(name, seed), head(name, kind, seed), text, target_index, quantity, baseline,
-        window or 1, progress=p))
+    try:
+        faith[faith_key] = _with_progress(faith_key, lambda p: faithfulness.compare(
+            checkpoint(name, seed), head(name, kind, seed), text, target_index, quantity, baseline,
+            window or 1, progress=p))
+    except (attr.AttributionError, AnalysisError) as err:
+        st.error(str(err))
 if faith_key in faith:
     st.dataframe(pd.DataFrame([{
         t("attributions.method"): t(f"attributions.m_{row.method}"),
