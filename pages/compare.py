@@ -2,8 +2,8 @@
 import streamlit as st
 
 from explorer import compare, plots
-from explorer.heads import HEAD_KINDS, HeadError
-from explorer.state import current_analysis, head, selection, t
+from explorer.heads import HEAD_KINDS, NATIVE
+from explorer.state import checkpoint, current_analysis, head, selection, t
 
 st.title(t("compare.title"))
 st.caption(t("compare.intro"))
@@ -13,10 +13,7 @@ if a is not None:
     name, _, _, seed = selection()
     results = compare.compare(a.hidden_states[-1], {k: head(name, k, seed) for k in HEAD_KINDS}, a.labels,
                               a.problem_type)
-    try:
-        own = head(name, "own", seed).kind
-    except HeadError:  # an architecture without its own entry in the head table
-        own = ""
+    own = NATIVE.get(checkpoint(name, seed).model_type, ("",))[0]
     names = {r.kind: r.kind + (t("compare.own_mark") if r.kind == own else "") + ("" if r.new_parameters else " ✓")
              for r in results}
     st.dataframe([{
