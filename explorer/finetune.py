@@ -13,6 +13,7 @@ import io
 import os
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 import zipfile
@@ -120,18 +121,24 @@ def session_name() -> str:
 
 _FEATURES: OrderedDict = OrderedDict()
 _FEATURES_MAX = 4
+_FEATURES_LOCK = threading.Lock()  # sessions train in background threads and share this cache
 
 
 def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int) -> torch.Tensor:
     """(n, hidden) frozen-encoder features, cached per (model, texts, max_length)."""
     digest = hashlib.sha1("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
     key = (id(ck.model), ck.name, ck.source, max_length, digest)
-    if key not in _FEATURES:
-        _FEATURES[key] = first_token_features(ck, list(texts), max_length=max_length)
+    with _FEATURES_LOCK:
+        feats = _FEATURES.get(key)
+        if feats is not None:
+            _FEATURES.move_to_end(key)
+            return feats
+    feats = first_token_features(ck, list(texts), max_length=max_length)  # outside the lock: slow
+    with _FEATURES_LOCK:
+        _FEATURES[key] = feats
         while len(_FEATURES) > _FEATURES_MAX:
             _FEATURES.popitem(last=False)
-    _FEATURES.move_to_end(key)
-    return _FEATURES[key]
+    return feats
 
 
 # ---- metrics --------------------------------------------------------------------------------
