@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .tokens import cosine
+
 # The chain, in teaching order. Each step has lesson.<key>.title / .body strings and one live panel.
 STEPS: tuple[str, ...] = (
     "tokenizer", "encoder", "cls", "head", "probabilities", "new_head", "finetuning", "token_heads",
@@ -40,10 +42,6 @@ QUIZ: tuple[Question, ...] = (
 
 def is_correct(question: Question, choice: int | None) -> bool:
     return choice is not None and int(choice) == question.correct
-
-
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-12))
 
 
 def cls_similarity(hidden_states: np.ndarray, special: tuple[bool, ...]) -> dict[str, np.ndarray]:

@@ -46,9 +46,9 @@ cols = ["—"] + list(table.frame.columns)
 c1, c2, c3 = st.columns(3)
 text_col = c1.selectbox(t("data.text_column"), cols, key="data_text_column")
 label_col = c2.selectbox(t("data.label_column"), cols, key="data_label_column")
-use_ck = c3.checkbox(t("data.compare", name=state.selection()[0]), value=True, key="data_compare")
-
 ck_name, _, _, seed = state.selection()
+use_ck = c3.checkbox(t("data.compare", name=ck_name), value=True, key="data_compare")
+
 # Predicting with the checkpoint takes seconds: redo the report only when its inputs change.
 report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, ck_name if use_ck else None, seed)
 try:

@@ -14,6 +14,13 @@ PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": 
 P = "lesson.panel."
 
 
+def encoder_figure(a):
+    """[CLS] attention per layer, mean over heads: (layers, seq)."""
+    layers = a.cls_attention.shape[0]
+    return plots.attention.token_heatmap(a.cls_attention.mean(axis=1), a.tokens, range(1, layers + 1),
+                                         t(P + "enc_title"), "token", t(P + "layer"), t(P + "attention"))
+
+
 def panel(step: str, a) -> None:
     name, kind, _, seed = selection()
     if step == "tokenizer":
@@ -23,8 +30,7 @@ def panel(step: str, a) -> None:
             t(P + "subword"): [tok.startswith("##") for tok in a.tokens],
         }), hide_index=True, width="stretch")
     elif step == "encoder":
-        st.plotly_chart(lplots.cls_attention_by_layer(a.cls_attention, a.tokens, t(P + "enc_title"), "token",
-                                                      t(P + "layer"), t(P + "attention")), key="lesson_enc")
+        st.plotly_chart(encoder_figure(a), key="lesson_enc")
     elif step == "cls":
         sims = lesson.cls_similarity(a.hidden_states, a.special)
         st.plotly_chart(lplots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
@@ -90,8 +96,7 @@ if a is not None:
         for i in range(n):
             show_step(i, a)
             st.divider()
-    fig = lplots.cls_attention_by_layer(a.cls_attention, a.tokens, t(P + "enc_title"), "token", t(P + "layer"),
-                                        t(P + "attention"))
+    fig = encoder_figure(a)
     doc = {k.rsplit(".", 1)[1]: v for k, v in strings(lang()).items() if k.startswith("lesson.handout_doc.")}
     bars = plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"), t("home.prob_axis"))
     name, kind, _, seed = selection()

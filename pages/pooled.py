@@ -2,15 +2,15 @@
 import streamlit as st
 
 from explorer import plots, pooled
-from explorer.state import checkpoint, current_analysis, head, selection, t
+from explorer.state import checkpoint, current_analysis, current_head, selection, t
 
 st.title(t("pooled.title"))
 st.caption(t("pooled.intro"))
 
 a = current_analysis()
 if a is not None:
-    name, kind, _, seed = selection()
-    hd = head(name, kind, seed)
+    name, _, _, seed = selection()
+    hd = current_head()
     vecs = pooled.vectors(a)
     shown = {t(f"pooled.v_{k.replace(' ', '_')}"): v for k, v in vecs.items()}
     st.plotly_chart(plots.vectors.strips(shown, t("pooled.strips_title"), t("pooled.dim_axis"), t("pooled.vector_axis")),

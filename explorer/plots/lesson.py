@@ -11,17 +11,6 @@ def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, height: int 
     return fig
 
 
-def cls_attention_by_layer(cls_attention: np.ndarray, tokens, title: str, x_title: str, y_title: str,
-                           z_title: str) -> go.Figure:
-    """cls_attention: (layers, heads, seq) -> heatmap of the head mean, layer × token."""
-    z = cls_attention.mean(axis=1)  # (layers, seq)
-    labels = [f"{i}:{tok}" for i, tok in enumerate(tokens)]
-    fig = go.Figure(go.Heatmap(
-        z=z, x=labels, y=[f"{l + 1}" for l in range(z.shape[0])], colorscale="Blues", colorbar_title=z_title,
-        hovertemplate=f"{y_title} %{{y}}<br>%{{x}}<br>{z_title}: %{{z:.3f}}<extra></extra>"))
-    return _layout(fig, title, x_title, y_title)
-
-
 def similarity_lines(series: dict[str, np.ndarray], names: dict[str, str], title: str, x_title: str,
                      y_title: str) -> go.Figure:
     """series: {key: (layers+1,)}; layer 0 is the embedding layer."""
