@@ -1,4 +1,7 @@
-"""UI strings and lesson text, one JSON file per language in assets/i18n/."""
+"""UI strings and lesson text: assets/i18n/<lang>.json plus any fragments in assets/i18n/<lang>/*.json.
+
+Fragments let each feature own its strings in a file of its own; a key defined twice is an error.
+"""
 from __future__ import annotations
 
 import json
@@ -19,7 +22,17 @@ def strings(lang: str) -> dict[str, str]:
             out.update(flatten(v, key + ".") if isinstance(v, dict) else {key: v})
         return out
 
-    return flatten(json.loads((I18N_DIR / f"{lang}.json").read_text(encoding="utf-8")))
+    def load(path: Path) -> dict[str, str]:
+        return flatten(json.loads(path.read_text(encoding="utf-8")))
+
+    out = load(I18N_DIR / f"{lang}.json")
+    for path in sorted((I18N_DIR / lang).glob("*.json")):
+        part = load(path)
+        clash = sorted(set(part) & set(out))
+        if clash:
+            raise ValueError(f"{path.name} redefines i18n keys: {clash[:5]}")
+        out.update(part)
+    return out
 
 
 def t(key: str, lang: str = "en", **fmt) -> str:
