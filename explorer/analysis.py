@@ -9,9 +9,10 @@ import torch
 from . import attention, probabilities
 from .checkpoints import Checkpoint
 from .heads import Head, run_head
+from .errors import ExplorerError
 
 
-class AnalysisError(ValueError):
+class AnalysisError(ExplorerError):
     """Bad input for an analysis; the message is one line, meant for the user."""
 
 

@@ -23,6 +23,7 @@ from . import probabilities
 from .analysis import encode, max_length, token_info
 from .checkpoints import Checkpoint
 from .heads import Head, run_head
+from .errors import ExplorerError
 
 METHODS = ("lig", "ig", "saliency", "input_x_gradient", "occlusion")
 INTEGRATED = ("lig", "ig")
@@ -39,7 +40,7 @@ OCCLUSION_WARN_TOKENS = 128
 Progress = Callable[[float, str], None]  # (fraction done, message); may raise to cancel
 
 
-class AttributionError(ValueError):
+class AttributionError(ExplorerError):
     """Bad attribution request; the message is one line, meant for the user."""
 
 

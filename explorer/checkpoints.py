@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, PreTrainedModel
+from .errors import ExplorerError
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SENTIMENT_HEAD = ASSETS / "minilm-sentiment" / "head.safetensors"
@@ -23,7 +24,7 @@ DEFAULT_CHECKPOINT = "minilm-sentiment"
 DEFAULT_SEED = 0
 
 
-class CheckpointError(ValueError):
+class CheckpointError(ExplorerError):
     """A checkpoint could not be loaded; the message is one line, meant for the user."""
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from .errors import ExplorerError
 
 DEMO_LABELS = ("negative", "neutral", "positive")
 
@@ -54,7 +55,7 @@ NA_VALUES = ["", "NaN", "nan", "NULL", "null", "<NA>", "#N/A", "N/A", "n/a"]
 SINGLE, MULTI, REGRESSION = "single_label_classification", "multi_label_classification", "regression"
 
 
-class DataError(ValueError):
+class DataError(ExplorerError):
     """Bad input data; the message is one line, meant for the user."""
 
 

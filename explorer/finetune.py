@@ -31,11 +31,12 @@ from .checkpoints import Checkpoint
 from .data import MULTI, REGRESSION, SINGLE, LabeledData
 from .heads import NATIVE, build_head, run_head
 from .sentiment import first_token_features
+from .errors import ExplorerError
 
 MODES = ("head", "full")
 
 
-class FinetuneError(ValueError):
+class FinetuneError(ExplorerError):
     """Fine-tuning cannot run as asked; the message is one line, meant for the user."""
 
 

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from .checkpoints import Checkpoint
+from .errors import ExplorerError
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ NATIVE: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 
-class HeadError(ValueError):
+class HeadError(ExplorerError):
     """A head cannot be built; the message is one line, meant for the user."""
 
 
