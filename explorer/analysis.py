@@ -32,6 +32,7 @@ class Analysis:
     hidden_states: np.ndarray  # (layers+1, seq, hidden): embeddings, then each layer's output
     steps: tuple[tuple[str, np.ndarray], ...]  # head steps: (name, (features,))
     logits: np.ndarray  # (labels,)
+    layer_logits: np.ndarray  # (layers+1, labels): the head applied to the embeddings, then each layer
     softmax: np.ndarray  # (labels,)
     sigmoid: np.ndarray  # (labels,)
     predicted: str
@@ -93,11 +94,16 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False) -> Analys
     enc, dropped = encode(ck, text)
     with torch.inference_mode():
         out = ck.model.base_model(**encoder_inputs(enc), output_attentions=True, output_hidden_states=True)
-        steps = run_head(head, out.last_hidden_state, enc["attention_mask"])
+        # The head at every depth in one batched call: row l is the head applied to layer l's states
+        # (0 = embeddings). The last row is the head's real input, so its steps are the analysis's.
+        states = torch.cat([*out.hidden_states[:-1], out.last_hidden_state])  # (layers+1, seq, hidden)
+        batched = run_head(head, states, enc["attention_mask"].expand(states.shape[0], -1))
     if not out.attentions:
         raise AnalysisError("the model returned no attention maps (use attn_implementation='eager')")
     att = torch.stack(out.attentions)[:, 0].numpy()  # (layers, heads, seq, seq)
-    logits = steps[-1][1][0].numpy().astype(np.float64)
+    steps = [(name, t[-1:]) for name, t in batched]
+    layer_logits = batched[-1][1].numpy().astype(np.float64)  # (layers+1, labels)
+    logits = layer_logits[-1]
     ptype = probabilities.problem_type(ck.model.config)
     labels = ck.labels
     ids, special, word_ids = token_info(ck, enc)
@@ -116,6 +122,7 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False) -> Analys
         hidden_states=torch.stack(out.hidden_states)[:, 0].numpy(),
         steps=tuple((name, t[0].numpy()) for name, t in steps),
         logits=logits,
+        layer_logits=layer_logits,
         softmax=probabilities.softmax(logits),
         sigmoid=probabilities.sigmoid(logits),
         predicted=probabilities.predicted(logits, labels, ptype),

@@ -34,6 +34,7 @@ def analysis_json(a) -> dict:
         "special": list(a.special),
         "labels": list(a.labels),
         "logits": _tolist(a.logits),
+        "layer_logits": _tolist(a.layer_logits),  # (layers+1, labels): the head at the embeddings, then each layer
         "softmax": _tolist(a.softmax),
         "sigmoid": _tolist(a.sigmoid),
         "problem_type": a.problem_type,

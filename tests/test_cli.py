@@ -13,7 +13,7 @@ from explorer.cli import main
 from tests.conftest import ROOT
 
 TEXT = "What a wonderful, surprising little film."
-KEYS = {"tokens", "labels", "logits", "softmax", "sigmoid", "problem_type", "predicted", "new_weights",
+KEYS = {"tokens", "labels", "logits", "layer_logits", "softmax", "sigmoid", "problem_type", "predicted", "new_weights",
         "head", "attention", "truncated_tokens"}
 
 
@@ -31,6 +31,8 @@ def _check_contract(d: dict, ck, flow: bool) -> None:
     assert set(d["head"]) >= {"kind", "steps"}
     assert all(set(s) == {"name", "values"} for s in d["head"]["steps"])
     np.testing.assert_allclose(d["head"]["steps"][-1]["values"], d["logits"], atol=1e-6)
+    assert np.asarray(d["layer_logits"]).shape == (layers + 1, len(d["labels"]))
+    assert d["layer_logits"][-1] == d["logits"]
     assert np.asarray(d["attention"]["cls_raw"]).shape == (layers, heads, n)
     assert np.asarray(d["attention"]["rollout"]).shape == (layers, n)
     if flow:
