@@ -56,4 +56,4 @@ nav = st.navigation([
 ])
 # The Explore pages' widgets keep their values when the user visits another page.
 state.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_"))
-nav.run()
+state.guarded(nav.run)  # one translated line for any unexpected error, never a traceback

@@ -106,6 +106,17 @@ def _reinit_new_weights(model: PreTrainedModel, names: tuple[str, ...], seed: in
                 p.copy_(torch.randn(p.shape, generator=gen) * std)
 
 
+def _check_labels(model: PreTrainedModel, name: str) -> None:
+    """id2label must name exactly the ids 0..num_labels-1, and the head must have at least one output."""
+    cfg = model.config
+    ids = sorted(int(k) for k in cfg.id2label)
+    if cfg.num_labels < 1:
+        raise CheckpointError("checkpoint_no_labels", name=name)
+    if ids != list(range(cfg.num_labels)):
+        shown = ", ".join(map(str, ids[:8])) + (", …" if len(ids) > 8 else "")
+        raise CheckpointError("checkpoint_label_ids", name=name, ids=shown, n=cfg.num_labels, last=cfg.num_labels - 1)
+
+
 def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
     try:
         model, info = AutoModelForSequenceClassification.from_pretrained(
@@ -117,14 +128,23 @@ def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
             **kwargs,
         )
         tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
-    except (OSError, ValueError, KeyError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise CheckpointError(f"cannot load checkpoint '{name}': {first}") from None
+    except RuntimeError as err:
+        if "mismatched_sizes" in str(err):  # transformers' size report went to its (silenced) log
+            raise CheckpointError("checkpoint_sizes", name=name) from None
+        raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err)) from None
+    except Exception as err:  # noqa: BLE001 - a folder is user input: any way it fails to parse is bad input
+        raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err)) from None
+    _check_labels(model, name)
     new = tuple(sorted(info["missing_keys"]))
     _reinit_new_weights(model, new, seed)
     model.eval()
     model.requires_grad_(False)
     return Checkpoint(name=name, model=model, tokenizer=tokenizer, new_weights=new, source=path)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:300] if text else type(err).__name__
 
 
 def _load_sentiment(seed: int) -> Checkpoint:
@@ -157,21 +177,21 @@ def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:
         return _from_dir(str(embedded_encoder_dir()), name, seed)
     if name == DEFAULT_CHECKPOINT:
         return _load_sentiment(seed)
-    path = Path(name).expanduser()
-    if path.exists():
-        real = path.resolve()
-        # Roots first, so the app never tells a visitor what kind of file lies outside them.
-        if not any(_inside(real, root) for root in allowed_roots()):
-            raise CheckpointError(
-                f"'{name}' is outside the allowed roots; set HEAD_EXPLORER_ROOTS to allow it"
-            )
-        if not real.is_dir():
-            raise CheckpointError(f"'{name}' is not a folder")
-        return _from_dir(str(real), name, seed)
-    if "/" in name and (name.startswith((".", "/", "~")) or not _looks_like_hub_id(name)):
-        raise CheckpointError(f"no such folder: '{name}'")
-    if not _looks_like_hub_id(name):
-        raise CheckpointError(f"unknown checkpoint '{name}'; known: {', '.join(REGISTRY)}")
+    # No `~` expansion, and one answer for every path outside the roots, whether or not it exists:
+    # the app may be served to strangers, who must not learn what lies on the server's disk.
+    real = (Path.cwd() / name).resolve()
+    hub_shaped = _looks_like_hub_id(name) and not name.startswith(("~", "/", "."))
+    if any(_inside(real, root) for root in allowed_roots()):
+        if real.is_dir():
+            return _from_dir(str(real), name, seed)
+        if real.exists():
+            raise CheckpointError("checkpoint_not_folder", name=name)
+        if not hub_shaped:
+            raise CheckpointError("checkpoint_no_folder", name=name)
+    elif not hub_shaped:
+        raise CheckpointError("checkpoint_outside_roots", name=name)
     if not _hub_reachable():
         raise CheckpointError(f"'{name}' is not a known name or folder, and the hub is unreachable (offline)")
+    if Path(name).exists():  # from_pretrained would load this local path: not past the roots
+        raise CheckpointError("checkpoint_outside_roots", name=name)
     return _from_dir(name, name, seed)

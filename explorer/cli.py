@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
+import traceback
+import warnings
 
 import numpy as np
 
+from .errors import ExplorerError
 
-class UsageError(Exception):
+
+class UsageError(ExplorerError):
     """Bad input caught by the CLI; printed as one line, exit code 2."""
 
 
@@ -131,6 +137,8 @@ def cmd_finetune(args) -> int:
 
     _quiet_transformers()
     data = prepare(read_csv(args.csv), args.text_column, args.label_column)
+    if not args.out.strip():
+        raise UsageError("cli_out_empty")
     out = os.path.abspath(args.out)
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise UsageError(f"'{args.out}' already exists and is not an empty folder; choose a new --out")
@@ -151,6 +159,24 @@ def cmd_finetune(args) -> int:
     return 0
 
 
+def _bounded(kind, lo, hi):
+    """An argparse type: a finite number of `kind` within [lo, hi], else one clear line."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(str(UsageError("cli_not_a_number", value=text[:40]))) from None
+        if not (lo <= value <= hi):  # also refuses NaN
+            raise argparse.ArgumentTypeError(str(UsageError("cli_out_of_range", value=text[:40], lo=lo, hi=hi)))
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+SEED = _bounded(int, 0, 2**32 - 1)  # numpy and torch seeds
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .checkpoints import DEFAULT_CHECKPOINT
     from .heads import KINDS
@@ -161,15 +187,15 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="registry name, local folder or hub id")
     a.add_argument("--head", default="own", choices=KINDS)
     a.add_argument("--text", required=True)
-    a.add_argument("--seed", type=int, default=0, help="seed for new head weights")
+    a.add_argument("--seed", type=SEED, default=0, help="seed for new head weights")
     a.add_argument("--flow", action="store_true", help="also compute attention max-flow")
     a.add_argument("--json", action="store_true", help="print one JSON object")
     a.add_argument("--attributions", choices=("lig", "ig", "saliency", "input_x_gradient", "occlusion"),
                    help="also attribute the predicted label's logit to the tokens")
     a.set_defaults(func=cmd_analyze)
     t = sub.add_parser("train-sentiment", help="rebuild the embedded sentiment head asset")
-    t.add_argument("--epochs", type=int, default=30)
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--epochs", type=_bounded(int, 1, 10_000), default=30)
+    t.add_argument("--seed", type=SEED, default=0)
     t.set_defaults(func=cmd_train_sentiment)
     d = sub.add_parser("inspect-data", help="report what is wrong with a CSV's labels")
     d.add_argument("--csv", required=True)
@@ -185,22 +211,81 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT)
     f.add_argument("--head", default="own", choices=KINDS)
     f.add_argument("--mode", default="head", choices=("head", "full"))
-    f.add_argument("--epochs", type=int, help="default: 30 in head mode, 3 in full mode")
-    f.add_argument("--lr", type=float, help="default: 1e-3 in head mode, 5e-5 in full mode")
-    f.add_argument("--batch-size", type=int, default=32)
-    f.add_argument("--max-length", type=int, default=128)
-    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--epochs", type=_bounded(int, 1, 10_000), help="default: 30 in head mode, 3 in full mode")
+    f.add_argument("--lr", type=_bounded(float, 1e-12, 10.0), help="default: 1e-3 in head mode, 5e-5 in full mode")
+    f.add_argument("--batch-size", type=_bounded(int, 1, 4096), default=32)
+    f.add_argument("--max-length", type=_bounded(int, 8, 100_000), default=128,
+                   help="tokens per text, at most the checkpoint's own maximum")
+    f.add_argument("--seed", type=SEED, default=0)
     f.add_argument("--out", required=True, help="a new folder for the fine-tuned model")
     f.add_argument("--json", action="store_true", help="print one JSON object")
     f.set_defaults(func=cmd_finetune)
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    from .analysis import AnalysisError
-    from .checkpoints import CheckpointError
-    from .heads import HeadError
+def _one_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
 
+
+class _Interrupted(BaseException):
+    """SIGTERM/SIGHUP, raised where the program is, so `finally` blocks clean up as for Ctrl+C."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_interrupted(signum, frame):
+    raise _Interrupted(signum)
+
+
+def _check_argv(argv: list[str]) -> None:
+    # Bytes that are not UTF-8 reach Python as lone surrogates, which fail later in odd places.
+    for i, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UsageError("cli_argv_encoding", position=i) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command. Exit codes: 0 ok, 2 bad input, 1 unexpected error (one line; `--debug` adds the
+    traceback), 130 Ctrl+C, 128+N on signal N. stderr carries only our one-line messages."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            handlers[sig] = signal.signal(sig, _raise_interrupted)
+    try:
+        with warnings.catch_warnings():
+            if not debug:  # library warnings (torch, transformers) would break the one-line contract
+                warnings.simplefilter("ignore")
+            _check_argv(argv)
+            return _run(argv)
+    except KeyboardInterrupt:
+        print(f"error: {UsageError('cli_interrupted')}", file=sys.stderr)
+        return 130
+    except _Interrupted as sig:
+        print(f"error: {UsageError('cli_interrupted')}", file=sys.stderr)
+        return 128 + sig.signum
+    except (ExplorerError, OSError) as err:  # bad input: files, folders, values
+        print(f"error: {_one_line(err)}", file=sys.stderr)
+        return 2
+    except Exception as err:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        if debug:
+            traceback.print_exc()
+        print(f"error: {UsageError('cli_unexpected', kind=type(err).__name__, detail=_one_line(err))}",
+              file=sys.stderr)
+        return 1
+    finally:
+        for sig, old in handlers.items():
+            signal.signal(sig, old)
+
+
+def _run(argv: list[str]) -> int:
     parser = build_parser()
 
     def one_line_error(message: str):  # argparse's own errors: one line, exit 2
@@ -210,10 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.error = one_line_error
     for sp in parser._subparsers._group_actions[0].choices.values():
         sp.error = one_line_error
-    args = parser.parse_args(argv)
     try:
-        return args.func(args)
-    except (UsageError, CheckpointError, HeadError, AnalysisError, ValueError, OSError) as err:
-        msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        print(f"error: {msg}", file=sys.stderr)
-        return 2
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help (0) or a usage error already printed (2)
+        return int(done.code or 0)
+    return args.func(args)

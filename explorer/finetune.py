@@ -27,6 +27,7 @@ import torch
 from sklearn.metrics import accuracy_score, f1_score, mean_squared_error
 from sklearn.model_selection import train_test_split
 
+from .analysis import max_length
 from .checkpoints import Checkpoint
 from .data import MULTI, REGRESSION, SINGLE, LabeledData
 from .heads import NATIVE, build_head, run_head
@@ -34,6 +35,7 @@ from .sentiment import first_token_features
 from .errors import ExplorerError
 
 MODES = ("head", "full")
+MIN_LENGTH = 8  # room for the special tokens and a few words
 
 
 class FinetuneError(ExplorerError):
@@ -206,6 +208,9 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
                             f"since only that head can be saved in HF format; got '{s.head}'")
     if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
         raise FinetuneError("epochs, batch size and learning rate must be positive")
+    limit = max_length(ck)
+    if not MIN_LENGTH <= s.max_length <= limit:
+        raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
     torch.manual_seed(s.seed)
     work = trainable_copy(ck, data, name or session_name(), s.seed)
     train_idx, val_idx = split(data, s.val_fraction, s.seed)

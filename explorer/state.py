@@ -6,11 +6,17 @@ read-only. A session's own fine-tuned models live in its session state under uni
 from __future__ import annotations
 
 import dataclasses
+import re
+from typing import Callable
 
 import streamlit as st
+from streamlit.logger import get_logger
 
 from . import analysis as _analysis
 from . import attention, checkpoints, heads, i18n
+from .errors import ExplorerError
+
+_log = get_logger("head_explorer")
 
 SESSION_MODELS = "session_checkpoints"  # session_state key: {name: Checkpoint}
 
@@ -89,9 +95,43 @@ def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
     name, kind, text, seed = selection()
     try:
         return analysis(name, kind, text, seed, flow)
-    except (checkpoints.CheckpointError, heads.HeadError, _analysis.AnalysisError) as err:
-        st.error(str(err))
+    except ExplorerError as err:
+        error(err)
         return None
+
+
+# Characters that start Markdown (and Streamlit's :color[...] / :emoji:) anywhere in a line, and the
+# list or heading markers that only count at its start.
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>!~|$#:])")
+_LINE_START = re.compile(r"^(\s*|\s*\d+)((?<=\d)[.)]|(?<!\d)[-+=])", re.M)
+
+
+def plain(text: object) -> str:
+    """User data (labels, texts, file and column names) as literal text inside Markdown: Markdown
+    characters are backslash-escaped, so `![x](http://…)` shows as typed and fetches nothing."""
+    out = _LINE_START.sub(lambda m: m[1] + "\\" + m[2], _MARKDOWN.sub(r"\\\1", str(text)))
+    return out.replace("\n", "  \n")
+
+
+def error(err: BaseException) -> None:
+    """One st.error line for a core error, in the session's language, user data kept literal."""
+    if isinstance(err, ExplorerError):
+        st.error(plain(err.message(lang())))
+    else:
+        st.error(plain(str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__))
+
+
+def guarded(run: Callable[[], object]) -> None:
+    """Run a page (or a fragment). Bad input that escaped the page shows as its one line; anything else
+    as one translated line, the traceback going only to the server log. st.rerun, st.stop and
+    st.switch_page raise BaseExceptions (Streamlit's ScriptControlException), which pass through."""
+    try:
+        run()
+    except ExplorerError as err:
+        error(err)
+    except Exception as err:  # noqa: BLE001 - the page boundary: visitors never see a traceback
+        _log.exception("unexpected error while running a page")
+        st.error(t("errors.unexpected", kind=type(err).__name__))
 
 
 def _save(key: str) -> None:

@@ -54,7 +54,7 @@ def test_language_switch_changes_the_title(tiny_root):
 def test_other_checkpoint_outside_roots_is_an_error(tiny_root, tmp_path):
     at = _app(tiny_root, checkpoint="other…", checkpoint_other=str(tmp_path))
     assert at.sidebar.text_input(key="checkpoint_other").value == str(tmp_path)
-    assert len(at.error) == 1 and "outside the allowed roots" in at.error[0].value
+    assert len(at.error) == 1 and "not an allowed checkpoint folder" in at.error[0].value
     assert not at.metric
 
 

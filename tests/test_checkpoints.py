@@ -18,7 +18,7 @@ def test_folder_outside_roots_is_refused(tiny_root, tmp_path, monkeypatch):
     for f in (tiny_root / "tiny-bert").iterdir():
         (outside / f.name).write_bytes(f.read_bytes())
     monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(tiny_root))
-    with pytest.raises(CheckpointError, match="outside the allowed roots"):
+    with pytest.raises(CheckpointError, match="not an allowed checkpoint folder"):
         load_checkpoint(str(outside))
     # the same files inside a root load fine, so the refusal is about the location only
     monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(tmp_path))
@@ -30,7 +30,7 @@ def test_symlink_out_of_roots_is_refused(tiny_root, tmp_path, monkeypatch):
     link.symlink_to(tmp_path, target_is_directory=True)
     try:
         monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(tiny_root))
-        with pytest.raises(CheckpointError, match="outside the allowed roots"):
+        with pytest.raises(CheckpointError, match="not an allowed checkpoint folder"):
             load_checkpoint(str(link))
     finally:
         link.unlink()
@@ -43,14 +43,21 @@ def test_a_file_is_not_a_folder_and_outside_files_stay_opaque(tiny_root, tmp_pat
     monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(tiny_root))
     with pytest.raises(CheckpointError, match="is not a folder"):
         load_checkpoint(str(inside))
-    with pytest.raises(CheckpointError, match="outside the allowed roots"):
+    with pytest.raises(CheckpointError, match="not an allowed checkpoint folder"):
         load_checkpoint(str(outside))
 
 
-@pytest.mark.parametrize("name", ["./no/such/folder", "/definitely/not/here", "models/nope/x/y"])
-def test_missing_path_is_a_clear_error(name):
+def test_missing_path_inside_roots_is_a_clear_error(tiny_root):
     with pytest.raises(CheckpointError, match="no such folder"):
+        load_checkpoint(str(tiny_root / "nope" / "x" / "y"))
+
+
+@pytest.mark.parametrize("name", ["./no/such/folder", "/definitely/not/here", "/etc", "~", "~/x", "../.."])
+def test_outside_roots_one_message_whether_or_not_it_exists(tiny_root, name):
+    with pytest.raises(CheckpointError) as err:
         load_checkpoint(name)
+    assert str(err.value) == f"'{name}' is not an allowed checkpoint folder: only folders under " \
+        "HEAD_EXPLORER_ROOTS can be loaded (no ~ expansion)"
 
 
 def test_empty_name_is_a_clear_error():

@@ -80,7 +80,7 @@ def test_long_text_reports_truncation(capsys):
 @pytest.mark.parametrize("args, needle", [
     (["--text", "   "], "empty"),
     (["--text", TEXT, "--head", "lstm"], "invalid choice"),
-    (["--text", TEXT, "--checkpoint", "/definitely/not/here"], "no such folder"),
+    (["--text", TEXT, "--checkpoint", "/definitely/not/here"], "not an allowed checkpoint folder"),
     (["--text", TEXT, "--checkpoint", "someone/some-model"], "offline"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, args, needle):
@@ -96,7 +96,7 @@ def test_folder_outside_roots_is_one_line_exit_2(capsys, tiny_root, tmp_path, mo
     monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(tmp_path))
     assert main(["analyze", "--checkpoint", str(tiny_root / "tiny-bert"), "--text", TEXT]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "outside the allowed roots" in err
+    assert err.count("\n") == 1 and "not an allowed checkpoint folder" in err
 
 
 def _subprocess(*args, **env):
@@ -115,6 +115,6 @@ def test_subprocess_errors_are_one_line(tiny_root, tmp_path):
     p = _subprocess("--checkpoint", str(tiny_root / "tiny-bert"), "--text", TEXT,
                     HEAD_EXPLORER_ROOTS=str(tmp_path))
     assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr.count("\n") == 1 and "outside the allowed roots" in p.stderr and "Traceback" not in p.stderr
+    assert p.stderr.count("\n") == 1 and "not an allowed checkpoint folder" in p.stderr and "Traceback" not in p.stderr
     p = _subprocess("--checkpoint", "someone/some-model", "--text", "")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr

@@ -143,7 +143,7 @@ def test_cli_finetune_json(tiny_root, demo_csv, tmp_path, capsys):
     (b"text,label\n", [], "header but no rows"),
     (b"text,label\na,x\nb,x\n", [], "only one class"),
     (b"text,label\na,x\nb,y\n", ["--label-column", "nope"], "no column 'nope'"),
-    (b"text,label\na,x\nb,y\nc,x\nd,y\n", ["--epochs", "0"], "must be positive"),
+    (b"text,label\na,x\nb,y\nc,x\nd,y\n", ["--epochs", "0"], "must be between 1 and"),
 ])
 def test_cli_bad_input_exit_2_one_line_and_no_out(tiny_root, tmp_path, capsys, body, extra, message):
     csv = tmp_path / "bad.csv"

@@ -1,0 +1,58 @@
+"""Hostile inputs shared by the safety tests: broken checkpoint folders built from one tiny random
+BERT (hidden 32, 2 layers), each broken in one way a careless or hostile user could manage."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import torch
+from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+from explorer.checkpoints import embedded_encoder_dir
+
+
+def _config_edit(**changes):
+    def edit(folder: Path) -> None:
+        cfg = json.loads((folder / "config.json").read_text())
+        cfg.update(changes)
+        (folder / "config.json").write_text(json.dumps(cfg))
+    return edit
+
+
+def _write(name: str, data: bytes):
+    return lambda folder: (folder / name).write_bytes(data)
+
+
+# name -> (how it is broken, the words the one-line message must contain)
+BROKEN = {
+    "ids-0-1-7": (_config_edit(id2label={"0": "a", "1": "b", "7": "c"}, label2id={"a": 0, "b": 1, "c": 7}),
+                  "0, 1, 7"),
+    "num-labels-5": (_config_edit(id2label={str(i): f"L{i}" for i in range(5)},
+                                  label2id={f"L{i}": i for i in range(5)}), "do not match its weights"),
+    "num-labels-0": (_config_edit(id2label={}, label2id={}, num_labels=0), "cannot load"),
+    "hidden-size": (_config_edit(hidden_size=36), "do not match its weights"),
+    "invalid-json": (_write("config.json", b"{not json"), "not a valid JSON"),
+    "id2label-list": (_config_edit(id2label=["a", "b", "c"]), "cannot load"),
+    "no-model-type": (_config_edit(model_type=None), "cannot load"),
+    "unknown-model-type": (_config_edit(model_type="nonesuch"), "nonesuch"),
+    "garbage-weights": (_write("model.safetensors", b"garbage" * 10), "cannot load"),
+    "no-weights": (lambda f: (f / "model.safetensors").unlink(), "model.safetensors"),
+    "pickle-only": (lambda f: (f / "model.safetensors").rename(f / "pytorch_model.bin"), "model.safetensors"),
+}
+
+
+def broken_checkpoints(root: Path) -> dict[str, Path]:
+    """{name: folder} under `root`: a working tiny BERT ("ok") and one folder per BROKEN entry."""
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=64, num_labels=3)
+    ok = root / "ok"
+    BertForSequenceClassification(cfg).save_pretrained(ok)
+    AutoTokenizer.from_pretrained(str(embedded_encoder_dir())).save_pretrained(ok)
+    out = {"ok": ok}
+    for name, (edit, _) in BROKEN.items():
+        shutil.copytree(ok, root / name)
+        edit(root / name)
+        out[name] = root / name
+    return out
