@@ -98,10 +98,12 @@ elif r.method == "saliency":
     st.info(t("attributions.unsigned"))
 
 pieces, scores = r.words() if level == "word" else (r.tokens, r.scores)
-legend = t("attributions.legend", label=r.target_label)
+signed = r.method != "saliency"  # saliency is a gradient's size: never below 0, so no red
+legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
 st.html(plots.highlight_html(pieces, scores, legend=legend))
 st.plotly_chart(plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
-                                  t("attributions.score_axis"), t(f"attributions.level_{level}")), key="attr_bars")
+                                  t("attributions.score_axis"), t(f"attributions.level_{level}"), signed=signed),
+                key="attr_bars")
 d1, d2 = st.columns(2)
 d1.download_button(t("attributions.csv"), pd.DataFrame(attr.table(r, level)).to_csv(index=False),
                    file_name=f"attributions-{r.method}.csv", mime="text/csv", key="attr_csv")

@@ -93,7 +93,8 @@ if report.confusion is not None:
     a1.metric(t("data.acc_before"), f"{report.accuracy_before:.1%}")
     a2.metric(t("data.acc_after"), f"{report.accuracy_after:.1%}")
     st.plotly_chart(plots.confusion_heatmap(report.confusion, report.confusion_rows, report.confusion_cols,
-                                            t("data.confusion_title"), t("data.predicted_axis"), t("data.csv_axis")),
+                                            t("data.confusion_title"), t("data.predicted_axis"), t("data.csv_axis"),
+                                            t("data.count_axis")),
                     key="data_confusion")
     if report.suggested_mapping:
         st.table([{"csv": a, "checkpoint": b} for a, b in report.suggested_mapping.items()])

@@ -35,7 +35,8 @@ if a is not None:
     sample = dropout.mask_sample(hd, a.hidden_states[-1], p, seed, min(which, len(where) - 1))
     st.plotly_chart(plots.dropout.mask(sample.before, sample.after, sample.keep,
                                        t("dropout.mask_title", step=sample.step), t("dropout.dim_axis"),
-                                       t("dropout.value_axis"), t("dropout.before"), t("dropout.after")),
+                                       t("dropout.value_axis"), t("dropout.before"), t("dropout.after"),
+                                       t("dropout.kept"), t("dropout.dropped")),
                     key="dropout_mask")
     st.caption(t("dropout.scale", dropped=int((~sample.keep).sum()), total=sample.keep.size, p=p,
                  scale=f"{sample.scale:.3f}"))

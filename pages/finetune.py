@@ -71,9 +71,9 @@ def live():
     total = hist[-1]["epochs"] if hist else 1
     st.progress(len(hist) / total if hist else 0.0, text=t("finetune.progress", done=len(hist), total=total))
     if hist:
-        metric = "accuracy" if "accuracy" in hist[-1] else None
-        st.plotly_chart(plots.training_curves(hist, t("finetune.curve_title"), t("finetune.epoch_axis"),
-                                              t("finetune.value_axis"), metric), key="ft_curve")
+        names = {k: t(f"finetune.metric_{k}") for k in ("loss", "val_loss", "accuracy", "f1_micro", "mse")}
+        st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),
+                                              t("finetune.value_axis")), key="ft_curve")
     if running and not job["thread"].is_alive():
         st.rerun()  # finished: redraw the whole page with the results
 
@@ -94,10 +94,10 @@ if job is not None and not job["thread"].is_alive():
         st.success(t("finetune.done", name=res.checkpoint.name, seconds=f"{res.train_seconds:.1f}"))
         cols = st.columns(len(res.metrics))
         for col, (k, v) in zip(cols, res.metrics.items()):
-            col.metric(k, f"{v:.3f}")
+            col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
         if res.confusion is not None:
             st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
-                                                    t("finetune.predicted_axis"), t("finetune.true_axis")),
+                                                    t("finetune.predicted_axis"), t("finetune.true_axis"), t("finetune.count")),
                             key="ft_confusion")
         if "zip" not in job:
             job["zip"] = export_zip(res)

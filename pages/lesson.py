@@ -18,7 +18,7 @@ def encoder_figure(a):
     """[CLS] attention per layer, mean over heads: (layers, seq)."""
     layers = a.cls_attention.shape[0]
     return plots.attention.token_heatmap(a.cls_attention.mean(axis=1), a.tokens, range(1, layers + 1),
-                                         t(P + "enc_title"), "token", t(P + "layer"), t(P + "attention"))
+                                         t(P + "enc_title"), t(P + "token"), t(P + "layer"), t(P + "attention"))
 
 
 def panel(step: str, a) -> None:
@@ -63,8 +63,8 @@ def panel(step: str, a) -> None:
                                               t(P + "option_axis"), t(P + "params_axis")), key="lesson_params")
     elif step == "token_heads":
         scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), seed)
-        st.plotly_chart(lplots.token_label_heatmap(scores, a.tokens, a.labels, t(P + "token_title"), "token",
-                                                   t(P + "label")), key="lesson_tokens")
+        st.plotly_chart(lplots.token_label_heatmap(scores, a.tokens, a.labels, t(P + "token_title"), t(P + "token"),
+                                                   t(P + "label"), t(P + "score")), key="lesson_tokens")
 
 
 def go_to(i: int) -> None:

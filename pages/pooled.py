@@ -1,4 +1,5 @@
 """Pooled vector: what the head actually reads, and how small the head is."""
+import numpy as np
 import streamlit as st
 
 from explorer import plots, pooled
@@ -13,12 +14,15 @@ if a is not None:
     hd = current_head()
     vecs = pooled.vectors(a)
     shown = {t(f"pooled.v_{k.replace(' ', '_')}"): v for k, v in vecs.items()}
-    st.plotly_chart(plots.vectors.strips(shown, t("pooled.strips_title"), t("pooled.dim_axis"), t("pooled.vector_axis")),
-                    key="pooled_strips")
+    st.plotly_chart(plots.vectors.strips(shown, t("pooled.strips_title"), t("pooled.dim_axis"), t("pooled.vector_axis"),
+                                         t("pooled.value_axis")), key="pooled_strips")
+    st.caption(t("pooled.strips_range", pct=f"{plots.vectors.ROBUST_PERCENTILE:g}",
+                 lim=f"{plots.vectors.robust_limit(np.stack(list(vecs.values()))):.3f}"))
     left, right = st.columns(2)
     left.plotly_chart(plots.vectors.histograms(shown, t("pooled.hist_title"), t("pooled.value_axis"),
                                                t("pooled.count_axis")), key="pooled_hist")
-    right.plotly_chart(plots.vectors.cosine_heatmap(list(shown), pooled.cosine_matrix(vecs), t("pooled.cos_title")),
+    right.plotly_chart(plots.vectors.cosine_heatmap(list(shown), pooled.cosine_matrix(vecs), t("pooled.cos_title"),
+                                                        t("pooled.cosine")),
                        key="pooled_cos")
     st.subheader(t("pooled.head_title", kind=hd.kind))
     st.caption(" → ".join(s.name for s in hd.steps))

@@ -78,8 +78,8 @@ def test_finetune_page_trains_registers_and_offers_zip():
     assert name.startswith("finetuned-") and len(name) == len("finetuned-") + 8
     assert name in at.session_state["session_checkpoints"]
     titles = _charts(at)
-    assert "Validation confusion matrix" in titles and "Loss and validation accuracy per epoch" in titles
-    assert len(titles["Loss and validation accuracy per epoch"]["data"][0]["x"]) == 5
+    assert "Validation confusion matrix" in titles and "Loss and validation score per epoch" in titles
+    assert len(titles["Loss and validation score per epoch"]["data"][0]["x"]) == 5
     assert job["zip"][:2] == b"PK"
     # selectable on the other pages: the home page analyses the text with the fine-tuned model
     at.switch_page("pages/home.py").run()

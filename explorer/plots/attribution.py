@@ -6,6 +6,8 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
+from .common import colorbar, figure
+
 POSITIVE = (33, 102, 172)  # blue: pushes the target up
 NEGATIVE = (178, 24, 43)  # red: pushes it down
 
@@ -36,17 +38,19 @@ def highlight_html(pieces, scores, title: str = "", legend: str = "", standalone
             f"</title></head><body>{body}</body></html>")
 
 
-def sorted_bars(pieces, scores, title: str, x_title: str, y_title: str, top: int = 30) -> go.Figure:
-    """Horizontal bars, largest |score| first (at most `top`), coloured like the highlighted text."""
+def sorted_bars(pieces, scores, title: str, x_title: str, y_title: str, top: int = 30,
+                signed: bool = True) -> go.Figure:
+    """Horizontal bars, largest |score| first (at most `top`), coloured like the highlighted text, with
+    a colour bar: diverging around 0 when `signed`, white → blue for unsigned scores (saliency)."""
     scores = np.asarray(scores, dtype=np.float64)
     order = np.argsort(-np.abs(scores), kind="stable")[:top][::-1]  # plotly draws bottom-up
     scale = float(np.abs(scores).max()) if scores.size else 0.0
-    labels = [f"{pieces[i]} #{i}" for i in order]
-    fig = go.Figure(go.Bar(
-        x=scores[order], y=labels, orientation="h", marker_color=[colour(scores[i], scale) for i in order],
-        marker_line_color="gray", marker_line_width=0.5,
-        hovertemplate="%{y}: %{x:+.4f}<extra></extra>",
-    ))
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title,
-                      height=max(260, 22 * len(order) + 100), margin=dict(l=40, r=10, t=50, b=40))
-    return fig
+    scale = scale or 1.0
+    white, blue, red = "rgb(255,255,255)", "rgb(%d,%d,%d)" % POSITIVE, "rgb(%d,%d,%d)" % NEGATIVE
+    colours = [[0, red], [0.5, white], [1, blue]] if signed else [[0, white], [1, blue]]
+    bar = go.Bar(x=scores[order], y=[f"{pieces[i]} #{i}" for i in order], orientation="h",
+                 marker=dict(color=scores[order], colorscale=colours, cmin=-scale if signed else 0, cmax=scale,
+                             colorbar=colorbar(x_title), line=dict(color="gray", width=0.5)),
+                 hovertemplate="%{y}: %{x:+.4f}<extra></extra>")
+    return figure([bar], title, x_title, y_title, height=max(260, 22 * len(order) + 100),
+                  margin=dict(l=40, r=10, t=50, b=40))

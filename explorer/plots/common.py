@@ -1,20 +1,42 @@
-"""Renderers shared by several pages."""
+"""Renderers shared by several pages, the colour scales every chart uses, and the figure builder.
+
+Colour rule: on a sequential scale more is darker; a signed value sits on a diverging scale centred
+on 0 (red below, blue above); every colour-coded chart carries a colour bar or a legend. The scales
+are resolved to explicit stops here, once: a bare name such as "Blues" means the opposite direction
+to plotly.js than to plotly.py, so no name ever reaches the browser.
+"""
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import get_colorscale
+
+SEQUENTIAL = tuple(tuple(s) for s in get_colorscale("Blues"))  # white → dark blue
+HIGHLIGHT = tuple(tuple(s) for s in get_colorscale("YlOrRd"))  # pale yellow → dark red
+DIVERGING = tuple(tuple(s) for s in get_colorscale("RdBu"))  # dark red < 0 < dark blue
+
+_MARGIN = dict(l=60, r=10, t=50, b=40)
+
+
+def figure(traces, title: str, x_title: str, y_title: str, **layout) -> go.Figure:
+    """A validated figure; `layout` adds to the shared layout (e.g. height, yaxis=dict(...)).
+
+    template "none": st.plotly_chart applies the streamlit theme in the browser anyway, and plotly's
+    default template is most of the build and serialisation cost."""
+    base = dict(template="none", margin=_MARGIN, title=dict(text=title),
+                xaxis=dict(title=dict(text=x_title), **layout.pop("xaxis", {})),
+                yaxis=dict(title=dict(text=y_title), **layout.pop("yaxis", {})))
+    return go.Figure(dict(data=traces, layout={**base, **layout}))
+
+
+def colorbar(title: str) -> dict:
+    return dict(title=dict(text=title, side="right"), thickness=14)
 
 
 def label_bars(labels, values, title: str, x_title: str, y_title: str, fmt: str = ".4f",
                y_range: tuple[float, float] | None = None) -> go.Figure:
     """One bar per label, value printed on the bar and in the hover."""
     values = np.asarray(values, dtype=float)
-    fig = go.Figure(go.Bar(
-        x=list(labels), y=values, text=[format(v, fmt) for v in values], textposition="auto",
-        hovertemplate=f"%{{x}}: %{{y:{fmt}}}<extra></extra>",
-    ))
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=320,
-                      margin=dict(l=40, r=10, t=50, b=40))
-    if y_range:
-        fig.update_yaxes(range=list(y_range))
-    return fig
+    bar = go.Bar(x=list(labels), y=values, text=[format(v, fmt) for v in values], textposition="auto",
+                 hovertemplate=f"%{{x}}: %{{y:{fmt}}}<extra></extra>")
+    return figure([bar], title, x_title, y_title, height=320, yaxis=dict(range=list(y_range)) if y_range else {})
