@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -107,30 +108,52 @@ def cmd_inspect_data(args) -> int:
     from .labels import label_report
 
     _quiet_transformers()
-    table = read_csv(args.csv)
+    if args.label_issues and not args.checkpoint:
+        from .data import DataError
+
+        raise DataError("audit_needs_checkpoint")
+    table = read_csv(args.csv, max_rows=args.max_rows)
     ck = None
     if args.checkpoint:
         from .checkpoints import load_checkpoint
 
         ck = load_checkpoint(args.checkpoint)
     report = label_report(table, args.text_column, args.label_column, ck)
+    found = None
+    if args.label_issues:
+        from .audit import audit
+        from .data import prepare
+
+        # The report's column guess, so both parts describe the same columns.
+        data = prepare(table, report.text_column, ",".join(report.label_columns))
+        found = audit(ck, data, folds=args.folds)
+    if int(os.environ.get("RANK", "0")) != 0:  # under torchrun/accelerate only one process prints
+        return 0
+    for note in found.notes if found else ():
+        print(f"note: {note.message()}", file=sys.stderr)
     if args.json:
-        print(json.dumps(report.to_json()))
-    else:
-        print(f"{report.rows} rows; text: {report.text_column}; labels: {', '.join(report.label_columns)}; "
-              f"{report.problem_type} ({report.loss})")
-        for name, count in report.labels:
-            print(f"  {name:<24}{count:>8}")
-        for issue in report.issues:
-            print(f"{issue.kind}: {issue.message}")
-        if report.suggested_mapping:
-            print("suggested mapping: " + ", ".join(f"{a} -> {b}" for a, b in report.suggested_mapping.items()))
+        print(json.dumps({**report.to_json(), **(found.to_json() if found else {})}))
+        return 0
+    print(f"{report.rows} rows; text: {report.text_column}; labels: {', '.join(report.label_columns)}; "
+          f"{report.problem_type} ({report.loss})")
+    for name, count in report.labels:
+        print(f"  {name:<24}{count:>8}")
+    for issue in report.issues:
+        print(f"{issue.kind}: {issue.message}")
+    if report.suggested_mapping:
+        print("suggested mapping: " + ", ".join(f"{a} -> {b}" for a, b in report.suggested_mapping.items()))
+    if found:
+        s = found.summary()
+        print(f"label issues: {s['flagged']} flagged of {report.rows} (estimated noise {s['estimated_noise_rate']:.1%}, "
+              f"{s['folds']}-fold accuracy {s['cv_accuracy'] if s['cv_accuracy'] is None else format(s['cv_accuracy'], '.1%')}, "
+              f"{s['features']} features)")
+        for row in found.issues()[:args.show]:
+            print(f"  row {row['row']:>6}  {row['given']!s:>12} -> {row['suggested']!s:<12} {row['score']:.3f}  "
+                  f"{row['text'][:70]}")
     return 0
 
 
 def cmd_finetune(args) -> int:
-    import os
-
     from .checkpoints import load_checkpoint
     from .data import prepare, read_csv
     from .finetune import Settings, export, finetune
@@ -179,6 +202,7 @@ SEED = _bounded(int, 0, 2**32 - 1)  # numpy and torch seeds
 
 def build_parser() -> argparse.ArgumentParser:
     from .checkpoints import DEFAULT_CHECKPOINT
+    from .data import MAX_ROWS
     from .heads import KINDS
 
     p = argparse.ArgumentParser(prog="python -m explorer", description="Head Explorer command line")
@@ -202,6 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--text-column")
     d.add_argument("--label-column", help="a column, or several 0/1 columns separated by commas")
     d.add_argument("--checkpoint", help="also check the labels against this checkpoint's predictions")
+    d.add_argument("--label-issues", action="store_true",
+                   help="also find mislabelled rows (K-fold heads on the checkpoint's frozen features + cleanlab)")
+    d.add_argument("--folds", type=_bounded(int, 1, 100), default=5, help="folds for --label-issues (default 5)")
+    d.add_argument("--max-rows", type=_bounded(int, 1, 10**9), default=MAX_ROWS,
+                   help=f"read at most this many rows (default {MAX_ROWS:,}, the app's limit)")
+    d.add_argument("--show", type=_bounded(int, 0, 10**6), default=20, help="label issues listed without --json")
     d.add_argument("--json", action="store_true", help="print one JSON object")
     d.set_defaults(func=cmd_inspect_data)
     f = sub.add_parser("finetune", help="fine-tune a checkpoint on a CSV and save an HF folder")

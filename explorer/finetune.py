@@ -31,7 +31,7 @@ from .analysis import max_length
 from .checkpoints import Checkpoint
 from .data import MULTI, REGRESSION, SINGLE, LabeledData
 from .heads import NATIVE, build_head, run_head
-from .sentiment import first_token_features
+from .features import POOLS, Progress as FeatureProgress, encoder_features
 from .errors import ExplorerError
 
 MODES = ("head", "full")
@@ -127,21 +127,23 @@ _FEATURES_MAX = 4
 _FEATURES_LOCK = threading.Lock()  # sessions train in background threads and share this cache
 
 
-def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int) -> torch.Tensor:
-    """(n, hidden) frozen-encoder features, cached per (model, texts, max_length)."""
+def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int, pool: str = "first",
+                    progress: FeatureProgress | None = None) -> torch.Tensor:
+    """(n, hidden) frozen-encoder features ("first" token or L2-normalised "mean"), cached per
+    (model, texts, max_length); one encoder pass fills both pools."""
     digest = hashlib.sha1("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
     key = (id(ck.model), ck.name, ck.source, max_length, digest)
     with _FEATURES_LOCK:
         feats = _FEATURES.get(key)
         if feats is not None:
             _FEATURES.move_to_end(key)
-            return feats
-    feats = first_token_features(ck, list(texts), max_length=max_length)  # outside the lock: slow
-    with _FEATURES_LOCK:
-        _FEATURES[key] = feats
-        while len(_FEATURES) > _FEATURES_MAX:
-            _FEATURES.popitem(last=False)
-    return feats
+    if feats is None:
+        feats = torch.from_numpy(encoder_features(ck, list(texts), max_length=max_length, progress=progress))  # outside the lock: slow
+        with _FEATURES_LOCK:
+            _FEATURES[key] = feats
+            while len(_FEATURES) > _FEATURES_MAX:
+                _FEATURES.popitem(last=False)
+    return feats[:, POOLS.index(pool)]  # (n, 2, hidden) -> (n, hidden)
 
 
 # ---- metrics --------------------------------------------------------------------------------

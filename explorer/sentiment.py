@@ -12,18 +12,12 @@ import torch
 
 from .checkpoints import SENTIMENT_HEAD, SENTIMENT_LABELS, load_checkpoint
 from .data import demo_frame
+from .features import POOLS, encoder_features
 
 
 def first_token_features(ck, texts: list[str], batch_size: int = 64, max_length: int = 128) -> torch.Tensor:
     """(n, hidden) last-layer first-token states from the frozen encoder."""
-    feats = []
-    with torch.inference_mode():
-        for i in range(0, len(texts), batch_size):
-            enc = ck.tokenizer(texts[i:i + batch_size], truncation=True, max_length=max_length,
-                               padding=True, return_tensors="pt")
-            out = ck.model.base_model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"])
-            feats.append(out.last_hidden_state[:, 0].clone())
-    return torch.cat(feats)
+    return torch.from_numpy(encoder_features(ck, texts, batch_size, max_length)[:, POOLS.index("first")])
 
 
 def train(per_class: int = 2700, test_per_class: int = 300, epochs: int = 30, seed: int = 0) -> dict:

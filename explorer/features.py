@@ -1,0 +1,80 @@
+"""Frozen-encoder features: one batched, streamed pass over a dataset's texts.
+
+The pass yields two vectors per text: the last layer's first-token state (what BERT-style heads
+read) and its attention-masked mean, L2-normalised (what sentence encoders such as all-MiniLM are
+trained to produce). Texts are tokenized a batch at a time and batched by length, so padding
+costs little and memory stays flat however many rows there are.
+
+Under `accelerate launch --num_processes N` (or torchrun) each process encodes a contiguous
+share of the length-sorted batches and the shares are gathered, so every process ends with
+the same (n, 2, hidden) array; one process gives the same batches, hence the same numbers.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+import numpy as np
+import torch
+
+POOLS = ("first", "mean")  # index into the features' second axis
+Progress = Callable[[float, str], None]
+
+
+def world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def rank() -> int:
+    return int(os.environ.get("RANK", "0"))
+
+
+def _batches(ck, texts: list[str], batch_size: int, max_length: int) -> list[np.ndarray]:
+    """Row indices per batch, longest texts first (similar lengths share a batch)."""
+    lengths = [len(ids) for ids in ck.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def _encode(ck, texts: list[str], max_length: int) -> torch.Tensor:
+    enc = ck.tokenizer(texts, truncation=True, max_length=max_length, padding=True, return_tensors="pt")
+    hidden = ck.model.base_model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state
+    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (batch, seq, 1)
+    mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+    mean = torch.nn.functional.normalize(mean, dim=-1)
+    return torch.stack([hidden[:, 0], mean], 1).float()  # (batch, 2, hidden)
+
+
+def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int = 128,
+                     progress: Progress | None = None) -> np.ndarray:
+    """(n, 2, hidden) float32: first-token state and L2-normalised mean per text, in input order."""
+    n = len(texts)
+    hidden = ck.model.config.hidden_size
+    out = np.zeros((n, len(POOLS), hidden), np.float32)
+    if n == 0:
+        return out
+    batches = _batches(ck, texts, batch_size, max_length)
+    size, me = world_size(), rank()
+    share = np.array_split(np.arange(len(batches)), size)[me] if size > 1 else np.arange(len(batches))
+    with torch.inference_mode():
+        for done, b in enumerate(share, 1):
+            rows = batches[b]
+            out[rows] = _encode(ck, [texts[i] for i in rows], max_length).numpy()
+            if progress:
+                progress(done / len(share), f"{done}/{len(share)}")
+    if size > 1:
+        out = _gather(out, batches, share)
+    return out
+
+
+def _gather(out: np.ndarray, batches: list[np.ndarray], share: np.ndarray) -> np.ndarray:
+    """Every process's rows into every process's array (the shares are disjoint; others stay 0)."""
+    from accelerate import PartialState
+    from accelerate.utils import reduce
+
+    PartialState()  # sets up the process group that `accelerate launch` describes in the environment
+    mine = np.zeros(len(out), bool)
+    if len(share):
+        mine[np.concatenate([batches[b] for b in share])] = True
+    local = torch.from_numpy(np.where(mine[:, None, None], out, 0.0).astype(np.float32))
+    return reduce(local, reduction="sum").numpy()
