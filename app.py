@@ -45,6 +45,7 @@ PAGES = [
     ("pages/logits.py", "logits", "probabilities", "📊", False),
     ("pages/compare.py", "compare", "compare-heads", "⚖️", False),
     ("pages/attributions.py", "attributions", "attribution", "🔍", False),
+    ("pages/encoder.py", "encoder", "inside-encoder", "🔬", False),
     ("pages/data.py", "data", "labels", "🗂️", False),
     ("pages/finetune.py", "finetune", "fine-tune", "🏋️", False),
     ("pages/lesson.py", "lesson", "guided-lesson", "🎓", False),
@@ -55,5 +56,5 @@ nav = st.navigation([
     for path, key, slug, icon, default in PAGES
 ])
 # The Explore pages' widgets keep their values when the user visits another page.
-state.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_"))
+state.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_", "encoder_"))
 state.guarded(nav.run)  # one translated line for any unexpected error, never a traceback

@@ -48,3 +48,73 @@ def test_layer_probabilities_follow_the_problem_type(sentiment):
     np.testing.assert_allclose(encoder.layer_probabilities(multi), 1 / (1 + np.exp(-a.layer_logits)))
     reg = dataclasses.replace(a, problem_type="regression")
     np.testing.assert_array_equal(encoder.layer_probabilities(reg), a.layer_logits)
+
+
+def test_head_view_hides_specials_renormalised_and_marks_text_b(sentiment):
+    from explorer.plots import encoder as plots
+
+    a = analyze(sentiment, build_head(sentiment), TEXT)
+    n = len(a.tokens)
+    v = encoder.head_view(a, 2, 5, hide_special=False)
+    np.testing.assert_allclose(v.weights[0], a.attentions[1, 5], atol=1e-6)
+    hidden = encoder.head_view(a, 2, None, hide_special=True, segments=(0,) * 5 + (1,) * (n - 5))
+    assert hidden.weights.shape == (12, n - 2, n - 2) and hidden.tokens == a.tokens[1:-1]
+    np.testing.assert_allclose(hidden.weights.sum(-1), 1.0, atol=1e-9)
+    assert hidden.boundary == 4  # [CLS] is hidden, so text B starts one place earlier
+    fig = plots.head_view(hidden, "t", "head", "text B")
+    lines = [tr for tr in fig.data if tr.meta == "lines"]
+    assert {tr.name for tr in lines} == {f"head {h}" for h in range(12)}
+    # every drawn line has the opacity of its weight, rounded to a tenth; no weight ≥ 5% is left out
+    drawn = {}
+    for tr in lines:
+        h = int(tr.name.split()[1])
+        for s in range(0, len(tr.y), 3):
+            drawn[(h, -tr.y[s], -tr.y[s + 1])] = tr.opacity
+    big = np.argwhere(hidden.weights >= 0.05)
+    assert len(drawn) == len(big)
+    for h, i, j in big:
+        assert abs(drawn[(h, i, j)] - hidden.weights[h, i, j]) <= 0.05 + 1e-9
+    assert [tr.meta for tr in fig.data[-2:]] == ["left", "right"] and list(fig.data[-1].text) == list(hidden.tokens)
+    assert fig.layout.shapes[0].y0 == -3.5 and fig.layout.annotations[0].text == "text B"
+    page = plots.head_view_html(fig, "Head <view>")
+    assert page.count("gd.on('plotly_hover'") == 1 and "<script src=\"http" not in page
+    assert "<title>Head &lt;view&gt;</title>" in page
+
+
+def test_model_view_tiles_every_head_and_picks_by_customdata(sentiment):
+    from explorer.plots import encoder as plots
+
+    a = analyze(sentiment, build_head(sentiment), TEXT)
+    tiles = encoder.model_view(a)
+    np.testing.assert_allclose(tiles, a.attentions, atol=1e-6)
+    fig = plots.model_view(tiles, "m", "head", "layer", "attention", "%{customdata}")
+    assert fig.data[0].colorscale[0][1] == "rgb(247,251,255)"  # Blues from white: more attention = darker
+    pick = fig.data[1]
+    assert len(pick.customdata) == 72 and list(pick.customdata[13]) == [2, 1]
+    long = analyze(sentiment, build_head(sentiment), " ".join(["word"] * 100))
+    small = encoder.model_view(long, size=32)
+    assert small.shape == (6, 12, 32, 32)
+    np.testing.assert_allclose(small[:, :, 0, 0], long.attentions[:, :, :4, :4].mean(axis=(-1, -2)), atol=1e-6)
+    np.testing.assert_allclose(small.mean(axis=(-1, -2)), long.attentions.mean(axis=(-1, -2)), atol=0.02)
+
+
+def test_encoder_page_apptest():
+    from explore_helpers import open_page, specs, titles, values
+
+    at = open_page("encoder")
+    assert not at.error
+    readout = specs(at)[0]
+    probs = np.array([values(tr["y"]) for tr in readout["data"]])  # (labels, layers+1)
+    assert probs.shape == (3, 7) and np.allclose(probs.sum(0), 1.0, atol=1e-6)
+    assert "trained on the last layer" in at.info[0].value
+    frame = at.get("iframe")[0].proto.srcdoc
+    assert "Layer 6, all heads" in frame and '"[CLS]"' in frame and "plotly_hover" in frame
+    at.selectbox(key="encoder_head").set_value(3)
+    at.selectbox(key="encoder_layer").set_value(2).run()
+    at.toggle(key="encoder_hide_special").set_value(True).run()
+    frame = at.get("iframe")[0].proto.srcdoc
+    assert "Layer 2, head 3" in frame and "renormalised" in frame and '"[CLS]"' not in frame
+    assert len(specs(at)[1]["data"][1]["customdata"]) == 72  # the model view: one pick marker per head
+    at.session_state["checkpoint"], at.session_state["head"] = "minilm", "mean-linear"
+    at.run()
+    assert not at.exception and not at.error and len(titles(at)) == 2

@@ -1,0 +1,142 @@
+"""Inside-the-encoder renderers: the head read out per layer, the head view (lines between two token
+columns, hover highlights one token's lines) with its standalone HTML, and the model-view thumbnails."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+from ..encoder import HeadView
+from .common import SEQUENTIAL, colorbar
+
+LEVELS = 10  # line opacity steps: a weight under 5% rounds to no line (near invisible, and it keeps the trace count low)
+HEAD_COLOURS = qualitative.Dark24
+_ROW = 22  # pixels per token row in the head view
+
+
+def layer_readout(values: np.ndarray, labels, title: str, x_title: str, y_title: str, embeddings: str,
+                  y_range: tuple[float, float] | None = (0.0, 1.0)) -> go.Figure:
+    """values: (layers+1, labels), row 0 the embeddings: one line per label."""
+    x = [embeddings, *(str(i) for i in range(1, values.shape[0]))]
+    fig = go.Figure([go.Scatter(x=x, y=values[:, k], mode="lines+markers", name=label,
+                                hovertemplate=f"{label}<br>{x_title} %{{x}}: %{{y:.4f}}<extra></extra>")
+                     for k, label in enumerate(labels)])
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=340,
+                      margin=dict(l=60, r=10, t=50, b=40), xaxis_type="category")
+    if y_range:
+        fig.update_yaxes(range=list(y_range))
+    return fig
+
+
+def _segments(weights: np.ndarray, level: int) -> tuple[list, list]:
+    """x, y of every line whose weight rounds to `level`: (0, -i) -> (1, -j), gaps as None."""
+    src, dst = np.nonzero(np.rint(weights * LEVELS) == level)
+    xs, ys = [], []
+    for i, j in zip(src.tolist(), dst.tolist()):
+        xs += [0, 1, None]
+        ys += [-i, -j, None]
+    return xs, ys
+
+
+def head_view(v: HeadView, title: str, head_name: str, text_b: str = "") -> go.Figure:
+    """Lines from each token (left) to each token it attends to (right), opacity = weight, one colour
+    per head. Line traces carry meta "lines", token columns "left"/"right" (used by the hover script)."""
+    n = len(v.tokens)
+    traces = []
+    for k, h in enumerate(v.heads):
+        colour = HEAD_COLOURS[h % len(HEAD_COLOURS)]
+        for level in range(1, LEVELS + 1):
+            xs, ys = _segments(v.weights[k], level)
+            if xs:
+                traces.append(go.Scatter(
+                    x=xs, y=ys, mode="lines", line=dict(color=colour, width=2), opacity=level / LEVELS,
+                    name=f"{head_name} {h}", legendgroup=str(h), showlegend=False, hoverinfo="skip", meta="lines"))
+        if len(v.heads) > 1:  # a legend entry of its own: it stays when hovering empties the head's lines
+            traces.append(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color=colour, width=3),
+                                     name=f"{head_name} {h}", legendgroup=str(h), hoverinfo="skip"))
+    y = [-i for i in range(n)]
+    for side, x, pos in (("left", 0, "middle left"), ("right", 1, "middle right")):
+        traces.append(go.Scatter(
+            x=[x] * n, y=y, mode="markers+text", text=list(v.tokens), textposition=pos, showlegend=False,
+            marker=dict(size=9, color="#555"), meta=side, hovertemplate="%{text}<extra></extra>"))
+    shapes, annotations = [], []
+    if v.boundary is not None:
+        cut = -v.boundary + 0.5
+        shapes = [dict(type="line", x0=-0.9, x1=1.9, y0=cut, y1=cut, line=dict(dash="dash", color="gray"))]
+        annotations = [dict(x=0.5, y=cut, text=text_b, showarrow=False, yshift=-9, font=dict(color="gray"))]
+    fig = go.Figure(traces)
+    fig.update_layout(
+        title=title, height=max(240, _ROW * n + 110), hovermode="closest", dragmode=False, shapes=shapes,
+        annotations=annotations, margin=dict(l=10, r=10, t=50, b=10), plot_bgcolor="white",
+        xaxis=dict(range=[-0.9, 1.9], visible=False, fixedrange=True),
+        yaxis=dict(range=[-n + 0.5, 0.5], visible=False, fixedrange=True),
+        legend=dict(orientation="v", x=1.0, y=1.0))
+    return fig
+
+
+# On hover of a token, keep only that token's lines (outgoing from the left column, incoming to the
+# right one); restore every line when the pointer leaves. The lines' own y values say which tokens they join.
+_HOVER_JS = """
+var gd = document.getElementById('{plot_id}');
+var lines = [], orig = [];
+gd.data.forEach(function (t, k) { if (t.meta === 'lines') { lines.push(k); orig.push([Array.from(t.x), Array.from(t.y)]); } });
+gd.on('plotly_hover', function (ev) {
+  var p = ev.points[0], side = p.data.meta;
+  if (side !== 'left' && side !== 'right') return;
+  var at = side === 'left' ? 0 : 1, xs = [], ys = [];
+  orig.forEach(function (o) {
+    var x = [], y = [];
+    for (var s = 0; s + 2 < o[1].length; s += 3) {
+      if (o[1][s + at] === -p.pointIndex) { x.push(0, 1, null); y.push(o[1][s], o[1][s + 1], null); }
+    }
+    xs.push(x); ys.push(y);
+  });
+  gd.dataset.focus = side + ':' + p.pointIndex;
+  if (lines.length) Plotly.restyle(gd, {x: xs, y: ys}, lines);
+});
+gd.on('plotly_unhover', function () {
+  gd.dataset.focus = '';
+  if (lines.length) Plotly.restyle(gd, {x: orig.map(function (o) { return o[0]; }),
+                                          y: orig.map(function (o) { return o[1]; })}, lines);
+});
+"""
+
+
+def head_view_html(fig: go.Figure, title: str) -> str:
+    """A standalone page (plotly.js inlined, works offline) with the hover highlight; the app shows the same page."""
+    page = fig.to_html(full_html=True, include_plotlyjs=True, div_id="headview", post_script=_HOVER_JS,
+                       config={"displayModeBar": False, "responsive": True})
+    return page.replace("<head>", f"<head><title>{html.escape(title)}</title>", 1)
+
+
+def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_name: str,
+               hover: str) -> go.Figure:
+    """tiles: (layers, heads, m, m) on one heatmap, a blank cell between tiles; a clear marker on each
+    tile carries customdata [layer (1-based), head] so a click (on_select) can open that head."""
+    n_layers, n_heads, m, _ = tiles.shape
+    step = m + 1
+    grid = np.full((n_layers * step - 1, n_heads * step - 1), np.nan, dtype=np.float32)  # float32 halves the JSON
+    for layer in range(n_layers):
+        for h in range(n_heads):
+            grid[layer * step:layer * step + m, h * step:h * step + m] = tiles[layer, h]
+    centre = m / (2 * step) - 0.5  # tile k spans [k - 0.5, k - 0.5 + m/step]
+    heat = go.Heatmap(z=grid, x0=-0.5 + 0.5 / step, dx=1 / step, y0=0.5 + 0.5 / step, dy=1 / step,
+                      colorscale=SEQUENTIAL, zmin=0, zmax=1, colorbar=colorbar(value_name),
+                      hoverinfo="skip")
+    layers, heads = np.meshgrid(np.arange(1, n_layers + 1), np.arange(n_heads), indexing="ij")
+    pick = go.Scatter(
+        x=(heads + centre).ravel(), y=(layers + centre).ravel(), mode="markers",
+        marker=dict(symbol="square", size=max(12, min(40, 400 // max(n_heads, 1))), color="rgba(0,0,0,0)"),
+        # a plain list: a typed array would reach the selection event as {"0": .., "1": ..}
+        customdata=np.stack([layers.ravel(), heads.ravel()], axis=1).tolist(), showlegend=False,
+        hovertemplate=hover + "<extra></extra>")
+    fig = go.Figure([heat, pick])
+    fig.update_layout(title=title, height=max(260, 70 * n_layers + 110), margin=dict(l=60, r=10, t=50, b=40),
+                      plot_bgcolor="white", dragmode=False,
+                      xaxis=dict(title=dict(text=x_title), tickmode="array", tickvals=list(range(n_heads)),
+                                 range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
+                      yaxis=dict(title=dict(text=y_title), tickmode="array", tickvals=list(range(1, n_layers + 1)),
+                                 range=[n_layers + 0.6, 0.4], showgrid=False, zeroline=False))
+    return fig
