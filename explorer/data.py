@@ -105,7 +105,7 @@ def _read_bytes(source, max_bytes: int) -> tuple[bytes, str]:
 def _decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
     if not data.strip():
         raise DataError(f"'{name}' is empty")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or _looks_utf16(data[:65536]):
         raise DataError(f"'{name}' is UTF-16; save it as UTF-8 CSV")
     if b"\x00" in data[:65536]:
         raise DataError(f"'{name}' looks binary (it contains NUL bytes), not a CSV text file")
@@ -123,6 +123,16 @@ def _decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
     if controls > 0.05 * len(head):
         raise DataError(f"'{name}' looks binary, not a CSV text file")
     return text, encoding, notes
+
+
+def _looks_utf16(head: bytes) -> bool:
+    """UTF-16 without a BOM: ASCII text with a NUL byte beside nearly every character, always on the
+    same side (odd positions for little-endian, even for big-endian)."""
+    even, odd = head[0::2], head[1::2]
+    if len(odd) < 4:
+        return False
+    zeros = even.count(0) / len(even), odd.count(0) / len(odd)
+    return max(zeros) > 0.6 and min(zeros) < 0.1
 
 
 def _sniff_delimiter(text: str) -> str:
@@ -164,10 +174,30 @@ def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS) -> Ta
         raise DataError(f"'{name}' has a header but no rows")
     if len(frame) > max_rows:
         raise DataError(f"'{name}' has more than {max_rows:,} rows; the limit is {max_rows:,}")
+    header = next(csv.reader(io.StringIO(text), delimiter=delim))
+    if not isinstance(frame.index, pd.RangeIndex):
+        # More fields in the first data row than in the header: pandas would silently turn the
+        # extra leading columns into an index and shift every column by one.
+        row, found = _first_wide_row(text, delim, len(header))
+        raise DataError("csv_extra_fields", name=name, row=row, found=found, header=len(header))
+    names = [c.strip() for c in header]
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:  # pandas would rename the second one to "text.1" and use it as another column
+        raise DataError("csv_duplicate_columns", name=name, columns=", ".join(twice))
     frame.columns = [str(c).strip() for c in frame.columns]
     if len(set(frame.columns)) != len(frame.columns):
         raise DataError(f"'{name}' has duplicate column names")
     return Table(frame=frame, encoding=encoding, delimiter=delim, notes=notes)
+
+
+def _first_wide_row(text: str, delim: str, width: int) -> tuple[int, int]:
+    """(row number as a spreadsheet shows it, field count) of the first row wider than the header."""
+    number = 0
+    for fields in csv.reader(io.StringIO(text), delimiter=delim):
+        number += bool(fields)  # pandas skips blank lines too
+        if len(fields) > width:
+            return number, len(fields)
+    return 2, width + 1
 
 
 def _is_binary_column(col: pd.Series) -> bool:
@@ -279,8 +309,12 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
         raise DataError(f"{int(missing.sum())} rows have an empty or NaN label (first: row {_row(missing)}); "
                         "fill or drop them")
     kind = label_shape(frame, label_cols)
+    if len(label_cols) == 1:
+        _refuse_non_finite(frame[label_cols[0]])
     if kind == REGRESSION:
-        y = pd.to_numeric(frame[label_cols[0]].str.strip()).to_numpy(np.float32)
+        with np.errstate(over="ignore"):  # beyond float32 becomes inf, refused just below
+            y = pd.to_numeric(frame[label_cols[0]].str.strip()).to_numpy(np.float32)
+        _refuse_non_finite(frame[label_cols[0]], y)
         names: list[str] = []
     elif kind == MULTI and len(label_cols) > 1:
         bad = [c for c in label_cols if not _is_binary_column(frame[c])]
@@ -296,10 +330,7 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
         for r, row in enumerate(parts):
             y[r, [index[p] for p in row]] = 1.0
     else:
-        raw = frame[label_cols[0]].str.strip()
-        nums = _numbers(raw)
-        if nums is not None:  # "1" and "1.0" are the same class
-            raw = nums.astype(np.int64).astype(str)
+        raw = _canonical_ints(frame[label_cols[0]].str.strip())
         names = sorted_names(raw)
         index = {n: i for i, n in enumerate(names)}
         y = raw.map(index).to_numpy(np.int64)
@@ -308,6 +339,28 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
                         "a classifier needs at least two")
     return LabeledData(texts=tuple(texts.str.strip()), y=y, label_names=tuple(names), problem_type=kind,
                        text_column=text_col, label_columns=label_cols, notes=table.notes)
+
+
+def _canonical_ints(raw: pd.Series) -> pd.Series:
+    """"1" and "1.0" are the same class. Only integers a float64 holds exactly are rewritten; any other
+    label ("1e30", "12345678901234567890") stays as typed rather than wrap around in int64."""
+    nums = _numbers(raw)
+    if nums is None:
+        return raw
+    exact = (nums.abs() <= 2**53) & (nums == nums.round())
+    return raw.where(~exact, nums.where(exact, 0).astype(np.int64).astype(str))
+
+
+def _refuse_non_finite(col: pd.Series, values: np.ndarray | None = None) -> None:
+    """A numeric label column may not hold inf, or (as float32 targets) values beyond float32's range."""
+    nums = _numbers(col.dropna())
+    if nums is None:
+        return
+    arr = nums.to_numpy(np.float64) if values is None else np.asarray(values, np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError("label_not_finite", row=i + 2, value=str(col.iloc[i]).strip()[:40])
 
 
 def _row(mask: pd.Series) -> int:

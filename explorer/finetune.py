@@ -12,7 +12,6 @@ import hashlib
 import io
 import os
 import shutil
-import tempfile
 import threading
 import time
 import uuid
@@ -27,6 +26,7 @@ import torch
 from sklearn.metrics import accuracy_score, f1_score, mean_squared_error
 from sklearn.model_selection import train_test_split
 
+from . import scratch
 from .analysis import max_length
 from .checkpoints import Checkpoint
 from .data import MULTI, REGRESSION, SINGLE, LabeledData
@@ -336,9 +336,9 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
 
     work.model.requires_grad_(True)
     work.model.train()
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch.temporary() as tmp:  # Trainer wants an output folder; nothing is saved there
         args = TrainingArguments(
-            output_dir=tmp, num_train_epochs=s.epochs, learning_rate=s.learning_rate,
+            output_dir=str(tmp), num_train_epochs=s.epochs, learning_rate=s.learning_rate,
             per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no", eval_strategy="no",
             # Batches of similar length waste less compute on padding than random batches.
             train_sampling_strategy="group_by_length",
@@ -365,10 +365,11 @@ def export(result: FinetuneResult, out: str | os.PathLike) -> Path:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise FinetuneError(f"'{out}' already exists and is not an empty folder; choose a new --out")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    tmp = scratch.partial_for(out)
     try:
         result.checkpoint.model.save_pretrained(tmp, safe_serialization=True)
         result.checkpoint.tokenizer.save_pretrained(tmp)
+        scratch.normal_modes(tmp)
         if out.exists():
             out.rmdir()
         os.rename(tmp, out)
@@ -380,8 +381,8 @@ def export(result: FinetuneResult, out: str | os.PathLike) -> Path:
 
 def export_zip(result: FinetuneResult) -> bytes:
     """The exported folder as zip bytes, for a download button."""
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = export(result, Path(tmp) / result.checkpoint.name)
+    with scratch.temporary() as tmp:
+        folder = export(result, tmp / result.checkpoint.name)
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
             for f in sorted(folder.rglob("*")):

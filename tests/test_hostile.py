@@ -1,0 +1,230 @@
+"""The hostile-input matrix: the CLI, CSVs, checkpoint folders and signals, as a careless user or a
+hostile visitor would try them. Every case asserts the exit code, exactly one `error:` line on stderr,
+no traceback, and nothing left behind (in the working folder and the temp folder).
+
+In-process through cli.main() for speed; subprocesses only where a real signal must arrive."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import explorer.analysis
+from explorer import cli
+from tests.conftest import ROOT
+from tests.hostile import BROKEN, broken_checkpoints
+
+ROWS = "".join(f"sentence number {i} is here,{['pos', 'neg'][i % 2]}\n" for i in range(40))
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    return broken_checkpoints(tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture
+def work(tmp_path, monkeypatch, models):
+    """A working folder holding good.csv, the temp folder pointed at tmp/, roots = the models folder."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(models["ok"].parent))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "good.csv").write_text("text,label\n" + ROWS)
+    return tmp_path
+
+
+def _fails(capsys, work, args, code, needle, keep=("good.csv", "tmp")):
+    before = set(os.listdir(work)) | set(keep)
+    got = cli.main([str(a) for a in args])
+    err = capsys.readouterr().err
+    assert got == code, err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
+    assert needle in err, err
+    assert set(os.listdir(work)) <= before, "left behind: " + ", ".join(set(os.listdir(work)) - before)
+    assert os.listdir(work / "tmp") == [], os.listdir(work / "tmp")
+    return err
+
+
+def _finetune(models, csv="good.csv", *extra, out="out"):
+    return [str(a) for a in ("finetune", "--csv", csv, "--checkpoint", models["ok"], "--epochs", "1", "--out", out, *extra)]
+
+
+# ---- command line ----------------------------------------------------------------------------
+
+CLI_CASES = {
+    "empty text": (["analyze", "--text", "   "], "empty"),
+    "unknown head": (["analyze", "--text", "hi", "--head", "lstm"], "invalid choice"),
+    "seed 2**70": (["analyze", "--text", "hi", "--seed", str(2**70)], "out of range"),
+    "negative seed": (["analyze", "--text", "hi", "--seed", "-1"], "out of range"),
+    "seed not a number": (["analyze", "--text", "hi", "--seed", "ten"], "not a number"),
+    "argv not UTF-8": (["analyze", "--text", "caf\udce9"], "not valid UTF-8"),
+    "unknown command": (["explode"], "invalid choice"),
+    "no command": ([], "required"),
+    "unknown option": (["analyze", "--text", "hi", "--rm-rf"], "unrecognized"),
+}
+
+
+@pytest.mark.parametrize("case", list(CLI_CASES))
+def test_cli_arguments(capsys, work, case):
+    args, needle = CLI_CASES[case]
+    _fails(capsys, work, args, 2, needle)
+
+
+FINETUNE_CASES = {
+    "max length 0": (["--max-length", "0"], "between 8 and"),
+    "max length 100000": (["--max-length", "100000"], "between 8 and 512"),
+    "lr inf": (["--lr", "inf"], "out of range"),
+    "lr nan": (["--lr", "nan"], "out of range"),
+    "batch size 0": (["--batch-size", "0"], "out of range"),
+    "epochs 0": (["--epochs", "0"], "between 1 and"),
+    "epochs huge": (["--epochs", "99999999"], "out of range"),
+}
+
+
+@pytest.mark.parametrize("case", list(FINETUNE_CASES))
+def test_finetune_options(capsys, work, models, case):
+    extra, needle = FINETUNE_CASES[case]
+    _fails(capsys, work, _finetune(models, "good.csv", *extra), 2, needle)
+
+
+def test_out_empty_or_taken(capsys, work, models):
+    _fails(capsys, work, _finetune(models, out=""), 2, "--out is empty")
+    (work / "taken").mkdir()
+    (work / "taken" / "keep.txt").write_text("mine")
+    _fails(capsys, work, _finetune(models, out="taken"), 2, "already exists")
+    assert (work / "taken" / "keep.txt").read_text() == "mine"
+
+
+def test_unexpected_error_is_one_line_exit_1_and_debug_shows_it(capsys, work, models, monkeypatch):
+    def boom(*a, **k):
+        raise KeyError(2)
+
+    monkeypatch.setattr(explorer.analysis, "analyze", boom)
+    args = ["analyze", "--checkpoint", models["ok"], "--text", "hi"]
+    _fails(capsys, work, args, 1, "unexpected KeyError")
+    assert cli.main([str(a) for a in args] + ["--debug"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+
+
+# ---- checkpoint folders ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_broken_checkpoint_folders(capsys, work, models, name):
+    _fails(capsys, work, ["analyze", "--checkpoint", models[name], "--text", "hello"], 2, BROKEN[name][1])
+
+
+OUTSIDE = "is not an allowed checkpoint folder"
+
+
+@pytest.mark.parametrize("path", ["/etc", "/no/such/dir", "~", "~/models", "../..", "/etc/passwd"])
+def test_paths_outside_roots_get_one_message(capsys, work, path):
+    err = _fails(capsys, work, ["analyze", "--checkpoint", path, "--text", "hello"], 2, OUTSIDE)
+    assert err == f"error: '{path}' {OUTSIDE}: only folders under HEAD_EXPLORER_ROOTS can be loaded (no ~ expansion)\n"
+
+
+def test_inside_roots_file_and_escaping_symlink(capsys, work, models):
+    _fails(capsys, work, ["analyze", "--checkpoint", models["ok"] / "config.json", "--text", "hi"], 2, "not a folder")
+    link = models["ok"].parent / "escape"
+    link.symlink_to(work, target_is_directory=True)
+    try:
+        _fails(capsys, work, ["analyze", "--checkpoint", link, "--text", "hi"], 2, OUTSIDE)
+    finally:
+        link.unlink()
+
+
+# ---- CSVs ------------------------------------------------------------------------------------
+
+CSV_CASES = {
+    "empty": (b"", "is empty"),
+    "blank lines": (b"\n \n\n", "is empty"),
+    "header only": (b"text,label\n", "header but no rows"),
+    "binary": (bytes(range(256)) * 40, "binary"),
+    "UTF-16 with BOM": (("text,label\n" + ROWS).encode("utf-16"), "UTF-16"),
+    "UTF-16LE without BOM": (("text,label\n" + ROWS).encode("utf-16-le"), "UTF-16"),
+    "UTF-16BE without BOM": (("text,label\n" + ROWS).encode("utf-16-be"), "UTF-16"),
+    "extra fields in the first row": (b"text,label\nhello, world,pos\n" + ROWS.encode(), "row 2 has 3 fields"),
+    "duplicate header": (b"text,text\n" + ROWS.encode(), "duplicate column names: text"),
+    "one class": (b"text,label\na,x\nb,x\nc,x\n", "only one class"),
+    "NaN label": (b"text,label\n" + ROWS.encode() + b"x,NaN\n", "empty or NaN label"),
+    "empty text": (b"text,label\n" + ROWS.encode() + b",pos\n", "empty text"),
+    "inf label": (b"text,label\na,1\nb,2\nc,inf\nd,1\n", "'inf' is not a finite number"),
+    "regression beyond float32": (b"text,label\na,0.5\nb,2.5\nc,1e39\n", "'1e39' is not a finite number"),
+    "missing label column": (b"text,label\n" + ROWS.encode(), "no column 'nope'"),
+}
+
+
+@pytest.mark.parametrize("case", list(CSV_CASES))
+def test_bad_csv(capsys, work, models, case):
+    body, needle = CSV_CASES[case]
+    (work / "bad.csv").write_bytes(body)
+    extra = ["--label-column", "nope"] if "missing" in case else []
+    _fails(capsys, work, _finetune(models, "bad.csv", *extra), 2, needle, keep=("good.csv", "tmp", "bad.csv"))
+
+
+@pytest.mark.parametrize("csv", ["no-such.csv", "tmp"])
+def test_csv_path_not_a_file(capsys, work, models, csv):
+    _fails(capsys, work, _finetune(models, csv), 2, "no such file" if "no-such" in csv else "is a directory")
+
+
+# ---- exports: labels, permissions, leftovers ---------------------------------------------------
+
+def test_numeric_labels_that_do_not_round_trip_stay_as_typed(capsys, work, models):
+    import json
+
+    (work / "big.csv").write_text("text,label\n" + "".join(
+        f"sentence {i},{['1', '2.0', '1e30'][i % 3]}\n" for i in range(30)))
+    assert cli.main(_finetune(models, "big.csv", out="big")) == 0, capsys.readouterr().err
+    cfg = json.loads((work / "big" / "config.json").read_text())
+    assert cfg["id2label"] == {"0": "1", "1": "2", "2": "1e30"}
+
+
+def test_export_has_normal_permissions_and_cleans_a_killed_runs_leftovers(capsys, work, models):
+    dead = _dead_pid()
+    stale = [work / f".out.partial-{dead}-0123abcd", work / "tmp" / f"head-explorer-{dead}-0123abcd"]
+    for d in stale:
+        d.mkdir()
+        (d / "half.bin").write_bytes(b"x")
+    alive = work / f".other.partial-{os.getpid()}-0123abcd"  # a live process's folder stays
+    alive.mkdir()
+    umask = os.umask(0o022)
+    try:
+        assert cli.main(_finetune(models, "good.csv", "--mode", "full")) == 0, capsys.readouterr().err
+    finally:
+        os.umask(umask)
+    assert not any(d.exists() for d in stale) and alive.exists()
+    assert os.listdir(work / "tmp") == []
+    assert (work / "out").stat().st_mode & 0o777 == 0o755
+    assert {f.stat().st_mode & 0o777 for f in (work / "out").iterdir()} == {0o644}
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+# ---- signals (real subprocesses) ----------------------------------------------------------------
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_during_training_leaves_nothing(work, models, sig, code):
+    env = dict(os.environ, TMPDIR=str(work / "tmp"), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "explorer", *_finetune(models, "good.csv", "--mode", "full",
+                                                                      "--epochs", "10000")],
+                            cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not os.listdir(work / "tmp") and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # training has started when its scratch folder appears
+    assert proc.poll() is None, proc.communicate()
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert err == "error: interrupted; no partial output was left behind\n" and out == ""
+    assert sorted(os.listdir(work)) == ["good.csv", "tmp"] and os.listdir(work / "tmp") == []
