@@ -65,7 +65,7 @@ def max_length(ck: Checkpoint) -> int:
 def encode(ck: Checkpoint, text: str) -> tuple[dict, int]:
     """Tokenize with truncation; returns the encoding and how many tokens were dropped."""
     if not isinstance(text, str) or not text.strip():
-        raise AnalysisError("the text is empty: type a sentence to analyse")
+        raise AnalysisError("analysis_empty_text")
     limit = max_length(ck)
     full = len(ck.tokenizer(text, add_special_tokens=True, verbose=False)["input_ids"])
     enc = ck.tokenizer(text, truncation=True, max_length=limit, return_tensors="pt")
@@ -99,7 +99,7 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False) -> Analys
         states = torch.cat([*out.hidden_states[:-1], out.last_hidden_state])  # (layers+1, seq, hidden)
         batched = run_head(head, states, enc["attention_mask"].expand(states.shape[0], -1))
     if not out.attentions:
-        raise AnalysisError("the model returned no attention maps (use attn_implementation='eager')")
+        raise AnalysisError("analysis_no_attention")
     att = torch.stack(out.attentions)[:, 0].numpy()  # (layers, heads, seq, seq)
     steps = [(name, t[-1:]) for name, t in batched]
     layer_logits = batched[-1][1].numpy().astype(np.float64)  # (layers+1, labels)

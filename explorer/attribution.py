@@ -105,7 +105,7 @@ def baseline_ids(ck: Checkpoint, ids: list[int], special: list[bool], kind: str)
     tok = ck.tokenizer
     fill = tok.pad_token_id if kind == "pad" else tok.mask_token_id
     if fill is None:
-        raise AttributionError(f"this tokenizer has no {kind} token; choose another baseline")
+        raise AttributionError("attribution_no_baseline_token", kind=kind)
     return [i if s else fill for i, s in zip(ids, special)]
 
 
@@ -188,13 +188,13 @@ def attribute(
     until the completeness error is ≤ `tolerance` (see _integrated).
     """
     if method not in METHODS:
-        raise AttributionError(f"unknown method '{method}'; choose one of: {', '.join(METHODS)}")
+        raise AttributionError("attribution_unknown_method", method=method, choices=", ".join(METHODS))
     if baseline not in BASELINES:
-        raise AttributionError(f"unknown baseline '{baseline}'; choose one of: {', '.join(BASELINES)}")
+        raise AttributionError("attribution_unknown_baseline", baseline=baseline, choices=", ".join(BASELINES))
     if quantity not in QUANTITIES:
-        raise AttributionError(f"unknown quantity '{quantity}'; choose logit or probability")
+        raise AttributionError("attribution_unknown_quantity", quantity=quantity)
     if n_steps is not None and n_steps < 1:
-        raise AttributionError("n_steps must be at least 1")
+        raise AttributionError("attribution_steps")
     start = time.perf_counter()
     enc, dropped = encode(ck, text)
     ids, special, word_ids = token_info(ck, enc)
@@ -206,7 +206,7 @@ def attribute(
         b = torch.where(keep, x, b)
     labels = ck.labels
     if target is not None and not 0 <= target < len(labels):
-        raise AttributionError(f"target {target} is out of range: the head has {len(labels)} labels")
+        raise AttributionError("attribution_target", target=target, n=len(labels))
     model = _Model(ck, head, target, quantity, progress, from_layer=method == "lig")
     f_x = f_b = delta = steps = None
     if method in INTEGRATED:

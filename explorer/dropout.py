@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from . import probabilities
+from .analysis import AnalysisError
 from .heads import Head, run_head
 
 
@@ -56,7 +57,7 @@ def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int
     """`hidden`: (seq, hidden) last encoder layer. Returns N head passes with dropout at rate p;
     probabilities follow `ptype` (softmax, sigmoid, or the raw value for regression)."""
     if not 0.0 <= p < 1.0:
-        raise ValueError("dropout p must be in [0, 1)")
+        raise AnalysisError("dropout_p", p=p)
     x, mask = _inputs(hidden, samples)
     with torch.inference_mode():
         gen = torch.Generator().manual_seed(seed)

@@ -83,7 +83,7 @@ Stop = Callable[[], bool]
 def _label_slot_path(model) -> str:
     kind, paths = NATIVE.get(model.config.model_type, (None, {}))
     if kind is None:
-        raise FinetuneError(f"fine-tuning does not know the head of model_type '{model.config.model_type}'")
+        raise FinetuneError("finetune_unknown_type", model_type=model.config.model_type)
     slot = "out_proj" if "out_proj" in paths else "classifier"
     return paths[slot]
 
@@ -157,7 +157,7 @@ def split(data: LabeledData, fraction: float, seed: int) -> tuple[np.ndarray, np
         strat = data.y
     n_val = max(int(round(len(idx) * fraction)), len(data.label_names) if strat is not None else 1)
     if len(idx) - n_val < 2:
-        raise FinetuneError(f"only {len(idx)} rows: too few to hold out a validation split")
+        raise FinetuneError("finetune_too_few", n=len(idx))
     return tuple(train_test_split(idx, test_size=n_val, random_state=seed, stratify=strat))
 
 
@@ -203,13 +203,12 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
     """Train a private copy of `ck` on `data`; `ck` itself is never modified."""
     s = settings.resolved()
     if s.mode not in MODES:
-        raise FinetuneError(f"unknown mode '{s.mode}'; choose head or full")
+        raise FinetuneError("finetune_unknown_mode", mode=s.mode)
     native = NATIVE.get(ck.model_type, (None,))[0]
     if s.head not in ("own", native):
-        raise FinetuneError(f"fine-tuning trains the checkpoint's own head ('own' = '{native}'), "
-                            f"since only that head can be saved in HF format; got '{s.head}'")
+        raise FinetuneError("finetune_own_head", native=native, head=s.head)
     if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
-        raise FinetuneError("epochs, batch size and learning rate must be positive")
+        raise FinetuneError("finetune_not_positive")
     limit = max_length(ck)
     if not MIN_LENGTH <= s.max_length <= limit:
         raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
@@ -363,7 +362,7 @@ def export(result: FinetuneResult, out: str | os.PathLike) -> Path:
     everything goes to a temp folder beside `out` that is renamed at the end, so `out` is never half-written."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise FinetuneError(f"'{out}' already exists and is not an empty folder; choose a new --out")
+        raise FinetuneError("out_exists", out=str(out))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = scratch.partial_for(out)
     try:

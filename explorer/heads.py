@@ -116,12 +116,12 @@ def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
     native_kind, paths = NATIVE.get(cfg.model_type, (None, {}))
     if kind == "own":
         if native_kind is None:
-            raise HeadError(f"no head table entry for model_type '{cfg.model_type}'; pick a named head kind")
+            raise HeadError("head_no_entry", model_type=cfg.model_type)
         resolved = native_kind
     elif kind in HEAD_KINDS:
         resolved = kind
     else:
-        raise HeadError(f"unknown head kind '{kind}'; choose one of: {', '.join(KINDS)}")
+        raise HeadError("head_unknown_kind", kind=kind, choices=", ".join(KINDS))
     reuse = resolved == native_kind
     hidden = cfg.hidden_size if hasattr(cfg, "hidden_size") else cfg.dim
     sizes = {"hidden": hidden, "labels": cfg.num_labels}

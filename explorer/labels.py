@@ -17,6 +17,7 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from .checkpoints import Checkpoint
+from .errors import Message
 from .data import MULTI, REGRESSION, SINGLE, Table, guess_columns, label_shape, sorted_names, split_multi
 
 IMBALANCE_RATIO = 5.0  # largest / smallest class count that counts as imbalanced
@@ -29,7 +30,7 @@ _GENERIC = re.compile(r"^LABEL_\d+$")
 @dataclass(frozen=True)
 class Issue:
     kind: str
-    message: str
+    message: Message  # a str (English) that translates with .message(lang)
     detail: dict = field(default_factory=dict)
 
 
@@ -42,8 +43,8 @@ class LabelReport:
     loss: str
     labels: tuple[tuple[str, int], ...]  # (name, count), most frequent first
     issues: tuple[Issue, ...]
-    traps: tuple[str, ...]  # transformers pitfalls this data would hit
-    notes: tuple[str, ...]
+    traps: tuple[Message, ...]  # transformers pitfalls this data would hit
+    notes: tuple[Message, ...]
     suggested_mapping: dict[str, str]  # CSV name -> checkpoint name; {} without a clear gain
     accuracy_before: float | None = None
     accuracy_after: float | None = None
@@ -104,14 +105,13 @@ def checkpoint_issues(ck: Checkpoint) -> list[Issue]:
     issues = []
     names = [str(cfg.id2label[i]) for i in range(cfg.num_labels)] if len(cfg.id2label) == cfg.num_labels else []
     if names and all(_GENERIC.match(n) for n in names):
-        issues.append(Issue("generic_label_names",
-                            f"checkpoint '{ck.name}' has generic label names ({', '.join(names[:3])}…): "
-                            "set id2label/label2id to the real names before sharing it"))
+        issues.append(Issue("generic_label_names", Message("issue_generic_names", name=ck.name,
+                                                           names=", ".join(names[:3]))))
     id2label = {int(k): str(v) for k, v in cfg.id2label.items()}
     label2id = {str(k): int(v) for k, v in cfg.label2id.items()}
     if {v: k for k, v in id2label.items()} != label2id:
-        issues.append(Issue("inconsistent_mapping",
-                            f"checkpoint '{ck.name}': id2label {id2label} is not the inverse of label2id {label2id}"))
+        issues.append(Issue("inconsistent_mapping", Message("issue_inconsistent_mapping", name=ck.name,
+                                                            id2label=id2label, label2id=label2id)))
     return issues
 
 
@@ -155,17 +155,14 @@ def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint) -> dict:
             "before": float(before), "after": float(after), "misclassified": tuple(wrong[:50])}
 
 
-def _traps(kind: str, names: list[str]) -> list[str]:
+def _traps(kind: str, names: list[str]) -> list[Message]:
     traps = []
     if kind == REGRESSION:
-        traps.append("float labels mean regression: transformers needs num_labels=1 and uses MSELoss; "
-                     "a classifier config would try CrossEntropyLoss and fail on non-integer targets")
+        traps.append(Message("trap_regression"))
     if kind == SINGLE and len(names) == 2:
-        traps.append("two classes: keep num_labels=2 (CrossEntropyLoss); num_labels=1 would make "
-                     "transformers treat the 0/1 ids as regression targets (MSELoss)")
+        traps.append(Message("trap_two_classes"))
     if kind == MULTI:
-        traps.append("multi-label: set problem_type='multi_label_classification'; BCEWithLogitsLoss needs "
-                     "float multi-hot vectors, integer class ids crash it")
+        traps.append(Message("trap_multi_label"))
     return traps
 
 
@@ -180,7 +177,7 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
     missing = cells.isna() | (cells.fillna("").apply(lambda c: c.str.strip()) == "")
     n_missing = int(missing.any(axis=1).sum())
     if n_missing:
-        issues.append(Issue("missing_labels", f"{n_missing} of {len(frame)} rows have an empty or NaN label",
+        issues.append(Issue("missing_labels", Message("issue_missing_labels", n=n_missing, total=len(frame)),
                             {"rows": n_missing}))
     valid = frame[~missing.any(axis=1)]
     if kind == MULTI and len(label_cols) > 1:
@@ -196,20 +193,20 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
     merge = near_duplicates(counts)
     if merge:
         pairs = ", ".join(f"'{a}' → '{b}'" for a, b in merge.items())
-        issues.append(Issue("near_duplicate_labels", f"labels that differ only by case, spaces or Unicode form: {pairs}",
+        issues.append(Issue("near_duplicate_labels", Message("issue_near_duplicates", pairs=pairs),
                             {"merge": merge}))
     if kind != REGRESSION and len(counts) - len(merge) <= 1:
-        issues.append(Issue("single_class", f"only one class ({', '.join(names) or 'none'}); a classifier needs two or more"))
+        issues.append(Issue("single_class", Message("issue_single_class", names=", ".join(names) or "—")))
     elif counts and max(counts.values()) >= IMBALANCE_RATIO * max(min(counts.values()), 1):
         big, small = max(counts, key=counts.get), min(counts, key=counts.get)
-        issues.append(Issue("imbalance", f"'{big}' has {counts[big]} rows but '{small}' only {counts[small]}; "
-                            "accuracy will flatter the model: watch macro-F1"))
+        issues.append(Issue("imbalance", Message("issue_imbalance", big=big, n_big=counts[big], small=small,
+                                                 n_small=counts[small])))
     ints = [int(n) for n in names if n.lstrip("-").isdigit()]
     if kind == SINGLE and ints and len(ints) == len(names):
         ids = sorted(ints)
         if ids[0] == 1 or ids != list(range(ids[0], ids[0] + len(ids))):
-            issues.append(Issue("one_based_ids", f"integer labels {ids[:10]} do not run 0..{len(ids) - 1}: "
-                                "a model with num_labels={0} expects exactly those ids".format(len(ids))))
+            issues.append(Issue("one_based_ids", Message("issue_one_based_ids", ids=ids[:10], last=len(ids) - 1,
+                                                         n=len(ids))))
     report = dict(suggested_mapping={})
     if ck is not None:
         issues += checkpoint_issues(ck)
@@ -219,10 +216,8 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
             csv_set = set(names) - set(merge)
             extra, unused = sorted(csv_set - ck_set), sorted(ck_set - csv_set)
             if extra or unused:
-                issues.append(Issue("unseen_labels", "labels differ from the checkpoint's: "
-                                    + "; ".join(filter(None, [
-                                        f"in the CSV only: {', '.join(extra)}" if extra else "",
-                                        f"in the checkpoint only: {', '.join(unused)}" if unused else ""])),
+                issues.append(Issue("unseen_labels", Message("issue_unseen_labels", csv_only=", ".join(extra) or "—",
+                                                             checkpoint_only=", ".join(unused) or "—"),
                                     {"csv_only": extra, "checkpoint_only": unused}))
         # A head with new (random) weights or placeholder names predicts nothing about the labels,
         # so a "best mapping" found from it would be noise presented as a fix.
@@ -237,8 +232,8 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
             if check["after"] >= check["before"] + PERMUTED_GAIN and check["best"] != check["identity"]:
                 moved = {a: b for a, b in check["best"].items() if check["identity"].get(a) != b}
                 issues.append(Issue("permuted_mapping",
-                                    f"the labels look permuted: remapping {len(moved)} labels raises agreement with "
-                                    f"'{ck.name}' from {check['before']:.0%} to {check['after']:.0%}",
+                                    Message("issue_permuted", n=len(moved), name=ck.name,
+                                            before=f"{check['before']:.0%}", after=f"{check['after']:.0%}"),
                                     {"moved": moved}))
                 report["suggested_mapping"] = check["best"]
     return LabelReport(

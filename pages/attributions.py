@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import attribution as attr
-from explorer import faithfulness
+from explorer import faithfulness, state
 from explorer.analysis import AnalysisError
 from explorer.plots import attribution as plots
 from explorer.state import checkpoint, current_analysis, head, selection, t
@@ -71,7 +71,7 @@ if params not in results:
                 checkpoint(name, seed), head(name, kind, seed), text, method, target_index, quantity, baseline,
                 n_steps=n_steps, window=window or 1, progress=p))
         except (attr.AttributionError, AnalysisError) as err:
-            st.error(str(err))
+            state.error(err)
             st.stop()
         while len(results) > 16:
             results.pop(next(iter(results)))
@@ -121,7 +121,7 @@ if st.button(t("attributions.faith_run"), key="attr_faith_run"):
             checkpoint(name, seed), head(name, kind, seed), text, target_index, quantity, baseline,
             window or 1, progress=p))
     except (attr.AttributionError, AnalysisError) as err:
-        st.error(str(err))
+        state.error(err)
 if faith_key in faith:
     st.dataframe(pd.DataFrame([{
         t("attributions.method"): t(f"attributions.m_{row.method}"),

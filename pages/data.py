@@ -38,10 +38,10 @@ raw = fixed.get(digest, raw)
 try:
     table = read_csv(raw)
 except DataError as err:
-    st.error(str(err))
+    state.error(err)
     st.stop()
 for note in table.notes:
-    st.warning(note)
+    st.warning(state.plain(note.message(state.lang())))
 cols = ["—"] + list(table.frame.columns)
 c1, c2, c3 = st.columns(3)
 text_col = c1.selectbox(t("data.text_column"), cols, key="data_text_column")
@@ -57,7 +57,7 @@ try:
         guess = lambda c: None if c == "—" else c  # noqa: E731
         ss["data_report"] = (report_key, label_report(table, guess(text_col), guess(label_col), ck))
 except (DataError, CheckpointError) as err:
-    st.error(str(err))
+    state.error(err)
     st.stop()
 report = ss["data_report"][1]
 ss["data_csv"] = {"bytes": raw, "name": name, "text_column": report.text_column,
@@ -81,11 +81,11 @@ def _apply(mapping: dict) -> None:
 
 
 for i, issue in enumerate(report.issues):
-    st.warning(f"**{issue.kind}**: {issue.message}")
+    st.warning(f"**{t('data.issue_' + issue.kind)}**: {state.plain(issue.message.message(state.lang()))}")
     if issue.kind == "near_duplicate_labels":
         st.button(t("data.merge"), key=f"data_merge_{i}", on_click=_apply, args=(issue.detail["merge"],))
 for trap in report.traps:
-    st.info(trap)
+    st.info(state.plain(trap.message(state.lang())))
 
 if report.confusion is not None:
     st.subheader(t("data.mapping_title"))

@@ -36,7 +36,7 @@ def _start():
         data = prepare(read_csv(src["bytes"]), src["text_column"], src["label_column"])
         ck = state.checkpoint(name, seed)
     except (DataError, CheckpointError) as err:
-        ss["ft_error"] = str(err)
+        ss["ft_error"] = err
         return
     settings = Settings(mode=mode, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
                         max_length=int(max_len), seed=seed)
@@ -47,7 +47,7 @@ def _start():
             new["result"] = finetune(ck, data, settings, progress=new["history"].append,
                                      stop=new["stop"].is_set, name=new["name"])
         except Exception as err:  # noqa: BLE001 - a thread boundary: any failure must reach the page as one line
-            new["error"] = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            new["error"] = err  # shown by state.error: translated, one line
 
     new["thread"] = threading.Thread(target=work, daemon=True)
     new["thread"].start()
@@ -59,7 +59,7 @@ b1, b2 = st.columns(2)
 b1.button(t("finetune.start"), key="ft_start", on_click=_start, disabled=running, type="primary")
 b2.button(t("finetune.stop"), key="ft_stop", disabled=not running, on_click=lambda: ss["ft_job"]["stop"].set())
 if ss.get("ft_error"):
-    st.error(ss["ft_error"])
+    state.error(ss["ft_error"])
 
 
 @st.fragment(run_every=1.0 if running else None)
@@ -82,7 +82,7 @@ live()
 job = ss.get("ft_job")
 if job is not None and not job["thread"].is_alive():
     if job["error"]:
-        st.error(job["error"])
+        state.error(job["error"])
     elif job["result"] is not None:
         res = job["result"]
         if not job.get("registered"):
