@@ -46,6 +46,7 @@ PAGES = [
     ("pages/compare.py", "compare", "compare-heads", "⚖️", False),
     ("pages/attributions.py", "attributions", "attribution", "🔍", False),
     ("pages/encoder.py", "encoder", "inside-encoder", "🔬", False),
+    ("pages/whatif.py", "whatif", "what-if", "🔀", False),
     ("pages/data.py", "data", "labels", "🗂️", False),
     ("pages/finetune.py", "finetune", "fine-tune", "🏋️", False),
     ("pages/lesson.py", "lesson", "guided-lesson", "🎓", False),

@@ -51,6 +51,7 @@ def sorted_bars(pieces, scores, title: str, x_title: str, y_title: str, top: int
     bar = go.Bar(x=scores[order], y=[f"{pieces[i]} #{i}" for i in order], orientation="h",
                  marker=dict(color=scores[order], colorscale=colours, cmin=-scale if signed else 0, cmax=scale,
                              colorbar=colorbar(x_title), line=dict(color="gray", width=0.5)),
+                 customdata=order.tolist(),  # each bar's index in `pieces`, for a click (on_select)
                  hovertemplate="%{y}: %{x:+.4f}<extra></extra>")
     return figure([bar], title, x_title, y_title, height=max(260, 22 * len(order) + 100),
                   margin=dict(l=40, r=10, t=50, b=40))

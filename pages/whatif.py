@@ -1,0 +1,95 @@
+"""What-if: a second text (or an edited copy of the first) side by side, and a live "drop this word"."""
+import streamlit as st
+
+from explorer import whatif
+from explorer.errors import ExplorerError
+from explorer.plots import logits as lplots
+from explorer.plots import whatif as wplots
+from explorer.plots.attribution import sorted_bars
+from explorer.state import analysis, checkpoint, current_analysis, error, head, selection, t
+
+st.title(t("whatif.title"))
+st.caption(t("whatif.intro"))
+ss = st.session_state
+DROP_CHART = "whatif_drop_chart"
+
+a = current_analysis()
+if a is None:
+    st.stop()
+name, kind, text, seed = selection()
+ss.setdefault("whatif_text", text)  # text B starts as a copy of the sidebar's text, to be edited
+
+
+def copy_text_a() -> None:
+    ss["whatif_text"] = text
+
+
+def pick_word() -> None:
+    points = ss[DROP_CHART].selection.points
+    if points:
+        ss["whatif_drop"] = int(points[0]["customdata"])
+
+
+c1, c2 = st.columns([5, 1])
+text_b = c1.text_area(t("whatif.text_b"), key="whatif_text", height=90, help=t("whatif.text_b_help"))
+c2.button(t("whatif.copy"), key="whatif_copy", on_click=copy_text_a, help=t("whatif.copy_help"))
+
+params = (name, kind, seed, text, text_b)
+results = ss.setdefault("whatif_results", {})
+if params not in results:
+    try:
+        with st.spinner(t("whatif.running")):
+            results[params] = whatif.compare(checkpoint(name, seed), head(name, kind, seed), text, text_b)
+    except ExplorerError as err:
+        error(err)
+        st.stop()
+    while len(results) > 8:
+        results.pop(next(iter(results)))
+r = results[params]
+labels, target = r.a.labels, r.a.labels[r.target]
+
+st.subheader(t("whatif.diff_title"))
+st.html(wplots.diff_html(r.rows, t("whatif.diff_legend")))
+m1, m2 = st.columns(2)
+pa, pb = r.probs
+m1.metric(t("whatif.pred_a"), r.a.predicted)
+m2.metric(t("whatif.pred_b"), r.b.predicted, delta=f"{pb[r.target] - pa[r.target]:+.3f} ({target})")
+names = {t("whatif.a"): pa, t("whatif.b"): pb}
+regression = r.a.problem_type == "regression"
+left, right = st.columns(2)
+left.plotly_chart(lplots.grouped(labels, names, t("whatif.probs_title"), t("home.label_axis"), t("home.prob_axis"),
+                                 y_range=None if regression else (0, 1)), key="whatif_probs")
+right.plotly_chart(lplots.grouped(labels, {t("whatif.a"): r.a.logits, t("whatif.b"): r.b.logits},
+                                  t("whatif.logits_title"), t("home.label_axis"), t("home.logit_axis")),
+                   key="whatif_logits")
+
+st.subheader(t("whatif.words_title", label=target))
+st.caption(t("whatif.words_help", label=target))
+st.plotly_chart(wplots.word_comparison(r.rows, (t("whatif.a"), t("whatif.b"), t("whatif.difference")),
+                                       t("whatif.words_chart", label=target), t("whatif.word_axis"),
+                                       t("whatif.score_axis")), key="whatif_words")
+
+st.subheader(t("whatif.drop_title"))
+st.caption(t("whatif.drop_help"))
+words = whatif.words(r.attr_a)
+st.plotly_chart(sorted_bars([w.text for w in words], [w.score for w in words], t("whatif.drop_chart", label=target),
+                            t("whatif.score_axis"), t("whatif.word_axis")),
+                key=DROP_CHART, on_select=pick_word, selection_mode="points")
+if ss.get("whatif_drop") is not None and ss["whatif_drop"] >= len(words):
+    ss["whatif_drop"] = None
+choice = st.selectbox(t("whatif.drop_word"), [None, *range(len(words))], key="whatif_drop",
+                      format_func=lambda k: t("whatif.none") if k is None else f"{k}: {words[k].text}")
+if choice is not None:
+    try:
+        dropped = whatif.drop_word(checkpoint(name, seed), text, words[choice].word_id)
+        d = analysis(name, kind, dropped, seed)
+    except ExplorerError as err:
+        error(err)
+        st.stop()
+    st.markdown(t("whatif.without", word=words[choice].text))
+    st.code(dropped, language=None, wrap_lines=True)
+    pd_ = whatif.probabilities_of(d)
+    st.metric(t("whatif.pred_dropped"), d.predicted, delta=f"{pd_[r.target] - pa[r.target]:+.3f} ({target})")
+    st.plotly_chart(lplots.grouped(labels, {t("whatif.a"): pa, t("whatif.dropped"): pd_}, t("whatif.dropped_title"),
+                                   t("home.label_axis"), t("home.prob_axis"), y_range=None if regression else (0, 1)),
+                    key="whatif_dropped")

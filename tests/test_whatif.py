@@ -1,0 +1,77 @@
+"""What-if: word alignment, both texts attributed to the same label, dropping a word, leave-one-out."""
+import numpy as np
+import pytest
+
+from explorer import whatif
+from explorer.analysis import analyze
+from explorer.heads import build_head
+from explorer.whatif import Word, align
+
+TEXT = "Unbelievably good acting, terrible plot."
+
+
+def _words(*texts):
+    return tuple(Word(k, w, float(k + 1)) for k, w in enumerate(texts))
+
+
+def test_align_marks_equal_replace_delete_insert():
+    rows = align(_words("a", "good", "film", "indeed"), _words("a", "bad", "film", "really", "indeed", "!"))
+    assert [(r.op, r.a and r.a.text, r.b and r.b.text) for r in rows] == [
+        ("equal", "a", "a"), ("replace", "good", "bad"), ("equal", "film", "film"), ("insert", None, "really"),
+        ("equal", "indeed", "indeed"), ("insert", None, "!")]
+    assert rows[3].difference == 4.0 and rows[2].difference == 0.0  # an absent word counts 0
+    gone = align(_words("x", "y"), _words("y"))
+    assert [r.op for r in gone] == ["delete", "equal"] and gone[0].difference == -1.0
+
+
+def test_compare_explains_text_as_prediction_in_both_texts(sentiment):
+    head = build_head(sentiment)
+    same = whatif.compare(sentiment, head, TEXT, TEXT)
+    assert all(r.op == "equal" and r.difference == 0 for r in same.rows)
+    edited = "Unbelievably bad acting, terrible plot!"
+    r = whatif.compare(sentiment, head, TEXT, edited)
+    assert r.attr_a.target == r.attr_b.target == r.target == int(np.argmax(r.a.logits))
+    assert r.b.predicted != r.a.predicted  # "bad" flips the prediction, yet B still explains A's label
+    np.testing.assert_allclose(r.probs[1], analyze(sentiment, head, edited).softmax)
+    ops = [(x.op, x.a and x.a.text, x.b and x.b.text) for x in r.rows]
+    assert ("replace", "good", "bad") in ops and ("replace", ".", "!") in ops
+    assert len(r.rows) == len(whatif.words(r.attr_a))
+    # word scores are the token scores summed: completeness carries over to words
+    assert sum(w.score for w in whatif.words(r.attr_b)) == pytest.approx(r.attr_b.scores.sum(), abs=1e-9)
+
+
+def test_drop_word_cuts_its_characters(sentiment):
+    assert whatif.drop_word(sentiment, TEXT, 1) == "Unbelievably acting, terrible plot."
+    assert whatif.drop_word(sentiment, TEXT, 3) == "Unbelievably good acting terrible plot."
+    assert whatif.drop_word(sentiment, TEXT, 0) == "good acting, terrible plot."
+    with pytest.raises(whatif.WhatIfError, match="not in the text"):
+        whatif.drop_word(sentiment, TEXT, 99)
+
+
+@pytest.mark.parametrize("kind", ["own", "mean-linear"])
+def test_leave_one_out_equals_one_analysis_per_dropped_word(tiny, kind):
+    ck = tiny["bert"]
+    head = build_head(ck, kind)
+    a = analyze(ck, head, TEXT)
+    names, change = whatif.leave_one_out(ck, head, a)
+    assert names == ("unbelievably", "good", "acting", ",", "terrible", "plot", ".")
+    target = int(np.argmax(a.logits))
+    for k, (w, c) in enumerate(zip(names, change)):
+        d = analyze(ck, head, whatif.drop_word(ck, TEXT, k))  # padded batch == one text at a time
+        assert c == pytest.approx(d.softmax[target] - a.softmax[target], abs=1e-5)
+
+
+def test_whatif_page_apptest(sentiment):
+    from explore_helpers import open_page, titles
+
+    at = open_page("whatif")
+    assert not at.error and at.text_area(key="whatif_text").value == TEXT
+    at.text_area(key="whatif_text").set_value("Unbelievably bad acting, terrible plot!").run()
+    assert [m.value for m in at.metric] == ["positive", "neutral"]
+    assert any("good" in h.proto.body and "line-through" in h.proto.body for h in at.get("html"))
+    at.selectbox(key="whatif_drop").set_value(1).run()  # what a click on the bar of "good" sets
+    assert at.code[0].value == "Unbelievably acting, terrible plot."
+    want = analyze(sentiment, build_head(sentiment), "Unbelievably acting, terrible plot.").predicted
+    assert at.metric[-1].value == want and "without the word" in titles(at)[-1]
+    at.text_area(key="whatif_text").set_value("   ").run()
+    assert len(at.error) == 1 and "empty" in at.error[0].value and not at.exception
