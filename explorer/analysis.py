@@ -7,8 +7,8 @@ import numpy as np
 import torch
 
 from . import attention, probabilities
-from .checkpoints import Checkpoint
-from .heads import Head, run_head
+from .checkpoints import Checkpoint, forward_inputs, max_length  # noqa: F401  (max_length: re-exported)
+from .heads import Head, run_head, used_new_weights
 from .errors import ExplorerError
 
 
@@ -39,7 +39,13 @@ class Analysis:
     attentions: np.ndarray  # (layers, heads, seq, seq)
     rollout: np.ndarray  # (layers, seq, seq)
     flow: np.ndarray | None  # (layers, seq), or None unless asked for
-    new_weights: tuple[str, ...]  # newly initialised parameters the head uses
+    new_weights: tuple[str, ...]  # newly initialised parameters this analysis uses, by HF's full name
+    text_pair: str = ""  # the second text of a sentence pair ("" for one text)
+    # Per token: 0 = text A, 1 = text B. Special tokens belong to the segment before them (a leading
+    # one to text A), as BERT's token_type_ids count them; the boundary is where 0 turns to 1.
+    segments: tuple[int, ...] = ()
+    unused_weights: tuple[str, ...] = ()  # weights in the checkpoint's files that the model does not use
+    reads: int | None = None  # the token the head's pooling reads; None when it pools over all tokens
 
     @property
     def cls_hidden(self) -> np.ndarray:  # (hidden,)
@@ -54,22 +60,30 @@ class Analysis:
         return self.rollout[:, 0, :]
 
 
-def max_length(ck: Checkpoint) -> int:
-    cfg = ck.model.config
-    limit = getattr(cfg, "max_position_embeddings", 512)
-    if cfg.model_type in ("roberta", "xlm-roberta", "camembert"):
-        limit -= 2  # positions start after padding_idx
-    return int(min(limit, ck.tokenizer.model_max_length))
-
-
-def encode(ck: Checkpoint, text: str) -> tuple[dict, int]:
-    """Tokenize with truncation; returns the encoding and how many tokens were dropped."""
+def encode(ck: Checkpoint, text: str, text_pair: str | None = None) -> tuple[dict, int]:
+    """Tokenize (a pair as the tokenizer's pair encoding) with truncation; returns the encoding and
+    how many tokens were dropped."""
     if not isinstance(text, str) or not text.strip():
         raise AnalysisError("analysis_empty_text")
+    pair = text_pair if isinstance(text_pair, str) and text_pair.strip() else None
     limit = max_length(ck)
-    full = len(ck.tokenizer(text, add_special_tokens=True, verbose=False)["input_ids"])
-    enc = ck.tokenizer(text, truncation=True, max_length=limit, return_tensors="pt")
+    full = len(ck.tokenizer(text, pair, add_special_tokens=True, verbose=False)["input_ids"])
+    enc = ck.tokenizer(text, pair, truncation=True, max_length=limit, return_tensors="pt")
     return enc, max(0, full - limit)
+
+
+def segments(enc) -> tuple[int, ...]:
+    """Segment of each token of the first row: 0 for text A, 1 for text B (see Analysis.segments)."""
+    try:
+        ids = enc.sequence_ids(0)
+    except (ValueError, AttributeError):  # slow tokenizers: their token type ids, if any
+        types = enc.get("token_type_ids")
+        return tuple(types[0].tolist()) if types is not None else (0,) * enc["input_ids"].shape[1]
+    out, seg = [], 0
+    for sid in ids:
+        seg = seg if sid is None else sid
+        out.append(seg)
+    return tuple(out)
 
 
 def token_info(ck: Checkpoint, enc) -> tuple[list[int], list[bool], tuple[int | None, ...]]:
@@ -84,20 +98,34 @@ def token_info(ck: Checkpoint, enc) -> tuple[list[int], list[bool], tuple[int | 
     return ids, special, word_ids
 
 
-def encoder_inputs(enc) -> dict:
-    # DistilBERT takes no token_type_ids; BERT's default of zeros equals a single segment.
-    return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+def encoder_inputs(enc, ck: Checkpoint | None = None) -> dict:
+    """What the tokenizer gave that the model's forward takes (token_type_ids where it takes them)."""
+    if ck is None:
+        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+    names = forward_inputs(ck.model)
+    return {k: v for k, v in enc.items() if k in names}
 
 
-def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False) -> Analysis:
+def _reads(hidden: np.ndarray, pooled: np.ndarray) -> int | None:
+    """The token whose last hidden state is the pooled vector, if one is."""
+    if pooled.shape != hidden.shape[1:]:
+        return None
+    dist = np.abs(hidden - pooled).max(axis=1)  # (seq,)
+    k = int(np.argmin(dist))
+    return k if dist[k] <= 1e-6 * max(1.0, float(np.abs(pooled).max())) else None
+
+
+def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair: str | None = None) -> Analysis:
     """Run the encoder once and the head step by step. Read-only on the model."""
-    enc, dropped = encode(ck, text)
+    enc, dropped = encode(ck, text, text_pair)
     with torch.inference_mode():
-        out = ck.model.base_model(**encoder_inputs(enc), output_attentions=True, output_hidden_states=True)
+        out = ck.model.base_model(**encoder_inputs(enc, ck), output_attentions=True, output_hidden_states=True)
         # The head at every depth in one batched call: row l is the head applied to layer l's states
         # (0 = embeddings). The last row is the head's real input, so its steps are the analysis's.
         states = torch.cat([*out.hidden_states[:-1], out.last_hidden_state])  # (layers+1, seq, hidden)
-        batched = run_head(head, states, enc["attention_mask"].expand(states.shape[0], -1))
+        rows = states.shape[0]
+        batched = run_head(head, states, enc["attention_mask"].expand(rows, -1),
+                           input_ids=enc["input_ids"].expand(rows, -1))
     if not out.attentions:
         raise AnalysisError("analysis_no_attention")
     att = torch.stack(out.attentions)[:, 0].numpy()  # (layers, heads, seq, seq)
@@ -107,6 +135,7 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False) -> Analys
     ptype = probabilities.problem_type(ck.model.config)
     labels = ck.labels
     ids, special, word_ids = token_info(ck, enc)
+    hidden = torch.stack(out.hidden_states)[:, 0].numpy()
     return Analysis(
         checkpoint=ck.name,
         head_kind=head.kind,
@@ -119,7 +148,7 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False) -> Analys
         max_length=max_length(ck),
         labels=labels,
         problem_type=ptype,
-        hidden_states=torch.stack(out.hidden_states)[:, 0].numpy(),
+        hidden_states=hidden,
         steps=tuple((name, t[0].numpy()) for name, t in steps),
         logits=logits,
         layer_logits=layer_logits,
@@ -129,5 +158,9 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False) -> Analys
         attentions=att,
         rollout=attention.rollout(att),
         flow=attention.flow(att) if flow else None,
-        new_weights=head.new_parameters,
+        new_weights=used_new_weights(ck, head),
+        text_pair=text_pair or "",
+        segments=segments(enc),
+        unused_weights=ck.unused_weights,
+        reads=_reads(out.last_hidden_state[0].numpy(), steps[0][1][0].numpy()),
     )

@@ -8,8 +8,10 @@ read-only everywhere: callers copy before they train.
 from __future__ import annotations
 
 import importlib.resources
+import inspect
 import os
 import socket
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +37,7 @@ class Checkpoint:
     tokenizer: object
     new_weights: tuple[str, ...]  # parameter names that were missing and freshly initialised
     source: str  # where the weights came from
+    unused_weights: tuple[str, ...] = ()  # weights in the files that the model does not use
 
     @property
     def model_type(self) -> str:
@@ -139,7 +142,8 @@ def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
     _reinit_new_weights(model, new, seed)
     model.eval()
     model.requires_grad_(False)
-    return Checkpoint(name=name, model=model, tokenizer=tokenizer, new_weights=new, source=path)
+    return Checkpoint(name=name, model=model, tokenizer=tokenizer, new_weights=new, source=path,
+                      unused_weights=tuple(sorted(info["unexpected_keys"])))
 
 
 def _first_line(err: BaseException) -> str:
@@ -165,7 +169,42 @@ def _load_sentiment(seed: int) -> Checkpoint:
     if unexpected:
         raise CheckpointError("checkpoint_asset_keys", keys=", ".join(unexpected))
     still_new = tuple(n for n in ck.new_weights if n not in head)
-    return Checkpoint(ck.name, ck.model, ck.tokenizer, still_new, f"{ck.source} + {SENTIMENT_HEAD.name}")
+    return Checkpoint(ck.name, ck.model, ck.tokenizer, still_new, f"{ck.source} + {SENTIMENT_HEAD.name}",
+                      ck.unused_weights)
+
+
+_LIMITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> max length
+TOKENIZER_NO_LIMIT = 10**9  # tokenizers without a model_max_length report 1e30
+
+
+def max_length(ck: Checkpoint) -> int:
+    """The longest input the model takes, derived once per model.
+
+    max_position_embeddings, less the rows an absolute position table keeps at and below its
+    padding_idx (RoBERTa and MPNet count positions from padding_idx + 1), capped by the tokenizer's
+    model_max_length when it has one. A model with neither has no limit we can honour.
+    """
+    model = ck.model
+    if model not in _LIMITS:
+        limit = int(getattr(model.config, "max_position_embeddings", 0) or 0)
+        for module in model.base_model.modules():
+            if isinstance(module, torch.nn.Embedding) and module.num_embeddings == limit \
+                    and module.padding_idx is not None:
+                limit -= module.padding_idx + 1
+                break
+        cap = getattr(ck.tokenizer, "model_max_length", None)
+        if isinstance(cap, int) and 0 < cap < TOKENIZER_NO_LIMIT:
+            limit = min(limit, cap) if limit > 0 else cap
+        _LIMITS[model] = limit
+    if _LIMITS[model] <= 0:
+        raise CheckpointError("unsupported_length", model_type=model.config.model_type)
+    return _LIMITS[model]
+
+
+def forward_inputs(model: PreTrainedModel) -> frozenset[str]:
+    """The tokenizer outputs the base model's forward names (token_type_ids where it takes them)."""
+    params = inspect.signature(model.base_model.forward).parameters
+    return frozenset(n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:

@@ -42,9 +42,11 @@ class MaskSample:
     scale: float  # 1/(1-p) applied to kept features
 
 
-def _inputs(hidden: np.ndarray, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _inputs(hidden: np.ndarray, batch: int, token_ids=None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     h = torch.as_tensor(np.asarray(hidden, dtype=np.float32))  # (seq, hidden)
-    return h.unsqueeze(0).expand(batch, -1, -1), torch.ones(batch, h.shape[0], dtype=torch.long)
+    # The token ids matter where the head pools the last non-pad token (a pad id may end the text).
+    ids = None if token_ids is None else torch.tensor([list(token_ids)] * batch)
+    return h.unsqueeze(0).expand(batch, -1, -1), torch.ones(batch, h.shape[0], dtype=torch.long), ids
 
 
 def dropout_steps(head: Head) -> list[int]:
@@ -53,28 +55,30 @@ def dropout_steps(head: Head) -> list[int]:
 
 
 def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int = 0,
-               ptype: str = "single_label_classification") -> MCDropout:
+               ptype: str = "single_label_classification", token_ids=None) -> MCDropout:
     """`hidden`: (seq, hidden) last encoder layer. Returns N head passes with dropout at rate p;
     probabilities follow `ptype` (softmax, sigmoid, or the raw value for regression)."""
     if not 0.0 <= p < 1.0:
         raise AnalysisError("dropout_p", p=p)
-    x, mask = _inputs(hidden, samples)
+    x, mask, ids = _inputs(hidden, samples, token_ids)
     with torch.inference_mode():
         gen = torch.Generator().manual_seed(seed)
-        logits = run_head(head, x, mask, dropout_p=p, generator=gen)[-1][1].numpy().astype(np.float64)
-        ev = run_head(head, x[:1], mask[:1])[-1][1][0].numpy().astype(np.float64)
+        logits = run_head(head, x, mask, dropout_p=p, generator=gen, input_ids=ids)[-1][1].numpy().astype(np.float64)
+        ev = run_head(head, x[:1], mask[:1], input_ids=None if ids is None else ids[:1])[-1][1][0]
+        ev = ev.numpy().astype(np.float64)
     want = probabilities.predicted(ev, head.labels, ptype)
     agree = float(np.mean([probabilities.predicted(z, head.labels, ptype) == want for z in logits]))
     return MCDropout(p=p, logits=logits, probs=probabilities.probabilities(logits, ptype), eval_logits=ev,
                      eval_probs=probabilities.probabilities(ev, ptype), agreement=agree)
 
 
-def mask_sample(head: Head, hidden: np.ndarray, p: float, seed: int = 0, which: int = 0) -> MaskSample:
+def mask_sample(head: Head, hidden: np.ndarray, p: float, seed: int = 0, which: int = 0,
+                token_ids=None) -> MaskSample:
     """One sample's keep-mask at the head's `which`-th dropout step, with what goes in and out."""
     idx = dropout_steps(head)[which]
-    x, mask = _inputs(hidden, 1)
+    x, mask, ids = _inputs(hidden, 1, token_ids)
     with torch.inference_mode():
-        steps = run_head(head, x, mask, dropout_p=p, generator=torch.Generator().manual_seed(seed))
+        steps = run_head(head, x, mask, dropout_p=p, generator=torch.Generator().manual_seed(seed), input_ids=ids)
     # The input as this sample saw it: an earlier dropout step may already have changed it.
     before = (steps[idx - 1][1] if idx else x[:, 0])[0].numpy()
     after = steps[idx][1][0].numpy()

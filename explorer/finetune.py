@@ -30,7 +30,7 @@ from . import scratch
 from .analysis import max_length
 from .checkpoints import Checkpoint
 from .data import MULTI, REGRESSION, SINGLE, LabeledData
-from .heads import NATIVE, build_head, run_head
+from .heads import HeadError, build_head, native_kind, output_layer, run_head
 from .features import POOLS, Progress as FeatureProgress, encoder_features
 from .errors import ExplorerError
 
@@ -80,20 +80,19 @@ Stop = Callable[[], bool]
 # ---- model preparation --------------------------------------------------------------------
 
 
-def _label_slot_path(model) -> str:
-    kind, paths = NATIVE.get(model.config.model_type, (None, {}))
-    if kind is None:
-        raise FinetuneError("finetune_unknown_type", model_type=model.config.model_type)
-    slot = "out_proj" if "out_proj" in paths else "classifier"
-    return paths[slot]
+def _label_slot_path(ck: Checkpoint) -> str:
+    try:
+        return output_layer(ck)
+    except HeadError:
+        raise FinetuneError("finetune_unknown_type", model_type=ck.model_type) from None
 
 
 def trainable_copy(ck: Checkpoint, data: LabeledData, name: str, seed: int = 0) -> Checkpoint:
     """A deep copy of `ck` whose output layer fits the data's labels. `ck` is never touched."""
+    path = _label_slot_path(ck)
     model = copy.deepcopy(ck.model)
     cfg = model.config
     names = data.label_names if data.problem_type != REGRESSION else ("value",)
-    path = _label_slot_path(model)
     old = model.get_submodule(path)
     new = torch.nn.Linear(old.in_features, len(names))
     gen = torch.Generator().manual_seed(seed)
@@ -204,7 +203,7 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
     s = settings.resolved()
     if s.mode not in MODES:
         raise FinetuneError("finetune_unknown_mode", mode=s.mode)
-    native = NATIVE.get(ck.model_type, (None,))[0]
+    native = native_kind(ck)
     if s.head not in ("own", native):
         raise FinetuneError("finetune_own_head", native=native, head=s.head)
     if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:

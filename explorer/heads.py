@@ -1,30 +1,37 @@
-"""Classification heads, from a table.
+"""Classification heads: the checkpoint's own (derived from the model), or a named kind from a table.
 
-Each head kind is a sequence of named steps applied to the encoder's last hidden state.
-Any encoder takes any head. When the kind is the checkpoint's own architecture, the head
-reuses the checkpoint's modules (and so its pretrained or fine-tuned weights); otherwise
-its linear layers are new, initialised from a seed so a whole class sees the same numbers.
+Each head is a sequence of named steps applied to the encoder's last hidden state. "own" runs the
+checkpoint's real classification code (see own_head), for any architecture whose classifier reads
+the base model's hidden states. The named kinds are what a teacher picks; any encoder takes any of
+them. A named kind whose steps are those of the checkpoint's own head reuses its modules (and so its
+pretrained or fine-tuned weights); otherwise its linear layers are new, initialised from a seed so a
+whole class sees the same numbers. On a causal (decoder-only) encoder, where token 0 sees only
+itself, a named kind's first-token step reads the last non-pad token, as the model's own head does.
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
-from .checkpoints import Checkpoint
+from . import own_head
+from .checkpoints import Checkpoint, forward_inputs, max_length
 from .errors import ExplorerError
 
 
 @dataclass(frozen=True)
 class Step:
     name: str  # what the user sees
-    op: str  # first | mean | linear | tanh | relu | dropout
+    op: str  # first | last | mean | linear | tanh | relu | dropout; own heads also: norm | activation
     slot: str = ""  # for linear: which parameter slot
     out: str = ""  # for linear: "hidden" or "labels"
 
 
 FIRST = Step("first token", "first")
+LAST = Step("last non-pad token", "last")
 MEAN = Step("mean pool", "mean")
 DROPOUT = Step("dropout", "dropout")
 TANH = Step("tanh", "tanh")
@@ -44,17 +51,6 @@ HEAD_KINDS: dict[str, tuple[Step, ...]] = {
 }
 KINDS = ("own",) + tuple(HEAD_KINDS)
 
-_ROBERTA = ("roberta", {"dense": "classifier.dense", "out_proj": "classifier.out_proj"})
-# model_type -> (its own head kind, slot -> module path inside XxxForSequenceClassification)
-NATIVE: dict[str, tuple[str, dict[str, str]]] = {
-    "bert": ("bert", {"pooler": "bert.pooler.dense", "classifier": "classifier"}),
-    "distilbert": ("distilbert", {"pre_classifier": "pre_classifier", "classifier": "classifier"}),
-    "roberta": _ROBERTA,
-    "xlm-roberta": _ROBERTA,
-    "camembert": _ROBERTA,
-}
-
-
 class HeadError(ExplorerError):
     """A head cannot be built; the message is one line, meant for the user."""
 
@@ -70,6 +66,8 @@ class Head:
     labels: tuple[str, ...]
     seed: int = 0
     hidden_size: int = field(default=0)
+    own: own_head.OwnHead | None = None  # set for "own": the derived head that runs the model's code
+    pad_id: int = -1  # last-token pooling: the pad id that ends a row (-1: none, the row's last token)
 
     def parameters_table(self) -> list[dict]:
         """One row per linear layer: shape, parameter count, and whether it is pretrained."""
@@ -110,41 +108,89 @@ def _new_linear(n_in: int, n_out: int, std: float, gen: torch.Generator) -> nn.L
     return layer.eval()
 
 
+_DERIVED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> OwnHead
+_LOCK = threading.Lock()
+PROBE_TEXT = "Head Explorer reads the head of this classifier."
+
+
+def derive(ck: Checkpoint) -> own_head.OwnHead:
+    """The checkpoint's own head, derived once per model; HeadError where it is not an encoder plus a head."""
+    with _LOCK:
+        if ck.model in _DERIVED:
+            return _DERIVED[ck.model]
+    max_length(ck)  # a model without a length limit is refused first
+    enc = ck.tokenizer(PROBE_TEXT, return_tensors="pt")
+    names = forward_inputs(ck.model)
+    try:
+        own = own_head.OwnHead(ck.model, {k: v for k, v in enc.items() if k in names})
+    except own_head.Unsupported as err:
+        raise HeadError(err.args[0], model_type=ck.model_type) from None
+    with _LOCK:
+        _DERIVED[ck.model] = own
+    return own
+
+
+def _signature(steps) -> tuple[str, ...]:
+    return tuple(s.name if s.op == "activation" else s.op for s in steps)
+
+
+def native_kind(ck: Checkpoint) -> str | None:
+    """The named kind whose steps are the checkpoint's own head's, if any (bert for BERT, ...)."""
+    own = derive(ck)
+    for kind, steps in HEAD_KINDS.items():
+        if _signature(own.steps) == _signature(steps):
+            return kind
+    return None
+
+
+def output_layer(ck: Checkpoint) -> str:
+    """Module path of the own head's last linear layer, the one that outputs the labels."""
+    return [s.slot for s in derive(ck).steps if s.op == "linear"][-1]
+
+
 def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
     """Make a head of `kind` for checkpoint `ck`. Never modifies the checkpoint."""
     cfg = ck.model.config
-    native_kind, paths = NATIVE.get(cfg.model_type, (None, {}))
-    if kind == "own":
-        if native_kind is None:
-            raise HeadError("head_no_entry", model_type=cfg.model_type)
-        resolved = native_kind
-    elif kind in HEAD_KINDS:
-        resolved = kind
-    else:
+    if kind != "own" and kind not in HEAD_KINDS:
         raise HeadError("head_unknown_kind", kind=kind, choices=", ".join(KINDS))
-    reuse = resolved == native_kind
-    hidden = cfg.hidden_size if hasattr(cfg, "hidden_size") else cfg.dim
-    sizes = {"hidden": hidden, "labels": cfg.num_labels}
-    gen = torch.Generator().manual_seed(seed)
-    std = getattr(cfg, "initializer_range", 0.02)
-    layers: dict[str, nn.Linear] = {}
+    own = derive(ck)
+    native = native_kind(ck)
+    hidden = int(getattr(cfg, "hidden_size", None) or cfg.dim)
+    own_linear = [s.slot for s in own.steps if s.op == "linear"]
+    modules = dict(ck.model.named_modules())
     pretrained = set()
-    for step in HEAD_KINDS[resolved]:
-        if step.op != "linear":
-            continue
-        if reuse:
-            layer = ck.model.get_submodule(paths[step.slot])
-            layers[step.slot] = layer
-            prefix = paths[step.slot] + "."
-            if not any(n.startswith(prefix) for n in ck.new_weights):
-                pretrained.add(step.slot)
-        else:
-            layers[step.slot] = _new_linear(hidden, sizes[step.out], std, gen)
+    layers: dict[str, nn.Linear] = {}
+    if kind == "own" or kind == native:
+        slots = own_linear
+        steps = tuple(Step(s.name, s.op, s.slot, "labels" if s.slot == own_linear[-1] else "hidden")
+                      for s in own.steps) if kind == "own" else HEAD_KINDS[kind]
+        if kind != "own":
+            slots = [s.slot for s in steps if s.op == "linear"]
+        for slot, path in zip(slots, own_linear):
+            layers[slot] = modules[path]
+            if not any(n.startswith(path + ".") for n in ck.new_weights):
+                pretrained.add(slot)
+    else:
+        steps = HEAD_KINDS[kind]
+        if own.steps[0].op == "last":  # causal encoder: token 0 has seen nothing else
+            steps = tuple(LAST if s.op == "first" else s for s in steps)
+        sizes = {"hidden": hidden, "labels": cfg.num_labels}
+        gen = torch.Generator().manual_seed(seed)
+        std = getattr(cfg, "initializer_range", 0.02)
+        for step in steps:
+            if step.op == "linear":
+                layers[step.slot] = _new_linear(hidden, sizes[step.out], std, gen)
     return Head(
-        kind=resolved, requested=kind, steps=HEAD_KINDS[resolved], layers=layers,
+        kind=(native or ck.model_type) if kind == "own" else kind, requested=kind, steps=steps, layers=layers,
         pretrained=frozenset(pretrained), dropout_p=dropout_prob(cfg), labels=ck.labels, seed=seed,
-        hidden_size=hidden,
+        hidden_size=hidden, own=own if kind == "own" else None, pad_id=own.pad_id,
     )
+
+
+def last_token(ids: torch.Tensor, pad_id: int) -> torch.Tensor:  # (batch,)
+    """The rightmost token that is not padding, as HF's decoder-only classifiers pick it."""
+    positions = torch.arange(ids.shape[-1])
+    return (positions * (ids != pad_id)).argmax(-1)
 
 
 def run_head(
@@ -153,18 +199,26 @@ def run_head(
     mask: torch.Tensor,  # (batch, seq) 1 for real tokens
     dropout_p: float | None = None,
     generator: torch.Generator | None = None,
+    input_ids: torch.Tensor | None = None,  # (batch, seq) the real ids, where last-token pooling needs them
 ) -> list[tuple[str, torch.Tensor]]:
     """Apply the head step by step; returns [(step name, (batch, features))].
 
     With `generator`, dropout is sampled functionally (mask * 1/(1-p)) so no module is
     ever put in train mode; without it, dropout is the identity, as in eval mode.
+    Without `input_ids`, padding is read from `mask`.
     """
+    if head.own is not None:
+        values = head.own.run(hidden, mask, input_ids, dropout_p, generator)
+        return [(s.name, v) for s, v in zip(head.steps, values)]
     p = head.dropout_p if dropout_p is None else dropout_p
     x = hidden
     out = []
     for step in head.steps:
         if step.op == "first":
             x = x[:, 0]
+        elif step.op == "last":
+            ids = input_ids if input_ids is not None else torch.where(mask.bool(), head.pad_id + 1, head.pad_id)
+            x = x[torch.arange(x.shape[0]), last_token(ids, head.pad_id)]
         elif step.op == "mean":
             m = mask.unsqueeze(-1).to(x.dtype)
             x = (x * m).sum(1) / m.sum(1).clamp(min=1)
@@ -180,3 +234,14 @@ def run_head(
             x = x * keep / (1.0 - p) if p < 1 else torch.zeros_like(x)
         out.append((step.name, x))
     return out
+
+
+def used_new_weights(ck: Checkpoint, head: Head) -> tuple[str, ...]:
+    """Every newly initialised (random) parameter an analysis with `head` uses, by HF's full name:
+    the encoder's missing weights, plus the head's (the checkpoint's own, or the new layers of a
+    named kind)."""
+    own_paths = tuple(s.slot + "." for s in derive(ck).steps if s.slot)
+    encoder = tuple(n for n in ck.new_weights if not n.startswith(own_paths))
+    if head.own is not None or head.requested == native_kind(ck):
+        return encoder + tuple(n for n in ck.new_weights if n.startswith(own_paths))
+    return encoder + head.new_parameters

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from explorer import compare, plots
-from explorer.heads import HEAD_KINDS, NATIVE
+from explorer.heads import HEAD_KINDS, native_kind
 from explorer.state import checkpoint, current_analysis, head, selection, t
 
 st.title(t("compare.title"))
@@ -13,7 +13,7 @@ if a is not None:
     name, _, _, seed = selection()
     results = compare.compare(a.hidden_states[-1], {k: head(name, k, seed) for k in HEAD_KINDS}, a.labels,
                               a.problem_type)
-    own = NATIVE.get(checkpoint(name, seed).model_type, ("",))[0]
+    own = native_kind(checkpoint(name, seed)) or ""
     names = {r.kind: r.kind + (t("compare.own_mark") if r.kind == own else "") + ("" if r.new_parameters else " ✓")
              for r in results}
     st.dataframe([{

@@ -19,7 +19,7 @@ if a is not None:
     where = dropout.dropout_steps(hd)
     st.info(t("dropout.where", kind=hd.kind, n=len(where),
               steps=" → ".join(f"**{s.name}**" if i in where else s.name for i, s in enumerate(hd.steps))))
-    mc = dropout.mc_dropout(hd, a.hidden_states[-1], p, n, seed, a.problem_type)
+    mc = dropout.mc_dropout(hd, a.hidden_states[-1], p, n, seed, a.problem_type, token_ids=a.token_ids)
     left, right = st.columns(2)
     left.plotly_chart(plots.dropout.samples(a.labels, mc.logits, mc.eval_logits, t("dropout.logits_title", n=n, p=p),
                                             t("dropout.label_axis"), t("dropout.logit_axis"), t("dropout.sample"),
@@ -32,7 +32,8 @@ if a is not None:
     if len(where) > 1:
         which = st.radio(t("dropout.which"), range(len(where)), key="dropout_which", horizontal=True,
                          format_func=lambda i: f"#{i + 1}")
-    sample = dropout.mask_sample(hd, a.hidden_states[-1], p, seed, min(which, len(where) - 1))
+    sample = dropout.mask_sample(hd, a.hidden_states[-1], p, seed, min(which, len(where) - 1),
+                                 token_ids=a.token_ids)
     st.plotly_chart(plots.dropout.mask(sample.before, sample.after, sample.keep,
                                        t("dropout.mask_title", step=sample.step), t("dropout.dim_axis"),
                                        t("dropout.value_axis"), t("dropout.before"), t("dropout.after"),

@@ -28,7 +28,7 @@ def test_vectors_and_cosines(tiny, kind):
 def test_head_rows_and_lm_size(sentiment, minilm):
     hd = build_head(sentiment)
     rows = pooled.head_rows(hd)
-    assert [r["step"] for r in rows] == ["first token", "pooler.dense", "tanh", "dropout", "classifier"]
+    assert [r["step"] for r in rows] == ["first token", "bert.pooler.dense", "tanh", "dropout", "classifier"]
     cls = rows[-1]
     assert cls["shape"] == "384×3+3" and cls["params"] == 384 * 3 + 3 and cls["pretrained"]
     assert not pooled.head_rows(build_head(minilm))[-1]["pretrained"]  # minilm's classifier is new

@@ -54,7 +54,7 @@ def test_new_heads_are_seeded(tiny):
 def test_minilm_pooler_is_pretrained_and_classifier_is_new(minilm):
     head = build_head(minilm, "own")
     rows = {r["name"]: r for r in head.parameters_table()}
-    assert rows["pooler.dense"]["pretrained"] and not rows["classifier"]["pretrained"]
+    assert rows["bert.pooler.dense"]["pretrained"] and not rows["classifier"]["pretrained"]
     assert rows["classifier"]["shape"] == "384×2+2"
     assert set(minilm.new_weights) == {"classifier.weight", "classifier.bias"}
 

@@ -1,0 +1,303 @@
+"""A checkpoint's own classification head, derived from the model itself: no table per architecture.
+
+The head is everything the model computes after its base model's `last_hidden_state`. To run it
+on given hidden states (of any layer), we call the model's real forward on a private shallow copy
+whose base model is a stub that returns those hidden states. The shared, cached model is never
+touched: the copy has its own module dicts and config, and shares only read-only parameters.
+
+Some base models compute part of the head themselves (BERT's pooler runs inside BertModel). A
+trace of one real forward finds the module whose output is `last_hidden_state` (the encoder stack,
+or a final norm) and whatever the base model runs after it; when something does, only that module
+is stubbed, so the pooler still runs for real (on cheap embeddings of placeholder ids).
+
+The steps are read off the run by a TorchFunctionMode (thread-local, so concurrent sessions never
+see each other's runs): every torch function that reads a tensor derived from the hidden states
+is an event. Linear layers, norms, dropout and elementwise activations (functional ones such as
+RoBERTa's torch.tanh included) are steps; the first event that drops the sequence axis is pooling.
+Dropout can be sampled functionally from a generator, so no module is ever put in train mode.
+"""
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_flatten
+
+LINEAR = {torch._C._nn.linear, nn.functional.linear}
+NORMS = {nn.functional.layer_norm, nn.functional.rms_norm, nn.functional.group_norm, torch.layer_norm}
+DROPOUTS = {nn.functional.dropout, torch.dropout, torch.nn.functional.alpha_dropout}
+TOLERANCE = 1e-4  # derived logits vs the model's own, at build time
+
+
+class Unsupported(Exception):
+    """The model is not an encoder plus a head on its hidden states; args[0] is the i18n error key."""
+
+
+@dataclass(frozen=True)
+class OwnStep:
+    name: str
+    op: str  # first | last | token | mean | pool | linear | norm | dropout | activation | output
+    slot: str = ""  # module path for linear and norm steps
+
+
+def _tensors(obj) -> list[torch.Tensor]:
+    return [t for t in tree_flatten(obj)[0] if isinstance(t, torch.Tensor)]
+
+
+class _Record(TorchFunctionMode):
+    """Follows the data flow from `hidden` through the head's code, recording each call on it."""
+
+    def __init__(self, hidden: torch.Tensor, dropout_p: float | None, generator: torch.Generator | None):
+        super().__init__()
+        self.path = {id(hidden)}
+        self.alive = [hidden]  # keeps ids unique while recording
+        self.events: list[tuple] = []  # (func, args, kwargs, output, the input on the path)
+        self.dropout_p, self.generator = dropout_p, generator
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        x = next((t for t in _tensors((args, kwargs)) if id(t) in self.path), None)
+        if x is None:
+            return func(*args, **kwargs)
+        if func in DROPOUTS and self.generator is not None:
+            out = self._sample(args[0], kwargs.get("p", args[1] if len(args) > 1 else 0.5))
+        else:
+            out = func(*args, **kwargs)
+        outs = _tensors(out)
+        if outs:
+            self.path.update(id(t) for t in outs)
+            self.alive.extend(outs)
+            self.events.append((func, args, kwargs, out, x))
+        return out
+
+    def _sample(self, x: torch.Tensor, p: float) -> torch.Tensor:
+        p = p if self.dropout_p is None else self.dropout_p
+        if p <= 0:
+            return x
+        if p >= 1:
+            return torch.zeros_like(x)
+        keep = torch.rand(x.shape, generator=self.generator) >= p
+        return x * keep / (1.0 - p)
+
+
+class _Given(nn.Module):
+    """Stands in for a module: returns the given hidden states in the shape of its real output."""
+
+    def __init__(self, hidden: torch.Tensor, like):
+        super().__init__()
+        self.hidden, self.like = hidden, like
+
+    def forward(self, *args, **kwargs):
+        return _substitute(self.like, self.hidden)
+
+
+def _substitute(like, hidden):
+    """`like` (a tensor, tuple or ModelOutput recorded in the trace) with its hidden-state entries set
+    to `hidden`; other entries (other layers, attention maps) are dropped."""
+    if isinstance(like, type):  # an output class: only last_hidden_state
+        return like(last_hidden_state=hidden)
+    if isinstance(like, tuple):
+        return (hidden,)
+    return hidden
+
+
+def _with_module(root: nn.Module, path: str, new: nn.Module) -> nn.Module:
+    """A shallow copy of `root` whose submodule at `path` is `new`; `root` itself is untouched."""
+    clone = copy.copy(root)
+    clone._modules = dict(root._modules)
+    first, _, rest = path.partition(".")
+    clone._modules[first] = new if not rest else _with_module(root._modules[first], rest, new)
+    return clone
+
+
+def _trace(model: nn.Module, enc: dict):
+    """One real forward with thread-filtered global hooks on the base model's modules.
+
+    Returns (model output, base output, [(event, module path, output)] in call order)."""
+    base = model.base_model
+    names = {m: n for n, m in base.named_modules()}
+    me = threading.get_ident()
+    events: list[tuple[str, str, object]] = []
+
+    def pre(mod, args):
+        if threading.get_ident() == me and mod in names:
+            events.append(("pre", names[mod], None))
+
+    def post(mod, args, out):
+        if threading.get_ident() == me and mod in names:
+            events.append(("post", names[mod], out))
+
+    handles = [nn.modules.module.register_module_forward_pre_hook(pre),
+               nn.modules.module.register_module_forward_hook(post)]
+    try:
+        with torch.no_grad():
+            out = model(**enc, output_attentions=True)
+    finally:
+        for h in handles:
+            h.remove()
+    base_out = next(o for kind, name, o in reversed(events) if kind == "post" and name == "")
+    return out, base_out, events
+
+
+def _same(a, b: torch.Tensor) -> bool:
+    return isinstance(a, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+
+
+def _split_base(events, last: torch.Tensor):
+    """(path of the module that produces last_hidden_state, its output, whether the base model runs
+    more modules after it: a pooler)."""
+    posts = [(i, name, o) for i, (kind, name, o) in enumerate(events) if kind == "post" and name]
+    found = [(i, name, o) for i, name, o in posts if any(_same(t, last) for t in _tensors(o))]
+    if not found:
+        return None, None, False
+    i, name, out = found[-1]
+    tail = any(kind == "pre" and n for kind, n, _ in events[i + 1:])
+    like = type(out) if not isinstance(out, (torch.Tensor, tuple)) else out
+    return name, like, tail
+
+
+class OwnHead:
+    """The derived head of one model. Immutable after build; safe to share between threads."""
+
+    def __init__(self, model: nn.Module, enc: dict):
+        if model.config.is_encoder_decoder:
+            raise Unsupported("unsupported_seq2seq")
+        self.model = model
+        self.prefix = model.base_model_prefix
+        out, base_out, events = _trace(model, enc)
+        seq = enc["input_ids"].shape[1]
+        if not out.attentions or any(a.shape[-2:] != (seq, seq) for a in out.attentions):
+            raise Unsupported("unsupported_attention")  # e.g. sliding windows with global tokens
+        last = base_out[0]
+        self.producer, self.like, self.tail = _split_base(events, last)
+        if self.producer is None:
+            raise Unsupported("unsupported_head")
+        if not self.tail:  # the stub replaces the whole base model
+            self.like = type(base_out) if not isinstance(base_out, tuple) else (None,)
+        self.config = copy.copy(model.config)
+        # Placeholder ids mark padding by the pad id; a model without one pools as if it had an
+        # id no token uses, which HF's rule turns into "the last token" for every row.
+        self.pad_id = model.config.pad_token_id if model.config.pad_token_id is not None else -1
+        self.config.pad_token_id = self.pad_id
+        self.fill_id = 1 if self.pad_id == 0 else 0
+        self.names = {id(p): n.rsplit(".", 1)[0] for n, p in model.named_parameters()}
+        ids, mask = enc["input_ids"], enc["attention_mask"]
+        rec, logits = self._run(last, mask, ids, None, None)
+        self.steps, self.named_funcs = self._derive(rec, last, mask, logits)
+        self.values(rec, last, logits, check=True)
+        if not torch.allclose(logits, out.logits, atol=TOLERANCE, rtol=TOLERANCE):
+            raise Unsupported("unsupported_head")
+
+    # ---- running -------------------------------------------------------------------------
+
+    def _clone(self, hidden: torch.Tensor) -> nn.Module:
+        if self.tail:
+            base = _with_module(self.model.base_model, self.producer, _Given(hidden, self.like))
+        else:
+            base = _Given(hidden, self.like)
+        clone = _with_module(self.model, self.prefix, base)
+        clone.config = self.config
+        return clone
+
+    def placeholder_ids(self, mask: torch.Tensor) -> torch.Tensor:  # (batch, seq)
+        fill = torch.full(mask.shape, self.fill_id, dtype=torch.long)
+        pad = self.pad_id if (self.pad_id >= 0 or not self.tail) else self.fill_id
+        return torch.where(mask.bool(), fill, torch.full_like(fill, pad))
+
+    def _run(self, hidden, mask, ids, dropout_p, generator):
+        if ids is None:
+            ids = self.placeholder_ids(mask)
+        rec = _Record(hidden, dropout_p, generator)
+        with rec:
+            logits = self._clone(hidden)(input_ids=ids, attention_mask=mask.long()).logits
+        return rec, logits
+
+    def run(self, hidden, mask, ids=None, dropout_p=None, generator=None) -> list[torch.Tensor]:
+        """Step values, each (batch, features), in the order of self.steps."""
+        rec, logits = self._run(hidden, mask, ids, dropout_p, generator)
+        return self.values(rec, hidden, logits)
+
+    # ---- reading the steps off a run -----------------------------------------------------
+
+    @staticmethod
+    def _pooling(events) -> int:
+        for k, (func, args, kwargs, out, x) in enumerate(events):
+            if x.dim() == 3 and _tensors(out)[0].dim() == 2:
+                return k
+        raise Unsupported("unsupported_head")
+
+    def _derive(self, rec: _Record, hidden, mask, logits):
+        events = rec.events
+        k = self._pooling(events)
+        named, funcs = [], set()
+        for i, (func, args, kwargs, out, _) in enumerate(events):
+            step = self._classify(func, args, kwargs, out)
+            if step is not None:
+                if i < k and events[k][0] is not torch.Tensor.__getitem__:
+                    raise Unsupported("unsupported_head")  # per-token steps before a non-index pooling
+                named.append(step)
+                funcs.add(func)
+        pool = self._pool_step(events[k], hidden, mask)
+        steps = [pool] + named
+        return tuple(steps), frozenset(funcs)
+
+    def _classify(self, func, args, kwargs, out) -> OwnStep | None:
+        if func in LINEAR:
+            return OwnStep(self.names.get(id(args[1]), "linear"), "linear", self.names.get(id(args[1]), ""))
+        if func in NORMS:
+            w = kwargs.get("weight", args[2] if len(args) > 2 else None)
+            name = self.names.get(id(w), func.__name__)
+            return OwnStep(name, "norm", name)
+        if func in DROPOUTS:
+            return OwnStep("dropout", "dropout")
+        ins = _tensors((args, kwargs))
+        o = _tensors(out)
+        if len(ins) == 1 and len(o) == 1 and o[0].shape == ins[0].shape and o[0].dim() >= 2 \
+                and not torch.equal(o[0], ins[0]) and getattr(func, "__name__", "").isidentifier():
+            name = func.__name__.strip("_")
+            if name not in ("add", "sub", "mul", "truediv", "div", "neg", "pow"):
+                return OwnStep(name, "activation")
+        return None
+
+    @staticmethod
+    def _pool_step(event, hidden, mask) -> OwnStep:
+        func, args, kwargs, out, _ = event
+        if func is torch.Tensor.__getitem__:
+            pos = _positions(hidden, args[1])
+            if bool((pos == 0).all()):
+                return OwnStep("first token", "first")
+            return OwnStep("last non-pad token", "last")
+        return OwnStep("mean pool", "mean")
+
+    def values(self, rec: _Record, hidden, logits, check: bool = False) -> list[torch.Tensor]:
+        events = rec.events
+        k = self._pooling(events)
+        func, args, kwargs, out, _ = events[k]
+        index = args[1] if func is torch.Tensor.__getitem__ else None
+        vals = []
+        if index is not None:
+            vals.append(hidden[index])
+        for i, (f, a, kw, o, _) in enumerate(events):
+            if f in self.named_funcs and self._classify(f, a, kw, o) is not None:
+                v = _tensors(o)[0]
+                vals.append(v[index] if i < k else v)
+        if index is None:  # the pooled vector is what the first step after pooling reads
+            first = next(e for i, e in enumerate(events)
+                         if i > k and e[0] in self.named_funcs and self._classify(*e[:4]) is not None)
+            vals.insert(0, first[4])
+        if len(vals) != len(self.steps):
+            raise RuntimeError(f"own head: {len(vals)} step values for {len(self.steps)} steps")
+        if check and not torch.allclose(vals[-1], logits, atol=TOLERANCE, rtol=TOLERANCE):
+            raise Unsupported("unsupported_head")  # something after the last step changes the logits
+        vals[-1] = logits  # the model's own output, to the last bit
+        return vals
+
+
+def _positions(hidden: torch.Tensor, index) -> torch.Tensor:  # (batch,): which token each row reads
+    b, s = hidden.shape[:2]
+    pos = torch.arange(s).view(1, s, 1).expand(b, s, 1)
+    return pos[index].reshape(b)
