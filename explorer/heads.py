@@ -208,7 +208,10 @@ def run_head(
     Without `input_ids`, padding is read from `mask`.
     """
     if head.own is not None:
-        values = head.own.run(hidden, mask, input_ids, dropout_p, generator)
+        try:
+            values = head.own.run(hidden, mask, input_ids, dropout_p, generator)
+        except own_head.Unsupported as err:
+            raise HeadError(err.args[0], model_type=head.kind) from None
         return [(s.name, v) for s, v in zip(head.steps, values)]
     p = head.dropout_p if dropout_p is None else dropout_p
     x = hidden
