@@ -15,6 +15,7 @@ from .tokens import cosine
 # The chain, in teaching order. Each step has lesson.<key>.title / .body strings and one live panel.
 STEPS: tuple[str, ...] = (
     "tokenizer", "encoder", "cls", "head", "probabilities", "new_head", "finetuning", "token_heads",
+    "layers", "ablation",
 )
 
 
@@ -37,6 +38,8 @@ QUIZ: tuple[Question, ...] = (
     Question("pooler", 0, "pages/pooled.py", "head"),
     Question("regression", 2, "pages/logits.py", "probabilities"),
     Question("multilabel", 1, "pages/logits.py", "probabilities"),
+    Question("decision_layer", 1, "pages/encoder.py", "layers"),
+    Question("drop_word", 2, "pages/whatif.py", "ablation"),
 )
 
 

@@ -122,8 +122,8 @@ def batch_logits(ck: Checkpoint, head: Head, texts: list[str]) -> np.ndarray:
 
 
 def leave_one_out(ck: Checkpoint, head: Head, a: Analysis) -> tuple[tuple[str, ...], np.ndarray]:
-    """For each word of `a`, the change in the predicted label's probability (problem type's function)
-    when that word is cut from the text: (words, (words,)). Negative: the word supported the label."""
+    """For each word of `a`, how much the predicted label's probability (the problem type's function)
+    falls when that word is cut from the text: (words, (words,)). Positive: the word supported the label."""
     ids = sorted({w for w in a.word_ids if w is not None})
     if not ids:
         return (), np.zeros(0)
@@ -132,4 +132,4 @@ def leave_one_out(ck: Checkpoint, head: Head, a: Analysis) -> tuple[tuple[str, .
     probs = probabilities.probabilities(batch_logits(ck, head, [a.text, *texts]), a.problem_type)
     names = merge_words(a.tokens, a.word_ids, np.zeros(len(a.tokens)))[0]
     names = [n for n, wid in zip(names, _group_ids(a.word_ids)) if wid is not None]
-    return tuple(names), probs[1:, target] - probs[0, target]
+    return tuple(names), probs[0, target] - probs[1:, target]

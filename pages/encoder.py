@@ -20,12 +20,7 @@ def open_clicked_head() -> None:
 a = current_analysis()
 if a is not None:
     st.subheader(t("encoder.readout_title"))
-    kind = {"single_label_classification": "softmax", "multi_label_classification": "sigmoid"}.get(
-        a.problem_type, "regression")
-    st.plotly_chart(plots.layer_readout(
-        encoder.layer_probabilities(a), a.labels, t("encoder.readout_chart", kind=t(f"encoder.kind_{kind}")),
-        t("encoder.layer_axis"), t(f"encoder.kind_{kind}"), t("encoder.embeddings"),
-        y_range=None if kind == "regression" else (0.0, 1.0)), key="encoder_readout")
+    st.plotly_chart(plots.readout(a, t), key="encoder_readout")
     st.info(t("encoder.readout_caution"))
 
     st.subheader(t("encoder.headview_title"))

@@ -2,7 +2,9 @@
 import pandas as pd
 import streamlit as st
 
-from explorer import handout, lesson, plots
+from explorer import handout, lesson, plots, whatif
+from explorer.plots import encoder as eplots
+from explorer.plots.attribution import sorted_bars
 from explorer.i18n import strings
 from explorer.plots import lesson as lplots
 from explorer.state import checkpoint, current_analysis, head, lang, selection, t
@@ -10,7 +12,7 @@ from explorer.state import checkpoint, current_analysis, head, lang, selection, 
 # Where each step is explored in depth.
 PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": "pages/pooled.py",
            "head": "pages/pooled.py", "probabilities": "pages/logits.py", "new_head": "pages/compare.py",
-           "finetuning": "pages/finetune.py"}
+           "finetuning": "pages/finetune.py", "layers": "pages/encoder.py", "ablation": "pages/whatif.py"}
 P = "lesson.panel."
 
 
@@ -65,6 +67,12 @@ def panel(step: str, a) -> None:
         scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), seed)
         st.plotly_chart(lplots.token_label_heatmap(scores, a.tokens, a.labels, t(P + "token_title"), t(P + "token"),
                                                    t(P + "label"), t(P + "score")), key="lesson_tokens")
+    elif step == "layers":
+        st.plotly_chart(eplots.readout(a, t), key="lesson_layers")
+    elif step == "ablation":
+        words, support = whatif.leave_one_out(checkpoint(name, seed), head(name, kind, seed), a)
+        st.plotly_chart(sorted_bars(words, support, t(P + "drop_title", label=a.predicted), t(P + "drop_axis"),
+                                    t(P + "word")), key="lesson_ablation")
 
 
 def go_to(i: int) -> None:

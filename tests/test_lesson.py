@@ -38,6 +38,9 @@ def test_lesson_shows_every_step_with_live_panels(lang):
     spec = [json.loads(c.proto.spec) for c in charts]
     titles = [s["layout"]["title"]["text"] for s in spec]
     assert t("home.probs_title", lang) in titles
+    # the two inside-the-encoder steps: the head at every layer, and leave-one-word-out
+    assert t("encoder.readout_chart", lang, kind=t("encoder.kind_softmax", lang)) in titles
+    assert t("lesson.panel.drop_title", lang, label="positive") in titles
 
 
 @pytest.mark.parametrize("lang", ["en", "vi"])

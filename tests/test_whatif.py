@@ -58,7 +58,7 @@ def test_leave_one_out_equals_one_analysis_per_dropped_word(tiny, kind):
     target = int(np.argmax(a.logits))
     for k, (w, c) in enumerate(zip(names, change)):
         d = analyze(ck, head, whatif.drop_word(ck, TEXT, k))  # padded batch == one text at a time
-        assert c == pytest.approx(d.softmax[target] - a.softmax[target], abs=1e-5)
+        assert c == pytest.approx(a.softmax[target] - d.softmax[target], abs=1e-5)
 
 
 def test_whatif_page_apptest(sentiment):

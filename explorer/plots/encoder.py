@@ -30,6 +30,17 @@ def layer_readout(values: np.ndarray, labels, title: str, x_title: str, y_title:
     return fig
 
 
+def readout(a, t) -> go.Figure:
+    """The layer read-out chart of Analysis `a`, its words translated by `t(key, **fmt)`."""
+    from ..encoder import layer_probabilities
+
+    kind = {"single_label_classification": "softmax", "multi_label_classification": "sigmoid"}.get(
+        a.problem_type, "regression")
+    return layer_readout(layer_probabilities(a), a.labels, t("encoder.readout_chart", kind=t(f"encoder.kind_{kind}")),
+                         t("encoder.layer_axis"), t(f"encoder.kind_{kind}"), t("encoder.embeddings"),
+                         y_range=None if kind == "regression" else (0.0, 1.0))
+
+
 def _segments(weights: np.ndarray, level: int) -> tuple[list, list]:
     """x, y of every line whose weight rounds to `level`: (0, -i) -> (1, -j), gaps as None."""
     src, dst = np.nonzero(np.rint(weights * LEVELS) == level)
