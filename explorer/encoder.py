@@ -32,20 +32,17 @@ def _kept(special: tuple[bool, ...], hide: bool) -> tuple[bool, ...]:
     return tuple(special) if hide else (False,) * len(special)
 
 
-def head_view(a: Analysis, layer: int, head: int | None = None, hide_special: bool = False,
-              segments: tuple[int, ...] | None = None) -> HeadView:
+def head_view(a: Analysis, layer: int, head: int | None = None, hide_special: bool = False) -> HeadView:
     """Token-to-token attention of one head (or all heads when `head` is None) at a 1-based layer.
-
-    `segments` (0 = text A, 1 = text B, per token) marks where a sentence pair's second text starts.
-    """
+    For a sentence pair, `boundary` is where `a.segments` turns from text A (0) to text B (1)."""
     att = a.attentions[layer - 1]  # (heads, seq, seq)
     heads = tuple(range(att.shape[0])) if head is None else (int(head),)
     dropped = _kept(a.special, hide_special)
     keep = ~np.asarray(dropped, dtype=bool)
     weights = without_special(att[list(heads)][:, keep, :], dropped)  # (heads, kept, kept)
     boundary = None
-    if segments is not None:
-        second = np.flatnonzero(np.asarray(segments)[keep] == 1)
+    if a.segments:
+        second = np.flatnonzero(np.asarray(a.segments)[keep] == 1)
         boundary = int(second[0]) if second.size and second[0] > 0 else None
     return HeadView(layer=layer, heads=heads, tokens=visible(a.tokens, a.special, hide_special), weights=weights,
                     boundary=boundary, renormalised=hide_special)

@@ -117,8 +117,8 @@ def batch_logits(ck: Checkpoint, head: Head, texts: list[str]) -> np.ndarray:
     """(len(texts), labels): one padded forward pass for all texts."""
     enc = ck.tokenizer(texts, truncation=True, max_length=max_length(ck), padding=True, return_tensors="pt")
     with torch.inference_mode():
-        hidden = ck.model.base_model(**encoder_inputs(enc)).last_hidden_state
-        return run_head(head, hidden, enc["attention_mask"])[-1][1].double().numpy()
+        hidden = ck.model.base_model(**encoder_inputs(enc, ck)).last_hidden_state
+        return run_head(head, hidden, enc["attention_mask"], input_ids=enc["input_ids"])[-1][1].double().numpy()
 
 
 def leave_one_out(ck: Checkpoint, head: Head, a: Analysis) -> tuple[tuple[str, ...], np.ndarray]:

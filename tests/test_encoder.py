@@ -1,4 +1,6 @@
 """Inside the encoder: the head at every layer, head view and model view."""
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -41,8 +43,6 @@ def test_layer_logits_match_hf_modules_on_real_model(sentiment):
 
 
 def test_layer_probabilities_follow_the_problem_type(sentiment):
-    import dataclasses
-
     a = analyze(sentiment, build_head(sentiment), TEXT)
     multi = dataclasses.replace(a, problem_type="multi_label_classification")
     np.testing.assert_allclose(encoder.layer_probabilities(multi), 1 / (1 + np.exp(-a.layer_logits)))
@@ -57,7 +57,9 @@ def test_head_view_hides_specials_renormalised_and_marks_text_b(sentiment):
     n = len(a.tokens)
     v = encoder.head_view(a, 2, 5, hide_special=False)
     np.testing.assert_allclose(v.weights[0], a.attentions[1, 5], atol=1e-6)
-    hidden = encoder.head_view(a, 2, None, hide_special=True, segments=(0,) * 5 + (1,) * (n - 5))
+    assert v.boundary is None  # one text
+    paired = dataclasses.replace(a, segments=(0,) * 5 + (1,) * (n - 5))
+    hidden = encoder.head_view(paired, 2, None, hide_special=True)
     assert hidden.weights.shape == (12, n - 2, n - 2) and hidden.tokens == a.tokens[1:-1]
     np.testing.assert_allclose(hidden.weights.sum(-1), 1.0, atol=1e-9)
     assert hidden.boundary == 4  # [CLS] is hidden, so text B starts one place earlier
@@ -76,6 +78,10 @@ def test_head_view_hides_specials_renormalised_and_marks_text_b(sentiment):
         assert abs(drawn[(h, i, j)] - hidden.weights[h, i, j]) <= 0.05 + 1e-9
     assert [tr.meta for tr in fig.data[-2:]] == ["left", "right"] and list(fig.data[-1].text) == list(hidden.tokens)
     assert fig.layout.shapes[0].y0 == -3.5 and fig.layout.annotations[0].text == "text B"
+    pair = analyze(sentiment, build_head(sentiment), "A fine film.", text_pair="I disagree.")
+    first_b = pair.tokens.index("i")
+    assert encoder.head_view(pair, 1).boundary == first_b  # text B starts after text A's [SEP]
+    assert encoder.head_view(pair, 1, hide_special=True).boundary == first_b - 2  # [CLS] and [SEP] hidden
     page = plots.head_view_html(fig, "Head <view>")
     assert page.count("gd.on('plotly_hover'") == 1 and "<script src=\"http" not in page
     assert "<title>Head &lt;view&gt;</title>" in page
