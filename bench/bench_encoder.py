@@ -19,8 +19,8 @@ TEXT = "The plot was thin, but the actors carried it with warmth and surprising 
 WORDS = "the plot was thin but the actors carried it with warmth and wit".split()
 
 
-def _last_layer_only(head, states, mask):  # the analysis as it was: the head on the last layer alone
-    return run_head(head, states[-1:], mask[-1:])
+def _last_layer_only(head, states, mask, **kw):  # the analysis as it was: the head on the last layer alone
+    return run_head(head, states[-1:], mask[-1:], **{k: v[-1:] for k, v in kw.items()})
 
 
 def run() -> list[dict]:
