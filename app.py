@@ -55,7 +55,7 @@ PAGES = [
 nav = st.navigation([
     st.Page(path, title=t(f"nav.{key}"), icon=icon, url_path=slug, default=default)
     for path, key, slug, icon, default in PAGES
-])
+], expanded=True)  # past twelve pages Streamlit would hide some behind "View more"; a class needs them all
 # The Explore pages' widgets keep their values when the user visits another page.
 state.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_", "encoder_"))
 state.guarded(nav.run)  # one translated line for any unexpected error, never a traceback

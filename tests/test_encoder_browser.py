@@ -39,3 +39,20 @@ def test_hover_highlights_one_tokens_lines(page):
     page.mouse.click(box["x"] + x, box["y"] + y)
     wait_idle(page)
     page.wait_for_function("() => document.querySelector('iframe').srcdoc.includes('Layer 2, head 1:')")
+
+
+def test_click_a_word_bar_drops_it(page):
+    """What-if: a click on a word's attribution bar cuts that word from text A and shows the new prediction."""
+    page.locator("[data-testid=stSidebarNav] a", has_text="What-if").first.click()
+    wait_idle(page)
+    chart = page.locator(".js-plotly-plot").filter(has=page.locator(".gtitle", has_text="click one to drop it"))
+    chart.scroll_into_view_if_needed()
+    word = chart.evaluate("gd => gd._fullData[0].y[gd._fullData[0].y.length - 1]").rsplit(" #", 1)[0]
+    chart.locator("g.trace.bars path").last.click(force=True)  # the top bar: the largest |attribution|
+    wait_idle(page)
+    page.wait_for_selector("[data-testid=stCode]")
+    dropped = page.locator("[data-testid=stCode]").first.inner_text().strip()
+    text = page.locator("[data-testid=stSidebar] textarea").input_value()
+    assert word.lower() in text.lower()
+    assert len(dropped) < len(text) and dropped.lower().count(word.lower()) < text.lower().count(word.lower())
+    assert page.get_by_text("Prediction without the word").count() == 1
