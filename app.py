@@ -58,4 +58,5 @@ nav = st.navigation([
 ], expanded=True)  # past twelve pages Streamlit would hide some behind "View more"; a class needs them all
 # The Explore pages' widgets keep their values when the user visits another page.
 state.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_", "encoder_"))
+state.show_evictions()  # a fine-tuned model dropped to stay within the memory bounds
 state.guarded(nav.run)  # one translated line for any unexpected error, never a traceback

@@ -359,14 +359,19 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
 def export(result: FinetuneResult, out: str | os.PathLike) -> Path:
     """Write an HF folder (config with the data's label names, tokenizer, safetensors) atomically:
     everything goes to a temp folder beside `out` that is renamed at the end, so `out` is never half-written."""
+    return save(result.checkpoint, out)
+
+
+def save(ck: Checkpoint, out: str | os.PathLike) -> Path:
+    """export() for a checkpoint alone."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise FinetuneError("out_exists", out=str(out))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = scratch.partial_for(out)
     try:
-        result.checkpoint.model.save_pretrained(tmp, safe_serialization=True)
-        result.checkpoint.tokenizer.save_pretrained(tmp)
+        ck.model.save_pretrained(tmp, safe_serialization=True)
+        ck.tokenizer.save_pretrained(tmp)
         scratch.normal_modes(tmp)
         if out.exists():
             out.rmdir()
@@ -377,10 +382,10 @@ def export(result: FinetuneResult, out: str | os.PathLike) -> Path:
     return out
 
 
-def export_zip(result: FinetuneResult) -> bytes:
-    """The exported folder as zip bytes, for a download button."""
+def export_zip(ck: Checkpoint) -> bytes:
+    """The exported folder as zip bytes, for a download button (built on click, never kept)."""
     with scratch.temporary() as tmp:
-        folder = export(result, tmp / result.checkpoint.name)
+        folder = save(ck, tmp / ck.name)
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
             for f in sorted(folder.rglob("*")):

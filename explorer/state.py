@@ -1,24 +1,43 @@
 """The one streamlit glue module: cached loading, cached analyses, session state, translation.
 
 Models are cached by name with st.cache_resource and shared by every session, so they are
-read-only. A session's own fine-tuned models live in its session state under unique names.
+read-only. A session's own fine-tuned models live in MODELS under unique names, bounded per session
+and per process (explorer/session_models.py); the session holds only its owner key.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
+import threading
+import uuid
+import weakref
 from typing import Callable
 
 import streamlit as st
 from streamlit.logger import get_logger
 
 from . import analysis as _analysis
-from . import attention, checkpoints, heads, i18n
+from . import attention, checkpoints, finetune, heads, i18n, session_models
 from .errors import ExplorerError
 
 _log = get_logger("head_explorer")
 
-SESSION_MODELS = "session_checkpoints"  # session_state key: {name: Checkpoint}
+MODELS = session_models.ModelStore()  # every session's fine-tuned models, within the bounds
+# Fine-tunes running at once in this process: each holds a private model copy while it trains.
+TRAINING = threading.BoundedSemaphore(session_models.env_int(session_models.TRAINING_ENV, 2))
+
+
+class _Owner:
+    """A session's key in MODELS. When Streamlit forgets the session, this object dies and its
+    models are dropped with it."""
+
+    def __init__(self):
+        self.id = uuid.uuid4().hex
+        weakref.finalize(self, MODELS.drop_owner, self.id)
+
+
+def _owner() -> str:
+    return st.session_state.setdefault("_model_owner", _Owner()).id
 
 
 def lang() -> str:
@@ -36,16 +55,40 @@ def _shared_checkpoint(name: str, seed: int) -> checkpoints.Checkpoint:
 
 def register_session_checkpoint(ck: checkpoints.Checkpoint) -> None:
     """Make a per-session model (e.g. just fine-tuned) selectable on every page of this session."""
-    st.session_state.setdefault(SESSION_MODELS, {})[ck.name] = ck
+    MODELS.add(_owner(), ck)
 
 
 def session_checkpoint_names() -> list[str]:
-    return list(st.session_state.get(SESSION_MODELS, {}))
+    return MODELS.names(_owner())
+
+
+def session_checkpoint(name: str) -> checkpoints.Checkpoint | None:
+    return MODELS.get(_owner(), name)
+
+
+def session_zip(name: str) -> Callable[[], bytes]:
+    """Deferred download data: the zip is built when the button is clicked (it runs outside the
+    script thread, hence the owner captured now) and never kept in the session."""
+    owner = _owner()
+
+    def build() -> bytes:
+        ck = MODELS.get(owner, name)
+        if ck is None:  # evicted since the page was drawn
+            raise finetune.FinetuneError("model_evicted", name=name)
+        return finetune.export_zip(ck)
+
+    return build
+
+
+def show_evictions() -> None:
+    """Say which of this session's models were evicted to stay within the memory bounds."""
+    for name, why in MODELS.take_evicted(_owner()):
+        st.info(t(f"safety.evicted_{why}", name=plain(name), n=MODELS.per_owner, mb=MODELS.budget_bytes // 2**20))
 
 
 def checkpoint(name: str, seed: int = 0) -> checkpoints.Checkpoint:
-    own = st.session_state.get(SESSION_MODELS, {})
-    return own[name] if name in own else _shared_checkpoint(name, seed)
+    own = session_checkpoint(name)
+    return own if own is not None else _shared_checkpoint(name, seed)
 
 
 @st.cache_resource(max_entries=32)
@@ -54,9 +97,9 @@ def _shared_head(name: str, kind: str, seed: int) -> heads.Head:
 
 
 def head(name: str, kind: str, seed: int = 0) -> heads.Head:
-    own = st.session_state.get(SESSION_MODELS, {})
-    if name in own:  # session models have unique names, so this is cheap to rebuild
-        return heads.build_head(own[name], kind, seed)
+    own = session_checkpoint(name)
+    if own is not None:  # session models have unique names, so this is cheap to rebuild
+        return heads.build_head(own, kind, seed)
     return _shared_head(name, kind, seed)
 
 
@@ -72,7 +115,7 @@ def _cached_flow(name: str, kind: str, text: str, seed: int):  # (layers, seq)
 
 def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False) -> _analysis.Analysis:
     """Cached by name. Flow is added to the cached analysis, so turning it on never reruns the encoder."""
-    if name in st.session_state.get(SESSION_MODELS, {}):
+    if session_checkpoint(name) is not None:
         return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, flow=flow)
     a = _cached_analysis(name, kind, text, seed)
     return dataclasses.replace(a, flow=_cached_flow(name, kind, text, seed)) if flow else a
@@ -113,12 +156,17 @@ def plain(text: object) -> str:
     return out.replace("\n", "  \n")
 
 
-def error(err: BaseException) -> None:
-    """One st.error line for a core error, in the session's language, user data kept literal."""
+def error(err: BaseException | str) -> None:
+    """One st.error line: a core error in the session's language, user data kept literal. Any other
+    exception (e.g. from a background thread) is logged and shown as the translated "unexpected" line."""
     if isinstance(err, ExplorerError):
-        st.error(plain(err.message(lang())))
+        text = err.message(lang())
+    elif isinstance(err, str):
+        text = err
     else:
-        st.error(plain(str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__))
+        _log.error("unexpected error", exc_info=err)
+        text = t("errors.unexpected", kind=type(err).__name__)
+    st.error(plain(text.strip().splitlines()[0] if text.strip() else type(err).__name__))
 
 
 def guarded(run: Callable[[], object]) -> None:

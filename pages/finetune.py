@@ -1,4 +1,5 @@
 """Fine-tune: train a private copy of the sidebar's checkpoint on the Data page's CSV (or the demo)."""
+import dataclasses
 import threading
 
 import streamlit as st
@@ -6,7 +7,7 @@ import streamlit as st
 from explorer import plots, state
 from explorer.checkpoints import CheckpointError
 from explorer.data import DataError, demo_frame, prepare, read_csv
-from explorer.finetune import Settings, export_zip, finetune, session_name
+from explorer.finetune import Settings, finetune, session_name
 from explorer.state import t
 
 ss = st.session_state
@@ -40,6 +41,9 @@ def _start():
         return
     settings = Settings(mode=mode, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
                         max_length=int(max_len), seed=seed)
+    if not state.TRAINING.acquire(blocking=False):  # each run holds a model copy: bounded per process
+        ss["ft_error"] = t("safety.training_busy")
+        return
     new = {"history": [], "stop": threading.Event(), "result": None, "error": None, "name": session_name()}
 
     def work():  # no streamlit calls in here: it runs outside the script thread
@@ -48,6 +52,8 @@ def _start():
                                      stop=new["stop"].is_set, name=new["name"])
         except Exception as err:  # noqa: BLE001 - a thread boundary: any failure must reach the page as one line
             new["error"] = err  # shown by state.error: translated, one line
+        finally:
+            state.TRAINING.release()
 
     new["thread"] = threading.Thread(target=work, daemon=True)
     new["thread"].start()
@@ -87,11 +93,13 @@ if job is not None and not job["thread"].is_alive():
         res = job["result"]
         if not job.get("registered"):
             state.register_session_checkpoint(res.checkpoint)
+            # From here the model lives only in the bounded store, so eviction really frees it.
+            job["result"] = dataclasses.replace(res, checkpoint=None)
             job["registered"] = True
             st.rerun()  # the sidebar was drawn before this page: redraw it with the new model
         if res.stopped:
             st.info(t("finetune.stopped", epoch=res.best_epoch))
-        st.success(t("finetune.done", name=res.checkpoint.name, seconds=f"{res.train_seconds:.1f}"))
+        st.success(t("finetune.done", name=job["name"], seconds=f"{res.train_seconds:.1f}"))
         cols = st.columns(len(res.metrics))
         for col, (k, v) in zip(cols, res.metrics.items()):
             col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
@@ -99,7 +107,6 @@ if job is not None and not job["thread"].is_alive():
             st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
                                                     t("finetune.predicted_axis"), t("finetune.true_axis"), t("finetune.count")),
                             key="ft_confusion")
-        if "zip" not in job:
-            job["zip"] = export_zip(res)
-        st.download_button(t("finetune.download"), job["zip"], file_name=f"{res.checkpoint.name}.zip",
-                           mime="application/zip", key="ft_download")
+        if job["name"] in state.session_checkpoint_names():
+            st.download_button(t("finetune.download"), state.session_zip(job["name"]), file_name=f"{job['name']}.zip",
+                               mime="application/zip", key="ft_download")

@@ -70,7 +70,7 @@ def test_export_loads_in_pipeline_with_csv_names(trained, tmp_path):
     assert cfg["id2label"] == {"0": "negative", "1": "neutral", "2": "positive"}
     with pytest.raises(FinetuneError, match="already exists"):
         export(result, out)
-    assert export_zip(result)[:2] == b"PK"
+    assert export_zip(result.checkpoint)[:2] == b"PK"
 
 
 def test_export_is_atomic(trained, tmp_path, monkeypatch):

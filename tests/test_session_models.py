@@ -1,0 +1,93 @@
+"""Fine-tuned session models stay within a per-session cap and a process-wide budget, and memory
+really goes back: RSS after 20 fine-tunes stays under the base plus the cap."""
+import gc
+
+import pytest
+import torch
+from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+from explorer.checkpoints import Checkpoint, embedded_encoder_dir
+from explorer.data import prepare, read_csv
+from explorer.finetune import Settings, finetune
+from explorer.session_models import BUDGET, CAP, ModelStore, model_bytes, release_memory
+
+ROWS = "".join(f"sentence number {i} is here,{['pos', 'neg'][i % 2]}\n" for i in range(40))
+
+
+@pytest.fixture(scope="module")
+def ck():
+    """A tiny BERT with a real vocabulary: ~16 MB, so each copy shows in RSS."""
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=30522, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=128, num_labels=2)
+    model = BertForSequenceClassification(cfg).eval().requires_grad_(False)
+    tok = AutoTokenizer.from_pretrained(str(embedded_encoder_dir()))
+    return Checkpoint("tiny-128", model, tok, (), "test")
+
+
+@pytest.fixture(scope="module")
+def data():
+    return prepare(read_csv(("text,label\n" + ROWS).encode()))
+
+
+def _tuned(ck, data, seed=0):
+    return finetune(ck, data, Settings(epochs=1, seed=seed)).checkpoint
+
+
+def test_cap_per_owner_evicts_the_owners_oldest(ck, data):
+    store = ModelStore(per_owner=2, budget_bytes=2**40)
+    a, b, c = (_tuned(ck, data, s) for s in range(3))
+    other = _tuned(ck, data, 9)
+    store.add("s1", a)
+    store.add("s2", other)
+    store.add("s1", b)
+    store.add("s1", c)
+    assert store.names("s1") == [b.name, c.name] and store.names("s2") == [other.name]
+    assert store.take_evicted("s1") == [(a.name, CAP)] and store.take_evicted("s1") == []
+    assert store.get("s1", a.name) is None and store.get("s1", c.name) is c
+    assert store.get("s2", c.name) is None  # no session sees another's model
+
+
+def test_budget_evicts_the_process_oldest_and_drop_owner_frees(ck, data):
+    size = model_bytes(ck)
+    store = ModelStore(per_owner=5, budget_bytes=int(2.5 * size))
+    first, second, third = (_tuned(ck, data, s) for s in range(3))
+    store.add("s1", first)
+    store.add("s2", second)
+    store.add("s2", third)
+    assert store.total_bytes <= 2.5 * size
+    assert store.take_evicted("s1") == [(first.name, BUDGET)] and store.names("s2") == [second.name, third.name]
+    store.drop_owner("s2")
+    assert store.total_bytes == 0
+
+
+def test_bounds_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("HEAD_EXPLORER_SESSION_MODELS", "5")
+    monkeypatch.setenv("HEAD_EXPLORER_MODELS_MB", "64")
+    store = ModelStore()
+    assert store.per_owner == 5 and store.budget_bytes == 64 * 2**20
+    monkeypatch.setenv("HEAD_EXPLORER_SESSION_MODELS", "lots")
+    assert ModelStore().per_owner == 3  # nonsense falls back to the default
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def test_rss_after_20_finetunes_stays_under_base_plus_cap(ck, data):
+    cap = 3
+    store = ModelStore(per_owner=cap, budget_bytes=2**40)
+    _tuned(ck, data)  # warm-up: feature cache, kernels, allocator
+    release_memory()
+    base = _rss()
+    for seed in range(20):
+        store.add("session", _tuned(ck, data, seed))
+    gc.collect()
+    release_memory()
+    grown = _rss() - base
+    assert len(store.names("session")) == cap
+    # The store keeps 3 copies (48 MB); allow one more for the allocator's working memory.
+    # Unbounded, or with freed memory kept by the allocator, the 20 copies would add 320 MB.
+    size = model_bytes(ck)
+    assert grown < (cap + 1) * size, f"RSS grew {grown / 2**20:.0f} MB; cap {cap * size / 2**20:.0f} MB"
