@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -163,10 +164,16 @@ def _split_base(events, last: torch.Tensor):
 class OwnHead:
     """The derived head of one model. Immutable after build; safe to share between threads."""
 
+    @property
+    def model(self) -> nn.Module:
+        return self._model()
+
     def __init__(self, model: nn.Module, enc: dict):
         if model.config.is_encoder_decoder:
             raise Unsupported("unsupported_seq2seq")
-        self.model = model
+        # Weakly: heads.derive caches this per model in a WeakKeyDictionary, and a strong reference
+        # from the value to its key would keep every model (each fine-tuned copy) alive forever.
+        self._model = weakref.ref(model)
         self.prefix = model.base_model_prefix
         out, base_out, events = _trace(model, enc)
         seq = enc["input_ids"].shape[1]

@@ -21,6 +21,7 @@ def ck():
     cfg = BertConfig(vocab_size=30522, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                      intermediate_size=128, num_labels=2)
     model = BertForSequenceClassification(cfg).eval().requires_grad_(False)
+    model.set_attn_implementation("eager")  # as load_checkpoint does
     tok = AutoTokenizer.from_pretrained(str(embedded_encoder_dir()))
     return Checkpoint("tiny-128", model, tok, (), "test")
 
