@@ -113,23 +113,26 @@ def drop_word(ck: Checkpoint, text: str, word_id: int) -> str:
     return left + glue + right
 
 
-def batch_logits(ck: Checkpoint, head: Head, texts: list[str]) -> np.ndarray:
-    """(len(texts), labels): one padded forward pass for all texts."""
-    enc = ck.tokenizer(texts, truncation=True, max_length=max_length(ck), padding=True, return_tensors="pt")
+def batch_logits(ck: Checkpoint, head: Head, texts: list[str], text_pair: str = "") -> np.ndarray:
+    """(len(texts), labels): one padded forward pass for all texts (each paired with `text_pair` if given)."""
+    pairs = [text_pair] * len(texts) if text_pair else None
+    enc = ck.tokenizer(texts, pairs, truncation=True, max_length=max_length(ck), padding=True, return_tensors="pt")
     with torch.inference_mode():
         hidden = ck.model.base_model(**encoder_inputs(enc, ck)).last_hidden_state
         return run_head(head, hidden, enc["attention_mask"], input_ids=enc["input_ids"])[-1][1].double().numpy()
 
 
 def leave_one_out(ck: Checkpoint, head: Head, a: Analysis) -> tuple[tuple[str, ...], np.ndarray]:
-    """For each word of `a`, how much the predicted label's probability (the problem type's function)
-    falls when that word is cut from the text: (words, (words,)). Positive: the word supported the label."""
-    ids = sorted({w for w in a.word_ids if w is not None})
-    if not ids:
+    """For each word of `a`'s text, how much the predicted label's probability (the problem type's
+    function) falls when that word is cut from the text: (words, (words,)). Positive: the word supported
+    the label. For a sentence pair, the words of text A; text B stays whole."""
+    segments = a.segments or (0,) * len(a.tokens)
+    in_a = tuple(w if s == 0 else None for w, s in zip(a.word_ids, segments))
+    names = merge_words(a.tokens, in_a, np.zeros(len(a.tokens)))[0]
+    found = [(n, w) for n, w in zip(names, _group_ids(in_a)) if w is not None]
+    if not found:
         return (), np.zeros(0)
-    texts = [drop_word(ck, a.text, w) for w in ids]
+    texts = [drop_word(ck, a.text, w) for _, w in found]
     target = int(np.argmax(a.logits))
-    probs = probabilities.probabilities(batch_logits(ck, head, [a.text, *texts]), a.problem_type)
-    names = merge_words(a.tokens, a.word_ids, np.zeros(len(a.tokens)))[0]
-    names = [n for n, wid in zip(names, _group_ids(a.word_ids)) if wid is not None]
-    return tuple(names), probs[0, target] - probs[1:, target]
+    probs = probabilities.probabilities(batch_logits(ck, head, [a.text, *texts], a.text_pair), a.problem_type)
+    return tuple(n for n, _ in found), probs[0, target] - probs[1:, target]

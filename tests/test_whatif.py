@@ -75,3 +75,21 @@ def test_whatif_page_apptest(sentiment):
     assert at.metric[-1].value == want and "without the word" in titles(at)[-1]
     at.text_area(key="whatif_text").set_value("   ").run()
     assert len(at.error) == 1 and "empty" in at.error[0].value and not at.exception
+
+
+def test_leave_one_out_of_a_pair_drops_words_of_text_a_only(sentiment):
+    head = build_head(sentiment)
+    a = analyze(sentiment, head, "A fine film.", text_pair="I disagree.")
+    names, drop = whatif.leave_one_out(sentiment, head, a)
+    assert names == ("a", "fine", "film", ".")
+    target = int(np.argmax(a.logits))
+    d = analyze(sentiment, head, "A film.", text_pair="I disagree.")
+    assert drop[1] == pytest.approx(a.softmax[target] - d.softmax[target], abs=1e-5)
+
+
+def test_diff_html_marks_changes_and_escapes():
+    from explorer.plots.whatif import diff_html
+
+    html = diff_html(align(_words("a", "<b>", "film", "!"), _words("a", "great", "film", "!")))
+    assert "&lt;b&gt;" in html and "<b>" not in html and "line-through" in html and ">great<" in html
+    assert html.count(" !") == 0 and "film!" in html  # no space before punctuation

@@ -17,6 +17,9 @@ def diff_html(rows: tuple[Row, ...], legend: str = "") -> str:
     """Text B written over text A: removed words struck through (red), added words marked (green)."""
     out = []
     for r in rows:
+        word = (r.a or r.b).text
+        if out and any(c.isalnum() for c in word):  # no space before punctuation
+            out.append(" ")
         if r.op == "equal":
             out.append(html.escape(r.b.text))
             continue
@@ -24,7 +27,7 @@ def diff_html(rows: tuple[Row, ...], legend: str = "") -> str:
             out.append(f"<span style='{_DEL}'>{html.escape(r.a.text)}</span>")
         if r.b:
             out.append(f"<span style='{_INS}'>{html.escape(r.b.text)}</span>")
-    body = " ".join(out)
+    body = "".join(out)
     note = f"<div style='font-size:small;color:gray'>{html.escape(legend)}</div>" if legend else ""
     return f"<div style='font-family:sans-serif;line-height:1.9'>{body}{note}</div>"
 
