@@ -12,6 +12,7 @@ ss.setdefault("lang", "en")
 ss.setdefault("checkpoint", checkpoints.DEFAULT_CHECKPOINT)
 ss.setdefault("head", "own")
 ss.setdefault("text", i18n.t("app.text_default", "en"))
+ss.setdefault("text_pair", "")
 ss.setdefault("seed", 0)
 ss.setdefault("presenter", False)
 ss.setdefault("checkpoint_other", "")
@@ -27,6 +28,8 @@ with st.sidebar:
         st.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint", **state.sticky("checkpoint_other"))
     st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"), **state.sticky("head"))
     st.text_area(t("app.text"), height=110, **state.sticky("text"))
+    st.text_area(t("arch.text_b"), height=68, help=t("arch.text_b_help"), placeholder=t("arch.text_b_placeholder"),
+                 **state.sticky("text_pair"))
     st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, **state.sticky("seed"))
     st.toggle(t("app.presenter"), help=t("app.presenter_help"), **state.sticky("presenter"))
 

@@ -5,8 +5,12 @@ and the chosen head (which may differ from the checkpoint's own): word embedding
 encoder (via `inputs_embeds`) -> `run_head` -> the target's logit or probability. The model
 is only read: gradients go to the input embeddings, never to parameters.
 
-Baselines replace the text tokens and keep the special tokens ([CLS], [SEP], <s>, ...), so
-special tokens get exactly zero from lig/ig and occlusion.
+One baseline definition for every architecture: each text token's input embedding (the output of
+`get_input_embeddings()`) is replaced by the pad token's (mask: the mask token's; zero: zeros), and
+everything else goes in as for the input: special tokens, positions, segments (token_type_ids where
+the model takes them), the attention mask, and the ids the head pools by. Special tokens therefore
+get exactly zero from lig/ig and occlusion. lig and ig are the same integral on that path: ig on the
+word embeddings is Captum's LayerIntegratedGradients on `get_input_embeddings()`.
 """
 from __future__ import annotations
 
@@ -20,12 +24,16 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients, Occlusion, Saliency
 
 from . import probabilities
-from .analysis import encode, max_length, token_info
+from .analysis import encode, encoder_inputs, max_length, segments, token_info
 from .checkpoints import Checkpoint
 from .heads import Head, run_head
+from .tokens import pair_boundary
 from .errors import ExplorerError
 
 METHODS = ("lig", "ig", "saliency", "input_x_gradient", "occlusion")
+BASELINE_DEFINITION = ("each text token's input embedding (get_input_embeddings) replaced by the pad token's "
+                       "(mask: the mask token's; zero: zeros); special tokens, positions, segments and the "
+                       "attention mask as in the input")
 INTEGRATED = ("lig", "ig")
 BASELINES = ("pad", "mask", "zero")
 QUANTITIES = ("logit", "probability")
@@ -64,6 +72,8 @@ class Attribution:
     truncated_tokens: int
     max_length: int
     seconds: float
+    segments: tuple[int, ...] = ()  # per token: 0 = text A, 1 = text B (see Analysis.segments)
+    tolerance: float = TOLERANCE  # the completeness error asked for
 
     @property
     def error(self) -> float | None:
@@ -71,6 +81,11 @@ class Attribution:
         if self.delta is None:
             return None
         return abs(self.delta) / max(abs(self.f_x - self.f_baseline), 1e-6)
+
+    @property
+    def converged(self) -> bool | None:
+        """lig/ig: whether the completeness error is within the tolerance (None for other methods)."""
+        return None if self.error is None else self.error <= self.tolerance
 
     def words(self) -> tuple[tuple[str, ...], np.ndarray]:
         return merge_words(self.tokens, self.word_ids, self.scores)
@@ -90,6 +105,14 @@ def merge_words(tokens, word_ids, scores) -> tuple[tuple[str, ...], np.ndarray]:
             sums.append(float(s))
         last = wid
     return tuple(words), np.asarray(sums)
+
+
+def pair_start(a: Attribution, level: str = "token") -> int | None:
+    """Index of text B's first token (or word, at level "word"); None for one text."""
+    k = pair_boundary(a.segments)
+    if k is None or level != "word":
+        return k
+    return len(merge_words(a.tokens[:k], a.word_ids[:k], a.scores[:k])[0])  # [SEP] keeps words from spanning
 
 
 def _piece(tok: str) -> str:
@@ -122,24 +145,21 @@ class _Model:
     """The differentiable path word embeddings -> encoder -> head -> quantity, plus a tick counter."""
 
     def __init__(self, ck: Checkpoint, head: Head, target: int, quantity: str, progress: Progress | None,
-                 from_layer: bool = False):
+                 enc: dict):
         self.ck, self.head, self.target, self.quantity = ck, head, target, quantity
-        self.from_layer = from_layer  # inputs are the embeddings layer's output, not word embeddings
         self.ptype = probabilities.problem_type(ck.model.config)
         self.progress = progress
         self.calls, self.total, self.span, self.message = 0, 1, (0.0, 1.0), ""
+        # What the encoder takes besides the embeddings (mask, segments), and the ids the head pools by.
+        self.extra = {k: v for k, v in encoder_inputs(enc, ck).items() if k != "input_ids"}
+        self.ids = enc["input_ids"]
 
     def logits(self, embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch, labels)
-        mask = torch.ones(embeds.shape[:2], dtype=torch.long)
-        base = self.ck.model.base_model
-        if self.from_layer:
-            # Straight into the encoder, rather than a forward hook on the shared module, which
-            # would leak into other sessions' concurrent forwards. No mask: every token is real.
-            encoder = getattr(base, "encoder", None) or base.transformer
-            hidden = encoder(embeds)[0]
-        else:
-            hidden = base(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
-        return run_head(self.head, hidden, mask)[-1][1]
+        n = embeds.shape[0]
+        extra = {k: v.expand(n, -1) for k, v in self.extra.items()}
+        hidden = self.ck.model.base_model(inputs_embeds=embeds, **extra).last_hidden_state
+        mask = extra.get("attention_mask", torch.ones(embeds.shape[:2], dtype=torch.long))
+        return run_head(self.head, hidden, mask, input_ids=self.ids.expand(n, -1))[-1][1]
 
     def __call__(self, word_embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch,)
         logits = self.logits(word_embeds)
@@ -181,6 +201,7 @@ def attribute(
     window: int = 1,
     tolerance: float = TOLERANCE,
     progress: Progress | None = None,
+    text_pair: str | None = None,
 ) -> Attribution:
     """Attribute the target's quantity to the tokens of `text` (truncated to the model's maximum).
 
@@ -196,7 +217,7 @@ def attribute(
     if n_steps is not None and n_steps < 1:
         raise AttributionError("attribution_steps")
     start = time.perf_counter()
-    enc, dropped = encode(ck, text)
+    enc, dropped = encode(ck, text, text_pair)
     ids, special, word_ids = token_info(ck, enc)
     window = max(1, min(int(window), len(ids)))
     x = _embed(ck, ids)
@@ -207,12 +228,9 @@ def attribute(
     labels = ck.labels
     if target is not None and not 0 <= target < len(labels):
         raise AttributionError("attribution_target", target=target, n=len(labels))
-    model = _Model(ck, head, target, quantity, progress, from_layer=method == "lig")
+    model = _Model(ck, head, target, quantity, progress, enc)
     f_x = f_b = delta = steps = None
     if method in INTEGRATED:
-        if method == "lig":  # LIG on the embeddings = IG on the embeddings layer's output
-            with torch.no_grad():
-                x, b = (ck.model.base_model.embeddings(None, inputs_embeds=t) for t in (x, b))
         scores, f_x, f_b, delta, steps = _integrated(model, x, b, n_steps, tolerance)
     else:
         if model.target is None:  # the predicted label: the largest logit
@@ -230,7 +248,7 @@ def attribute(
         tokens=tuple(ck.tokenizer.convert_ids_to_tokens(ids)), token_ids=tuple(ids), special=tuple(special),
         word_ids=word_ids, scores=np.asarray(scores, dtype=np.float64), f_x=f_x, f_baseline=f_b, delta=delta,
         n_steps=steps, window=window if method == "occlusion" else None, truncated_tokens=dropped,
-        max_length=max_length(ck), seconds=time.perf_counter() - start,
+        max_length=max_length(ck), seconds=time.perf_counter() - start, segments=segments(enc), tolerance=tolerance,
     )
 
 

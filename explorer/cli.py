@@ -50,7 +50,19 @@ def analysis_json(a) -> dict:
         "head": {"kind": a.head_kind, "steps": [{"name": n, "values": _tolist(v)} for n, v in a.steps]},
         "attention": {"cls_raw": _tolist(a.cls_attention), "rollout": _tolist(a.cls_rollout), "flow": _tolist(a.flow)},
         "truncated_tokens": a.truncated_tokens,
+        "text_pair": a.text_pair,
+        "segments": list(a.segments),  # per token: 0 = text A, 1 = text B
+        "reads": a.reads,  # the token the head pools, or null when it pools over all tokens
+        "unused_weights": list(a.unused_weights),
     }
+
+
+def attribution_json(r) -> dict:
+    from .attribution import BASELINE_DEFINITION
+
+    return {"method": r.method, "target": r.target_label, "tokens": list(r.tokens), "scores": _tolist(r.scores),
+            "f_x": r.f_x, "f_baseline": r.f_baseline, "delta": r.delta, "error": r.error, "converged": r.converged,
+            "n_steps": r.n_steps, "baseline": r.baseline, "baseline_definition": BASELINE_DEFINITION}
 
 
 def _summary(a) -> str:
@@ -64,8 +76,12 @@ def _summary(a) -> str:
     for i, name in enumerate(a.labels):
         lines.append(f"{name:<16}{a.logits[i]:>10.4f}{a.softmax[i]:>10.4f}{a.sigmoid[i]:>10.4f}")
     lines.append(f"predicted: {a.predicted}")
+    if a.reads is not None:
+        lines.append(f"the head reads token {a.reads}: {a.tokens[a.reads]}")
     if a.new_weights:
         lines.append("warning: the head uses newly initialised (random) weights: " + ", ".join(a.new_weights))
+    if a.unused_weights:
+        lines.append("warning: the checkpoint holds weights the model does not use: " + ", ".join(a.unused_weights))
     return "\n".join(lines)
 
 
@@ -79,18 +95,18 @@ def cmd_analyze(args) -> int:
     _quiet_transformers()
     ck = load_checkpoint(args.checkpoint, seed=args.seed)
     head = build_head(ck, args.head, seed=args.seed)
-    a = analyze(ck, head, args.text, flow=args.flow)
+    a = analyze(ck, head, args.text, flow=args.flow, text_pair=args.text_pair)
     out = analysis_json(a)
+    summary = _summary(a)
     if args.attributions:
         from .attribution import attribute
 
-        r = attribute(ck, head, args.text, args.attributions)
-        out["attributions"] = {"method": r.method, "target": r.target_label, "tokens": list(r.tokens),
-                               "scores": _tolist(r.scores), "f_x": r.f_x, "f_baseline": r.f_baseline,
-                               "delta": r.delta}
-    summary = _summary(a) + ("\nattributions: " + " ".join(
-        f"{tok}={s:+.3f}" for tok, s in zip(out["attributions"]["tokens"], out["attributions"]["scores"]))
-        if args.attributions else "")
+        r = attribute(ck, head, args.text, args.attributions, text_pair=args.text_pair)
+        out["attributions"] = attribution_json(r)
+        summary += "\nattributions: " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(r.tokens, r.scores))
+        if r.converged is False:
+            summary += (f"\nwarning: not converged: completeness error {r.error:.2%} is above "
+                        f"{r.tolerance:.0%} after {r.n_steps} steps")
     print(json.dumps(out) if args.json else summary)
     return 0
 
@@ -211,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="registry name, local folder or hub id")
     a.add_argument("--head", default="own", choices=KINDS)
     a.add_argument("--text", required=True)
+    a.add_argument("--text-pair", default=None, help="a second text, for sentence-pair classifiers")
     a.add_argument("--seed", type=SEED, default=0, help="seed for new head weights")
     a.add_argument("--flow", action="store_true", help="also compute attention max-flow")
     a.add_argument("--json", action="store_true", help="print one JSON object")

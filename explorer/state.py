@@ -104,30 +104,41 @@ def head(name: str, kind: str, seed: int = 0) -> heads.Head:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def _cached_analysis(name: str, kind: str, text: str, seed: int) -> _analysis.Analysis:
-    return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text)
+def _cached_analysis(name: str, kind: str, text: str, seed: int, text_pair: str = "") -> _analysis.Analysis:
+    return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, text_pair=text_pair)
 
 
 @st.cache_data(max_entries=32, show_spinner="Computing max-flow…")
-def _cached_flow(name: str, kind: str, text: str, seed: int):  # (layers, seq)
-    return attention.flow(_cached_analysis(name, kind, text, seed).attentions)
+def _cached_flow(name: str, kind: str, text: str, seed: int, text_pair: str = ""):  # (layers, seq)
+    return attention.flow(_cached_analysis(name, kind, text, seed, text_pair).attentions)
 
 
-def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False) -> _analysis.Analysis:
+def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False,
+             text_pair: str = "") -> _analysis.Analysis:
     """Cached by name. Flow is added to the cached analysis, so turning it on never reruns the encoder."""
     if session_checkpoint(name) is not None:
-        return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, flow=flow)
-    a = _cached_analysis(name, kind, text, seed)
-    return dataclasses.replace(a, flow=_cached_flow(name, kind, text, seed)) if flow else a
+        return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, flow=flow, text_pair=text_pair)
+    a = _cached_analysis(name, kind, text, seed, text_pair)
+    return dataclasses.replace(a, flow=_cached_flow(name, kind, text, seed, text_pair)) if flow else a
 
 
-def selection() -> tuple[str, str, str, int]:
-    """(checkpoint name, head kind, text, seed) as picked in the sidebar."""
+class Selection(tuple):
+    """(checkpoint name, head kind, text, seed), unpacked as four; `.text_pair` is the optional text B."""
+
+    def __new__(cls, name: str, kind: str, text: str, seed: int, text_pair: str = ""):
+        sel = super().__new__(cls, (name, kind, text, seed))
+        sel.text_pair = text_pair
+        return sel
+
+
+def selection() -> Selection:
+    """(checkpoint name, head kind, text, seed) as picked in the sidebar, plus `.text_pair`."""
     ss = st.session_state
     name = ss.get("checkpoint_other") if ss.get("checkpoint") == OTHER else ss.get("checkpoint")
     # Keys are absent when a page runs without the sidebar (AppTest's switch_page): use the defaults.
     text = ss.get("text", i18n.t("app.text_default", "en"))
-    return (name or checkpoints.DEFAULT_CHECKPOINT, ss.get("head", "own"), text, int(ss.get("seed", 0)))
+    return Selection(name or checkpoints.DEFAULT_CHECKPOINT, ss.get("head", "own"), text, int(ss.get("seed", 0)),
+                     (ss.get("text_pair") or "").strip() and ss.get("text_pair"))
 
 
 OTHER = "other…"
@@ -135,9 +146,10 @@ OTHER = "other…"
 
 def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
     """The analysis for the sidebar's picks, or None after showing a one-line st.error."""
-    name, kind, text, seed = selection()
+    sel = selection()
+    name, kind, text, seed = sel
     try:
-        return analysis(name, kind, text, seed, flow)
+        return analysis(name, kind, text, seed, flow, sel.text_pair)
     except ExplorerError as err:
         error(err)
         return None

@@ -15,7 +15,8 @@ ss = st.session_state
 a = current_analysis()
 if a is None:
     st.stop()
-name, kind, text, seed = selection()
+sel = selection()
+name, kind, text, seed = sel
 
 c1, c2, c3, c4 = st.columns(4)
 method = c1.selectbox(t("attributions.method"), attr.METHODS, key="attr_method",
@@ -44,7 +45,7 @@ if costly:
 
 target_index = None if target < 0 else int(target)
 n_steps = None if steps in (None, "auto") else int(steps)
-params = (name, kind, text, seed, method, target_index, quantity, baseline, n_steps, window)
+params = (name, kind, text, seed, method, target_index, quantity, baseline, n_steps, window, sel.text_pair)
 results = ss.setdefault("attr_results", {})
 
 
@@ -69,7 +70,7 @@ if params not in results:
         try:
             results[params] = _with_progress(params, lambda p: attr.attribute(
                 checkpoint(name, seed), head(name, kind, seed), text, method, target_index, quantity, baseline,
-                n_steps=n_steps, window=window or 1, progress=p))
+                n_steps=n_steps, window=window or 1, progress=p, text_pair=sel.text_pair))
         except (attr.AttributionError, AnalysisError) as err:
             state.error(err)
             st.stop()
@@ -83,6 +84,7 @@ if params not in results:
 r = results[params]
 st.caption(t("attributions.explains", label=r.target_label, quantity=t(f"attributions.q_{r.quantity}"),
              seconds=r.seconds))
+st.caption(t("arch.baseline"))
 if r.delta is not None:
     m1, m2, m3, m4 = st.columns(4)
     m1.metric(t("attributions.sum"), f"{r.scores.sum():+.4f}")
@@ -90,25 +92,28 @@ if r.delta is not None:
               help=t("attributions.diff_help", fx=r.f_x, fb=r.f_baseline))
     m3.metric(t("attributions.delta"), f"{r.delta:+.2e}", help=t("attributions.delta_help"))
     m4.metric(t("attributions.n_steps"), str(r.n_steps))
-    if r.error > attr.TOLERANCE:
-        st.warning(t("attributions.incomplete", error=100 * r.error))
+    if not r.converged:
+        st.warning(t("arch.not_converged", error=f"{r.error:.2%}", steps=r.n_steps))
     else:
         st.success(t("attributions.complete", error=100 * r.error))
 elif r.method == "saliency":
     st.info(t("attributions.unsigned"))
 
 pieces, scores = r.words() if level == "word" else (r.tokens, r.scores)
+pair_at = attr.pair_start(r, level)
 signed = r.method != "saliency"  # saliency is a gradient's size: never below 0, so no red
 legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
-st.html(plots.highlight_html(pieces, scores, legend=legend))
+st.html(plots.highlight_html(pieces, scores, legend=legend, pair_at=pair_at, pair_label=t("arch.boundary")))
 st.plotly_chart(plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
-                                  t("attributions.score_axis"), t(f"attributions.level_{level}"), signed=signed),
+                                  t("attributions.score_axis"), t(f"attributions.level_{level}"), signed=signed,
+                                  pair_at=pair_at),
                 key="attr_bars")
 d1, d2 = st.columns(2)
 d1.download_button(t("attributions.csv"), pd.DataFrame(attr.table(r, level)).to_csv(index=False),
                    file_name=f"attributions-{r.method}.csv", mime="text/csv", key="attr_csv")
 d2.download_button(t("attributions.html"), plots.highlight_html(
-    pieces, scores, title=f"{r.method}: {r.target_label}", legend=legend, standalone=True),
+    pieces, scores, title=f"{r.method}: {r.target_label}", legend=legend, standalone=True, pair_at=pair_at,
+    pair_label=t("arch.boundary")),
     file_name=f"attributions-{r.method}.html", mime="text/html", key="attr_html_dl")
 
 st.subheader(t("attributions.faith_title"))

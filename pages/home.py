@@ -2,6 +2,7 @@
 import streamlit as st
 
 from explorer import plots
+from explorer.tokens import reads_line
 from explorer.state import current_analysis, selection, t
 
 st.title(t("home.title"))
@@ -13,6 +14,8 @@ if a is not None:
         st.warning(t("home.truncated", max=a.max_length, n=a.truncated_tokens))
     if a.new_weights:
         st.warning(t("home.untrained", names=", ".join(a.new_weights), seed=selection()[3]), icon="⚠️")
+    if a.unused_weights:
+        st.warning(t("arch.unused_weights", n=len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
     n_layers, n_heads = a.attentions.shape[:2]
     head_desc = " → ".join(name for name, _ in a.steps)
     chain = [
@@ -28,6 +31,7 @@ if a is not None:
     for col, (title, value) in zip(st.columns(len(chain)), chain):
         col.markdown(f"**{title}**")
         col.code(value, language=None, wrap_lines=True)
+    st.caption(reads_line(a, t))
     st.caption(" ".join(f"`{tok}`" for tok in a.tokens))
     st.caption(f"{t('home.step_head')}: {head_desc}")
     st.metric(t("home.prediction"), a.predicted)

@@ -8,6 +8,7 @@ from explorer.plots.attribution import sorted_bars
 from explorer.i18n import strings
 from explorer.plots import lesson as lplots
 from explorer.state import checkpoint, current_analysis, head, lang, selection, t
+from explorer.tokens import pair_boundary
 
 # Where each step is explored in depth.
 PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": "pages/pooled.py",
@@ -20,7 +21,8 @@ def encoder_figure(a):
     """[CLS] attention per layer, mean over heads: (layers, seq)."""
     layers = a.cls_attention.shape[0]
     return plots.attention.token_heatmap(a.cls_attention.mean(axis=1), a.tokens, range(1, layers + 1),
-                                         t(P + "enc_title"), t(P + "token"), t(P + "layer"), t(P + "attention"))
+                                         t(P + "enc_title"), t(P + "token"), t(P + "layer"), t(P + "attention"),
+                                         pair_at=pair_boundary(a.segments), pair_label=t("arch.boundary"))
 
 
 def panel(step: str, a) -> None:
@@ -66,7 +68,8 @@ def panel(step: str, a) -> None:
     elif step == "token_heads":
         scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), seed)
         st.plotly_chart(lplots.token_label_heatmap(scores, a.tokens, a.labels, t(P + "token_title"), t(P + "token"),
-                                                   t(P + "label"), t(P + "score")), key="lesson_tokens")
+                                                   t(P + "label"), t(P + "score"), pair_at=pair_boundary(a.segments),
+                                                   pair_label=t("arch.boundary")), key="lesson_tokens")
     elif step == "layers":
         st.plotly_chart(eplots.readout(a, t), key="lesson_layers")
     elif step == "ablation":

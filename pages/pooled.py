@@ -3,6 +3,7 @@ import numpy as np
 import streamlit as st
 
 from explorer import plots, pooled
+from explorer.tokens import reads_line
 from explorer.state import checkpoint, current_analysis, current_head, selection, t
 
 st.title(t("pooled.title"))
@@ -26,6 +27,7 @@ if a is not None:
                        key="pooled_cos")
     st.subheader(t("pooled.head_title", kind=hd.kind))
     st.caption(" → ".join(s.name for s in hd.steps))
+    st.caption(reads_line(a, t))
     rows = pooled.head_rows(hd)
     st.dataframe(rows, hide_index=True)
     cfg = checkpoint(name, seed).model.config

@@ -125,3 +125,105 @@ def test_unsupported_architectures_are_one_line(tiny_root, capsys, arch):
     with pytest.raises(ExplorerError) as ex:
         build_head(load_checkpoint(str(path)), "cls-linear")
     assert ex.value.message("vi").startswith("chưa hỗ trợ")
+
+
+PAIR = ("A man is playing a guitar on stage.", "Someone performs music.")
+
+
+@pytest.mark.parametrize("arch", ["bert", "roberta"])
+def test_sentence_pair_equals_hf(archs, arch):
+    ck = archs[arch]
+    a = analyze(ck, build_head(ck, "own"), *PAIR[:1], text_pair=PAIR[1])
+    np.testing.assert_allclose(a.logits, _hf(ck, *PAIR)[0].numpy(), atol=1e-5)
+    sep = a.tokens.index("[SEP]")
+    assert a.segments == (0,) * (sep + 1) + (1,) * (len(a.tokens) - sep - 1)  # [SEP] closes text A
+    if "token_type_ids" in ck.tokenizer.model_input_names:  # the segments reach the model
+        single = ck.model(input_ids=torch.tensor([a.token_ids])).logits[0].detach().numpy()
+        assert not np.allclose(a.logits, single, atol=1e-5)
+
+
+def test_cli_text_pair_and_attributions_json(capsys, arch_root, archs):
+    assert main(["analyze", "--checkpoint", str(arch_root / "tiny-bert"), "--head", "own", "--text", PAIR[0],
+                 "--text-pair", PAIR[1], "--json", "--attributions", "lig"]) == 0
+    import json
+
+    d = json.loads(capsys.readouterr().out)
+    np.testing.assert_allclose(d["logits"], _hf(archs["bert"], *PAIR)[0].numpy(), atol=1e-5)
+    assert d["segments"][0] == 0 and d["segments"][-1] == 1 and d["text_pair"] == PAIR[1]
+    att = d["attributions"]
+    assert att["converged"] is True and abs(att["delta"]) <= 0.01 * abs(att["f_x"] - att["f_baseline"])
+    assert "pad token" in att["baseline_definition"]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_attributions_complete_on_every_architecture(archs, arch):
+    from explorer.attribution import attribute
+
+    ck = archs[arch]
+    head = build_head(ck, "own")
+    r = attribute(ck, head, TEXT, "lig")
+    assert r.converged and r.error <= 0.01
+    assert r.f_x == pytest.approx(float(analyze(ck, head, TEXT).logits[r.target]), abs=1e-4)
+    assert np.all(r.scores[list(r.special)] == 0)
+
+
+def test_load_report_lists_every_missing_and_unused_weight(tiny_root, capsys):
+    from safetensors.torch import load_file, save_file
+
+    path = save("bert", tiny_root / "damaged")
+    weights = load_file(str(path / "model.safetensors"))
+    gone = "bert.encoder.layer.0.attention.self.query.weight"
+    del weights[gone], weights["classifier.bias"]
+    weights["bert.encoder.layer.9.output.dense.weight"] = torch.zeros(2, 2)
+    save_file(weights, str(path / "model.safetensors"), metadata={"format": "pt"})
+    ck = load_checkpoint(str(path))
+    a = analyze(ck, build_head(ck, "own"), TEXT)
+    assert set(a.new_weights) == {gone, "classifier.bias"}
+    assert a.unused_weights == ("bert.encoder.layer.9.output.dense.weight",)
+    named = analyze(ck, build_head(ck, "mean-linear"), TEXT)  # a new head: the encoder's gap still shows
+    assert gone in named.new_weights and "classifier.bias" in named.new_weights
+    assert main(["analyze", "--checkpoint", str(path), "--text", TEXT, "--json"]) == 0
+    import json
+
+    d = json.loads(capsys.readouterr().out)
+    assert set(d["new_weights"]) == {gone, "classifier.bias"} and d["unused_weights"] == list(a.unused_weights)
+
+
+def _pair_page(name: str, path) -> "AppTest":
+    from streamlit.testing.v1 import AppTest
+
+    from explorer.state import OTHER
+    from tests.conftest import ROOT
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(f"pages/{name}.py")
+    for key, value in {"checkpoint": OTHER, "checkpoint_other": str(path), "head": "own", "text": PAIR[0],
+                       "text_pair": PAIR[1], "seed": 0, "lang": "en"}.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    return at
+
+
+def test_pages_mark_the_pair_boundary(arch_root, archs):
+    import json
+
+    at = _pair_page("tokens", arch_root / "tiny-bert")
+    table = at.dataframe[0].value
+    assert list(table["segment"]) == ["AB"[s] for s in analyze(archs["bert"], build_head(archs["bert"]), PAIR[0],
+                                                                text_pair=PAIR[1]).segments]
+    sep = list(table["token"]).index("[SEP]")
+    specs = [json.loads(n.proto.spec) for n in at.get("plotly_chart")]
+    marked = [s for s in specs if any(a.get("text") == "text B ▸" for a in s["layout"].get("annotations", []))]
+    assert len(marked) >= 3  # [CLS] attention, rollout, highlighted text
+    for s in marked:
+        line = next(sh for sh in s["layout"]["shapes"] if sh.get("line", {}).get("dash") == "dash")
+        assert line["x0"] == sep + 0.5  # between [SEP] and text B's first token
+    at = _pair_page("attributions", arch_root / "tiny-bert")
+    assert any("text B ▸" in h.proto.body for h in at.get("html"))
+    assert any("pad token" in c.value for c in at.caption)
+
+
+def test_home_says_which_token_a_causal_head_reads(arch_root, archs):
+    at = _pair_page("home", arch_root / "tiny-llama")
+    assert any("last non-pad token" in c.value for c in at.caption)

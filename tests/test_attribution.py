@@ -33,13 +33,14 @@ def test_completeness_within_one_percent_on_real_model(sentiment, method, quanti
 
 @pytest.mark.parametrize("arch", ["bert", "distilbert"])  # RoBERTa differs: its input_ids path gives [PAD] no position
 def test_lig_with_fixed_steps_equals_captum_layer_integrated_gradients(tiny, arch):
+    """Captum's LIG on get_input_embeddings() with pad-id baselines: the same integral."""
     from captum.attr import LayerIntegratedGradients
 
     ck = tiny[arch]
     r = attribute(ck, build_head(ck, "own"), TEXT, "lig", target=2, n_steps=20)
     ids = torch.tensor([r.token_ids])
     base = torch.tensor([[i if s else ck.tokenizer.pad_token_id for i, s in zip(r.token_ids, r.special)]])
-    lig = LayerIntegratedGradients(lambda i: ck.model(input_ids=i).logits, ck.model.base_model.embeddings)
+    lig = LayerIntegratedGradients(lambda i: ck.model(input_ids=i).logits, ck.model.get_input_embeddings())
     want = lig.attribute(ids, baselines=base, target=2, n_steps=20)[0].sum(-1).detach().numpy()
     np.testing.assert_allclose(r.scores, want, atol=1e-5)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import HIGHLIGHT, SEQUENTIAL, colorbar, figure
+from .common import HIGHLIGHT, SEQUENTIAL, boundary, colorbar, figure
 
 
 def _labels(tokens) -> list[str]:
@@ -13,9 +13,9 @@ def _labels(tokens) -> list[str]:
 
 
 def token_heatmap(values: np.ndarray, tokens, rows, title: str, x_title: str, y_title: str,
-                  value_name: str, mark_row=None) -> go.Figure:
+                  value_name: str, mark_row=None, pair_at: int | None = None, pair_label: str = "") -> go.Figure:
     """values: (rows, tokens), ≥ 0, on the sequential scale (more = darker) from 0. `mark_row`
-    outlines one row (e.g. the picked layer)."""
+    outlines one row (e.g. the picked layer); `pair_at` marks where text B starts."""
     rows = [str(r) for r in rows]
     trace = dict(type="heatmap", z=np.asarray(values, dtype=float), x=_labels(tokens), y=rows, colorscale=SEQUENTIAL,
                        zmin=0, colorbar=colorbar(value_name),
@@ -25,12 +25,12 @@ def token_heatmap(values: np.ndarray, tokens, rows, title: str, x_title: str, y_
         i = rows.index(str(mark_row))
         shapes = [dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=i - 0.5, y1=i + 0.5,
                        line=dict(color="#e76f51", width=3))]
-    return figure([trace], title, x_title, y_title, yaxis=dict(type="category"), shapes=shapes,
-                  height=max(260, 28 * len(rows) + 120))
+    return figure([trace], title, x_title, y_title, yaxis=dict(type="category"),
+                  height=max(260, 28 * len(rows) + 120), **boundary(pair_at, pair_label, shapes))
 
 
 def highlighted_text(methods: dict[str, np.ndarray], tokens, title: str, x_title: str, y_title: str,
-                     value_name: str, scale_name: str) -> go.Figure:
+                     value_name: str, scale_name: str, pair_at: int | None = None, pair_label: str = "") -> go.Figure:
     """The text as a row of tokens per method, each cell shaded by its share (rows scaled to their max,
     so the colour bar reads 0 to 1 of the row's largest share; the hover gives the share itself)."""
     names = list(methods)
@@ -39,7 +39,7 @@ def highlighted_text(methods: dict[str, np.ndarray], tokens, title: str, x_title
                        colorscale=HIGHLIGHT, zmin=0, zmax=1, colorbar=colorbar(scale_name),
                        text=[list(tokens)] * len(names), texttemplate="%{text}",
                        hovertemplate=f"%{{y}}<br>%{{x}}<br>{value_name}: %{{customdata:.4f}}<extra></extra>")
-    return figure([trace], title, x_title, y_title, height=80 * len(names) + 120)
+    return figure([trace], title, x_title, y_title, height=80 * len(names) + 120, **boundary(pair_at, pair_label))
 
 
 def mixing_lines(off_cls: np.ndarray, cls_mean_cos: np.ndarray, title: str, x_title: str, y_title: str,
@@ -60,7 +60,7 @@ def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[
     heads; `t(key)` translates. The highlighted text reads the picked layer (and head, when one is
     picked); with one head, the per-layer chart outlines the picked layer. Flow is drawn only when
     the analysis carries it."""
-    from ..tokens import cls_vs_mean, rollout_off_cls, visible, without_special
+    from ..tokens import cls_vs_mean, pair_boundary, rollout_off_cls, visible, without_special
 
     special = a.special if hide_special else (False,) * len(a.tokens)
     toks = visible(a.tokens, a.special, hide_special)
@@ -68,25 +68,26 @@ def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[
     att = without_special(a.cls_attention, special)  # (L, H, kept)
     value, share, tok_axis, layer_axis = t("tokens.attention"), t("tokens.share"), t("tokens.token_axis"), t("tokens.layer_axis")
     layers = range(1, att.shape[0] + 1)
+    pair = dict(pair_at=pair_boundary(a.segments, special), pair_label=t("arch.boundary"))
     if head is None:
         cls = token_heatmap(att[layer - 1], toks, range(att.shape[1]), t("tokens.cls_heads_title", layer=layer) + suffix,
-                            tok_axis, t("tokens.head_axis"), value)
+                            tok_axis, t("tokens.head_axis"), value, **pair)
         raw, raw_name = att[layer - 1].mean(axis=0), t("tokens.raw_mean")
     else:
         cls = token_heatmap(att[:, head], toks, layers, t("tokens.cls_layers_title", head=head) + suffix, tok_axis,
-                            layer_axis, value, mark_row=layer)
+                            layer_axis, value, mark_row=layer, **pair)
         raw, raw_name = att[layer - 1, head], t("tokens.raw_head", head=head)
     roll = without_special(a.cls_rollout, special)  # (L, kept)
     figs = {"cls": cls, "rollout": token_heatmap(roll, toks, layers, t("tokens.rollout_title") + suffix, tok_axis,
-                                                 layer_axis, share, mark_row=layer)}
+                                                 layer_axis, share, mark_row=layer, **pair)}
     methods = {raw_name: raw, t("tokens.rollout"): roll[layer - 1]}
     if a.flow is not None:
         fl = without_special(a.flow, special)
         figs["flow"] = token_heatmap(fl, toks, layers, t("tokens.flow_title") + suffix, tok_axis, layer_axis, share,
-                                     mark_row=layer)
+                                     mark_row=layer, **pair)
         methods[t("tokens.flow")] = fl[layer - 1]
     figs["highlight"] = highlighted_text(methods, toks, t("tokens.highlight_title", layer=layer) + suffix, tok_axis,
-                                         t("tokens.method_axis"), share, t("tokens.of_row_max"))
+                                         t("tokens.method_axis"), share, t("tokens.of_row_max"), **pair)
     figs["mixing"] = mixing_lines(rollout_off_cls(a.rollout), cls_vs_mean(a.hidden_states), t("tokens.mixing_title"),
                                   layer_axis, t("tokens.value_axis"), t("tokens.off_cls"), t("tokens.cls_mean_cos"))
     return figs

@@ -20,12 +20,17 @@ def colour(score: float, scale: float) -> str:
     return f"rgb({mix[0]},{mix[1]},{mix[2]})"
 
 
-def highlight_html(pieces, scores, title: str = "", legend: str = "", standalone: bool = False) -> str:
-    """Each piece in a coloured span with its score in the tooltip. `standalone` adds <html> boilerplate."""
+def highlight_html(pieces, scores, title: str = "", legend: str = "", standalone: bool = False,
+                   pair_at: int | None = None, pair_label: str = "") -> str:
+    """Each piece in a coloured span with its score in the tooltip. `standalone` adds <html> boilerplate.
+    `pair_at`: text B of a sentence pair starts at that piece, marked by `pair_label`."""
     scores = np.asarray(scores, dtype=np.float64)
     scale = float(np.abs(scores).max()) if scores.size else 0.0
     spans = []
-    for piece, s in zip(pieces, scores):
+    for i, (piece, s) in enumerate(zip(pieces, scores)):
+        if i == pair_at:
+            spans.append(f'<b style="color:#2a9d8f;border-left:2px dashed #2a9d8f;padding-left:4px">'
+                         f'{html.escape(pair_label)}</b>')
         fg = "white" if scale and abs(s) / scale > 0.6 else "black"
         spans.append(f'<span title="{s:+.4f}" style="background:{colour(s, scale)};color:{fg};'
                      f'padding:2px 3px;margin:1px;border-radius:3px;display:inline-block">{html.escape(piece)}</span>')
@@ -39,16 +44,18 @@ def highlight_html(pieces, scores, title: str = "", legend: str = "", standalone
 
 
 def sorted_bars(pieces, scores, title: str, x_title: str, y_title: str, top: int = 30,
-                signed: bool = True) -> go.Figure:
+                signed: bool = True, pair_at: int | None = None) -> go.Figure:
     """Horizontal bars, largest |score| first (at most `top`), coloured like the highlighted text, with
-    a colour bar: diverging around 0 when `signed`, white → blue for unsigned scores (saliency)."""
+    a colour bar: diverging around 0 when `signed`, white → blue for unsigned scores (saliency).
+    With `pair_at` (text B's first piece), each bar says which text its piece is in (A or B)."""
     scores = np.asarray(scores, dtype=np.float64)
     order = np.argsort(-np.abs(scores), kind="stable")[:top][::-1]  # plotly draws bottom-up
     scale = float(np.abs(scores).max()) if scores.size else 0.0
     scale = scale or 1.0
     white, blue, red = "rgb(255,255,255)", "rgb(%d,%d,%d)" % POSITIVE, "rgb(%d,%d,%d)" % NEGATIVE
     colours = [[0, red], [0.5, white], [1, blue]] if signed else [[0, white], [1, blue]]
-    bar = go.Bar(x=scores[order], y=[f"{pieces[i]} #{i}" for i in order], orientation="h",
+    text_of = (lambda i: "") if pair_at is None else (lambda i: " (B)" if i >= pair_at else " (A)")  # noqa: E731
+    bar = go.Bar(x=scores[order], y=[f"{pieces[i]}{text_of(i)} #{i}" for i in order], orientation="h",
                  marker=dict(color=scores[order], colorscale=colours, cmin=-scale if signed else 0, cmax=scale,
                              colorbar=colorbar(x_title), line=dict(color="gray", width=0.5)),
                  customdata=order.tolist(),  # each bar's index in `pieces`, for a click (on_select)

@@ -40,3 +40,16 @@ def label_bars(labels, values, title: str, x_title: str, y_title: str, fmt: str 
     bar = go.Bar(x=list(labels), y=values, text=[format(v, fmt) for v in values], textposition="auto",
                  hovertemplate=f"%{{x}}: %{{y:{fmt}}}<extra></extra>")
     return figure([bar], title, x_title, y_title, height=320, yaxis=dict(range=list(y_range)) if y_range else {})
+
+
+def boundary(at: int | None, label: str, shapes: list | None = None) -> dict:
+    """Layout entries marking where text B of a sentence pair starts: a dashed line before x position
+    `at` (a token's index on a token axis) with `label` above it; nothing for a single text."""
+    shapes = list(shapes or [])
+    if at is None:
+        return dict(shapes=shapes)
+    x = at - 0.5
+    shapes.append(dict(type="line", xref="x", yref="paper", x0=x, x1=x, y0=0, y1=1,
+                       line=dict(color="#2a9d8f", width=2, dash="dash")))
+    return dict(shapes=shapes, annotations=[dict(x=x, xref="x", y=1, yref="paper", text=label, showarrow=False,
+                                                 xanchor="left", yanchor="bottom", font=dict(color="#2a9d8f"))])

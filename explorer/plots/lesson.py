@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import DIVERGING, colorbar, figure
+from .common import DIVERGING, boundary, colorbar, figure
 
 _MARGIN = dict(l=50, r=10, t=50, b=50)
 
@@ -26,10 +26,10 @@ def parameter_bars(counts: dict[str, int], names: dict[str, str], title: str, x_
 
 
 def token_label_heatmap(scores: np.ndarray, tokens, labels, title: str, x_title: str, y_title: str,
-                        value_name: str) -> go.Figure:
+                        value_name: str, pair_at: int | None = None, pair_label: str = "") -> go.Figure:
     """scores: (seq, labels), signed: diverging and centred on 0."""
     lim = float(np.abs(scores).max()) or 1.0
     heat = go.Heatmap(z=scores.T, x=[f"{i}:{tok}" for i, tok in enumerate(tokens)], y=list(labels),
                       colorscale=DIVERGING, zmin=-lim, zmax=lim, colorbar=colorbar(value_name),
                       hovertemplate=f"%{{x}}<br>{y_title} %{{y}}: %{{z:.3f}}<extra></extra>")
-    return figure([heat], title, x_title, y_title, height=260, margin=_MARGIN)
+    return figure([heat], title, x_title, y_title, height=260, margin=_MARGIN, **boundary(pair_at, pair_label))
