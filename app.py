@@ -19,11 +19,16 @@ ss.setdefault("checkpoint_other", "")
 
 with st.sidebar:
     st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get, **state.sticky("lang"))
+    if ss.get("_lang_shown", "en") != ss["lang"]:  # the untouched example text follows the language
+        if ss.get("_keep_text", ss["text"]) == i18n.t("app.text_default", ss.get("_lang_shown", "en")):
+            ss["text"] = ss["_keep_text"] = i18n.t("app.text_default", ss["lang"])
+        ss["_lang_shown"] = ss["lang"]
     choices = list(checkpoints.REGISTRY) + state.session_checkpoint_names() + [state.OTHER]
     if ss.get("_keep_checkpoint", ss["checkpoint"]) not in choices:  # e.g. a session model is gone
         ss["checkpoint"] = ss["_keep_checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
     st.selectbox(t("app.checkpoint"), choices, help=t("app.checkpoint_help"), **state.sticky("checkpoint"),
-                 format_func=lambda n: f"{n}: {checkpoints.REGISTRY[n]}" if n in checkpoints.REGISTRY else n)
+                 format_func=lambda n, lang=ss["lang"]: f"{n}: {i18n.t('app.registry.' + n, lang)}"
+                 if n in checkpoints.REGISTRY else n)  # lang bound now: AppTest formats outside the run
     if ss["checkpoint"] == state.OTHER:
         st.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint", **state.sticky("checkpoint_other"))
     st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"), **state.sticky("head"))

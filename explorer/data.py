@@ -27,11 +27,16 @@ def demo_csv_path() -> Path:
 
 
 def demo_frame(per_class: int = 500, seed: int = 0, min_confidence: float = 0.6) -> pd.DataFrame:
-    """Cleaned, de-duplicated, balanced demo tweets with columns text, label."""
+    """Cleaned, de-duplicated, balanced demo tweets with columns text, label.
+
+    About one row in eight holds mojibake (emoji whose UTF-8 bytes went through a Mac Roman
+    round trip, e.g. "_ôÖ¤äÖ_"): the original bytes are lost, so those rows are dropped rather
+    than shown. The tweets are English, so any non-ASCII character marks such a row."""
     df = pd.read_csv(demo_csv_path(), encoding="latin-1")
     df = df.rename(columns={"sentiment": "label"})
     df["text"] = df["text"].astype("string").str.replace(r"\s+", " ", regex=True).str.strip()
     df = df[df["text"].str.len().fillna(0) >= 3]
+    df = df[~df["text"].str.contains(r"[^\x00-\x7f]", regex=True).fillna(True)]
     df = df[df["label"].isin(DEMO_LABELS)]
     # Missing confidence means a single annotator; keep only rows annotators agreed on.
     df = df[df["confidence"].fillna(1.0) >= min_confidence]
@@ -155,9 +160,11 @@ def _sniff_delimiter(text: str) -> str:
     return best
 
 
-def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS) -> Table:
-    """Read a CSV from a path, bytes or an upload; sniff encoding and delimiter. Raises DataError."""
-    data, name = _read_bytes(source, max_bytes)
+def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, name: str | None = None) -> Table:
+    """Read a CSV from a path, bytes or an upload; sniff encoding and delimiter. Raises DataError.
+    `name` is what messages call the file (bytes have no name of their own)."""
+    data, shown = _read_bytes(source, max_bytes)
+    name = name or shown
     text, encoding, notes = _decode(data, name)
     delim = _sniff_delimiter(text)
     try:

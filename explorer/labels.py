@@ -80,14 +80,15 @@ def label_key(name: str) -> str:
 
 
 def near_duplicates(names_counts: dict[str, int]) -> dict[str, str]:
-    """{variant: canonical} where canonical is the most frequent spelling of its group."""
+    """{variant: canonical} where canonical is the most frequent spelling of its group, stripped of
+    surrounding spaces (merge_labels strips every label, so a canonical "positive " would not stick)."""
     groups: dict[str, list[str]] = {}
     for name in names_counts:
         groups.setdefault(label_key(name), []).append(name)
     merge = {}
     for group in groups.values():
         if len(group) > 1:
-            canonical = max(group, key=lambda n: (names_counts[n], n))
+            canonical = max(group, key=lambda n: (names_counts[n], n)).strip()
             merge.update({n: canonical for n in group if n != canonical})
     return merge
 
@@ -95,8 +96,7 @@ def near_duplicates(names_counts: dict[str, int]) -> dict[str, str]:
 def merge_labels(frame: pd.DataFrame, column: str, mapping: dict[str, str]) -> pd.DataFrame:
     """A copy of `frame` with `column`'s labels renamed (merge variants, or apply a mapping)."""
     out = frame.copy()
-    stripped = out[column].str.strip()
-    out[column] = stripped.map(lambda v: mapping.get(v, v) if isinstance(v, str) else v)
+    out[column] = out[column].map(lambda v: mapping.get(v, mapping.get(v.strip(), v.strip())) if isinstance(v, str) else v)
     return out
 
 

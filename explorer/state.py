@@ -48,7 +48,7 @@ def t(key: str, **fmt) -> str:
     return i18n.t(key, lang(), **fmt)
 
 
-@st.cache_resource(show_spinner="Loading checkpoint…", max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8)
 def _shared_checkpoint(name: str, seed: int) -> checkpoints.Checkpoint:
     return checkpoints.load_checkpoint(name, seed=seed)
 
@@ -88,7 +88,10 @@ def show_evictions() -> None:
 
 def checkpoint(name: str, seed: int = 0) -> checkpoints.Checkpoint:
     own = session_checkpoint(name)
-    return own if own is not None else _shared_checkpoint(name, seed)
+    if own is not None:
+        return own
+    with st.spinner(t("app.loading_checkpoint", name=name)):
+        return _shared_checkpoint(name, seed)
 
 
 @st.cache_resource(max_entries=32)
@@ -105,10 +108,10 @@ def head(name: str, kind: str, seed: int = 0) -> heads.Head:
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _cached_analysis(name: str, kind: str, text: str, seed: int, text_pair: str = "") -> _analysis.Analysis:
-    return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, text_pair=text_pair)
+    return _analysis.analyze(_shared_checkpoint(name, seed), _shared_head(name, kind, seed), text, text_pair=text_pair)
 
 
-@st.cache_data(max_entries=32, show_spinner="Computing max-flow…")
+@st.cache_data(max_entries=32, show_spinner=False)
 def _cached_flow(name: str, kind: str, text: str, seed: int, text_pair: str = ""):  # (layers, seq)
     return attention.flow(_cached_analysis(name, kind, text, seed, text_pair).attentions)
 
@@ -118,8 +121,12 @@ def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False,
     """Cached by name. Flow is added to the cached analysis, so turning it on never reruns the encoder."""
     if session_checkpoint(name) is not None:
         return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, flow=flow, text_pair=text_pair)
+    checkpoint(name, seed)  # a first load shows its spinner
     a = _cached_analysis(name, kind, text, seed, text_pair)
-    return dataclasses.replace(a, flow=_cached_flow(name, kind, text, seed, text_pair)) if flow else a
+    if not flow:
+        return a
+    with st.spinner(t("tokens.computing_flow")):
+        return dataclasses.replace(a, flow=_cached_flow(name, kind, text, seed, text_pair))
 
 
 class Selection(tuple):
@@ -198,13 +205,17 @@ def _save(key: str) -> None:
     st.session_state[f"_keep_{key}"] = st.session_state[key]
 
 
-def sticky(key: str) -> dict:
-    """Widget kwargs that keep a sidebar value when the widget is rebuilt.
+def sticky(key: str, default=None) -> dict:
+    """Widget kwargs that keep a value when the widget is rebuilt or was not drawn for a while.
 
     Streamlit gives a widget a new identity when its label changes (a language switch does
-    that), which would reset it; the value is kept under a second key and restored first.
+    that), and drops its value when a run does not draw it (another page was open); the value is
+    kept under a second key and restored first. `default` is the first value: pass it here, not to
+    the widget, which would warn that its value was also set through session state.
     """
     kept = f"_keep_{key}"
+    if default is not None:
+        st.session_state.setdefault(kept, default)
     if kept in st.session_state:
         st.session_state[key] = st.session_state[kept]
     elif key in st.session_state:

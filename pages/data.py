@@ -1,31 +1,46 @@
 """Data & labels: upload a CSV (or use the demo) and see at once what is wrong with its labels."""
 import hashlib
 import json
+import time
 
 import streamlit as st
 
 from explorer import plots, state
-from explorer.checkpoints import CheckpointError
-from explorer.data import MAX_BYTES, DataError, demo_frame, read_csv
+from explorer.data import MAX_BYTES, demo_frame, read_csv
+from explorer.errors import ExplorerError
 from explorer.labels import corrected_config, label_report, merge_labels
-from explorer.state import t
+from explorer.state import sticky, t
 
 ss = st.session_state
 st.title(t("data.title"))
 st.caption(t("data.intro"))
 
-source = st.radio(t("data.source"), ["demo", "upload"], key="data_source", horizontal=True,
-                  format_func=lambda s: t(f"data.source_{s}"))
+
+def _forget_upload() -> None:  # the user removed the file from the uploader
+    if ss.get("data_upload") is None:
+        ss.pop("data_uploaded", None)
+
+
+# Every choice here is kept when the user visits another page (sticky), and so is the uploaded
+# file: an uploader comes back empty, so its bytes are kept in session state.
+source = st.radio(t("data.source"), ["demo", "upload"], horizontal=True, format_func=lambda s: t(f"data.source_{s}"),
+                  **sticky("data_source", "demo"))
 if source == "upload":
-    up = st.file_uploader(t("data.upload", mb=MAX_BYTES // 2**20), type=["csv", "tsv", "txt"], key="data_upload")
-    if up is None:
+    up = st.file_uploader(t("data.upload", mb=MAX_BYTES // 2**20), type=["csv", "tsv", "txt"], key="data_upload",
+                          on_change=_forget_upload)
+    if up is not None:
+        ss["data_uploaded"] = {"bytes": up.getvalue(), "name": up.name}
+    kept = ss.get("data_uploaded")
+    if kept is None:
         st.info(t("data.upload_first"))
         st.stop()
-    raw, name = up.getvalue(), up.name
+    if up is None:
+        st.caption(t("data.kept_upload", name=kept["name"]))
+    raw, name = kept["bytes"], kept["name"]
 else:
     left, right = st.columns(2)
-    per_class = left.number_input(t("data.per_class"), 10, 1000, 60, step=10, key="data_per_class")
-    permute = right.checkbox(t("data.permute"), key="data_permute")
+    per_class = left.number_input(t("data.per_class"), 10, 1000, step=10, **sticky("data_per_class", 60))
+    permute = right.checkbox(t("data.permute"), **sticky("data_permute", False))
     df = demo_frame(per_class=int(per_class), seed=0)
     if permute:  # shuffle the names so the debugger has something to find
         df["label"] = df["label"].map({"negative": "positive", "positive": "neutral", "neutral": "negative"})
@@ -36,36 +51,44 @@ digest = hashlib.sha1(raw).hexdigest()
 fixed = ss.get("data_fixed", {})
 raw = fixed.get(digest, raw)
 try:
-    table = read_csv(raw)
-except DataError as err:
+    table = read_csv(raw, name=name)
+except ExplorerError as err:
     state.error(err)
     st.stop()
 for note in table.notes:
     st.warning(state.plain(note.message(state.lang())))
 cols = ["—"] + list(table.frame.columns)
+for key in ("data_text_column", "data_label_column"):
+    if ss.get(f"_keep_{key}") not in cols:  # a column of another file
+        ss[f"_keep_{key}"] = "—"
 c1, c2, c3 = st.columns(3)
-text_col = c1.selectbox(t("data.text_column"), cols, key="data_text_column")
-label_col = c2.selectbox(t("data.label_column"), cols, key="data_label_column")
+text_col = c1.selectbox(t("data.text_column"), cols, **sticky("data_text_column"))
+label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_column"))
 ck_name, _, _, seed = state.selection()
-use_ck = c3.checkbox(t("data.compare", name=ck_name), value=True, key="data_compare")
+use_ck = c3.checkbox(t("data.compare", name=ck_name), **sticky("data_compare", True))
 
-# Predicting with the checkpoint takes seconds: redo the report only when its inputs change.
+# Predicting with the checkpoint takes seconds: redo the report only when its inputs change, and
+# show that it is running.
 report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, ck_name if use_ck else None, seed)
 try:
-    ck = state.checkpoint(ck_name, seed) if use_ck else None
     if ss.get("data_report", (None, None))[0] != report_key:
-        guess = lambda c: None if c == "—" else c  # noqa: E731
-        ss["data_report"] = (report_key, label_report(table, guess(text_col), guess(label_col), ck))
-except (DataError, CheckpointError) as err:
+        with st.status(t("data.checking", name=ck_name) if use_ck else t("data.reading"), expanded=False) as status:
+            start = time.perf_counter()
+            ck = state.checkpoint(ck_name, seed) if use_ck else None
+            guess = lambda c: None if c == "—" else c  # noqa: E731
+            ss["data_report"] = (report_key, label_report(table, guess(text_col), guess(label_col), ck))
+            status.update(label=t("data.checked", seconds=f"{time.perf_counter() - start:.1f}"), state="complete")
+    ck = state.checkpoint(ck_name, seed) if use_ck else None
+except ExplorerError as err:
     state.error(err)
     st.stop()
 report = ss["data_report"][1]
 ss["data_csv"] = {"bytes": raw, "name": name, "text_column": report.text_column,
-                  "label_column": ",".join(report.label_columns)}
+                  "label_column": ",".join(report.label_columns), "labels": sorted(n for n, _ in report.labels)}
 
 m1, m2, m3 = st.columns(3)
 m1.metric(t("data.rows"), report.rows)
-m2.metric(t("data.problem_type"), report.problem_type)
+m2.metric(t("data.problem_type"), t(f"data.ptype_{report.problem_type}"), help=report.problem_type)
 m3.metric(t("data.loss"), report.loss)
 if report.labels:
     names, counts = zip(*report.labels)
@@ -75,9 +98,11 @@ if not report.issues:
     st.success(t("data.no_issues"))
 
 
-def _apply(mapping: dict) -> None:
+def _apply(mapping: dict, to_checkpoint: str | None = None) -> None:
     frame = merge_labels(table.frame, report.label_columns[0], mapping)
     ss.setdefault("data_fixed", {})[digest] = frame.to_csv(index=False).encode()
+    if to_checkpoint:  # the other fix, a corrected config.json, stays on offer
+        ss["data_mapping"] = {"digest": digest, "checkpoint": to_checkpoint, "mapping": mapping}
 
 
 for i, issue in enumerate(report.issues):
@@ -87,6 +112,9 @@ for i, issue in enumerate(report.issues):
 for trap in report.traps:
     st.info(state.plain(trap.message(state.lang())))
 
+applied = ss.get("data_mapping")
+if applied and (applied["digest"] != digest or applied["checkpoint"] != ck_name or ck is None):
+    applied = None
 if report.confusion is not None:
     st.subheader(t("data.mapping_title"))
     a1, a2 = st.columns(2)
@@ -97,11 +125,15 @@ if report.confusion is not None:
                                             t("data.count_axis")),
                     key="data_confusion")
     if report.suggested_mapping:
-        st.table([{"csv": a, "checkpoint": b} for a, b in report.suggested_mapping.items()])
+        st.table([{t("data.col_csv"): a, t("data.col_checkpoint"): b} for a, b in report.suggested_mapping.items()])
         b1, b2 = st.columns(2)
-        b1.button(t("data.apply"), key="data_apply", on_click=_apply, args=(report.suggested_mapping,))
-        b2.download_button(t("data.export_config"), json.dumps(corrected_config(ck, report.suggested_mapping), indent=1),
-                           file_name="config.json", mime="application/json", key="data_export")
+        b1.button(t("data.apply"), key="data_apply", on_click=_apply, args=(report.suggested_mapping, ck_name))
+        applied = {"mapping": report.suggested_mapping}
     if report.misclassified:
         st.caption(t("data.misclassified"))
-        st.dataframe(list(report.misclassified), key="data_wrong")
+        st.dataframe([{t(f"data.col_{k}"): v for k, v in row.items()} for row in report.misclassified], key="data_wrong")
+if applied:
+    if not report.suggested_mapping:
+        st.success(t("data.mapping_applied", name=ck_name))
+    st.download_button(t("data.export_config"), json.dumps(corrected_config(ck, applied["mapping"]), indent=1),
+                       file_name="config.json", mime="application/json", key="data_export")

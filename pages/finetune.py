@@ -8,7 +8,9 @@ from explorer import plots, state
 from explorer.checkpoints import CheckpointError
 from explorer.data import DataError, demo_frame, prepare, read_csv
 from explorer.finetune import Settings, finetune, session_name
-from explorer.state import t
+from explorer.state import sticky, t
+
+LEARNING_RATES = [float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)] + [1.0]
 
 ss = st.session_state
 st.title(t("finetune.title"))
@@ -16,17 +18,22 @@ st.caption(t("finetune.intro"))
 
 src = ss.get("data_csv")
 if src is None:
-    src = {"bytes": demo_frame(per_class=60, seed=0).to_csv(index=False).encode(), "name": "demo.csv",
-           "text_column": "text", "label_column": "label"}
-st.caption(t("finetune.data", name=src["name"]))
+    demo = demo_frame(per_class=60, seed=0)
+    src = {"bytes": demo.to_csv(index=False).encode(), "name": "demo.csv", "text_column": "text",
+           "label_column": "label", "labels": sorted(demo["label"].unique())}
+st.caption(t("finetune.data", name=src["name"], n=len(src.get("labels", [])),
+             labels=", ".join(map(str, src.get("labels", [])[:12]))))
 name, _, _, seed = state.selection()
 c1, c2, c3 = st.columns(3)
-mode = c1.radio(t("finetune.mode"), ["head", "full"], key="ft_mode", format_func=lambda m: t(f"finetune.mode_{m}"))
-epochs = c2.number_input(t("finetune.epochs"), 1, 500, 30 if mode == "head" else 3, key=f"ft_epochs_{mode}")
-lr = c3.number_input(t("finetune.lr"), 1e-6, 1.0, 1e-3 if mode == "head" else 5e-5, format="%.0e", key=f"ft_lr_{mode}")
+mode = c1.radio(t("finetune.mode"), ["head", "full"], format_func=lambda m: t(f"finetune.mode_{m}"),
+                **sticky("ft_mode", "head"))
+epochs = c2.number_input(t("finetune.epochs"), 1, 500, **sticky(f"ft_epochs_{mode}", 30 if mode == "head" else 3))
+# Learning rates live on a log scale: each step moves along 1-2-5 (a number stepper adds a constant).
+lr = c3.select_slider(t("finetune.lr"), LEARNING_RATES, format_func=lambda v: f"{v:.0e}",
+                      **sticky(f"ft_lr_{mode}", 1e-3 if mode == "head" else 5e-5))
 c4, c5 = st.columns(2)
-batch = c4.number_input(t("finetune.batch"), 1, 512, 32, key="ft_batch")
-max_len = c5.number_input(t("finetune.max_length"), 8, 512, 128, key="ft_max_length")
+batch = c4.number_input(t("finetune.batch"), 1, 512, **sticky("ft_batch", 32))
+max_len = c5.number_input(t("finetune.max_length"), 8, 512, **sticky("ft_max_length", 128))
 
 job = ss.get("ft_job")
 running = job is not None and job["thread"].is_alive()
@@ -34,7 +41,7 @@ running = job is not None and job["thread"].is_alive()
 
 def _start():
     try:
-        data = prepare(read_csv(src["bytes"]), src["text_column"], src["label_column"])
+        data = prepare(read_csv(src["bytes"], name=src["name"]), src["text_column"], src["label_column"])
         ck = state.checkpoint(name, seed)
     except (DataError, CheckpointError) as err:
         ss["ft_error"] = err

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from explorer import lesson
-from explorer.state import t
+from explorer.state import sticky, t
 
 st.title(t("quiz.title"))
 st.caption(t("quiz.intro"))
@@ -10,8 +10,9 @@ right = 0
 for q in lesson.QUIZ:
     options = [t(f"quiz.{q.key}.o{i}") for i in range(4)]
     st.subheader(t(f"quiz.{q.key}.question"))
+    # sticky: an answer survives a visit to the live panel ("See it live") and back
     choice = st.radio(t("quiz.check"), range(4), format_func=lambda i, o=options: o[i], index=None,
-                      key=f"quiz_{q.key}")
+                      **sticky(f"quiz_{q.key}"))
     if choice is not None:
         if lesson.is_correct(q, choice):
             right += 1

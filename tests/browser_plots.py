@@ -14,7 +14,7 @@ _READ = """(t) => {
     return {title: el._fullLayout.title.text, shapes: (el._fullLayout.shapes || []).map((s) => [s.y0, s.y1]),
             data: el._fullData.map((d) => ({type: d.type, colorscale: d.colorscale, showscale: d.showscale,
               zmin: d.zmin, zmax: d.zmax, reversescale: d.reversescale, z: rows(d.z), customdata: rows(d.customdata),
-              y: d.y ? Array.from(d.y) : null, name: d.name, showlegend: d.showlegend,
+              x: d.x ? Array.from(d.x) : null, y: d.y ? Array.from(d.y) : null, name: d.name, showlegend: d.showlegend,
               marker: d.marker ? {color: d.marker.color} : null}))};
   }
   return null;

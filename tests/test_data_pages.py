@@ -29,17 +29,23 @@ def test_data_page_finds_and_fixes_a_permuted_mapping():
     at.switch_page("pages/data.py").run()
     assert not at.exception and not at.error
     at.number_input(key="data_per_class").set_value(20).run()
-    assert "permuted_mapping" not in _warnings(at) and at.success  # demo labels match minilm-sentiment
+    assert "Permuted labels" not in _warnings(at) and at.success  # demo labels match minilm-sentiment
     at.checkbox(key="data_permute").check().run()
     assert not at.exception
-    assert "permuted_mapping" in _warnings(at)
+    assert "Permuted labels" in _warnings(at)
+    assert at.get("download_button")  # the corrected config.json is offered
     charts = _charts(at)
     heat = charts["CSV label vs. checkpoint prediction"]
     assert heat["data"][0]["type"] == "heatmap" and sum(map(sum, heat["data"][0]["z"])) == 60
     assert heat["layout"]["xaxis"]["title"]["text"] and heat["layout"]["yaxis"]["title"]["text"]
     at.button(key="data_apply").click().run()
-    assert not at.exception and "permuted_mapping" not in _warnings(at)
+    assert not at.exception and "Permuted labels" not in _warnings(at)
     assert at.session_state["data_csv"]["label_column"] == "label"
+    # the other fix stays on offer after the data was fixed (item 6): a config.json renaming the
+    # checkpoint's ids to the CSV's names
+    (dl,) = at.get("download_button")
+    assert dl.proto.label == "Download a corrected config.json" and at.success
+    assert at.status[0].proto.label.startswith("Labels checked in")  # long work shows itself (item 7)
 
 
 def test_data_page_bad_column_choice_is_one_error_line():
