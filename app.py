@@ -19,10 +19,6 @@ ss.setdefault("checkpoint_other", "")
 
 with st.sidebar:
     st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get, **state.sticky("lang"))
-    if ss.get("_lang_shown", "en") != ss["lang"]:  # the untouched example text follows the language
-        if ss.get("_keep_text", ss["text"]) == i18n.t("app.text_default", ss.get("_lang_shown", "en")):
-            ss["text"] = ss["_keep_text"] = i18n.t("app.text_default", ss["lang"])
-        ss["_lang_shown"] = ss["lang"]
     choices = list(checkpoints.REGISTRY) + state.session_checkpoint_names() + [state.OTHER]
     if ss.get("_keep_checkpoint", ss["checkpoint"]) not in choices:  # e.g. a session model is gone
         ss["checkpoint"] = ss["_keep_checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
@@ -33,6 +29,8 @@ with st.sidebar:
         st.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint", **state.sticky("checkpoint_other"))
     st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"), **state.sticky("head"))
     st.text_area(t("app.text"), height=110, **state.sticky("text"))
+    if ss["lang"] != "en":  # the example stays English: the built-in models only read English
+        st.caption(t("app.text_english"))
     st.text_area(t("arch.text_b"), height=68, help=t("arch.text_b_help"), placeholder=t("arch.text_b_placeholder"),
                  **state.sticky("text_pair"))
     st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, **state.sticky("seed"))
