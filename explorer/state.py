@@ -236,3 +236,33 @@ def current_head() -> heads.Head:
     """The head for the sidebar's picks (call after current_analysis() succeeded)."""
     name, kind, _, seed = selection()
     return head(name, kind, seed)
+
+
+_STATIC = __import__("pathlib").Path(__file__).resolve().parent.parent / "static"  # served as app/static/
+
+
+@st.cache_resource(show_spinner=False)
+def plotly_js_src() -> str | None:
+    """A relative URL of plotly.js under Streamlit's static serving, so a page in an st.iframe loads
+    the 4.8 MB library as a file instead of carrying it in every rerun's message; None (inline it)
+    where static serving is off or the copy cannot be written. The copy is named by plotly's version,
+    so it always matches the figures' JSON."""
+    import os
+    import shutil
+
+    import plotly
+
+    if not st.get_option("server.enableStaticServing"):
+        return None
+    name = f"plotly-{plotly.__version__}.min.js"
+    target = _STATIC / name
+    if not target.exists():
+        try:
+            _STATIC.mkdir(exist_ok=True)
+            tmp = target.with_name(f"{name}.{os.getpid()}.tmp")
+            shutil.copyfile(os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js"), tmp)
+            os.replace(tmp, target)  # atomic: a concurrent reader never sees half a file
+        except OSError:
+            return None
+    return f"app/static/{name}"
+

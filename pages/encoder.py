@@ -3,7 +3,7 @@ import streamlit as st
 
 from explorer import encoder
 from explorer.plots import encoder as plots
-from explorer.state import current_analysis, t
+from explorer.state import current_analysis, plotly_js_src, t
 
 st.title(t("encoder.title"))
 st.caption(t("encoder.intro"))
@@ -40,10 +40,14 @@ if a is not None:
     heads = t("encoder.all_heads") if head == "all" else f"{t('encoder.head_name')} {head}"
     title = t("encoder.headview_chart", layer=layer, heads=heads) + (t("encoder.renormalised") if hide else "")
     fig = plots.head_view(view, title, t("encoder.head_name"), t("encoder.text_b"))
-    page = plots.head_view_html(fig, title)
-    st.iframe(page, height=int(fig.layout.height) + 16)
+    src = plotly_js_src()
+    st.iframe(plots.head_view_html(fig, title, src), height=int(fig.layout.height) + 16)
     st.caption(t("encoder.headview_help"))
-    st.download_button(t("encoder.download"), page, file_name=f"head-view-layer{layer}-{head}.html",
+
+    def standalone() -> str:  # built on click: the download inlines plotly.js (4.8 MB)
+        return plots.head_view_html(fig, title)
+
+    st.download_button(t("encoder.download"), standalone, file_name=f"head-view-layer{layer}-{head}.html",
                        mime="text/html", help=t("encoder.download_help"), key="dl_head_view")
 
     st.subheader(t("encoder.modelview_title"))

@@ -84,7 +84,10 @@ def test_head_view_hides_specials_renormalised_and_marks_text_b(sentiment):
     assert encoder.head_view(pair, 1, hide_special=True).boundary == first_b - 2  # [CLS] and [SEP] hidden
     page = plots.head_view_html(fig, "Head <view>")
     assert page.count("gd.on('plotly_hover'") == 1 and "<script src=\"http" not in page
-    assert "<title>Head &lt;view&gt;</title>" in page
+    assert "<title>Head &lt;view&gt;</title>" in page and len(page) > 3_000_000  # plotly.js inlined
+    linked = plots.head_view_html(fig, "Head <view>", "app/static/plotly.js")
+    assert 'src="app/static/plotly.js"' in linked and len(linked) < 200_000
+    assert linked.split('<div id="headview"', 1)[1] in page  # the same figure and hover script
 
 
 def test_model_view_tiles_every_head_and_picks_by_customdata(sentiment):
@@ -124,3 +127,25 @@ def test_encoder_page_apptest():
     at.session_state["checkpoint"], at.session_state["head"] = "minilm", "mean-linear"
     at.run()
     assert not at.exception and not at.error and len(titles(at)) == 2
+
+
+def test_quiz_has_the_inside_the_encoder_questions_in_both_languages():
+    from streamlit.testing.v1 import AppTest
+
+    from explorer import lesson
+    from explorer.i18n import t
+    from explore_helpers import ROOT
+
+    new = [q for q in lesson.QUIZ if q.step in ("layers", "ablation")]
+    assert [q.key for q in new] == ["decision_layer", "drop_word"]
+    for lang in ("en", "vi"):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.session_state["lang"] = lang
+        at.run()
+        at.switch_page("pages/quiz.py").run()
+        for q in new:
+            at.radio(key=f"quiz_{q.key}").set_value(q.correct)
+        at.run()
+        assert not at.exception
+        assert [s.value for s in at.success] == [f"{t('quiz.correct', lang)} {t(f'quiz.{q.key}.why', lang)}"
+                                                 for q in new]

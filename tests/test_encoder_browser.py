@@ -1,4 +1,6 @@
 """The head view in a real browser: hovering a token keeps only that token's lines, leaving restores them."""
+import time
+
 from tests.conftest import wait_idle
 
 # Read the plot inside the head view's iframe: per line trace, the source row of each drawn segment.
@@ -13,7 +15,7 @@ def test_hover_highlights_one_tokens_lines(page):
     frame_el.scroll_into_view_if_needed()
     frame = frame_el.element_handle().content_frame()
     gd = frame.locator("#headview")
-    frame.wait_for_function("() => document.getElementById('headview')._fullData !== undefined")
+    frame.wait_for_function("() => (document.getElementById('headview') || {})._fullData !== undefined")
     before = gd.evaluate(LINES)
     total = sum(len(t) for t in before)
     assert total > 0
@@ -36,9 +38,13 @@ def test_hover_highlights_one_tokens_lines(page):
     x, y = mv.evaluate("""gd => { const d = gd._fullData[1], L = gd._fullLayout, k = 13;  // layer 2, head 1
         return [L.margin.l + L.xaxis.l2p(d.x[k]), L.margin.t + L.yaxis.l2p(d.y[k])]; }""")
     box = mv.bounding_box()
+    t0 = time.perf_counter()
     page.mouse.click(box["x"] + x, box["y"] + y)
     wait_idle(page)
     page.wait_for_function("() => document.querySelector('iframe').srcdoc.includes('Layer 2, head 1:')")
+    frame = page.locator("iframe").first.element_handle().content_frame()
+    frame.wait_for_function("() => (document.getElementById('headview') || {})._fullData !== undefined")
+    print(f"browser: model-view click -> head view drawn {time.perf_counter() - t0:.2f}s")
 
 
 def test_click_a_word_bar_drops_it(page):

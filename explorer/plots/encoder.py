@@ -23,7 +23,7 @@ def layer_readout(values: np.ndarray, labels, title: str, x_title: str, y_title:
     fig = go.Figure([go.Scatter(x=x, y=values[:, k], mode="lines+markers", name=label,
                                 hovertemplate=f"{label}<br>{x_title} %{{x}}: %{{y:.4f}}<extra></extra>")
                      for k, label in enumerate(labels)])
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=340,
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=340, template="none",
                       margin=dict(l=60, r=10, t=50, b=40), xaxis_type="category")
     if y_range:
         fig.update_yaxes(range=list(y_range))
@@ -80,6 +80,7 @@ def head_view(v: HeadView, title: str, head_name: str, text_b: str = "") -> go.F
     fig = go.Figure(traces)
     fig.update_layout(
         title=title, height=max(240, _ROW * n + 110), hovermode="closest", dragmode=False, shapes=shapes,
+        template="none", font=dict(family="sans-serif"),
         annotations=annotations, margin=dict(l=10, r=10, t=50, b=10), plot_bgcolor="white",
         xaxis=dict(range=[-0.9, 1.9], visible=False, fixedrange=True),
         yaxis=dict(range=[-n + 0.5, 0.5], visible=False, fixedrange=True),
@@ -115,9 +116,10 @@ gd.on('plotly_unhover', function () {
 """
 
 
-def head_view_html(fig: go.Figure, title: str) -> str:
-    """A standalone page (plotly.js inlined, works offline) with the hover highlight; the app shows the same page."""
-    page = fig.to_html(full_html=True, include_plotlyjs=True, div_id="headview", post_script=_HOVER_JS,
+def head_view_html(fig: go.Figure, title: str, plotly_src: str | None = None) -> str:
+    """The head view as one page with the hover highlight. Without `plotly_src`, plotly.js is inlined
+    (standalone, works offline: the download); with it, the page loads plotly.js from that URL (the app)."""
+    page = fig.to_html(full_html=True, include_plotlyjs=plotly_src or True, div_id="headview", post_script=_HOVER_JS,
                        config={"displayModeBar": False, "responsive": True})
     return page.replace("<head>", f"<head><title>{html.escape(title)}</title>", 1)
 
@@ -145,6 +147,7 @@ def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_
         hovertemplate=hover + "<extra></extra>")
     fig = go.Figure([heat, pick])
     fig.update_layout(title=title, height=max(260, 70 * n_layers + 110), margin=dict(l=60, r=10, t=50, b=40),
+                      template="none",
                       plot_bgcolor="white", dragmode=False,
                       xaxis=dict(title=dict(text=x_title), tickmode="array", tickvals=list(range(n_heads)),
                                  range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
