@@ -7,7 +7,7 @@ import numpy as np
 
 from . import probabilities
 from .analysis import Analysis
-from .tokens import visible, without_special
+from .tokens import pair_boundary, visible, without_special
 
 THUMB = 32  # model-view thumbnails larger than this are averaged into THUMB × THUMB blocks
 
@@ -40,10 +40,7 @@ def head_view(a: Analysis, layer: int, head: int | None = None, hide_special: bo
     dropped = _kept(a.special, hide_special)
     keep = ~np.asarray(dropped, dtype=bool)
     weights = without_special(att[list(heads)][:, keep, :], dropped)  # (heads, kept, kept)
-    boundary = None
-    if a.segments:
-        second = np.flatnonzero(np.asarray(a.segments)[keep] == 1)
-        boundary = int(second[0]) if second.size and second[0] > 0 else None
+    boundary = pair_boundary(a.segments, dropped) if a.segments else None
     return HeadView(layer=layer, heads=heads, tokens=visible(a.tokens, a.special, hide_special), weights=weights,
                     boundary=boundary, renormalised=hide_special)
 

@@ -33,10 +33,16 @@ class Word:
 
 
 def words(r: Attribution) -> tuple[Word, ...]:
-    """The text's words with their attributions; special tokens are left out."""
-    merged, scores = merge_words(r.tokens, r.word_ids, r.scores)
-    return tuple(Word(wid, w, float(s)) for wid, w, s in zip(_group_ids(r.word_ids), merged, scores)
-                 if wid is not None)
+    """The text's words with their attributions; special tokens (and a pair's text B) are left out."""
+    ids = _text_a_ids(r.word_ids, r.segments)
+    merged, scores = merge_words(r.tokens, ids, r.scores)
+    return tuple(Word(wid, w, float(s)) for wid, w, s in zip(_group_ids(ids), merged, scores) if wid is not None)
+
+
+def _text_a_ids(word_ids, segments) -> tuple[int | None, ...]:
+    """Word ids of text A's tokens; None for special tokens and for a pair's text B (its ids restart at 0)."""
+    segments = segments or (0,) * len(word_ids)
+    return tuple(w if s == 0 else None for w, s in zip(word_ids, segments))
 
 
 def _group_ids(word_ids) -> list:
@@ -90,12 +96,15 @@ def probabilities_of(a: Analysis) -> np.ndarray:  # (labels,)
     return probabilities.probabilities(a.logits, a.problem_type)
 
 
-def compare(ck: Checkpoint, head: Head, text_a: str, text_b: str, method: str = "lig") -> WhatIf:
-    """Analyse both texts and attribute text A's predicted label's logit in each."""
-    a, b = analyze(ck, head, text_a), analyze(ck, head, text_b)
+def compare(ck: Checkpoint, head: Head, text_a: str, text_b: str, method: str = "lig",
+            text_pair: str = "") -> WhatIf:
+    """Analyse both texts and attribute text A's predicted label's logit in each. With `text_pair`
+    (a sentence-pair model's second text), both are paired with it, unchanged."""
+    pair = text_pair or None
+    a, b = analyze(ck, head, text_a, text_pair=pair), analyze(ck, head, text_b, text_pair=pair)
     target = int(np.argmax(a.logits))
-    ra = attribute(ck, head, text_a, method, target=target)
-    rb = attribute(ck, head, text_b, method, target=target)
+    ra = attribute(ck, head, text_a, method, target=target, text_pair=pair)
+    rb = attribute(ck, head, text_b, method, target=target, text_pair=pair)
     return WhatIf(a=a, b=b, target=target, attr_a=ra, attr_b=rb, rows=align(words(ra), words(rb)))
 
 
@@ -126,8 +135,7 @@ def leave_one_out(ck: Checkpoint, head: Head, a: Analysis) -> tuple[tuple[str, .
     """For each word of `a`'s text, how much the predicted label's probability (the problem type's
     function) falls when that word is cut from the text: (words, (words,)). Positive: the word supported
     the label. For a sentence pair, the words of text A; text B stays whole."""
-    segments = a.segments or (0,) * len(a.tokens)
-    in_a = tuple(w if s == 0 else None for w, s in zip(a.word_ids, segments))
+    in_a = _text_a_ids(a.word_ids, a.segments)
     names = merge_words(a.tokens, in_a, np.zeros(len(a.tokens)))[0]
     found = [(n, w) for n, w in zip(names, _group_ids(in_a)) if w is not None]
     if not found:

@@ -16,7 +16,10 @@ DROP_CHART = "whatif_drop_chart"
 a = current_analysis()
 if a is None:
     st.stop()
-name, kind, text, seed = selection()
+sel = selection()
+name, kind, text, seed = sel
+if sel.text_pair:
+    st.info(t("whatif.pair_kept"))
 ss.setdefault("whatif_text", text)  # text B starts as a copy of the sidebar's text, to be edited
 
 
@@ -34,12 +37,13 @@ c1, c2 = st.columns([5, 1])
 text_b = c1.text_area(t("whatif.text_b"), key="whatif_text", height=90, help=t("whatif.text_b_help"))
 c2.button(t("whatif.copy"), key="whatif_copy", on_click=copy_text_a, help=t("whatif.copy_help"))
 
-params = (name, kind, seed, text, text_b)
+params = (name, kind, seed, text, text_b, sel.text_pair)
 results = ss.setdefault("whatif_results", {})
 if params not in results:
     try:
         with st.spinner(t("whatif.running")):
-            results[params] = whatif.compare(checkpoint(name, seed), head(name, kind, seed), text, text_b)
+            results[params] = whatif.compare(checkpoint(name, seed), head(name, kind, seed), text, text_b,
+                                             text_pair=sel.text_pair)
     except ExplorerError as err:
         error(err)
         st.stop()
@@ -82,7 +86,7 @@ choice = st.selectbox(t("whatif.drop_word"), [None, *range(len(words))], key="wh
 if choice is not None:
     try:
         dropped = whatif.drop_word(checkpoint(name, seed), text, words[choice].word_id)
-        d = analysis(name, kind, dropped, seed)
+        d = analysis(name, kind, dropped, seed, text_pair=sel.text_pair)
     except ExplorerError as err:
         error(err)
         st.stop()

@@ -48,7 +48,7 @@ def test_hover_highlights_one_tokens_lines(page):
 
 
 def test_click_a_word_bar_drops_it(page):
-    """What-if: a click on a word's attribution bar cuts that word from text A and shows the new prediction."""
+    """What-if: a click on a word's attribution bar cuts that word from the original text and shows the new prediction."""
     page.locator("[data-testid=stSidebarNav] a", has_text="What-if").first.click()
     wait_idle(page)
     chart = page.locator(".js-plotly-plot").filter(has=page.locator(".gtitle", has_text="click one to drop it"))

@@ -73,6 +73,9 @@ def test_whatif_page_apptest(sentiment):
     assert at.code[0].value == "Unbelievably acting, terrible plot."
     want = analyze(sentiment, build_head(sentiment), "Unbelievably acting, terrible plot.").predicted
     assert at.metric[-1].value == want and "without the word" in titles(at)[-1]
+    at.session_state["text_pair"] = "I disagree."  # the sidebar's text B of a sentence pair
+    at.run()
+    assert not at.exception and not at.error and "text B stays the same" in at.info[0].value
     at.text_area(key="whatif_text").set_value("   ").run()
     assert len(at.error) == 1 and "empty" in at.error[0].value and not at.exception
 
@@ -85,6 +88,15 @@ def test_leave_one_out_of_a_pair_drops_words_of_text_a_only(sentiment):
     target = int(np.argmax(a.logits))
     d = analyze(sentiment, head, "A film.", text_pair="I disagree.")
     assert drop[1] == pytest.approx(a.softmax[target] - d.softmax[target], abs=1e-5)
+
+
+def test_compare_a_pair_changes_text_a_and_keeps_text_b(sentiment):
+    head = build_head(sentiment)
+    r = whatif.compare(sentiment, head, "A fine film.", "A dull film.", text_pair="I disagree.")
+    assert r.a.text_pair == r.b.text_pair == "I disagree."
+    assert [(x.op, x.a.text, x.b.text) for x in r.rows] == [
+        ("equal", "a", "a"), ("replace", "fine", "dull"), ("equal", "film", "film"), ("equal", ".", ".")]
+    np.testing.assert_allclose(r.b.logits, analyze(sentiment, head, "A dull film.", text_pair="I disagree.").logits)
 
 
 def test_diff_html_marks_changes_and_escapes():
