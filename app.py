@@ -2,6 +2,7 @@
 import streamlit as st
 
 from explorer import checkpoints, heads, i18n, state
+from explorer.analysis import MAX_TEXT_CHARS
 from explorer.state import t
 
 st.set_page_config(page_title="Head Explorer", page_icon="🧠", layout="wide",
@@ -28,11 +29,11 @@ with st.sidebar:
     if ss["checkpoint"] == state.OTHER:
         st.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint", **state.sticky("checkpoint_other"))
     st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"), **state.sticky("head"))
-    st.text_area(t("app.text"), height=110, **state.sticky("text"))
+    st.text_area(t("app.text"), height=110, max_chars=MAX_TEXT_CHARS, **state.sticky("text"))
     if ss["lang"] != "en":  # the example stays English: the built-in models only read English
         st.caption(t("app.text_english"))
     st.text_area(t("arch.text_b"), height=68, help=t("arch.text_b_help"), placeholder=t("arch.text_b_placeholder"),
-                 **state.sticky("text_pair"))
+                 max_chars=MAX_TEXT_CHARS, **state.sticky("text_pair"))
     st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, **state.sticky("seed"))
     st.toggle(t("app.presenter"), help=t("app.presenter_help"), **state.sticky("presenter"))
 

@@ -12,6 +12,8 @@ from scipy.sparse.csgraph import maximum_flow
 # Flow runs on integer capacities; 2**24 keeps ~7 significant digits and cannot overflow int32
 # because no node's outgoing capacity exceeds 1.
 _SCALE = 2**24
+# Max-flow grows about with the cube of the token count: 32 tokens take ~40 ms, 512 took 200 s.
+FLOW_WARN_TOKENS = 128
 
 
 def residual_matrices(att: np.ndarray) -> np.ndarray:
@@ -76,3 +78,8 @@ def flow_reference_last_layer(att: np.ndarray, source: int = 0) -> np.ndarray:
                 g.add_edge((layer, i), (layer - 1, j), capacity=float(a[layer - 1, i, j]))
     vals = np.array([nx.maximum_flow_value(g, (n_layers, source), (0, j)) for j in range(n)])
     return vals / vals.sum()
+
+
+def flow_is_costly(n_tokens: int) -> bool:
+    """Above FLOW_WARN_TOKENS, flow takes seconds to minutes: ask before computing it."""
+    return n_tokens > FLOW_WARN_TOKENS

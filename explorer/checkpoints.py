@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, PreTrainedModel
+from . import shared_tokenizer
 from .errors import ExplorerError
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -130,7 +131,7 @@ def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
             trust_remote_code=False,
             **kwargs,
         )
-        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
+        tokenizer = shared_tokenizer.share(AutoTokenizer.from_pretrained(path, trust_remote_code=False))
     except RuntimeError as err:
         if "mismatched_sizes" in str(err):  # transformers' size report went to its (silenced) log
             raise CheckpointError("checkpoint_sizes", name=name) from None

@@ -5,6 +5,7 @@ Bad input exits with code 2 and one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -85,7 +86,13 @@ def _summary(a) -> str:
     return "\n".join(lines)
 
 
+def _refuse_costly(costly: bool, what: str, n: int, limit: int, force: bool) -> None:
+    if costly and not force:
+        raise UsageError("cli_costly", what=what, n=n, limit=limit)
+
+
 def cmd_analyze(args) -> int:
+    from . import attention
     from .analysis import analyze
     from .checkpoints import load_checkpoint
     from .heads import build_head
@@ -95,11 +102,19 @@ def cmd_analyze(args) -> int:
     _quiet_transformers()
     ck = load_checkpoint(args.checkpoint, seed=args.seed)
     head = build_head(ck, args.head, seed=args.seed)
-    a = analyze(ck, head, args.text, flow=args.flow, text_pair=args.text_pair)
+    a = analyze(ck, head, args.text, text_pair=args.text_pair)
+    if args.flow:
+        _refuse_costly(attention.flow_is_costly(len(a.tokens)), "--flow", len(a.tokens), attention.FLOW_WARN_TOKENS,
+                       args.force)
+        a = dataclasses.replace(a, flow=attention.flow(a.attentions))
     out = analysis_json(a)
     summary = _summary(a)
     if args.attributions:
-        from .attribution import attribute
+        from .attribution import OCCLUSION_WARN_TOKENS, attribute, occlusion_is_costly
+
+        if args.attributions == "occlusion":
+            _refuse_costly(occlusion_is_costly(len(a.tokens)), "--attributions occlusion", len(a.tokens),
+                           OCCLUSION_WARN_TOKENS, args.force)
 
         r = attribute(ck, head, args.text, args.attributions, text_pair=args.text_pair)
         out["attributions"] = attribution_json(r)
@@ -230,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--text-pair", default=None, help="a second text, for sentence-pair classifiers")
     a.add_argument("--seed", type=SEED, default=0, help="seed for new head weights")
     a.add_argument("--flow", action="store_true", help="also compute attention max-flow")
+    a.add_argument("--force", action="store_true", help="compute flow or occlusion even on a long text (slow)")
     a.add_argument("--json", action="store_true", help="print one JSON object")
     a.add_argument("--attributions", choices=("lig", "ig", "saliency", "input_x_gradient", "occlusion"),
                    help="also attribute the predicted label's logit to the tokens")

@@ -26,7 +26,7 @@ import torch
 from sklearn.metrics import accuracy_score, f1_score, mean_squared_error
 from sklearn.model_selection import train_test_split
 
-from . import scratch
+from . import scratch, shared_tokenizer
 from .analysis import max_length
 from .checkpoints import Checkpoint
 from .data import MULTI, REGRESSION, SINGLE, LabeledData
@@ -112,7 +112,9 @@ def trainable_copy(ck: Checkpoint, data: LabeledData, name: str, seed: int = 0) 
     cfg.problem_type = data.problem_type
     model.requires_grad_(False)
     model.eval()
-    return Checkpoint(name=name, model=model, tokenizer=ck.tokenizer, new_weights=(), source=f"fine-tuned from {ck.name}")
+    # A private tokenizer too: Trainer's collator sets padding on it as it goes.
+    return Checkpoint(name=name, model=model, tokenizer=shared_tokenizer.private(ck.tokenizer), new_weights=(),
+                      source=f"fine-tuned from {ck.name}")
 
 
 def session_name() -> str:

@@ -164,7 +164,9 @@ def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
 
 # Characters that start Markdown (and Streamlit's :color[...] / :emoji:) anywhere in a line, and the
 # list or heading markers that only count at its start.
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>!~|$#:])")
+# `_` inside a word and `:` before anything but a letter are literal already (CommonMark, Streamlit's
+# :color[...] and :emoji: forms), so LABEL_0 and "error: x" stay as typed.
+_MARKDOWN = re.compile(r"([\\`*\[\]<>!~|$#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z]))")
 _LINE_START = re.compile(r"^(\s*|\s*\d+)((?<=\d)[.)]|(?<!\d)[-+=])", re.M)
 
 

@@ -82,7 +82,7 @@ if params not in results:
     st.stop()
 
 r = results[params]
-st.caption(t("attributions.explains", label=r.target_label, quantity=t(f"attributions.q_{r.quantity}"),
+st.caption(t("attributions.explains", label=state.plain(r.target_label), quantity=t(f"attributions.q_{r.quantity}"),
              seconds=r.seconds))
 st.caption(t("arch.baseline"))
 if r.delta is not None:

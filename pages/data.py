@@ -65,7 +65,7 @@ c1, c2, c3 = st.columns(3)
 text_col = c1.selectbox(t("data.text_column"), cols, **sticky("data_text_column"))
 label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_column"))
 ck_name, _, _, seed = state.selection()
-use_ck = c3.checkbox(t("data.compare", name=ck_name), **sticky("data_compare", True))
+use_ck = c3.checkbox(t("data.compare", name=state.plain(ck_name)), **sticky("data_compare", True))
 
 # Predicting with the checkpoint takes seconds: redo the report only when its inputs change, and
 # show that it is running.
@@ -125,7 +125,8 @@ if report.confusion is not None:
                                             t("data.count_axis")),
                     key="data_confusion")
     if report.suggested_mapping:
-        st.table([{t("data.col_csv"): a, t("data.col_checkpoint"): b} for a, b in report.suggested_mapping.items()])
+        st.table([{t("data.col_csv"): state.plain(a), t("data.col_checkpoint"): state.plain(b)}  # st.table renders Markdown
+                  for a, b in report.suggested_mapping.items()])
         b1, b2 = st.columns(2)
         b1.button(t("data.apply"), key="data_apply", on_click=_apply, args=(report.suggested_mapping, ck_name))
         applied = {"mapping": report.suggested_mapping}

@@ -21,8 +21,8 @@ if src is None:
     demo = demo_frame(per_class=60, seed=0)
     src = {"bytes": demo.to_csv(index=False).encode(), "name": "demo.csv", "text_column": "text",
            "label_column": "label", "labels": sorted(demo["label"].unique())}
-st.caption(t("finetune.data", name=src["name"], n=len(src.get("labels", [])),
-             labels=", ".join(map(str, src.get("labels", [])[:12]))))
+st.caption(t("finetune.data", name=state.plain(src["name"]), n=len(src.get("labels", [])),
+             labels=state.plain(", ".join(map(str, src.get("labels", [])[:12])))))
 name, _, _, seed = state.selection()
 c1, c2, c3 = st.columns(3)
 mode = c1.radio(t("finetune.mode"), ["head", "full"], format_func=lambda m: t(f"finetune.mode_{m}"),

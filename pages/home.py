@@ -3,7 +3,7 @@ import streamlit as st
 
 from explorer import plots
 from explorer.tokens import reads_line
-from explorer.state import current_analysis, selection, t
+from explorer.state import current_analysis, plain, selection, t
 
 st.title(t("home.title"))
 st.caption(t("home.intro"))
@@ -34,7 +34,7 @@ if a is not None:
     st.caption(reads_line(a, t))
     st.caption(" ".join(f"`{tok}`" for tok in a.tokens))
     st.caption(f"{t('home.step_head')}: {head_desc}")
-    st.metric(t("home.prediction"), a.predicted)
+    st.metric(t("home.prediction"), plain(a.predicted))  # metric values render Markdown
     left, right = st.columns(2)
     left.plotly_chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
                                        t("home.logit_axis")), key="home_logits")

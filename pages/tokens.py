@@ -1,8 +1,8 @@
 """Tokens and [CLS] attention: what the first token reads from the rest of the text."""
 import streamlit as st
 
-from explorer import plots
-from explorer.state import current_analysis, t
+from explorer import attention, plots
+from explorer.state import current_analysis, selection, t
 from explorer.tokens import token_rows
 
 st.title(t("tokens.title"))
@@ -14,7 +14,17 @@ ss.setdefault("tokens_hide_special", False)
 c1, c2, c3, c4 = st.columns(4)
 flow = c3.toggle(t("tokens.flow_toggle"), key="tokens_flow", help=t("tokens.flow_help"))
 hide = c4.toggle(t("tokens.hide_special"), key="tokens_hide_special")
-a = current_analysis(flow=flow)
+a = current_analysis()
+if a is not None and flow:
+    # Flow on a long text takes minutes: ask first, and remember the answer for this text.
+    confirmed = ss.get("tokens_flow_confirmed") == selection()
+    if attention.flow_is_costly(len(a.tokens)) and not confirmed:
+        st.warning(t("safety.flow_costly", n=len(a.tokens), limit=attention.FLOW_WARN_TOKENS))
+        confirmed = st.button(t("safety.compute_anyway"), key="tokens_flow_anyway")
+        if confirmed:
+            ss["tokens_flow_confirmed"] = selection()
+    if confirmed or not attention.flow_is_costly(len(a.tokens)):
+        a = current_analysis(flow=True)
 if a is not None:
     n_layers, n_heads = a.attentions.shape[:2]
     if ss.get("tokens_layer", 0) > n_layers:

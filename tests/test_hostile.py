@@ -228,3 +228,12 @@ def test_signal_during_training_leaves_nothing(work, models, sig, code):
     assert proc.returncode == code, err
     assert err == "error: interrupted; no partial output was left behind\n" and out == ""
     assert sorted(os.listdir(work)) == ["good.csv", "tmp"] and os.listdir(work / "tmp") == []
+
+
+@pytest.mark.parametrize("extra, what", [(["--flow"], "--flow"), (["--attributions", "occlusion"], "occlusion")])
+def test_slow_computations_on_long_texts_need_force(capsys, work, models, extra, what):
+    long_text = "word " * 200
+    _fails(capsys, work, ["analyze", "--checkpoint", models["ok"], "--text", long_text, *extra], 2, "pass --force")
+    assert cli.main(["analyze", "--checkpoint", str(models["ok"]), "--text", "word " * 130, *extra, "--force",
+                     "--json"]) == 0
+    assert capsys.readouterr().err == ""
