@@ -25,7 +25,7 @@ with st.sidebar:
         ss["checkpoint"] = ss["_keep_checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
     st.selectbox(t("app.checkpoint"), choices, help=t("app.checkpoint_help"), **state.sticky("checkpoint"),
                  format_func=lambda n, lang=ss["lang"]: f"{n}: {i18n.t('app.registry.' + n, lang)}"
-                 if n in checkpoints.REGISTRY else n)  # lang bound now: AppTest formats outside the run
+                 if n in checkpoints.REGISTRY else i18n.t("app.other", lang) if n == state.OTHER else n)  # lang bound now: AppTest formats outside the run
     if ss["checkpoint"] == state.OTHER:
         st.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint", **state.sticky("checkpoint_other"))
     st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"), **state.sticky("head"))

@@ -23,7 +23,7 @@ class Analysis:
     text: str
     tokens: tuple[str, ...]
     token_ids: tuple[int, ...]
-    special: tuple[bool, ...]  # [CLS], [SEP], <s>, ...
+    special: tuple[bool, ...]  # [CLS], [SEP], <s>, ... (not [UNK]: it stands for a word of the text)
     word_ids: tuple[int | None, ...]  # which word each token belongs to; None for special tokens
     truncated_tokens: int  # tokens dropped to fit the model's maximum length
     max_length: int
@@ -46,6 +46,7 @@ class Analysis:
     segments: tuple[int, ...] = ()
     unused_weights: tuple[str, ...] = ()  # weights in the checkpoint's files that the model does not use
     reads: int | None = None  # the token the head's pooling reads; None when it pools over all tokens
+    unknown: tuple[bool, ...] = ()  # per token: the vocabulary had no piece for it ([UNK])
 
     @property
     def cls_hidden(self) -> np.ndarray:  # (hidden,)
@@ -95,7 +96,8 @@ def segments(enc) -> tuple[int, ...]:
 def token_info(ck: Checkpoint, enc) -> tuple[list[int], list[bool], tuple[int | None, ...]]:
     """(ids, special flags, word ids) of the first sequence in `enc`."""
     ids = enc["input_ids"][0].tolist()
-    special_ids = set(ck.tokenizer.all_special_ids)
+    # [UNK] is in the tokenizer's special list, but it replaces a real word: never hidden as special.
+    special_ids = set(ck.tokenizer.all_special_ids) - {ck.tokenizer.unk_token_id}
     special = [i in special_ids for i in ids]
     try:
         word_ids = tuple(enc.word_ids(0))
@@ -149,6 +151,7 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         tokens=tuple(ck.tokenizer.convert_ids_to_tokens(ids)),
         token_ids=tuple(ids),
         special=tuple(special),
+        unknown=tuple(ck.tokenizer.unk_token_id is not None and i == ck.tokenizer.unk_token_id for i in ids),
         word_ids=word_ids,
         truncated_tokens=dropped,
         max_length=max_length(ck),

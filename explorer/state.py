@@ -203,6 +203,19 @@ def guarded(run: Callable[[], object]) -> None:
         st.error(t("errors.unexpected", kind=type(err).__name__))
 
 
+def headers(rows: list[dict], prefix: str) -> list[dict]:
+    """Table rows from the core with their column names translated (`prefix` + column name)."""
+    return [{t(prefix + k): v for k, v in row.items()} for row in rows]
+
+
+STEP_KEYS = {"first token": "first", "last non-pad token": "last", "mean pool": "mean"}
+
+
+def step_label(name: str) -> str:
+    """A head step's name as shown: the pooling steps are words, the others module names."""
+    return t(f"app.step_{STEP_KEYS[name]}") if name in STEP_KEYS else name
+
+
 def _save(key: str) -> None:
     st.session_state[f"_keep_{key}"] = st.session_state[key]
 

@@ -12,7 +12,8 @@ def token_rows(a: Analysis) -> list[dict]:
     rows = []
     for i, (tok, tid, sp, wid) in enumerate(zip(a.tokens, a.token_ids, a.special, a.word_ids)):
         cont = not sp and wid is not None and i > 0 and a.word_ids[i - 1] == wid
-        rows.append({"position": i, "token": tok, "id": tid, "word": wid, "special": sp, "continues_word": cont})
+        rows.append({"position": i, "token": tok, "id": tid, "word": wid, "special": sp, "continues_word": cont,
+                     "unknown": bool(a.unknown and a.unknown[i])})
         if a.text_pair:
             rows[-1]["segment"] = "AB"[a.segments[i]]
     return rows

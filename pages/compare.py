@@ -3,7 +3,7 @@ import streamlit as st
 
 from explorer import compare, plots
 from explorer.heads import HEAD_KINDS, native_kind
-from explorer.state import checkpoint, current_analysis, head, selection, t
+from explorer.state import checkpoint, current_analysis, head, selection, step_label, t
 
 st.title(t("compare.title"))
 st.caption(t("compare.intro"))
@@ -18,7 +18,7 @@ if a is not None:
              for r in results}
     st.dataframe([{
         t("compare.col_head"): names[r.kind],
-        t("compare.col_steps"): " → ".join(r.steps),
+        t("compare.col_steps"): " → ".join(map(step_label, r.steps)),
         t("compare.col_logits"): ", ".join(f"{v:.3f}" for v in r.logits),
         t("compare.col_pred"): r.predicted,
         t("compare.col_trained"): t("compare.trained") if not r.new_parameters else t("compare.untrained"),

@@ -3,7 +3,7 @@ import streamlit as st
 
 from explorer import plots
 from explorer.tokens import reads_line
-from explorer.state import current_analysis, plain, selection, t
+from explorer.state import current_analysis, plain, selection, step_label, t
 
 st.title(t("home.title"))
 st.caption(t("home.intro"))
@@ -17,9 +17,9 @@ if a is not None:
     if a.unused_weights:
         st.warning(t("arch.unused_weights", n=len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
     n_layers, n_heads = a.attentions.shape[:2]
-    head_desc = " → ".join(name for name, _ in a.steps)
+    head_desc = " → ".join(step_label(name) for name, _ in a.steps)
     chain = [
-        (t("home.step_text"), f"{len(a.text)} chars"),
+        (t("home.step_text"), t("home.n_chars", n=len(a.text))),
         (t("home.step_tokens"), t("home.n_tokens", n=len(a.tokens))),
         (t("home.step_encoder"), t("home.encoder_desc", layers=n_layers, heads=n_heads)),
         (t("home.step_cls"), t("home.vector", n=a.cls_hidden.shape[0])),

@@ -7,7 +7,7 @@ from explorer.plots import encoder as eplots
 from explorer.plots.attribution import sorted_bars
 from explorer.i18n import strings
 from explorer.plots import lesson as lplots
-from explorer.state import checkpoint, current_analysis, head, lang, selection, t
+from explorer.state import checkpoint, current_analysis, head, lang, selection, step_label, t
 from explorer.tokens import pair_boundary
 
 # Where each step is explored in depth.
@@ -40,7 +40,7 @@ def panel(step: str, a) -> None:
         st.plotly_chart(lplots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
                                                 t(P + "layer"), t(P + "cosine")), key="lesson_cls")
     elif step == "head":
-        st.dataframe(pd.DataFrame({t(P + "step_col"): [n for n, _ in a.steps],
+        st.dataframe(pd.DataFrame({t(P + "step_col"): [step_label(n) for n, _ in a.steps],
                                    t(P + "size_col"): [v.shape[-1] for _, v in a.steps]}),
                      hide_index=True, width="stretch")
     elif step == "probabilities":

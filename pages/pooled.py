@@ -4,7 +4,7 @@ import streamlit as st
 
 from explorer import plots, pooled
 from explorer.tokens import reads_line
-from explorer.state import checkpoint, current_analysis, current_head, selection, t
+from explorer.state import checkpoint, current_analysis, current_head, headers, selection, step_label, t
 
 st.title(t("pooled.title"))
 st.caption(t("pooled.intro"))
@@ -26,10 +26,12 @@ if a is not None:
                                                         t("pooled.cosine")),
                        key="pooled_cos")
     st.subheader(t("pooled.head_title", kind=hd.kind))
-    st.caption(" → ".join(s.name for s in hd.steps))
+    st.caption(" → ".join(step_label(s.name) for s in hd.steps))
     st.caption(reads_line(a, t))
     rows = pooled.head_rows(hd)
-    st.dataframe(rows, hide_index=True)
+    yes_no = {True: t("pooled.yes"), False: t("pooled.no"), None: ""}
+    st.dataframe(headers([{**r, "step": step_label(r["step"]), "pretrained": yes_no[r["pretrained"]]} for r in rows],
+                         "pooled.col_"), hide_index=True)
     cfg = checkpoint(name, seed).model.config
     lm = pooled.lm_head_params(cfg.vocab_size, hd.hidden_size)
     total = sum(r["params"] for r in rows)
