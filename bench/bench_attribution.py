@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from captum.attr import LayerIntegratedGradients
 
-from bench.timing import best_of, row
+from bench.timing import interleaved, row
 from explorer.attribution import attribute, baseline_ids
 from explorer.checkpoints import load_checkpoint
 from explorer.heads import build_head
@@ -17,15 +17,6 @@ from explorer.heads import build_head
 TEXT = ("The battery lasts all day and the screen is bright, but the speakers sound thin "
         "and the charger gets far too hot after an hour of use.")
 TOKENS = 32
-
-
-def _interleaved(fns, rounds: int) -> list[float]:
-    """best_of for each function, taken in alternating rounds."""
-    best = [float("inf")] * len(fns)
-    for i in range(rounds):
-        for k, fn in enumerate(fns):
-            best[k] = min(best[k], best_of(fn, repeat=1, warmup=1 if i == 0 else 0))
-    return best
 
 
 def run() -> list[dict]:
@@ -51,13 +42,13 @@ def run() -> list[dict]:
     diff = ours.f_x - ours.f_baseline
     captum_error = abs(float(delta)) / abs(diff)
     # Interleaved rounds, so load from other processes hits both sides alike.
-    t_ours, t_captum = _interleaved([lambda: attribute(ck, head, TEXT, "lig"), captum_default], rounds=5)
+    t_ours, t_captum = interleaved([lambda: attribute(ck, head, TEXT, "lig"), captum_default], rounds=5)
 
     def forward_backward():
         x = ck.model.get_input_embeddings()(ids).detach().requires_grad_(True)
         ck.model(inputs_embeds=x).logits[0, target].backward()
 
-    t_fb, t_sal, t_ixg = _interleaved([
+    t_fb, t_sal, t_ixg = interleaved([
         forward_backward,
         lambda: attribute(ck, head, TEXT, "saliency", target=target),
         lambda: attribute(ck, head, TEXT, "input_x_gradient", target=target),

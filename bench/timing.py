@@ -16,6 +16,15 @@ def best_of(fn, repeat: int = 7, warmup: int = 1) -> float:
     return min(times)
 
 
+def interleaved(fns, rounds: int) -> list[float]:
+    """best_of for each function, taken in alternating rounds, so load from other processes hits all alike."""
+    best = [float("inf")] * len(fns)
+    for i in range(rounds):
+        for k, fn in enumerate(fns):
+            best[k] = min(best[k], best_of(fn, repeat=1, warmup=1 if i == 0 else 0))
+    return best
+
+
 def row(name: str, value: float, baseline: float, target: str, ok: bool, unit: str = "s") -> dict:
     return {"name": name, "value": value, "baseline": baseline, "ratio": value / baseline if baseline else float("nan"),
             "target": target, "ok": bool(ok), "unit": unit}

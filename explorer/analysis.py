@@ -74,8 +74,10 @@ def encode(ck: Checkpoint, text: str, text_pair: str | None = None) -> tuple[dic
     # 4.8 MB text once took 11 s and 450 MB.
     text, pair = text[:MAX_TEXT_CHARS], pair[:MAX_TEXT_CHARS] if pair else pair
     limit = max_length(ck)
-    full = len(ck.tokenizer(text, pair, add_special_tokens=True, verbose=False)["input_ids"])
-    enc = ck.tokenizer(text, pair, truncation=True, max_length=limit, return_tensors="pt")
+    enc = ck.tokenizer(text, pair, return_tensors="pt", verbose=False)
+    full = enc["input_ids"].shape[1]
+    if full > limit:  # a second pass only for long texts: the tokenizer's own truncation strategy
+        enc = ck.tokenizer(text, pair, truncation=True, max_length=limit, return_tensors="pt")
     return enc, max(0, full - limit)
 
 

@@ -7,6 +7,7 @@ read-only everywhere: callers copy before they train.
 """
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import inspect
 import os
@@ -204,8 +205,14 @@ def max_length(ck: Checkpoint) -> int:
 
 def forward_inputs(model: PreTrainedModel) -> frozenset[str]:
     """The tokenizer outputs the base model's forward names (token_type_ids where it takes them)."""
-    params = inspect.signature(model.base_model.forward).parameters
-    return frozenset(n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    return _forward_names(type(model.base_model))
+
+
+@functools.lru_cache(maxsize=None)
+def _forward_names(cls: type) -> frozenset[str]:  # per class: inspect.signature is slow
+    params = inspect.signature(cls.forward).parameters
+    return frozenset(n for n, p in params.items()
+                     if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
-from torch.utils._pytree import tree_flatten
 
 LINEAR = {torch._C._nn.linear, nn.functional.linear}
 NORMS = {nn.functional.layer_norm, nn.functional.rms_norm, nn.functional.group_norm, torch.layer_norm}
@@ -45,8 +44,19 @@ class OwnStep:
     slot: str = ""  # module path for linear and norm steps
 
 
-def _tensors(obj) -> list[torch.Tensor]:
-    return [t for t in tree_flatten(obj)[0] if isinstance(t, torch.Tensor)]
+def _tensors(obj, out: list | None = None) -> list[torch.Tensor]:
+    """The tensors in nested tuples, lists and dicts (ModelOutputs are dicts), in order. Hand-rolled:
+    it runs on every torch call the head makes, and pytree's flatten costs several times more."""
+    out = [] if out is None else out
+    if isinstance(obj, torch.Tensor):
+        out.append(obj)
+    elif isinstance(obj, (tuple, list)):
+        for o in obj:
+            _tensors(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _tensors(o, out)
+    return out
 
 
 class _Record(TorchFunctionMode):
@@ -61,7 +71,11 @@ class _Record(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        x = next((t for t in _tensors((args, kwargs)) if id(t) in self.path), None)
+        first = args[0] if args else None
+        if isinstance(first, torch.Tensor) and id(first) in self.path:  # the common case, checked first
+            x = first
+        else:
+            x = next((t for t in _tensors((args, kwargs)) if id(t) in self.path), None)
         if x is None:
             return func(*args, **kwargs)
         if func in DROPOUTS and self.generator is not None:
@@ -86,14 +100,15 @@ class _Record(TorchFunctionMode):
 
 
 class _Given(nn.Module):
-    """Stands in for a module: returns the given hidden states in the shape of its real output."""
+    """Stands in for a module: returns the given hidden states in the shape of its real output. The
+    states are per thread (`given.hidden`), so one stub serves concurrent sessions."""
 
-    def __init__(self, hidden: torch.Tensor, like):
+    def __init__(self, given: threading.local, like):
         super().__init__()
-        self.hidden, self.like = hidden, like
+        self.given, self.like = given, like
 
     def forward(self, *args, **kwargs):
-        return _substitute(self.like, self.hidden)
+        return _substitute(self.like, self.given.hidden)
 
 
 def _substitute(like, hidden):
@@ -192,6 +207,8 @@ class OwnHead:
         self.config.pad_token_id = self.pad_id
         self.fill_id = 1 if self.pad_id == 0 else 0
         self.names = {id(p): n.rsplit(".", 1)[0] for n, p in model.named_parameters()}
+        self.given = threading.local()
+        self.clone = self._clone(model)  # built once: it shares the model's submodules, not the model
         ids, mask = enc["input_ids"], enc["attention_mask"]
         rec, logits = self._run(last, mask, ids, None, None)
         self.steps, self.named_funcs = self._derive(rec, last, mask, logits)
@@ -201,12 +218,11 @@ class OwnHead:
 
     # ---- running -------------------------------------------------------------------------
 
-    def _clone(self, hidden: torch.Tensor) -> nn.Module:
-        if self.tail:
-            base = _with_module(self.model.base_model, self.producer, _Given(hidden, self.like))
-        else:
-            base = _Given(hidden, self.like)
-        clone = _with_module(self.model, self.prefix, base)
+    def _clone(self, model: nn.Module) -> nn.Module:
+        """The private copy of `model` whose base model (or, with a tail, its encoder) is the stub."""
+        stub = _Given(self.given, self.like)
+        base = _with_module(model.base_model, self.producer, stub) if self.tail else stub
+        clone = _with_module(model, self.prefix, base)
         clone.config = self.config
         return clone
 
@@ -219,8 +235,12 @@ class OwnHead:
         if ids is None:
             ids = self.placeholder_ids(mask)
         rec = _Record(hidden, dropout_p, generator)
-        with rec:
-            logits = self._clone(hidden)(input_ids=ids, attention_mask=mask.long()).logits
+        self.given.hidden = hidden
+        try:
+            with rec:
+                logits = self.clone(input_ids=ids, attention_mask=mask.long()).logits
+        finally:
+            self.given.hidden = None  # hold no tensors between runs
         return rec, logits
 
     def run(self, hidden, mask, ids=None, dropout_p=None, generator=None) -> list[torch.Tensor]:
@@ -289,12 +309,12 @@ class OwnHead:
         if index is not None:
             vals.append(hidden[index])
         for i, (f, a, kw, o, _) in enumerate(events):
-            if f in self.named_funcs and self._classify(f, a, kw, o) is not None:
+            if f in self.named_funcs:
                 v = _tensors(o)[0]
                 vals.append(v[index] if i < k else v)
         if index is None:  # the pooled vector is what the first step after pooling reads
             first = next(e for i, e in enumerate(events)
-                         if i > k and e[0] in self.named_funcs and self._classify(*e[:4]) is not None)
+                         if i > k and e[0] in self.named_funcs)
             vals.insert(0, first[4])
         if len(vals) != len(self.steps):
             raise Unsupported("unsupported_head")  # this run took another path through the head's code

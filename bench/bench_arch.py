@@ -1,0 +1,46 @@
+"""Other architectures: one analysis (encoder with attention maps and every hidden state, the own head
+derived from the model and run by its real code at every layer, rollout) against one plain
+model(**enc) forward, on tiny random deberta-v2 and llama checkpoints (hidden 32, 2 layers) built in
+a temporary folder. The tiny models make the fixed costs of our head run (a stub base model, a
+TorchFunctionMode that follows the data flow) as visible as they can be.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+
+from bench.timing import interleaved, row
+
+TEXT = "I honestly did not expect much, but the acting was wonderful and the ending made me smile."
+
+
+def _row(model_type: str, root: Path) -> dict:
+    from explorer.analysis import analyze, encode, encoder_inputs
+    from explorer.checkpoints import load_checkpoint
+    from explorer.heads import build_head
+    from tests.tiny_archs import save
+
+    ck = load_checkpoint(str(save(model_type, root)))
+    head = build_head(ck, "own")
+    enc, _ = encode(ck, TEXT)
+    inputs = encoder_inputs(enc, ck)
+
+    def forward():
+        with torch.inference_mode():
+            ck.model(**inputs)
+
+    plain, ours = interleaved([forward, lambda: analyze(ck, head, TEXT)], rounds=40)
+    n = enc["input_ids"].shape[1]
+    return row(f"analyze, tiny {model_type}, {n} tokens / one model(**enc) forward", ours, plain,
+               "ratio <= 1.5", ours / plain <= 1.5)
+
+
+def run() -> list[dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        os.environ["HEAD_EXPLORER_ROOTS"] = os.pathsep.join(
+            [str(root), *os.environ.get("HEAD_EXPLORER_ROOTS", "").split(os.pathsep)]).rstrip(os.pathsep)
+        return [_row(t, root) for t in ("deberta-v2", "llama")]
