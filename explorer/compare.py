@@ -20,14 +20,17 @@ class HeadResult:
     new_parameters: tuple[str, ...]  # empty when every layer came from the checkpoint
 
 
-def compare(hidden: np.ndarray, heads: dict[str, Head], labels: tuple[str, ...], ptype: str) -> list[HeadResult]:
-    """`hidden`: (seq, hidden) last encoder layer, run once and shared by every head (eval mode)."""
+def compare(hidden: np.ndarray, heads: dict[str, Head], labels: tuple[str, ...], ptype: str,
+            token_ids=None) -> list[HeadResult]:
+    """`hidden`: (seq, hidden) last encoder layer, run once and shared by every head (eval mode).
+    `token_ids`: the text's ids, where a head pools the last non-pad token (a pad id may end the text)."""
     x = torch.as_tensor(np.asarray(hidden, dtype=np.float32))[None]  # (1, seq, hidden)
     mask = torch.ones(1, x.shape[1], dtype=torch.long)
+    ids = None if token_ids is None else torch.tensor([list(token_ids)])
     out = []
     for kind, head in heads.items():
         with torch.inference_mode():
-            logits = run_head(head, x, mask)[-1][1][0].numpy().astype(np.float64)
+            logits = run_head(head, x, mask, input_ids=ids)[-1][1][0].numpy().astype(np.float64)
         out.append(HeadResult(kind=kind, steps=tuple(s.name for s in head.steps), logits=logits,
                               probs=probabilities.probabilities(logits, ptype),
                               predicted=probabilities.predicted(logits, labels, ptype),

@@ -16,7 +16,7 @@ import torch
 
 from . import probabilities
 from .attribution import METHODS, Attribution, Progress, attribute, quantity_of
-from .checkpoints import Checkpoint
+from .checkpoints import Checkpoint, forward_inputs
 from .heads import Head, run_head
 
 FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5)
@@ -46,17 +46,22 @@ def aopc(prob: ProbFn, ids: list[int], special: list[bool], scores, fractions=FR
     return float(np.mean(full - without)), float(np.mean(full - only))
 
 
-def model_prob(ck: Checkpoint, head: Head, target: int) -> ProbFn:
-    """The target's probability (softmax/sigmoid as the problem type says) for padded id batches."""
+def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False) -> ProbFn:
+    """The target's probability (softmax/sigmoid as the problem type says) for padded id batches.
+    `typed`: the items are (id, segment) pairs, and the segments go in as token_type_ids."""
     ptype = probabilities.problem_type(ck.model.config)
     pad = ck.tokenizer.pad_token_id or 0
 
-    def prob(batch: list[list[int]]) -> np.ndarray:
+    def prob(batch: list[list]) -> np.ndarray:
         width = max(len(s) for s in batch)
+        extra = {}
+        if typed:
+            extra["token_type_ids"] = torch.tensor([[g for _, g in s] + [0] * (width - len(s)) for s in batch])
+            batch = [[i for i, _ in s] for s in batch]
         ids = torch.tensor([s + [pad] * (width - len(s)) for s in batch])
         mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in batch])
         with torch.inference_mode():
-            hidden = ck.model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
+            hidden = ck.model.base_model(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
             logits = run_head(head, hidden, mask)[-1][1]
             return quantity_of(logits, target, "probability", ptype).double().numpy()
 
@@ -64,21 +69,26 @@ def model_prob(ck: Checkpoint, head: Head, target: int) -> ProbFn:
 
 
 def of(ck: Checkpoint, head: Head, a: Attribution) -> tuple[float, float]:
-    """AOPC comprehensiveness and sufficiency of one attribution."""
-    return aopc(model_prob(ck, head, a.target), list(a.token_ids), list(a.special), a.scores)
+    """AOPC comprehensiveness and sufficiency of one attribution. A sentence pair keeps each remaining
+    token's segment, where the model reads segments."""
+    typed = 1 in a.segments and "token_type_ids" in ck.tokenizer.model_input_names \
+        and "token_type_ids" in forward_inputs(ck.model)
+    items = list(zip(a.token_ids, a.segments)) if typed else list(a.token_ids)
+    return aopc(model_prob(ck, head, a.target, typed), items, list(a.special), a.scores)
 
 
 def compare(ck: Checkpoint, head: Head, text: str, target: int | None = None, quantity: str = "logit",
             baseline: str = "pad", window: int = 1, methods=METHODS,
-            progress: Progress | None = None) -> list[Faithfulness]:
-    """Run every method on `text` and score each explanation's faithfulness."""
+            progress: Progress | None = None, text_pair: str | None = None) -> list[Faithfulness]:
+    """Run every method on `text` (paired with `text_pair` if given) and score each explanation's faithfulness."""
     rows = []
     for k, method in enumerate(methods):
         def sub(frac: float, msg: str, k=k, method=method) -> None:
             if progress is not None:
                 progress((k + frac) / len(methods), f"{method}: {msg}")
 
-        a = attribute(ck, head, text, method, target, quantity, baseline, window=window, progress=sub)
+        a = attribute(ck, head, text, method, target, quantity, baseline, window=window, progress=sub,
+                      text_pair=text_pair)
         comp, suff = of(ck, head, a)
         rows.append(Faithfulness(method, comp, suff, a.error, a.seconds))
     return rows

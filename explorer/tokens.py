@@ -58,6 +58,6 @@ def cls_vs_mean(hidden_states: np.ndarray) -> np.ndarray:
 def reads_line(a: Analysis, t) -> str:
     """One sentence: which token the head's pooling reads (or that it pools over all tokens)."""
     if a.reads is None:
-        return t("arch.reads_all", name=a.steps[0][0])
+        return t("arch.reads_all")
     how = t("arch.reads_first") if a.reads == 0 else t("arch.reads_last")
     return t("arch.reads_token", position=a.reads, token=a.tokens[a.reads], how=how)

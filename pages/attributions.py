@@ -119,13 +119,13 @@ d2.download_button(t("attributions.html"), plots.highlight_html(
 
 st.subheader(t("attributions.faith_title"))
 st.caption(t("attributions.faith_intro"))
-faith_key = (name, kind, text, seed, target_index, quantity, baseline, window or 1)
+faith_key = (name, kind, text, seed, target_index, quantity, baseline, window or 1, sel.text_pair)
 faith = ss.setdefault("attr_faith", {})
 if st.button(t("attributions.faith_run"), key="attr_faith_run"):
     try:
         faith[faith_key] = _with_progress(faith_key, lambda p: faithfulness.compare(
             checkpoint(name, seed), head(name, kind, seed), text, target_index, quantity, baseline,
-            window or 1, progress=p))
+            window or 1, progress=p, text_pair=sel.text_pair))
     except (attr.AttributionError, AnalysisError) as err:
         state.error(err)
 if faith_key in faith:

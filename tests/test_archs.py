@@ -227,3 +227,29 @@ def test_pages_mark_the_pair_boundary(arch_root, archs):
 def test_home_says_which_token_a_causal_head_reads(arch_root, archs):
     at = _pair_page("home", arch_root / "tiny-llama")
     assert any("last non-pad token" in c.value for c in at.caption)
+
+
+def test_compare_and_dropout_pool_like_the_analysis_on_eos_as_pad(archs):
+    """llama's pad id is [SEP], which ends the text: given the ids, every helper reads the token before it."""
+    from explorer import compare
+
+    ck = archs["llama"]
+    head = build_head(ck, "own")
+    a = analyze(ck, head, TEXT)
+    (r,) = compare.compare(a.hidden_states[-1], {"own": head}, a.labels, a.problem_type, token_ids=a.token_ids)
+    np.testing.assert_allclose(r.logits, a.logits, atol=1e-5)
+
+
+def test_faithfulness_on_a_pair_keeps_segments(archs):
+    """The full pair row of AOPC's batch gives the analysis's own probability, segments included."""
+    from explorer import faithfulness
+    from explorer.attribution import attribute
+
+    ck = archs["bert"]
+    head = build_head(ck, "own")
+    a = analyze(ck, head, PAIR[0], text_pair=PAIR[1])
+    r = attribute(ck, head, PAIR[0], "saliency", text_pair=PAIR[1])
+    prob = faithfulness.model_prob(ck, head, r.target, typed=True)
+    np.testing.assert_allclose(prob([list(zip(r.token_ids, r.segments))])[0], a.softmax[r.target], atol=1e-5)
+    rows = faithfulness.compare(ck, head, PAIR[0], methods=("saliency",), text_pair=PAIR[1])
+    assert np.isfinite(rows[0].comprehensiveness)
