@@ -4,22 +4,17 @@ Every figure is a ratio against a baseline timed in the same run.
 """
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import numpy as np
 import torch
 
+from bench.server import CHROMIUM_ARGS, serve
 from bench.timing import best_of, row
 
-ROOT = Path(__file__).resolve().parent.parent
 TEXT = "I honestly did not expect much, but the acting was wonderful and the ending made me smile."
 
 
@@ -56,12 +51,6 @@ def _flow_rows() -> list[dict]:
                 "ratio <= 0.05 and <= 0.5 s", ours / ref <= 0.05 and ours <= 0.5)]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _cold_start_row() -> dict | None:
     chromium = shutil.which("chromium")
     if chromium is None:
@@ -72,32 +61,16 @@ def _cold_start_row() -> dict | None:
     subprocess.run([sys.executable, "-c", "import torch, transformers"], check=True)
     baseline = time.perf_counter() - t0
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
         t0 = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
-            deadline = t0 + 120
-            while time.perf_counter() < deadline:
-                try:
-                    urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                    break
-                except OSError:
-                    time.sleep(0.05)
-            page = browser.new_page()
-            page.goto(url)
-            page.wait_for_selector("[data-testid=stMetricValue]", timeout=120_000)
-            took = time.perf_counter() - t0
+            with serve() as url:  # the clock includes the server's start
+                page = browser.new_page()
+                page.goto(url)
+                page.wait_for_selector("[data-testid=stMetricValue]", timeout=120_000)
+                took = time.perf_counter() - t0
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=20)
             browser.close()
     return row("cold start: streamlit run -> first prediction metric / import torch+transformers", took, baseline,
                "<= 15 s absolute", took <= 15)

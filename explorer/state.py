@@ -14,6 +14,7 @@ import weakref
 from typing import Callable
 
 import streamlit as st
+import torch
 from streamlit.logger import get_logger
 
 from . import analysis as _analysis
@@ -21,6 +22,9 @@ from . import attention, checkpoints, finetune, heads, i18n, session_models
 from .errors import ExplorerError
 
 _log = get_logger("head_explorer")
+# Sessions run in threads of one process: one intra-op thread per forward (by default) lets a class's
+# requests share the cores instead of each taking them all (HEAD_EXPLORER_TORCH_THREADS to change it).
+torch.set_num_threads(session_models.env_int("HEAD_EXPLORER_TORCH_THREADS", 1))
 
 MODELS = session_models.ModelStore()  # every session's fine-tuned models, within the bounds
 # Fine-tunes running at once in this process: each holds a private model copy while it trains.
