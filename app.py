@@ -1,14 +1,37 @@
 """Head Explorer: entry point. The sidebar picks live here so they persist across pages."""
+import sys
+
 import streamlit as st
 
-from explorer import checkpoints, heads, i18n, state
-from explorer.analysis import MAX_TEXT_CHARS
-from explorer.state import t
+from explorer import i18n  # light: json only
 
 st.set_page_config(page_title="Head Explorer", page_icon="🧠", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("presenter") else "auto")
+# A cold start: torch and transformers take seconds to import. Until st.navigation below has named
+# the pages, the sidebar would list the pages/ folder's raw file names: hide it, say what is happening.
+booting = "torch" not in sys.modules
+if booting:
+    boot = st.empty()
+    with boot.container():
+        st.markdown("<style>[data-testid=stSidebarNav] {display: none;}</style>", unsafe_allow_html=True)
+        st.info(i18n.t("app.starting", st.session_state.get("lang", "en")), icon=":material/hourglass_top:")
+
+from explorer import checkpoints, heads, state  # noqa: E402
+from explorer.analysis import MAX_TEXT_CHARS  # noqa: E402
+from explorer.state import t  # noqa: E402
+
 
 ss = st.session_state
+# Plotly draws text as SVG with inline sizes, which !important rules override; tables are HTML, and
+# the data grid (a canvas) follows the zoom.
+PRESENTER_CSS = """
+html, .stMarkdown p, .stMarkdown li, .stCaption, [data-testid=stWidgetLabel] p, .stAlert p {font-size: 1.35rem !important;}
+[data-testid=stMetricValue] {font-size: 2.6rem !important;}
+[data-testid=stTable] td, [data-testid=stTable] th {font-size: 1.3rem !important;}
+[data-testid=stDataFrame] {zoom: 1.3;}
+.stPlotlyChart text {font-size: 17px !important;}
+.stPlotlyChart .gtitle {font-size: 23px !important;}
+"""
 ss.setdefault("lang", "en")
 ss.setdefault("checkpoint", checkpoints.DEFAULT_CHECKPOINT)
 ss.setdefault("head", "own")
@@ -37,9 +60,14 @@ with st.sidebar:
     st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, **state.sticky("seed"))
     st.toggle(t("app.presenter"), help=t("app.presenter_help"), **state.sticky("presenter"))
 
-if ss.get("presenter"):  # larger type for the back of the classroom
-    st.markdown("<style>html, .stMarkdown p, .stCaption {font-size: 1.35rem !important;}</style>",
-                unsafe_allow_html=True)
+def _presenter_off() -> None:
+    ss["presenter"] = ss["_keep_presenter"] = False
+
+
+if ss.get("presenter"):  # larger type for the back of the classroom: text, tables and chart text
+    st.markdown(f"<style>{PRESENTER_CSS}</style>", unsafe_allow_html=True)
+    # The sidebar starts collapsed here, hiding its toggle: a way out on the page itself.
+    st.button(t("app.presenter_off"), key="presenter_exit", on_click=_presenter_off, icon=":material/close_fullscreen:")
 
 # url_path must differ from the file's stem: with a pages/ folder beside app.py, Streamlit's legacy
 # multipage mode (a session's first run, and every AppTest run) hashes pages by that stem, and a
@@ -63,6 +91,8 @@ nav = st.navigation([
     st.Page(path, title=t(f"nav.{key}"), icon=icon, url_path=slug, default=default)
     for path, key, slug, icon, default in PAGES
 ], expanded=True)  # past twelve pages Streamlit would hide some behind "View more"; a class needs them all
+if booting:
+    boot.empty()  # the navigation now has its titles
 # The Explore pages' widgets keep their values when the user visits another page.
 state.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_", "encoder_"))
 state.show_evictions()  # a fine-tuned model dropped to stay within the memory bounds

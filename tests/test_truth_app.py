@@ -68,3 +68,31 @@ def test_saliency_scale_is_unsigned():
 def test_demo_tweets_have_no_mojibake():
     df = demo_frame(per_class=300)
     assert not df["text"].str.contains(r"[^\x00-\x7f]").any() and df["label"].nunique() == 3
+
+
+def test_cold_start_hides_raw_page_names_and_says_it_is_starting():
+    from pathlib import Path
+
+    src = (Path(__file__).resolve().parent.parent / "app.py").read_text()
+    # the sidebar's list of pages/ file names is hidden before the slow imports, and shown again
+    # once st.navigation has titled the pages
+    assert src.index("[data-testid=stSidebarNav] {display: none;}") < src.index("from explorer import checkpoints")
+    assert src.index("st.navigation(") < src.index("boot.empty()")
+    assert (Path(__file__).resolve().parent.parent / "pages").is_dir()
+    at = open_page("home")  # a warm start: no notice
+    assert not at.info and at.metric
+
+
+def test_presenter_view_enlarges_charts_and_tables_and_can_be_left():
+    from streamlit.testing.v1 import AppTest
+
+    from explore_helpers import ROOT
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)  # app.py itself, with its sidebar
+    at.session_state["presenter"] = True
+    at.run()
+    css = " ".join(m.value for m in at.markdown)
+    assert ".stPlotlyChart text" in css and "stDataFrame" in css and "stTable" in css
+    at.button(key="presenter_exit").click().run()
+    assert at.session_state["presenter"] is False
+    assert ".stPlotlyChart" not in " ".join(m.value for m in at.markdown)
