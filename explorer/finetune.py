@@ -30,7 +30,7 @@ from . import scratch, shared_tokenizer
 from .analysis import max_length
 from .checkpoints import Checkpoint
 from .data import MULTI, REGRESSION, SINGLE, LabeledData
-from .heads import HeadError, build_head, native_kind, output_layer, run_head
+from .heads import HeadError, build_head, derive, native_kind, output_layer, run_head
 from .features import POOLS, Progress as FeatureProgress, encoder_features
 from .errors import ExplorerError
 
@@ -208,6 +208,10 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
     native = native_kind(ck)
     if s.head not in ("own", native):
         raise FinetuneError("finetune_own_head", native=native, head=s.head)
+    if s.mode == "head" and derive(ck).steps[0].op != "first":
+        # Head mode trains on cached first-token features; a head that pools another token (decoder-only
+        # models read the last one) or all of them would be trained on what it never reads.
+        raise FinetuneError("finetune_pooling", model_type=ck.model_type)
     if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
         raise FinetuneError("finetune_not_positive")
     limit = max_length(ck)

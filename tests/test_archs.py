@@ -253,3 +253,24 @@ def test_faithfulness_on_a_pair_keeps_segments(archs):
     np.testing.assert_allclose(prob([list(zip(r.token_ids, r.segments))])[0], a.softmax[r.target], atol=1e-5)
     rows = faithfulness.compare(ck, head, PAIR[0], methods=("saliency",), text_pair=PAIR[1])
     assert np.isfinite(rows[0].comprehensiveness)
+
+
+def test_head_mode_fine_tuning_refuses_a_head_that_reads_another_token(archs):
+    from explorer.data import demo_frame, prepare, read_csv
+    from explorer.finetune import FinetuneError, Settings, finetune
+
+    data = prepare(read_csv(demo_frame(per_class=4, seed=1).to_csv(index=False).encode()))
+    with pytest.raises(FinetuneError, match="does not read the first token"):
+        finetune(archs["llama"], data, Settings(mode="head", epochs=1))
+
+
+def test_cli_reports_attributions_that_do_not_converge(capsys, arch_root, archs, monkeypatch):
+    import functools
+
+    from explorer import attribution
+
+    monkeypatch.setattr(attribution, "MAX_SPLITS", 0)  # one pass of 2 × 8 nodes, then give up
+    monkeypatch.setattr(attribution, "attribute", functools.partial(attribution.attribute, tolerance=1e-12))
+    assert main(["analyze", "--checkpoint", str(arch_root / "tiny-gpt2"), "--text", TEXT, "--attributions",
+                 "lig"]) == 0
+    assert "not converged" in capsys.readouterr().out
