@@ -58,7 +58,7 @@ def test_click_a_word_bar_drops_it(page):
     wait_idle(page)
     page.wait_for_selector("[data-testid=stCode]")
     dropped = page.locator("[data-testid=stCode]").first.inner_text().strip()
-    text = page.locator("[data-testid=stSidebar] textarea").input_value()
+    text = page.get_by_role("textbox", name="Text", exact=True).input_value()
     assert word.lower() in text.lower()
     assert len(dropped) < len(text) and dropped.lower().count(word.lower()) < text.lower().count(word.lower())
     assert page.get_by_text("Prediction without the word").count() == 1
