@@ -77,6 +77,10 @@ if ss.get("ft_error"):
 
 @st.fragment(run_every=1.0 if running else None)
 def live():
+    state.guarded(_live)  # a fragment's own reruns do not pass through app.py's guard
+
+
+def _live():
     job = ss.get("ft_job")
     if job is None:
         return
