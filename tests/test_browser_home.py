@@ -4,8 +4,9 @@ from tests.conftest import wait_idle
 METRIC = "[data-testid=stMetricValue]"
 
 
-def _type_text(page, text: str) -> None:
-    box = page.locator("[data-testid=stSidebar] [data-testid=stTextArea] textarea")
+def _type_text(page, text: str, box: int = 0) -> None:
+    """Type into the sidebar's text (box 0) or text B (box 1)."""
+    box = page.locator("[data-testid=stSidebar] [data-testid=stTextArea] textarea").nth(box)
     box.fill(text)
     box.press("Control+Enter")  # st.text_area commits on Ctrl+Enter (or blur)
     wait_idle(page)
@@ -31,3 +32,17 @@ def test_new_text_updates_tokens_and_prediction(page):
     _type_text(page, "An okay film about trains.")
     assert "trains" in _main_text(page) and "awful" not in _main_text(page)
     assert page.locator(METRIC).first.inner_text().strip() in ("negative", "neutral", "positive")
+
+
+def test_text_b_makes_a_sentence_pair(page):
+    page.reload()
+    wait_idle(page)
+    _type_text(page, "Someone performs music.", box=1)
+    assert "[SEP]" in _main_text(page) and "music" in _main_text(page)
+    page.locator("[data-testid=stSidebarNav] a[href$='/attention']").first.click()
+    page.wait_for_url("**/attention")
+    wait_idle(page)
+    # the tokens page marks where text B starts on its charts, and the sidebar kept text B
+    assert page.locator("svg text", has_text="text B ▸").count() >= 3
+    assert page.locator("[data-testid=stSidebar] [data-testid=stTextArea] textarea").nth(1).input_value() \
+        == "Someone performs music."
