@@ -18,7 +18,7 @@ if a is None:
 sel = selection()
 name, kind, text, seed = sel
 
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3, c4 = st.columns([3, 2, 2, 3])  # wide enough for the longest method name
 method = c1.selectbox(t("attributions.method"), attr.METHODS, key="attr_method",
                       format_func=lambda m: t(f"attributions.m_{m}"))
 target = c2.selectbox(t("attributions.target"), [-1] + list(range(len(a.labels))), key="attr_target",

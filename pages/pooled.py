@@ -30,8 +30,9 @@ if a is not None:
     st.caption(reads_line(a, t))
     rows = pooled.head_rows(hd)
     yes_no = {True: t("pooled.yes"), False: t("pooled.no"), None: ""}
-    st.dataframe(headers([{**r, "step": step_label(r["step"]), "pretrained": yes_no[r["pretrained"]]} for r in rows],
-                         "pooled.col_"), hide_index=True)
+    shown_rows = [{"step": step_label(r["step"]), "shape": r["shape"], "params": r["params"],
+                   "pretrained": yes_no[r["pretrained"]]} for r in rows]
+    st.dataframe(headers(shown_rows, "pooled.col_"), hide_index=True)
     cfg = checkpoint(name, seed).model.config
     lm = pooled.lm_head_params(cfg.vocab_size, hd.hidden_size)
     total = sum(r["params"] for r in rows)
