@@ -15,7 +15,7 @@ def _go(page, title: str) -> float:
 
 
 def test_walk_explore_pages_after_typing(page):
-    box = page.locator("[data-testid=stSidebar] textarea")
+    box = page.locator("[data-testid=stSidebar] textarea").first  # text A; text B follows it
     box.fill(TEXT)
     box.press("Control+Enter")
     wait_idle(page)
