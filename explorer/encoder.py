@@ -57,7 +57,8 @@ def _block_mean(m: np.ndarray, size: int) -> np.ndarray:
 def model_view(a: Analysis, hide_special: bool = False, size: int = THUMB) -> np.ndarray:
     """(layers, heads, m, m) thumbnails of every head's token-to-token attention, m = min(tokens, size);
     longer texts are averaged into blocks so a thumbnail stays readable."""
-    dropped = _kept(a.special, hide_special)
-    keep = ~np.asarray(dropped, dtype=bool)
-    att = without_special(a.attentions[:, :, keep, :], dropped)  # (layers, heads, kept, kept)
+    att = a.attentions  # (layers, heads, seq, seq); its rows already sum to 1
+    if hide_special:
+        keep = ~np.asarray(a.special, dtype=bool)
+        att = without_special(att[:, :, keep, :], a.special)  # (layers, heads, kept, kept)
     return att if att.shape[-1] <= size else _block_mean(att, size)

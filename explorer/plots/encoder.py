@@ -41,13 +41,13 @@ def readout(a, t) -> go.Figure:
                          y_range=None if kind == "regression" else (0.0, 1.0))
 
 
-def _segments(weights: np.ndarray, level: int) -> tuple[list, list]:
-    """x, y of every line whose weight rounds to `level`: (0, -i) -> (1, -j), gaps as None."""
-    src, dst = np.nonzero(np.rint(weights * LEVELS) == level)
-    xs, ys = [], []
-    for i, j in zip(src.tolist(), dst.tolist()):
-        xs += [0, 1, None]
-        ys += [-i, -j, None]
+def _segments(levels: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """x, y of every line whose rounded weight is `level`: (0, -i) -> (1, -j), NaN between lines.
+    Arrays, not lists: plotly validates and sends them as typed arrays, without a per-point walk."""
+    src, dst = np.nonzero(levels == level)
+    xs = np.tile(np.array([0, 1, np.nan], dtype=np.float32), src.size)
+    ys = np.full(3 * src.size, np.nan, dtype=np.float32)
+    ys[0::3], ys[1::3] = -src, -dst
     return xs, ys
 
 
@@ -58,9 +58,10 @@ def head_view(v: HeadView, title: str, head_name: str, text_b: str = "") -> go.F
     traces = []
     for k, h in enumerate(v.heads):
         colour = HEAD_COLOURS[h % len(HEAD_COLOURS)]
+        levels = np.rint(v.weights[k] * LEVELS)  # (n, n)
         for level in range(1, LEVELS + 1):
-            xs, ys = _segments(v.weights[k], level)
-            if xs:
+            xs, ys = _segments(levels, level)
+            if xs.size:
                 traces.append(go.Scatter(
                     x=xs, y=ys, mode="lines", line=dict(color=colour, width=2), opacity=level / LEVELS,
                     name=f"{head_name} {h}", legendgroup=str(h), showlegend=False, hoverinfo="skip", meta="lines"))
@@ -93,7 +94,8 @@ def head_view(v: HeadView, title: str, head_name: str, text_b: str = "") -> go.F
 _HOVER_JS = """
 var gd = document.getElementById('{plot_id}');
 var lines = [], orig = [];
-gd.data.forEach(function (t, k) { if (t.meta === 'lines') { lines.push(k); orig.push([Array.from(t.x), Array.from(t.y)]); } });
+// _fullData: the decoded arrays (gd.data keeps the typed-array specs as sent); t.index is the trace's place in gd.data
+gd._fullData.forEach(function (t) { if (t.meta === 'lines') { lines.push(t.index); orig.push([Array.from(t.x), Array.from(t.y)]); } });
 gd.on('plotly_hover', function (ev) {
   var p = ev.points[0], side = p.data.meta;
   if (side !== 'left' && side !== 'right') return;
