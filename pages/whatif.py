@@ -79,8 +79,8 @@ words = whatif.words(r.attr_a)
 st.plotly_chart(sorted_bars([w.text for w in words], [w.score for w in words], t("whatif.drop_chart", label=target),
                             t("whatif.score_axis"), t("whatif.word_axis")),
                 key=DROP_CHART, on_select=pick_word, selection_mode="points")
-if ss.get("whatif_drop") is not None and ss["whatif_drop"] >= len(words):
-    ss["whatif_drop"] = None
+if ss.get("whatif_drop_text") != (text, sel.text_pair):  # a picked word means nothing in another text
+    ss["whatif_drop_text"], ss["whatif_drop"] = (text, sel.text_pair), None
 choice = st.selectbox(t("whatif.drop_word"), [None, *range(len(words))], key="whatif_drop",
                       format_func=lambda k: t("whatif.none") if k is None else f"{k}: {words[k].text}")
 if choice is not None:

@@ -76,6 +76,7 @@ def test_whatif_page_apptest(sentiment):
     at.session_state["text_pair"] = "I disagree."  # the sidebar's text B of a sentence pair
     at.run()
     assert not at.exception and not at.error and "text B stays the same" in at.info[0].value
+    assert at.selectbox(key="whatif_drop").value is None and not at.code  # the pick was for the other text
     at.text_area(key="whatif_text").set_value("   ").run()
     assert len(at.error) == 1 and "empty" in at.error[0].value and not at.exception
 
