@@ -10,9 +10,14 @@ pytestmark = pytest.mark.browser
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 
 
-def _go(page, title: str) -> None:
-    page.locator("[data-testid=stSidebarNav] a", has_text=title).first.click()
+SLUG = {"nav.data": "labels", "nav.finetune": "fine-tune", "nav.quiz": "review-quiz"}
+
+
+def _go(page, key: str) -> None:
+    page.locator(f"[data-testid=stSidebarNav] a[href$='/{SLUG[key]}']").first.click()
+    page.wait_for_url(f"**/{SLUG[key]}")
     wait_idle(page)
+    page.get_by_role("heading", name=T(key.replace("nav.", "") + ".title")).first.wait_for()
 
 
 def _main(page) -> str:
@@ -24,7 +29,7 @@ def test_uploaded_csv_merged_in_one_click_is_kept_and_trained_on(page, tmp_path)
     rows = "\n".join(f'"text number {i} is {lab.strip().lower()}","{lab}"' for i, lab in enumerate(spellings))
     csv = tmp_path / "spellings.csv"
     csv.write_text("text,label\n" + rows + "\n")
-    _go(page, T("nav.data"))
+    _go(page, "nav.data")
     page.get_by_test_id("stRadioGroup").get_by_text(T("data.source_upload")).click()
     wait_idle(page)
     page.locator("input[type=file]").set_input_files(str(csv))
@@ -34,21 +39,21 @@ def test_uploaded_csv_merged_in_one_click_is_kept_and_trained_on(page, tmp_path)
     wait_idle(page)
     assert sorted(chart(page, T("data.counts_title"))["data"][0]["x"]) == ["negative", "neutral", "positive"]
     assert T("data.issue_near_duplicate_labels") not in _main(page)
-    _go(page, T("nav.finetune"))
+    _go(page, "nav.finetune")
     assert T("finetune.data", name="spellings.csv", n=3, labels="negative, neutral, positive") in _main(page)
-    _go(page, T("nav.data"))
+    _go(page, "nav.data")
     assert "spellings.csv" in _main(page)  # not the demo tweets
     assert sorted(chart(page, T("data.counts_title"))["data"][0]["x"]) == ["negative", "neutral", "positive"]
 
 
 def test_quiz_answers_survive_see_it_live(page):
-    _go(page, T("nav.quiz"))
+    _go(page, "nav.quiz")
     first = page.locator("[data-testid=stRadio]").first
     first.get_by_text(T("quiz.what_head.o1")).click()
     wait_idle(page)
     assert T("quiz.correct") in _main(page)
     page.get_by_role("link", name=T("quiz.see_live")).first.click()
     wait_idle(page)
-    _go(page, T("nav.quiz"))
+    _go(page, "nav.quiz")
     assert first.locator("input").nth(1).is_checked()
     assert T("quiz.correct") in _main(page)
