@@ -94,6 +94,6 @@ nav = st.navigation([
 if booting:
     boot.empty()  # the navigation now has its titles
 # The Explore pages' widgets keep their values when the user visits another page.
-state.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_", "encoder_"))
+state.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_", "encoder_", "whatif_text"))
 state.show_evictions()  # a fine-tuned model dropped to stay within the memory bounds
 state.guarded(nav.run)  # one translated line for any unexpected error, never a traceback

@@ -62,3 +62,13 @@ def test_click_a_word_bar_drops_it(page):
     assert word.lower() in text.lower()
     assert len(dropped) < len(text) and dropped.lower().count(word.lower()) < text.lower().count(word.lower())
     assert page.get_by_text("Prediction without the word").count() == 1
+    # the changed text survives a visit to another page
+    box = page.get_by_role("textbox", name="Changed text", exact=True)
+    box.fill("A changed text that must stay.")
+    box.press("Control+Enter")
+    wait_idle(page)
+    page.locator("[data-testid=stSidebarNav] a", has_text="Inside the encoder").first.click()
+    wait_idle(page)
+    page.locator("[data-testid=stSidebarNav] a", has_text="What-if").first.click()
+    wait_idle(page)
+    assert page.get_by_role("textbox", name="Changed text", exact=True).input_value() == "A changed text that must stay."
