@@ -39,7 +39,8 @@ if a is not None:
     view = encoder.head_view(a, layer, None if head == "all" else head, hide)
     heads = t("encoder.all_heads") if head == "all" else f"{t('encoder.head_name')} {head}"
     title = t("encoder.headview_chart", layer=layer, heads=heads) + (t("encoder.renormalised") if hide else "")
-    fig = plots.head_view(view, title, t("encoder.head_name"), t("encoder.text_b"))
+    fig = plots.head_view(view, title, t("encoder.head_name"), t("encoder.text_b"),
+                          {k: t(f"encoder.hover_{k}") for k in plots.HOVER_WORDS})
     src = plotly_js_src()
     st.iframe(plots.head_view_html(fig, title, src), height=int(fig.layout.height) + 16)
     st.caption(t("encoder.headview_help"))

@@ -51,9 +51,21 @@ def _segments(levels: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
     return xs, ys
 
 
-def head_view(v: HeadView, title: str, head_name: str, text_b: str = "") -> go.Figure:
+def _strongest(w: np.ndarray, tokens, k: int = 5) -> list[str]:
+    """Per row of w (n, n): its k largest weights, exact, one 'token weight' per line."""
+    order = np.argsort(-w, axis=1, kind="stable")[:, :k]
+    return ["<br>".join(f"{html.escape(tokens[j])}  {w[i, j]:.3f}" for j in row) for i, row in enumerate(order)]
+
+
+HOVER_WORDS = {"to": "attends to", "from": "is attended by", "mean": "mean over {n} heads"}
+
+
+def head_view(v: HeadView, title: str, head_name: str, text_b: str = "", words: dict | None = None) -> go.Figure:
     """Lines from each token (left) to each token it attends to (right), opacity = weight, one colour
-    per head. Line traces carry meta "lines", token columns "left"/"right" (used by the hover script)."""
+    per head. Line traces carry meta "lines", token columns "left"/"right" (used by the hover script).
+    A token's hover lists its five strongest weights, exact (the mean over heads when several are shown);
+    `words` translates HOVER_WORDS."""
+    words = {**HOVER_WORDS, **(words or {})}
     n = len(v.tokens)
     traces = []
     for k, h in enumerate(v.heads):
@@ -69,10 +81,14 @@ def head_view(v: HeadView, title: str, head_name: str, text_b: str = "") -> go.F
             traces.append(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color=colour, width=3),
                                      name=f"{head_name} {h}", legendgroup=str(h), hoverinfo="skip"))
     y = [-i for i in range(n)]
-    for side, x, pos in (("left", 0, "middle left"), ("right", 1, "middle right")):
+    mean = v.weights.mean(axis=0)  # (n, n)
+    note = f" ({words['mean'].format(n=len(v.heads))})" if len(v.heads) > 1 else ""
+    shown = [html.escape(tok) for tok in v.tokens]  # plotly reads <s> in text as markup
+    for side, x, pos, w, verb in (("left", 0, "middle left", mean, "to"), ("right", 1, "middle right", mean.T, "from")):
+        tips = [f"<b>{tok}</b> {words[verb]}{note}:<br>{top}" for tok, top in zip(shown, _strongest(w, v.tokens))]
         traces.append(go.Scatter(
-            x=[x] * n, y=y, mode="markers+text", text=list(v.tokens), textposition=pos, showlegend=False,
-            marker=dict(size=9, color="#555"), meta=side, hovertemplate="%{text}<extra></extra>"))
+            x=[x] * n, y=y, mode="markers+text", text=shown, textposition=pos, showlegend=False, hovertext=tips,
+            marker=dict(size=9, color="#555"), meta=side, hovertemplate="%{hovertext}<extra></extra>"))
     shapes, annotations = [], []
     if v.boundary is not None:
         cut = -v.boundary + 0.5
