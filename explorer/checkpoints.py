@@ -226,7 +226,10 @@ def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:
         return _load_sentiment(seed)
     # No `~` expansion, and one answer for every path outside the roots, whether or not it exists:
     # the app may be served to strangers, who must not learn what lies on the server's disk.
-    real = (Path.cwd() / name).resolve()
+    try:
+        real = (Path.cwd() / name).resolve()
+    except (OSError, ValueError):  # a NUL byte, a name too long for the OS: no folder of ours either way
+        raise CheckpointError("checkpoint_outside_roots", name=name) from None
     hub_shaped = _looks_like_hub_id(name) and not name.startswith(("~", "/", "."))
     if any(_inside(real, root) for root in allowed_roots()):
         if real.is_dir():

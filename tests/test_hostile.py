@@ -122,7 +122,8 @@ def test_broken_checkpoint_folders(capsys, work, models, name):
 OUTSIDE = "is not an allowed checkpoint folder"
 
 
-@pytest.mark.parametrize("path", ["/etc", "/no/such/dir", "~", "~/models", "../..", "/etc/passwd"])
+@pytest.mark.parametrize("path", ["/etc", "/no/such/dir", "~", "~/models", "../..", "/etc/passwd", "/tmp/a\x00b",
+                                  "/" + "x" * 5000])
 def test_paths_outside_roots_get_one_message(capsys, work, path):
     err = _fails(capsys, work, ["analyze", "--checkpoint", path, "--text", "hello"], 2, OUTSIDE)
     assert err == f"error: '{path}' {OUTSIDE}: only folders under HEAD_EXPLORER_ROOTS can be loaded (no ~ expansion)\n"
