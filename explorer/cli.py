@@ -77,6 +77,10 @@ def _summary(a) -> str:
     for i, name in enumerate(a.labels):
         lines.append(f"{name:<16}{a.logits[i]:>10.4f}{a.softmax[i]:>10.4f}{a.sigmoid[i]:>10.4f}")
     lines.append(f"predicted: {a.predicted}")
+    from .probabilities import predicted  # the head on every layer: where the decision forms
+
+    lines.append("predicted with the head on each layer (0 = embeddings; trained on the last only): " + ", ".join(
+        f"{k}: {predicted(row, a.labels, a.problem_type)}" for k, row in enumerate(a.layer_logits)))
     if a.reads is not None:
         lines.append(f"the head reads token {a.reads}: {a.tokens[a.reads]}")
     if a.new_weights:

@@ -156,3 +156,12 @@ def test_quiz_has_the_inside_the_encoder_questions_in_both_languages():
         assert not at.exception
         assert [s.value for s in at.success] == [f"{t('quiz.correct', lang)} {t(f'quiz.{q.key}.why', lang)}"
                                                  for q in new]
+
+
+def test_cli_summary_names_the_prediction_at_every_layer(capsys, sentiment):
+    from explorer.cli import main
+
+    assert main(["analyze", "--text", TEXT]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("predicted with the head on each"))
+    a = analyze(sentiment, build_head(sentiment), TEXT)
+    assert line.endswith(f"5: {a.labels[int(np.argmax(a.layer_logits[5]))]}, 6: {a.predicted}")
