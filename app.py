@@ -83,6 +83,7 @@ PAGES = [
     ("pages/encoder.py", "encoder", "inside-encoder", "🔬", False),
     ("pages/whatif.py", "whatif", "what-if", "🔀", False),
     ("pages/data.py", "data", "labels", "🗂️", False),
+    ("pages/audit.py", "audit", "label-audit", "🩺", False),
     ("pages/finetune.py", "finetune", "fine-tune", "🏋️", False),
     ("pages/lesson.py", "lesson", "guided-lesson", "🎓", False),
     ("pages/quiz.py", "quiz", "review-quiz", "❓", False),

@@ -187,17 +187,12 @@ def out_of_fold(x: torch.Tensor, data: LabeledData, folds: int, seed: int = 0,
     n_out = 1 if data.problem_type == REGRESSION else len(data.label_names)
     shape = (len(data.y),) if data.problem_type == REGRESSION else (len(data.y), n_out)
     oof = np.zeros(shape, np.float32)
-    threads = torch.get_num_threads()
-    # The fits are small matrix products: extra threads only wait on each other (13 s instead of 0.8 s
-    # for 5 folds of 1,500 rows on a busy 2-core machine).
-    torch.set_num_threads(1)
-    try:
-        for i, (train, test) in enumerate(_splits(data, folds, seed)):
-            oof[test] = fit_predict(x[train], data.y[train], x[test], data.problem_type, n_out)
-            if progress:
-                progress(i + 1)
-    finally:
-        torch.set_num_threads(threads)
+    # No torch.set_num_threads(1) here, though the fits are small: calling it from a server's script
+    # thread while another thread runs the encoder can deadlock OpenMP (seen in the browser test).
+    for i, (train, test) in enumerate(_splits(data, folds, seed)):
+        oof[test] = fit_predict(x[train], data.y[train], x[test], data.problem_type, n_out)
+        if progress:
+            progress(i + 1)
     return oof
 
 
@@ -218,7 +213,8 @@ def find_issues(data: LabeledData, oof: np.ndarray) -> tuple[np.ndarray, np.ndar
         from cleanlab.rank import get_label_quality_scores
 
         quality = get_label_quality_scores(data.y, oof)
-        flagged = find_label_issues(data.y, oof, return_indices_ranked_by="self_confidence")
+        # n_jobs=1: cleanlab would otherwise fork a process pool, which is unsafe inside a threaded server
+        flagged = find_label_issues(data.y, oof, return_indices_ranked_by="self_confidence", n_jobs=1)
         noise = 1.0 - float(np.trace(estimate_joint(data.y, oof)))
     elif data.problem_type == MULTI:
         from cleanlab.multilabel_classification.filter import find_label_issues
@@ -226,7 +222,7 @@ def find_issues(data: LabeledData, oof: np.ndarray) -> tuple[np.ndarray, np.ndar
 
         labels = [list(np.flatnonzero(row > 0.5)) for row in data.y]
         quality = get_label_quality_scores(labels, oof)
-        flagged = find_label_issues(labels, oof, return_indices_ranked_by="self_confidence")
+        flagged = find_label_issues(labels, oof, return_indices_ranked_by="self_confidence", n_jobs=1)
         noise = len(flagged) / max(len(labels), 1)
     else:
         from cleanlab.regression.rank import get_label_quality_scores

@@ -18,6 +18,11 @@ if a is None:
 sel = selection()
 name, kind, text, seed = sel
 
+want = ss.pop("attr_target_label", None)  # set by the Label audit page when it opens a row here
+if want is not None:
+    ss["attr_target"] = a.labels.index(want) if want in a.labels else -1
+    if want not in a.labels:
+        st.info(t("audit.target_missing", label=want))
 c1, c2, c3, c4 = st.columns([3, 2, 2, 3])  # wide enough for the longest method name
 method = c1.selectbox(t("attributions.method"), attr.METHODS, key="attr_method",
                       format_func=lambda m: t(f"attributions.m_{m}"))

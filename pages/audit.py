@@ -1,0 +1,147 @@
+"""Label audit: which rows of the Data page's CSV look mislabelled, seen whole (projector, confusion
+matrix) and row by row (open one in Attributions, accept or reject its suggested label)."""
+import hashlib
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer import state
+from explorer.audit import audit
+from explorer.audit_export import corrected_csv, report_html
+from explorer.data import SINGLE, demo_frame, prepare, read_csv
+from explorer.errors import ExplorerError
+from explorer.plots import audit as plots
+from explorer.projector import available, project
+from explorer.state import t
+
+ss = st.session_state
+st.title(t("audit.title"))
+st.caption(t("audit.intro"))
+
+src = ss.get("data_csv")  # set by the Data page; the demo tweets until then
+if src is None:
+    src = {"bytes": demo_frame(per_class=60, seed=0).to_csv(index=False).encode(), "name": "demo.csv",
+           "text_column": "text", "label_column": "label"}
+name, _, _, seed = state.selection()
+st.caption(t("audit.data", name=src["name"], checkpoint=name))
+folds = int(st.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **state.sticky("audit_folds")))
+key = (hashlib.sha1(src["bytes"]).hexdigest(), src["text_column"], src["label_column"], name, seed, folds)
+
+if ss.get("audit_result", (None,))[0] != key:
+    if not st.button(t("audit.run"), key="audit_run", type="primary"):
+        st.stop()
+    bar = st.progress(0.0, text=t("audit.starting"))
+    try:
+        table = read_csv(src["bytes"])
+        data = prepare(table, src["text_column"], src["label_column"])
+        found = audit(state.checkpoint(name, seed), data, folds, seed=seed,
+                      progress=lambda frac, msg: bar.progress(min(1.0, frac), text=msg))
+    except ExplorerError as err:
+        bar.empty()
+        state.error(err)
+        st.stop()
+    bar.empty()
+    ss["audit_result"] = (key, found, table)
+    ss["audit_accepted"] = set()
+_, found, table = ss["audit_result"]
+data = found.data
+s = found.summary()
+for note in found.notes:
+    st.info(note.message(state.lang()))
+m = st.columns(5)
+m[0].metric(t("audit.rows"), len(data.texts))
+m[1].metric(t("audit.flagged"), s["flagged"])
+m[2].metric(t("audit.noise"), f"{s['estimated_noise_rate']:.1%}")
+m[3].metric(t("audit.cv_accuracy"), "—" if s["cv_accuracy"] is None else f"{s['cv_accuracy']:.1%}")
+m[4].metric(t("audit.features"), t(f"audit.pool_{found.features}"))
+
+# ---- projector ------------------------------------------------------------------------------
+st.subheader(t("audit.projector"))
+p1, p2 = st.columns(2)
+method = p1.radio(t("audit.method"), available(), key="audit_method", horizontal=True,
+                  format_func=lambda x: x.upper())
+colour = p2.radio(t("audit.colour"), ("given", "predicted", "flag"), key="audit_colour", horizontal=True,
+                  format_func=lambda x: t(f"audit.colour_{x}"))
+proj_key = (key, method)
+if ss.get("audit_projection", (None,))[0] != proj_key:
+    ss["audit_projection"] = (proj_key, project(found.vectors, method, seed=seed))
+proj = ss["audit_projection"][1]
+if proj.subsampled:
+    st.caption(t("audit.subsampled", shown=len(proj.rows), total=proj.total))
+flag = np.zeros(len(data.texts), bool)
+flag[found.flagged] = True
+name_of = {"given": found.given, "predicted": found.suggested,
+           "flag": lambda r: t("audit.is_flagged") if flag[r] else t("audit.not_flagged")}[colour]
+st.plotly_chart(plots.projection(proj.xy, [str(name_of(r)) for r in proj.rows], list(data.texts), proj.rows,
+                                 t("audit.projector_title", method=proj.method.upper()), t(f"audit.colour_{colour}")),
+                key="audit_projector")
+
+# ---- confusion matrix: a click selects a cell's rows -----------------------------------------
+rows = found.flagged
+if data.problem_type == SINGLE:
+    st.subheader(t("audit.confusion"))
+    names = list(data.label_names)
+    pred = found.predicted
+    counts = np.zeros((len(names), len(names)), np.int64)
+    np.add.at(counts, (data.y, pred), 1)
+    event = st.plotly_chart(plots.confusion_cells(counts, names, names, t("audit.confusion_title"),
+                                                  t("audit.predicted_axis"), t("audit.given_axis"), t("audit.count")),
+                            key="audit_confusion", on_select="rerun", selection_mode="points")
+    points = event.selection.points if event else []
+    if points:
+        given, predicted = names.index(points[0]["y"]), names.index(points[0]["x"])
+        cell = np.flatnonzero((data.y == given) & (pred == predicted))
+        rows = cell[np.argsort(found.quality[cell], kind="stable")]
+        st.caption(t("audit.cell", given=names[given], predicted=names[predicted], n=len(rows)))
+    else:
+        st.caption(t("audit.click_cell"))
+
+# ---- rows: a click opens the row in Attributions ---------------------------------------------
+st.subheader(t("audit.rows_title"))
+target = st.radio(t("audit.open_with"), ("given", "suggested"), key="audit_open_with", horizontal=True,
+                  format_func=lambda x: t(f"audit.open_{x}"))
+p_given = found.p_given
+table_rows = pd.DataFrame({
+    t("audit.col_row"): rows, t("audit.col_flag"): ["⚑" if flag[r] else "" for r in rows],
+    t("audit.col_given"): [str(found.given(r)) for r in rows],
+    t("audit.col_suggested"): [str(found.suggested(r)) for r in rows],
+    t("audit.col_score"): found.quality[rows].round(3),
+    t("audit.col_text"): [data.texts[r] for r in rows]})
+if p_given is not None:
+    table_rows.insert(5, t("audit.col_p_given"), p_given[rows].round(3))
+ss["audit_shown_rows"] = [int(r) for r in rows]  # what a selection's positions refer to
+
+
+def _open_row() -> None:
+    # A callback runs before the script, so the sidebar's text widget may still be changed here.
+    picked = ss["audit_rows"].selection.rows
+    if picked:
+        row = ss["audit_shown_rows"][picked[0]]
+        ss["text"] = ss["_keep_text"] = data.texts[row]
+        ss["attr_target_label"] = str(found.given(row) if target == "given" else found.suggested(row))
+        ss["audit_open"] = True
+
+
+st.dataframe(table_rows, key="audit_rows", on_select=_open_row, selection_mode="single-row", hide_index=True)
+if ss.pop("audit_open", False):
+    st.switch_page("pages/attributions.py")
+
+# ---- review: accept or reject each suggestion, then export -----------------------------------
+st.subheader(t("audit.review"))
+st.caption(t("audit.review_help"))
+accepted = ss.setdefault("audit_accepted", set())
+review = pd.DataFrame({
+    "accept": [int(r) in accepted for r in found.flagged], "row": found.flagged,
+    "given": [str(found.given(r)) for r in found.flagged],
+    "suggested": [str(found.suggested(r)) for r in found.flagged],
+    "score": found.quality[found.flagged].round(3), "text": [data.texts[r] for r in found.flagged]})
+edited = st.data_editor(review, key="audit_review", hide_index=True, disabled=["row", "given", "suggested", "score", "text"],
+                        column_config={c: st.column_config.Column(t(f"audit.col_{c}")) for c in review.columns})
+ss["audit_accepted"] = accepted = {int(r) for r in edited.loc[edited["accept"], "row"]}
+d1, d2 = st.columns(2)
+stem = src["name"].rsplit(".", 1)[0]
+d1.download_button(t("audit.download_csv", n=len(accepted)), corrected_csv(table, found, accepted),
+                   file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv")
+d2.download_button(t("audit.download_report"), report_html(found, accepted, src["name"], state.lang()),
+                   file_name=f"{stem}-label-audit.html", mime="text/html", key="audit_report")

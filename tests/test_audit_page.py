@@ -1,0 +1,112 @@
+"""Label audit page (AppTest), its exports and projector, and one real-browser run:
+select a confusion cell, click a row, land on Attributions with that row's text and label."""
+import json
+
+import numpy as np
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT, wait_idle
+from explorer.audit import audit
+from explorer.audit_export import corrected_csv, report_html
+from explorer.data import prepare, read_csv
+from explorer.projector import project
+from test_audit import FLIPPED, planted
+
+
+def _charts(at) -> dict:
+    return {json.loads(c.proto.spec)["layout"]["title"]["text"]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def test_page_audits_the_data_page_csv_and_hooks_attributions():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["checkpoint"] = "minilm"
+    at.session_state["data_csv"] = {"bytes": planted().to_csv(index=False).encode(), "name": "planted.csv",
+                                    "text_column": "text", "label_column": "label"}
+    at.run()
+    at.switch_page("pages/audit.py").run()
+    assert not at.exception and not at.error
+    at.button(key="audit_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    found = at.session_state["audit_result"][1]
+    assert set(found.flagged[:len(FLIPPED)]) == set(FLIPPED)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Flagged"] == str(len(found.flagged)) and metrics["Rows"] == "96"
+    charts = _charts(at)
+    proj = charts["Every row's features, projected to 2-D (PCA)"]
+    assert sum(len(tr["x"]) for tr in proj["data"]) == 96 and {tr["name"] for tr in proj["data"]} == {"negative", "positive"}
+    cells = charts["Click a cell to list its rows"]["data"][0]
+    want = np.zeros((2, 2), int)
+    np.add.at(want, (found.data.y, found.predicted), 1)
+    assert [int(v) for v in cells["text"]] == want.ravel().tolist() and want.sum() == 96
+    rows = at.dataframe[0].value
+    assert list(rows.iloc[:len(FLIPPED), 0]) == list(found.flagged[:len(FLIPPED)])  # flagged, most suspicious first
+    at.radio(key="audit_colour").set_value("flag").run()
+    names = {tr["name"] for tr in _charts(at)["Every row's features, projected to 2-D (PCA)"]["data"]}
+    assert names == {"flagged", "not flagged"}
+    # the hook the page uses to open a row: Attributions picks the requested target label
+    at.session_state["checkpoint"] = at.session_state["_keep_checkpoint"] = "minilm-sentiment"
+    at.session_state["attr_target_label"] = "negative"
+    at.switch_page("pages/attributions.py").run()
+    assert not at.exception
+    assert at.selectbox(key="attr_target").value == 0 and "attr_target_label" not in at.session_state
+
+
+def test_corrected_csv_changes_only_accepted_rows_and_report_escapes(minilm):
+    df = planted()
+    df.loc[0, "text"] = "<b>bold</b> claim, truly awful."
+    table = read_csv(df.to_csv(index=False).encode())
+    found = audit(minilm, prepare(table))
+    accepted = set(FLIPPED[:2])
+    out = pd.read_csv(__import__("io").BytesIO(corrected_csv(table, found, accepted)), dtype=str)
+    changed = set(np.flatnonzero((out["label"] != df["label"]).to_numpy()))
+    assert changed == accepted and list(out["text"]) == list(df["text"])
+    page = report_html(found, accepted, "planted.csv", "vi")
+    assert "&lt;b&gt;bold" in page or "<b>bold" not in page
+    assert page.count("<tr>") == len(found.flagged) + 1 and page.count("chấp nhận") >= len(accepted)
+
+
+def test_projector_subsamples_above_the_limit():
+    x = np.random.default_rng(0).normal(size=(300, 5))
+    p = project(x, max_points=100)
+    assert p.subsampled and p.xy.shape == (100, 2) and len(set(p.rows)) == 100 and p.total == 300
+    full = project(x)
+    assert not full.subsampled and full.method == "pca"
+    np.testing.assert_allclose(np.var(full.xy, 0)[0] >= np.var(full.xy, 0)[1], True)
+
+
+def test_browser_confusion_cell_then_row_opens_attributions(page):
+    before = page.locator("[data-testid=stSidebar] textarea").input_value()
+    # The Data page's demo at 10 tweets per label is the CSV the audit page picks up.
+    page.locator("[data-testid=stSidebarNav] a", has_text="Data & labels").first.click()
+    wait_idle(page)
+    box = page.get_by_label("Tweets per label")
+    box.fill("10")
+    box.press("Enter")
+    wait_idle(page)
+    page.locator("[data-testid=stSidebarNav] a", has_text="Label audit").first.click()
+    wait_idle(page)
+    page.get_by_role("button", name="Find label issues").click()
+    wait_idle(page)
+    plot = page.locator(".js-plotly-plot").nth(1)  # projector first, then the confusion matrix
+    page.wait_for_timeout(500)
+    points = plot.locator(".scatterlayer .trace .points path")
+    counts = [int(x) for x in plot.locator(".scatterlayer .trace .textpoint text").all_text_contents()]
+    off = next(i for i, c in enumerate(counts) if c > 0 and i % 4 != 0)  # 3x3 cells; diagonal = 0, 4, 8
+    points.nth(off).click(force=True)
+    wait_idle(page)
+    caption = page.get_by_text("Rows labelled '").first.inner_text()
+    assert caption.endswith(f": {counts[off]}")
+    grid = page.locator("[data-testid=stDataFrame]").first
+    box = grid.bounding_box()
+    grid.click(position={"x": 20, "y": 35 + 18})  # the first row's selection box
+    page.wait_for_timeout(1500)
+    wait_idle(page)
+    page.wait_for_selector("h1:has-text('Attributions')", timeout=60_000)
+    assert page.url.endswith("/attribution")
+    sidebar = page.locator("[data-testid=stSidebar] textarea").input_value()
+    assert sidebar and sidebar != before  # the clicked row's text
+    assert box["height"] > 0
+    given = caption.split("'")[1]
+    # the attribution ran for the row's given label (the page's default "Explain: the given label")
+    page.get_by_text(f"of '{given}' (").first.wait_for(timeout=60_000)
