@@ -92,3 +92,25 @@ def test_rss_after_20_finetunes_stays_under_base_plus_cap(ck, data):
     # Unbounded, or with freed memory kept by the allocator, the 20 copies would add 320 MB.
     size = model_bytes(ck)
     assert grown < (cap + 1) * size, f"RSS grew {grown / 2**20:.0f} MB; cap {cap * size / 2**20:.0f} MB"
+
+
+def test_the_app_says_which_model_was_evicted(tiny):
+    """The fourth model of a session evicts its first; the next page run says so, and the sidebar offers the rest."""
+    import dataclasses
+
+    from explorer import i18n
+    from explorer.state import MODELS
+    from tests.test_app import _app
+
+    at = _app(None)
+    owner = at.session_state["_model_owner"].id
+    names = [f"finetuned-evict{i}" for i in range(4)]
+    for name in names:
+        MODELS.add(owner, dataclasses.replace(tiny["bert"], name=name))
+    at.run()
+    assert [i.value for i in at.info] == [i18n.t("safety.evicted_cap", "en", name=names[0], n=MODELS.per_owner,
+                                                 mb=MODELS.budget_bytes // 2**20)]
+    assert [n for n in at.sidebar.selectbox(key="checkpoint").options if n.startswith("finetuned-")] == names[1:]
+    at.run()
+    assert not at.info  # said once
+    MODELS.drop_owner(owner)
