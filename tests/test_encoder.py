@@ -131,6 +131,10 @@ def test_encoder_page_apptest():
     frame = at.get("iframe")[0].proto.srcdoc
     assert "Layer 2, head 3" in frame and "renormalised" in frame and '"[CLS]"' not in frame
     assert len(specs(at)[1]["data"][1]["customdata"]) == 72  # the model view: one pick marker per head
+    assert '"text B"' not in frame
+    at.session_state["text_pair"] = "I disagree."  # the sidebar's text B: the view marks where it starts
+    at.run()
+    assert '"text":"text B"' in at.get("iframe")[0].proto.srcdoc
     at.session_state["checkpoint"], at.session_state["head"] = "minilm", "mean-linear"
     at.run()
     assert not at.exception and not at.error and len(titles(at)) == 2
