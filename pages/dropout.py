@@ -29,6 +29,9 @@ if a is not None:
                                              t("dropout.label_axis"), t("dropout.prob_axis"), t("dropout.sample"),
                                              t("dropout.eval")), key="dropout_probs")
     st.caption(t("dropout.agree", share=f"{mc.agreement:.0%}"))
+    if not where:  # e.g. decoder-only classifiers: the score layer reads the pooled token directly
+        st.info(t("arch.no_dropout"))
+        st.stop()
     which = 0
     if len(where) > 1:
         which = st.radio(t("dropout.which"), range(len(where)), key="dropout_which", horizontal=True,
