@@ -12,6 +12,7 @@ the same (n, 2, hidden) array; one process gives the same batches, hence the sam
 from __future__ import annotations
 
 import os
+import sys
 from typing import Callable
 
 import numpy as np
@@ -64,6 +65,8 @@ def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int
                 progress(done / len(share), f"{done}/{len(share)}")
     if size > 1:
         out = _gather(out, batches, share)
+        if me == 0:  # one line, so a log (and the scale-out test) can tell the pass was shared
+            print(f"features: {n} rows encoded by WORLD_SIZE={size} processes", file=sys.stderr)
     return out
 
 

@@ -1,0 +1,33 @@
+"""Scale-out: under `accelerate launch --num_processes 2` (CPU) the feature pass is split across the
+processes and gathered, and the audit flags exactly what one process flags."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+from test_audit import planted
+
+
+def test_two_cpu_processes_flag_the_same_rows_as_one(tiny_root, tmp_path):
+    csv = tmp_path / "planted.csv"
+    planted().head(40).to_csv(csv, index=False)
+    args = ["-m", "explorer", "inspect-data", "--csv", str(csv), "--checkpoint", str(tiny_root / "tiny-bert"),
+            "--label-issues", "--json"]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HEAD_EXPLORER_ROOTS=str(tiny_root), OMP_NUM_THREADS="1")
+    # On a machine without GPUs, --multi_gpu is what makes accelerate start N processes (torchrun, gloo);
+    # with --cpu it would start one.
+    launch = [str(Path(sys.executable).parent / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2",
+              "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+    runs = [subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+            for cmd in ([sys.executable, *args], [*launch, *args])]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    assert "WORLD_SIZE=2" in runs[1].stderr  # two processes really shared the feature pass
+    one, two = (json.loads(run.stdout) for run in runs)  # only rank 0 prints: stdout is one JSON object
+    assert one["label_issues"], "a random tiny model should disagree with some labels"
+    assert [i["row"] for i in two["label_issues"]] == [i["row"] for i in one["label_issues"]]
+    for a, b in zip(one["label_issues"], two["label_issues"]):
+        assert abs(a["score"] - b["score"]) < 1e-4 and a["suggested"] == b["suggested"]
+    assert two["label_issue_summary"]["flagged"] == one["label_issue_summary"]["flagged"]
