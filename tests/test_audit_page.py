@@ -76,7 +76,7 @@ def test_projector_subsamples_above_the_limit():
 
 
 def test_browser_confusion_cell_then_row_opens_attributions(page):
-    before = page.locator("[data-testid=stSidebar] textarea").input_value()
+    before = page.locator("[data-testid=stSidebar] textarea").first.input_value()  # text A
     # The Data page's demo at 10 tweets per label is the CSV the audit page picks up.
     page.locator("[data-testid=stSidebarNav] a", has_text="Data & labels").first.click()
     wait_idle(page)
@@ -104,7 +104,7 @@ def test_browser_confusion_cell_then_row_opens_attributions(page):
     wait_idle(page)
     page.wait_for_selector("h1:has-text('Attributions')", timeout=60_000)
     assert page.url.endswith("/attribution")
-    sidebar = page.locator("[data-testid=stSidebar] textarea").input_value()
+    sidebar = page.locator("[data-testid=stSidebar] textarea").first.input_value()  # text A
     assert sidebar and sidebar != before  # the clicked row's text
     assert box["height"] > 0
     given = caption.split("'")[1]
