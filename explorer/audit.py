@@ -241,20 +241,21 @@ def find_issues(data: LabeledData, oof: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def audit(ck, data: LabeledData, folds: int = FOLDS, seed: int = 0, max_length: int = 128,
-          progress: Progress | None = None) -> LabelAudit:
-    """Out-of-fold predictions on the better of two feature kinds, then confident learning."""
+          progress: Progress | None = None, lang: str = "en") -> LabelAudit:
+    """Out-of-fold predictions on the better of two feature kinds, then confident learning.
+    `progress(fraction, message in lang)` is called as the work goes on."""
     folds, notes = fold_plan(data, folds)
     say = progress or (lambda frac, msg: None)
     # The encoder pass dominates; the K-fold fits share the last tenth of the bar.
     feats = cached_features(ck, data.texts, max_length, "first",
-                            progress=lambda frac, msg: say(0.9 * frac, i18n.t("audit.progress_features", done=msg)))
+                            progress=lambda frac, msg: say(0.9 * frac, i18n.t("audit.progress_features", lang, done=msg)))
     results = {}
     for j, pool in enumerate(POOLS):
         x = cached_features(ck, data.texts, max_length, pool)
         total = folds * len(POOLS)
         oof = out_of_fold(x, data, folds, seed, lambda i: say(0.9 + 0.1 * (j * folds + i) / total,
-                                                              i18n.t("audit.progress_folds", done=j * folds + i,
-                                                                     total=total)))
+                                                              i18n.t("audit.progress_folds", lang,
+                                                                     done=j * folds + i, total=total)))
         results[pool] = (oof, _cv_metrics(data, oof), x)
     best = max(POOLS, key=lambda p: score(data.problem_type, results[p][1]))  # ties keep "first"
     oof, _, x = results[best]

@@ -9,7 +9,7 @@ import streamlit as st
 from explorer import state
 from explorer.audit import audit
 from explorer.audit_export import corrected_csv, report_html
-from explorer.data import SINGLE, demo_frame, prepare, read_csv
+from explorer.data import REGRESSION, SINGLE, demo_frame, prepare, read_csv
 from explorer.errors import ExplorerError
 from explorer.plots import audit as plots
 from explorer.projector import available, project
@@ -36,7 +36,7 @@ if ss.get("audit_result", (None,))[0] != key:
         table = read_csv(src["bytes"])
         data = prepare(table, src["text_column"], src["label_column"])
         found = audit(state.checkpoint(name, seed), data, folds, seed=seed,
-                      progress=lambda frac, msg: bar.progress(min(1.0, frac), text=msg))
+                      progress=lambda frac, msg: bar.progress(min(1.0, frac), text=msg), lang=state.lang())
     except ExplorerError as err:
         bar.empty()
         state.error(err)
@@ -61,7 +61,9 @@ st.subheader(t("audit.projector"))
 p1, p2 = st.columns(2)
 method = p1.radio(t("audit.method"), available(), key="audit_method", horizontal=True,
                   format_func=lambda x: x.upper())
-colour = p2.radio(t("audit.colour"), ("given", "predicted", "flag"), key="audit_colour", horizontal=True,
+# Regression values are not groups: colour by flag only.
+colour = p2.radio(t("audit.colour"), ("flag",) if data.problem_type == REGRESSION else ("given", "predicted", "flag"),
+                  key="audit_colour", horizontal=True,
                   format_func=lambda x: t(f"audit.colour_{x}"))
 proj_key = (key, method)
 if ss.get("audit_projection", (None,))[0] != proj_key:

@@ -110,3 +110,22 @@ def test_browser_confusion_cell_then_row_opens_attributions(page):
     given = caption.split("'")[1]
     # the attribution ran for the row's given label (the page's default "Explain: the given label")
     page.get_by_text(f"of '{given}' (").first.wait_for(timeout=60_000)
+
+
+def test_page_on_regression_data_ranks_residuals_without_a_confusion_matrix():
+    df = planted()
+    df["label"] = np.where(df["label"] == "positive", 4.5, 1.5) + np.linspace(-0.3, 0.3, len(df))
+    df.loc[FLIPPED[0], "label"] = 9.75  # far off the scale the text suggests
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["checkpoint"] = "minilm"
+    at.session_state["data_csv"] = {"bytes": df.to_csv(index=False).encode(), "name": "scores.csv",
+                                    "text_column": "text", "label_column": "label"}
+    at.run()
+    at.switch_page("pages/audit.py").run()
+    at.button(key="audit_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    found = at.session_state["audit_result"][1]
+    assert found.problem_type == "regression" and found.flagged[0] == FLIPPED[0]
+    titles = set(_charts(at))
+    assert "Click a cell to list its rows" not in titles and any(t.startswith("Every row") for t in titles)
+    assert at.radio(key="audit_colour").options == ["flag"]
