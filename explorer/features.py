@@ -75,9 +75,10 @@ def _gather(out: np.ndarray, batches: list[np.ndarray], share: np.ndarray) -> np
     from accelerate import PartialState
     from accelerate.utils import reduce
 
-    PartialState()  # sets up the process group that `accelerate launch` describes in the environment
+    state = PartialState()  # sets up the process group that `accelerate launch` describes in the environment
     mine = np.zeros(len(out), bool)
     if len(share):
         mine[np.concatenate([batches[b] for b in share])] = True
     local = torch.from_numpy(np.where(mine[:, None, None], out, 0.0).astype(np.float32))
-    return reduce(local, reduction="sum").numpy()
+    # The backend's device: gloo reduces CPU tensors, NCCL (GPU processes) only CUDA ones. x + 0 == x exactly.
+    return reduce(local.to(state.device), reduction="sum").cpu().numpy()
