@@ -54,7 +54,7 @@ def test_page_audits_the_data_page_csv_and_hooks_attributions():
 
 def test_corrected_csv_changes_only_accepted_rows_and_report_escapes(minilm):
     df = planted()
-    df.loc[0, "text"] = "<b>bold</b> claim, truly awful."
+    df.loc[FLIPPED[0], "text"] = "<b>bold</b> " + df.loc[FLIPPED[0], "text"]  # a flagged row: it is in the report
     table = read_csv(df.to_csv(index=False).encode())
     found = audit(minilm, prepare(table))
     accepted = set(FLIPPED[:2])
@@ -62,7 +62,7 @@ def test_corrected_csv_changes_only_accepted_rows_and_report_escapes(minilm):
     changed = set(np.flatnonzero((out["label"] != df["label"]).to_numpy()))
     assert changed == accepted and list(out["text"]) == list(df["text"])
     page = report_html(found, accepted, "planted.csv", "vi")
-    assert "&lt;b&gt;bold" in page or "<b>bold" not in page
+    assert "&lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold" not in page
     assert page.count("<tr>") == len(found.flagged) + 1 and page.count("chấp nhận") >= len(accepted)
 
 
