@@ -22,13 +22,12 @@ from explorer.state import t  # noqa: E402
 
 
 ss = st.session_state
-# Plotly draws text as SVG with inline sizes, which !important rules override; tables are HTML, and
-# the data grid (a canvas) follows the zoom.
+# Plotly draws text as SVG with inline sizes, which !important rules override; tables are HTML (pages
+# draw state.table, which is an HTML table in presenter view: the data grid is a canvas).
 PRESENTER_CSS = """
 html, .stMarkdown p, .stMarkdown li, .stCaption, [data-testid=stWidgetLabel] p, .stAlert p {font-size: 1.35rem !important;}
 [data-testid=stMetricValue] {font-size: 2.6rem !important;}
 [data-testid=stTable] td, [data-testid=stTable] th {font-size: 1.3rem !important;}
-[data-testid=stDataFrame] {zoom: 1.3;}
 .stPlotlyChart text {font-size: 17px !important;}
 .stPlotlyChart .gtitle {font-size: 23px !important;}
 """

@@ -13,6 +13,7 @@ import uuid
 import weakref
 from typing import Callable
 
+import numpy as np
 import streamlit as st
 import torch
 from streamlit.logger import get_logger
@@ -205,6 +206,19 @@ def guarded(run: Callable[[], object]) -> None:
     except Exception as err:  # noqa: BLE001 - the page boundary: visitors never see a traceback
         _log.exception("unexpected error while running a page")
         st.error(t("errors.unexpected", kind=type(err).__name__))
+
+
+def table(rows: list[dict], **grid) -> None:
+    """A data table: the interactive grid, or in presenter view an HTML table, which takes the larger
+    type (the grid is drawn on a canvas that CSS cannot enlarge). User strings stay literal."""
+    if st.session_state.get("presenter"):
+        def cell(v):  # ✓ for a flag (no English true/false), blank for none, user text literal
+            if isinstance(v, (bool, np.bool_)):
+                return "✓" if v else ""
+            return "" if v is None else plain(v) if isinstance(v, str) else v
+        st.table([{k: cell(v) for k, v in row.items()} for row in rows], hide_index=True)
+    else:
+        st.dataframe(rows, hide_index=True, **grid)
 
 
 def headers(rows: list[dict], prefix: str) -> list[dict]:

@@ -7,7 +7,7 @@ from explorer.plots import encoder as eplots
 from explorer.plots.attribution import sorted_bars
 from explorer.i18n import strings
 from explorer.plots import lesson as lplots
-from explorer.state import checkpoint, current_analysis, head, lang, selection, step_label, t
+from explorer.state import checkpoint, current_analysis, head, lang, selection, step_label, t, table
 from explorer.tokens import pair_boundary
 
 # Where each step is explored in depth.
@@ -28,11 +28,11 @@ def encoder_figure(a):
 def panel(step: str, a) -> None:
     name, kind, _, seed = selection()
     if step == "tokenizer":
-        st.dataframe(pd.DataFrame({
+        table(pd.DataFrame({
             t(P + "token"): list(a.tokens), t(P + "id"): list(a.token_ids),
             t(P + "special"): list(a.special),
             t(P + "subword"): [tok.startswith("##") for tok in a.tokens],
-        }), hide_index=True, width="stretch")
+        }).to_dict("records"))
     elif step == "encoder":
         st.plotly_chart(encoder_figure(a), key="lesson_enc")
     elif step == "cls":
@@ -40,9 +40,8 @@ def panel(step: str, a) -> None:
         st.plotly_chart(lplots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
                                                 t(P + "layer"), t(P + "cosine")), key="lesson_cls")
     elif step == "head":
-        st.dataframe(pd.DataFrame({t(P + "step_col"): [step_label(n) for n, _ in a.steps],
-                                   t(P + "size_col"): [v.shape[-1] for _, v in a.steps]}),
-                     hide_index=True, width="stretch")
+        table(pd.DataFrame({t(P + "step_col"): [step_label(n) for n, _ in a.steps],
+                            t(P + "size_col"): [v.shape[-1] for _, v in a.steps]}).to_dict("records"))
     elif step == "probabilities":
         left, right = st.columns(2)
         left.plotly_chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
@@ -51,11 +50,11 @@ def panel(step: str, a) -> None:
                                             t("home.prob_axis"), y_range=(0, 1)), key="lesson_probs")
     elif step == "new_head":
         rows = head(name, kind, seed).parameters_table()
-        st.dataframe(pd.DataFrame({
+        table(pd.DataFrame({
             t(P + "name_col"): [r["name"] for r in rows], t(P + "shape_col"): [r["shape"] for r in rows],
             t(P + "params_col"): [r["params"] for r in rows],
             t(P + "pretrained_col"): [t(P + "yes") if r["pretrained"] else t(P + "no") for r in rows],
-        }), hide_index=True, width="stretch")
+        }).to_dict("records"))
         if a.new_weights:
             st.warning(t(P + "has_new", names=", ".join(a.new_weights)))
         else:

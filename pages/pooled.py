@@ -4,7 +4,7 @@ import streamlit as st
 
 from explorer import plots, pooled
 from explorer.tokens import reads_line
-from explorer.state import checkpoint, current_analysis, current_head, headers, selection, step_label, t
+from explorer.state import checkpoint, current_analysis, current_head, headers, selection, step_label, t, table
 
 st.title(t("pooled.title"))
 st.caption(t("pooled.intro"))
@@ -32,7 +32,7 @@ if a is not None:
     yes_no = {True: t("pooled.yes"), False: t("pooled.no"), None: ""}
     shown_rows = [{"step": step_label(r["step"]), "shape": r["shape"], "params": r["params"],
                    "pretrained": yes_no[r["pretrained"]]} for r in rows]
-    st.dataframe(headers(shown_rows, "pooled.col_"), hide_index=True)
+    table(headers(shown_rows, "pooled.col_"))
     cfg = checkpoint(name, seed).model.config
     lm = pooled.lm_head_params(cfg.vocab_size, hd.hidden_size)
     total = sum(r["params"] for r in rows)

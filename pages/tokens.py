@@ -39,7 +39,7 @@ if a is not None:
         st.warning(t("tokens.truncated", max=a.max_length, n=a.truncated_tokens))
     with st.expander(t("tokens.table_title", n=len(a.tokens)), expanded=True):
         st.caption(t("tokens.table_help"))
-        st.dataframe(state.headers(token_rows(a), "tokens.col_"), hide_index=True)
+        state.table(state.headers(token_rows(a), "tokens.col_"))
     figs = plots.attention.tokens_page(a, layer, None if head == "all" else head, hide, t)
     st.plotly_chart(figs["cls"], key="tokens_cls")
     st.plotly_chart(figs["rollout"], key="tokens_rollout")
