@@ -129,3 +129,15 @@ def test_page_on_regression_data_ranks_residuals_without_a_confusion_matrix():
     titles = set(_charts(at))
     assert "Click a cell to list its rows" not in titles and any(t.startswith("Every row") for t in titles)
     assert at.radio(key="audit_colour").options == ["flag"]
+
+
+def test_page_bad_input_is_one_error_line():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    one_row_class = pd.DataFrame({"text": [f"text {i}" for i in range(8)], "label": ["a"] * 7 + ["b"]})
+    at.session_state["data_csv"] = {"bytes": one_row_class.to_csv(index=False).encode(), "name": "bad.csv",
+                                    "text_column": "text", "label_column": "label"}
+    at.run()
+    at.switch_page("pages/audit.py").run()
+    at.button(key="audit_run").click().run()
+    assert not at.exception and len(at.error) == 1 and "audit_result" not in at.session_state
+    assert "'b' has only 1 row" in at.error[0].value and "\n" not in at.error[0].value
