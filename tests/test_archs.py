@@ -276,7 +276,7 @@ def test_cli_reports_attributions_that_do_not_converge(capsys, arch_root, archs,
     assert "not converged" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("page", ["dropout", "pooled", "compare", "encoder", "lesson"])
-def test_pages_run_on_a_decoder_only_pair(arch_root, page):
+@pytest.mark.parametrize("page_name", ["dropout", "pooled", "compare", "encoder", "lesson"])
+def test_pages_run_on_a_decoder_only_pair(arch_root, page_name):
     """A head with no dropout step and last-token pooling, on a sentence pair: no exception, no error box."""
-    _pair_page(page, arch_root / "tiny-llama")
+    _pair_page(page_name, arch_root / "tiny-llama")

@@ -24,6 +24,11 @@ def test_new_text_updates_tokens_and_prediction(page):
     wait_idle(page)
     assert page.locator(METRIC).first.inner_text().strip() == "positive"
     _type_text(page, "I hate this, it is awful and I am angry.")
+    # wait_idle can see the idle state before the rerun starts on a busy machine: wait for the new tokens
+    # (a timeout here fails the test just as the assertion below would)
+    page.wait_for_function("document.querySelector('[data-testid=stMain]').innerText.includes('awful')",
+                           timeout=60_000)
+    wait_idle(page)
     main = _main_text(page)
     assert "awful" in main and "angry" in main
     assert "wonderful" not in main  # the default text's tokens are gone
