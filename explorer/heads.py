@@ -20,6 +20,7 @@ from torch import nn
 from . import own_head
 from .checkpoints import Checkpoint, forward_inputs, max_length
 from .errors import ExplorerError
+from .own_head import last_token
 
 
 @dataclass(frozen=True)
@@ -185,12 +186,6 @@ def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
         pretrained=frozenset(pretrained), dropout_p=dropout_prob(cfg), labels=ck.labels, seed=seed,
         hidden_size=hidden, own=own if kind == "own" else None, pad_id=own.pad_id,
     )
-
-
-def last_token(ids: torch.Tensor, pad_id: int) -> torch.Tensor:  # (batch,)
-    """The rightmost token that is not padding, as HF's decoder-only classifiers pick it."""
-    positions = torch.arange(ids.shape[-1])
-    return (positions * (ids != pad_id)).argmax(-1)
 
 
 def run_head(

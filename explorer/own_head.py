@@ -15,6 +15,11 @@ see each other's runs): every torch function that reads a tensor derived from th
 is an event. Linear layers, norms, dropout and elementwise activations (functional ones such as
 RoBERTa's torch.tanh included) are steps; the first event that drops the sequence axis is pooling.
 Dropout can be sampled functionally from a generator, so no module is ever put in train mode.
+
+Later runs make only the recorded calls again (a replay.Program: no HF wrapper code, no mode), where
+a second real run at build time, of another shape and padding and with dropout sampled, gives the
+same values bit for bit. Where it does not, or where the head reads tensor values into Python
+(`if x.sum() > 0`), the real code runs every time.
 """
 from __future__ import annotations
 
@@ -27,9 +32,13 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from .replay import DROPOUTS, Program, dropout_call
+from .replay import tensors as _tensors
+
 LINEAR = {torch._C._nn.linear, nn.functional.linear}
 NORMS = {nn.functional.layer_norm, nn.functional.rms_norm, nn.functional.group_norm, torch.layer_norm}
-DROPOUTS = {nn.functional.dropout, torch.dropout, torch.nn.functional.alpha_dropout}
+# What a head may read off its tensors without its values steering the Python around them.
+METADATA = {"shape", "size", "dim", "ndim", "device", "dtype", "is_floating_point"}
 TOLERANCE = 1e-4  # derived logits vs the model's own, at build time
 
 
@@ -44,21 +53,6 @@ class OwnStep:
     slot: str = ""  # module path for linear and norm steps
 
 
-def _tensors(obj, out: list | None = None) -> list[torch.Tensor]:
-    """The tensors in nested tuples, lists and dicts (ModelOutputs are dicts), in order. Hand-rolled:
-    it runs on every torch call the head makes, and pytree's flatten costs several times more."""
-    out = [] if out is None else out
-    if isinstance(obj, torch.Tensor):
-        out.append(obj)
-    elif isinstance(obj, (tuple, list)):
-        for o in obj:
-            _tensors(o, out)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            _tensors(o, out)
-    return out
-
-
 class _Record(TorchFunctionMode):
     """Follows the data flow from `hidden` through the head's code, recording each call on it."""
 
@@ -67,6 +61,7 @@ class _Record(TorchFunctionMode):
         self.path = {id(hidden)}
         self.alive = [hidden]  # keeps ids unique while recording
         self.events: list[tuple] = []  # (func, args, kwargs, output, the input on the path)
+        self.reads: set[str] = set()  # what calls on the path gave other than tensors (shape, item, ...)
         self.dropout_p, self.generator = dropout_p, generator
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -78,25 +73,16 @@ class _Record(TorchFunctionMode):
             x = next((t for t in _tensors((args, kwargs)) if id(t) in self.path), None)
         if x is None:
             return func(*args, **kwargs)
-        if func in DROPOUTS and self.generator is not None:
-            out = self._sample(args[0], kwargs.get("p", args[1] if len(args) > 1 else 0.5))
-        else:
-            out = func(*args, **kwargs)
+        out = dropout_call(func, args, kwargs, self.dropout_p, self.generator)
         outs = _tensors(out)
         if outs:
             self.path.update(id(t) for t in outs)
             self.alive.extend(outs)
             self.events.append((func, args, kwargs, out, x))
+        else:  # a descriptor's __get__ (x.shape) is named by its descriptor
+            name = getattr(func, "__name__", "")
+            self.reads.add(getattr(getattr(func, "__self__", None), "__name__", name) if name == "__get__" else name)
         return out
-
-    def _sample(self, x: torch.Tensor, p: float) -> torch.Tensor:
-        p = p if self.dropout_p is None else self.dropout_p
-        if p <= 0:
-            return x
-        if p >= 1:
-            return torch.zeros_like(x)
-        keep = torch.rand(x.shape, generator=self.generator) >= p
-        return x * keep / (1.0 - p)
 
 
 class _Given(nn.Module):
@@ -212,9 +198,10 @@ class OwnHead:
         ids, mask = enc["input_ids"], enc["attention_mask"]
         rec, logits = self._run(last, mask, ids, None, None)
         self.steps, self.named_funcs = self._derive(rec, last, mask, logits)
-        self.values(rec, last, logits, check=True)
+        self.values(rec.events, last, logits, check=True)
         if not torch.allclose(logits, out.logits, atol=TOLERANCE, rtol=TOLERANCE):
             raise Unsupported("unsupported_head")
+        self.program = self._program(rec, last, logits)
 
     # ---- running -------------------------------------------------------------------------
 
@@ -245,8 +232,48 @@ class OwnHead:
 
     def run(self, hidden, mask, ids=None, dropout_p=None, generator=None) -> list[torch.Tensor]:
         """Step values, each (batch, features), in the order of self.steps."""
-        rec, logits = self._run(hidden, mask, ids, dropout_p, generator)
-        return self.values(rec, hidden, logits)
+        if self.program is not None:
+            events, logits = self.program.replay(hidden, self._index(mask, ids), dropout_p, generator)
+        else:
+            rec, logits = self._run(hidden, mask, ids, dropout_p, generator)
+            events = rec.events
+        return self.values(events, hidden, logits)
+
+    # ---- the same calls without the code around them (see replay) ------------------------
+
+    def _index(self, mask, ids):
+        """The index a last-token pooling reads: each row's last non-pad token, by HF's rule."""
+        if self.steps[0].op != "last":
+            return None
+        ids = self.placeholder_ids(mask) if ids is None else ids
+        return torch.arange(ids.shape[0]), last_token(ids, self.pad_id)
+
+    def _program(self, rec: _Record, hidden, logits) -> Program | None:
+        """The head's calls as a Program, where a second real run proves the replay the same in every
+        value; None where it does not (the real code then runs every time)."""
+        if not rec.reads <= METADATA:
+            return None  # values read into Python may steer the code: only the real code knows how
+        gen = torch.Generator().manual_seed(0)
+        b, s = 2, hidden.shape[1] + 3  # another batch size and length, the second row padded
+        other = torch.randn((b, s, *hidden.shape[2:]), generator=gen, dtype=hidden.dtype)
+        mask = torch.ones(b, s, dtype=torch.long)
+        mask[1, -3:] = 0
+        ids = self.placeholder_ids(mask)
+        if self.pad_id >= 0:
+            ids[0, 1] = self.pad_id  # a pad id inside a row: only the last one counts
+        indexed = self._pooling(rec.events) if self.steps[0].op == "last" else None
+        try:
+            program = Program(rec.events, hidden, logits, indexed)
+            for p in (None, 0.5):
+                gens = [torch.Generator().manual_seed(1) if p else None for _ in range(2)]
+                real, want = self._run(other, mask, ids, p, gens[0])
+                events, got = program.replay(other, self._index(mask, ids), p, gens[1])
+                if not (rec.reads | real.reads) <= METADATA or not _same_run(real.events, events) \
+                        or not torch.equal(got, want):
+                    return None
+        except Exception:  # noqa: BLE001  (whatever the replay trips on, the real code still runs)
+            return None
+        return program
 
     # ---- reading the steps off a run -----------------------------------------------------
 
@@ -300,8 +327,7 @@ class OwnHead:
             return OwnStep("last non-pad token", "last")
         return OwnStep("mean pool", "mean")
 
-    def values(self, rec: _Record, hidden, logits, check: bool = False) -> list[torch.Tensor]:
-        events = rec.events
+    def values(self, events, hidden, logits, check: bool = False) -> list[torch.Tensor]:
         k = self._pooling(events)
         func, args, kwargs, out, _ = events[k]
         index = args[1] if func is torch.Tensor.__getitem__ else None
@@ -322,6 +348,20 @@ class OwnHead:
             raise Unsupported("unsupported_head")  # something after the last step changes the logits
         vals[-1] = logits  # the model's own output, to the last bit
         return vals
+
+
+def _same_run(a, b) -> bool:
+    """The same calls with the same outputs, bit for bit."""
+    return len(a) == len(b) and all(
+        fa is fb and len(oa := _tensors(xa)) == len(ob := _tensors(xb))
+        and all(u.shape == v.shape and u.dtype == v.dtype and torch.equal(u, v) for u, v in zip(oa, ob))
+        for (fa, *_, xa, _), (fb, *_, xb, _) in zip(a, b))
+
+
+def last_token(ids: torch.Tensor, pad_id: int) -> torch.Tensor:  # (batch,)
+    """The rightmost token that is not padding, as HF's decoder-only classifiers pick it."""
+    positions = torch.arange(ids.shape[-1])
+    return (positions * (ids != pad_id)).argmax(-1)
 
 
 def _positions(hidden: torch.Tensor, index) -> torch.Tensor:  # (batch,): which token each row reads

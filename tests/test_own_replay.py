@@ -1,0 +1,93 @@
+"""The own head's replayed calls (its fast path) give exactly what the model's real code gives."""
+import copy
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from explorer import own_head
+from explorer.analysis import analyze
+from explorer.checkpoints import load_checkpoint
+from explorer.heads import build_head
+from tests.tiny_archs import save
+
+TEXT = "The quick brown fox jumps over the lazy dog."
+OTHER = "Nothing about this film worked for me."
+ARCHS = ("bert", "deberta-v2", "llama", "gpt2")  # pooler inside the base model, inline gelu, last token, no pad id
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tiny_root):
+    """Two checkpoints per architecture: same code and shapes, different weights."""
+    return {(a, seed): load_checkpoint(str(save(a, tiny_root / f"replay{seed}", seed=seed)))
+            for a in ARCHS for seed in (1, 2)}
+
+
+def _hf(ck, text) -> np.ndarray:
+    with torch.inference_mode():
+        return ck.model(**ck.tokenizer(text, return_tensors="pt")).logits[0].numpy()
+
+
+def _real(own, states, mask, ids, p, gen):
+    rec, logits = own._run(states, mask, ids, p, gen)
+    return own.values(rec.events, states, logits)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_replay_equals_the_real_code_bit_for_bit(checkpoints, arch):
+    ck = checkpoints[arch, 1]
+    own = build_head(ck, "own").own
+    assert own.program is not None  # the fast path is the one analyses take
+    a = analyze(ck, build_head(ck, "own"), TEXT)
+    states = torch.tensor(a.hidden_states)  # every layer, as analyze batches them
+    mask = torch.ones(states.shape[:2], dtype=torch.long)
+    for ids in (torch.tensor([a.token_ids] * len(states)), None):  # real ids, or padding read off the mask
+        for p in (None, 0.5):
+            gens = [torch.Generator().manual_seed(7) if p else None for _ in range(2)]
+            got = own.run(states, mask, ids, p, gens[0])
+            want = _real(own, states, mask, ids, p, gens[1])
+            assert len(got) == len(want) == len(own.steps)
+            for g, w in zip(got, want):
+                assert g.shape == w.shape and torch.equal(g, w)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_two_checkpoints_of_one_architecture_each_get_their_own_logits(checkpoints, arch):
+    one, two = checkpoints[arch, 1], checkpoints[arch, 2]
+    first = {}
+    for ck, text in [(one, TEXT), (two, TEXT), (one, OTHER), (two, OTHER), (one, TEXT), (two, TEXT)]:
+        a = analyze(ck, build_head(ck, "own"), text)
+        np.testing.assert_allclose(a.logits, _hf(ck, text), atol=1e-5)
+        if (ck.name, text) in first:  # a second call gives the first one's numbers exactly
+            b = first[ck.name, text]
+            np.testing.assert_array_equal(a.layer_logits, b.layer_logits)
+            assert all(n == m and np.array_equal(x, y) for (n, x), (m, y) in zip(a.steps, b.steps))
+        first.setdefault((ck.name, text), a)
+    assert not np.allclose(first[one.name, TEXT].logits, first[two.name, TEXT].logits)
+
+
+class _Branchy(nn.Module):
+    """A head whose Python reads a tensor value: a replay would freeze one branch."""
+
+    def __init__(self, linear: nn.Linear):
+        super().__init__()
+        self.linear = linear
+
+    def forward(self, x):
+        return self.linear(x) if bool(x.sum() > 0) else -self.linear(x)
+
+
+def test_a_head_steered_by_values_always_runs_the_real_code(checkpoints):
+    ck = checkpoints["bert", 1]
+    model = copy.deepcopy(ck.model)
+    model.classifier = _Branchy(model.classifier)
+    enc = ck.tokenizer(TEXT, return_tensors="pt")
+    own = own_head.OwnHead(model, dict(enc))
+    assert own.program is None
+    hidden = torch.randn(1, 6, 32)
+    mask = torch.ones(1, 6, dtype=torch.long)
+    for sign in (1, -1):  # both branches, as the model's own code takes them
+        with torch.inference_mode():
+            pooled = model.bert.pooler(sign * hidden)
+            torch.testing.assert_close(own.run(sign * hidden, mask)[-1], model.classifier(pooled), rtol=0, atol=0)
