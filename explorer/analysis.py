@@ -139,12 +139,13 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
     if not out.attentions:
         raise AnalysisError("analysis_no_attention")
     att = torch.stack(out.attentions)[:, 0].numpy()  # (layers, heads, seq, seq)
-    steps = [(name, t[-1:]) for name, t in batched]
+    steps = tuple((name, t[-1].numpy()) for name, t in batched)  # the last row: the head's real input
     layer_logits = batched[-1][1].numpy().astype(np.float64)  # (layers+1, labels)
     logits = layer_logits[-1]
     ptype = probabilities.problem_type(ck.model.config)
     labels = ck.labels
     ids, special, word_ids = token_info(ck, enc)
+    unk = ck.tokenizer.unk_token_id  # a property that looks the token up: read once, not per token
     hidden = torch.stack(out.hidden_states)[:, 0].numpy()
     return Analysis(
         checkpoint=ck.name,
@@ -153,14 +154,14 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         tokens=tuple(ck.tokenizer.convert_ids_to_tokens(ids)),
         token_ids=tuple(ids),
         special=tuple(special),
-        unknown=tuple(ck.tokenizer.unk_token_id is not None and i == ck.tokenizer.unk_token_id for i in ids),
+        unknown=tuple(unk is not None and i == unk for i in ids),
         word_ids=word_ids,
         truncated_tokens=dropped,
         max_length=max_length(ck),
         labels=labels,
         problem_type=ptype,
         hidden_states=hidden,
-        steps=tuple((name, t[0].numpy()) for name, t in steps),
+        steps=steps,
         logits=logits,
         layer_logits=layer_logits,
         softmax=probabilities.softmax(logits),
@@ -173,5 +174,5 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         text_pair=text_pair or "",
         segments=segments(enc),
         unused_weights=ck.unused_weights,
-        reads=_reads(out.last_hidden_state[0].numpy(), steps[0][1][0].numpy()),
+        reads=_reads(out.last_hidden_state[0].numpy(), steps[0][1]),
     )

@@ -47,8 +47,8 @@ class Checkpoint:
 
     @property
     def labels(self) -> tuple[str, ...]:
-        cfg = self.model.config
-        return tuple(cfg.id2label[i] for i in range(cfg.num_labels))
+        id2label = self.model.config.id2label  # read once: config reads are slow, and num_labels is its length
+        return tuple(id2label[i] for i in range(len(id2label)))
 
 
 def embedded_encoder_dir() -> Path:

@@ -14,8 +14,9 @@ LOSS_NAMES = {
 
 def problem_type(config) -> str:
     """HF's rule: the config's problem_type if set; else regression when num_labels == 1."""
-    if getattr(config, "problem_type", None) in PROBLEM_TYPES:
-        return config.problem_type
+    ptype = getattr(config, "problem_type", None)
+    if ptype in PROBLEM_TYPES:
+        return ptype
     return "regression" if config.num_labels == 1 else "single_label_classification"
 
 
