@@ -146,7 +146,10 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
     labels = ck.labels
     ids, special, word_ids = token_info(ck, enc)
     unk = ck.tokenizer.unk_token_id  # a property that looks the token up: read once, not per token
-    hidden = torch.stack(out.hidden_states)[:, 0].numpy()
+    # The embeddings, then each layer's output: the rows of `states` wherever hidden_states ends with
+    # last_hidden_state itself (every architecture we test), so no second copy is made.
+    hidden = states.numpy() if out.hidden_states[-1] is out.last_hidden_state \
+        else torch.stack(out.hidden_states)[:, 0].numpy()
     return Analysis(
         checkpoint=ck.name,
         head_kind=head.kind,
