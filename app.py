@@ -1,4 +1,5 @@
 """Head Explorer: entry point. The sidebar picks live here so they persist across pages."""
+import gc
 import sys
 
 import streamlit as st
@@ -19,6 +20,12 @@ if booting:
 from explorer import checkpoints, heads, state  # noqa: E402
 from explorer.analysis import MAX_TEXT_CHARS  # noqa: E402
 from explorer.state import t  # noqa: E402
+
+if booting:
+    # Streamlit runs a full gc.collect() after every script run. Over the half million objects that
+    # torch, transformers and the rest bring, that took 0.3-0.7 s per rerun, holding the GIL so every
+    # other session waited. Those objects live as long as the process: leave them out of collections.
+    gc.freeze()
 
 
 ss = st.session_state

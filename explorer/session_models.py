@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import gc
 import os
 import threading
@@ -42,11 +43,20 @@ def release_memory() -> None:
     """Return freed heap pages to the OS (glibc only; a no-op elsewhere). Evicted models are freed by
     reference counting; only the young generations are collected, as a full pass costs ~0.6 s here."""
     gc.collect(1)
-    name = ctypes.util.find_library("c")
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
+@functools.cache
+def _libc():
+    """glibc, or None. Looked up once: find_library forks `ldconfig -p` on every call."""
     try:
-        ctypes.CDLL(name).malloc_trim(0)
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc.malloc_trim  # noqa: B018 - glibc only
+        return libc
     except (OSError, AttributeError, TypeError):
-        pass
+        return None
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,10 @@ class _Owner:
 
 
 def _owner() -> str:
-    return st.session_state.setdefault("_model_owner", _Owner()).id
+    ss = st.session_state
+    if "_model_owner" not in ss:  # not setdefault: a spare _Owner would die at once and run its finalizer
+        ss["_model_owner"] = _Owner()
+    return ss["_model_owner"].id
 
 
 def lang() -> str:

@@ -114,3 +114,32 @@ def test_the_app_says_which_model_was_evicted(tiny):
     at.run()
     assert not at.info  # said once
     MODELS.drop_owner(owner)
+
+
+def test_a_page_run_makes_one_owner_and_drops_nothing(monkeypatch):
+    """The session's owner key is made once: a spare one would die at once and its finalizer would drop
+    an owner and run release_memory (a gen-1 collection and malloc_trim) several times per rerun."""
+    from explorer import state
+    from tests.test_app import _app
+
+    drops = []
+    monkeypatch.setattr(state.MODELS, "drop_owner", drops.append)
+    at = _app(None)
+    owner = at.session_state["_model_owner"].id
+    at.run()
+    gc.collect()
+    assert at.session_state["_model_owner"].id == owner and drops == []
+
+
+def test_release_memory_looks_libc_up_once(monkeypatch):
+    import ctypes.util
+
+    from explorer import session_models
+
+    calls = []
+    real = ctypes.util.find_library
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: calls.append(name) or real(name))
+    session_models._libc.cache_clear()
+    for _ in range(3):
+        release_memory()
+    assert calls == ["c"]  # find_library forks `ldconfig -p` on each call
