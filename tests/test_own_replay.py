@@ -1,5 +1,6 @@
 """The own head's replayed calls (its fast path) give exactly what the model's real code gives."""
 import copy
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -65,6 +66,16 @@ def test_two_checkpoints_of_one_architecture_each_get_their_own_logits(checkpoin
             assert all(n == m and np.array_equal(x, y) for (n, x), (m, y) in zip(a.steps, b.steps))
         first.setdefault((ck.name, text), a)
     assert not np.allclose(first[one.name, TEXT].logits, first[two.name, TEXT].logits)
+
+
+def test_concurrent_sessions_get_the_sequential_numbers(checkpoints):
+    """Sessions share one cached model and its derived program: replays running at once do not mix."""
+    jobs = [(checkpoints[a, seed], text) for a in ("deberta-v2", "llama") for seed in (1, 2) for text in (TEXT, OTHER)]
+    want = [analyze(ck, build_head(ck, "own"), text).layer_logits for ck, text in jobs]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda job: analyze(job[0], build_head(job[0], "own"), job[1]).layer_logits, jobs * 3))
+    for i, g in enumerate(got):
+        np.testing.assert_array_equal(g, want[i % len(jobs)])
 
 
 class _Branchy(nn.Module):
