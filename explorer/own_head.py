@@ -232,7 +232,7 @@ class OwnHead:
 
     def run(self, hidden, mask, ids=None, dropout_p=None, generator=None) -> list[torch.Tensor]:
         """Step values, each (batch, features), in the order of self.steps."""
-        if self.program is not None:
+        if self.program is not None and not self.model.training:  # recorded in eval mode (dropout off)
             events, logits = self.program.replay(hidden, self._index(mask, ids), dropout_p, generator)
         else:
             rec, logits = self._run(hidden, mask, ids, dropout_p, generator)

@@ -109,8 +109,10 @@ class Program:
             outs = tensors(out)
             if any(o is c for o in outs for c in constants):
                 raise NotReplayable  # written in place into a constant: replays would share it
-            if any(c.is_inference() for c in constants):
-                raise NotReplayable  # made under inference_mode: a later run with autograd could not use it
+            if any(c.is_inference() or c.grad_fn is not None for c in constants):
+                # made under inference_mode, or computed from weights with a graph: a later run with
+                # autograd could not use it, or would backpropagate through one graph twice
+                raise NotReplayable
             for p, t in enumerate(outs):  # a call may hand back its input (eval dropout): the latest wins
                 where[id(t)] = _Ref(k, p)
             calls.append(call)

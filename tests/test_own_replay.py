@@ -102,3 +102,14 @@ def test_a_head_steered_by_values_always_runs_the_real_code(checkpoints):
         with torch.inference_mode():
             pooled = model.bert.pooler(sign * hidden)
             torch.testing.assert_close(own.run(sign * hidden, mask)[-1], model.classifier(pooled), rtol=0, atol=0)
+
+
+def test_a_model_in_train_mode_runs_the_real_code(checkpoints):
+    """The replay was recorded in eval mode; a private copy put in train mode (full fine-tuning) gets
+    the model's own dropout, as its real code would."""
+    model = copy.deepcopy(checkpoints["bert", 1].model)
+    own = own_head.OwnHead(model, dict(checkpoints["bert", 1].tokenizer(TEXT, return_tensors="pt")))
+    hidden, mask = torch.randn(4, 6, 32), torch.ones(4, 6, dtype=torch.long)
+    assert torch.equal(own.run(hidden, mask)[-1], own.run(hidden, mask)[-1])
+    model.train()
+    assert not torch.equal(own.run(hidden, mask)[-1], own.run(hidden, mask)[-1])
