@@ -263,7 +263,9 @@ class OwnHead:
             ids[0, 1] = self.pad_id  # a pad id inside a row: only the last one counts
         indexed = self._pooling(rec.events) if self.steps[0].op == "last" else None
         try:
-            program = Program(rec.events, hidden, logits, indexed)
+            model = self.model
+            weights = frozenset(id(t) for t in (*model.parameters(), *model.buffers()))
+            program = Program(rec.events, hidden, logits, weights, indexed)
             for p in (None, 0.5):
                 gens = [torch.Generator().manual_seed(1) if p else None for _ in range(2)]
                 real, want = self._run(other, mask, ids, p, gens[0])

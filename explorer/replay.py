@@ -95,9 +95,12 @@ def _fill(obj, outs: list, index):
 class Program:
     """The calls of one recorded run. Immutable; replays share nothing but read-only constants."""
 
-    def __init__(self, events, root: torch.Tensor, output: torch.Tensor, indexed: int | None = None):
+    def __init__(self, events, root: torch.Tensor, output: torch.Tensor, weights: frozenset[int],
+                 indexed: int | None = None):
         """`events`: [(func, args, kwargs, output, the input on the path)] in call order, as
-        own_head records them from `root`; `output`: the run's result; `indexed`: the call whose
+        own_head records them from `root`; `output`: the run's result; `weights`: ids of the model's
+        parameters and buffers, the only tensors a replay may take as they are (being the model's own,
+        they are current when a fine-tuning step changes them in place); `indexed`: the call whose
         index argument (args[1]) each replay supplies."""
         where = {id(root): _Ref(0, 0)}
         calls = []
@@ -107,12 +110,10 @@ class Program:
             constants: list[torch.Tensor] = []
             call = (func, _template(args, where, constants), _template(kwargs, where, constants), where[id(x)])
             outs = tensors(out)
+            if any(id(c) not in weights for c in constants):
+                raise NotReplayable  # a tensor made by the run (from the ids, the mask, the weights)
             if any(o is c for o in outs for c in constants):
-                raise NotReplayable  # written in place into a constant: replays would share it
-            if any(c.is_inference() or c.grad_fn is not None for c in constants):
-                # made under inference_mode, or computed from weights with a graph: a later run with
-                # autograd could not use it, or would backpropagate through one graph twice
-                raise NotReplayable
+                raise NotReplayable  # written in place into a weight: replays would share it
             for p, t in enumerate(outs):  # a call may hand back its input (eval dropout): the latest wins
                 where[id(t)] = _Ref(k, p)
             calls.append(call)

@@ -113,3 +113,34 @@ def test_a_model_in_train_mode_runs_the_real_code(checkpoints):
     assert torch.equal(own.run(hidden, mask)[-1], own.run(hidden, mask)[-1])
     model.train()
     assert not torch.equal(own.run(hidden, mask)[-1], own.run(hidden, mask)[-1])
+
+
+class _Doubled(nn.Module):
+    """A head that computes a tensor from its weight on each call: a replay would keep a stale copy."""
+
+    def __init__(self, linear: nn.Linear):
+        super().__init__()
+        self.linear = linear
+
+    def forward(self, x):
+        return nn.functional.linear(x, self.linear.weight * 2, self.linear.bias)
+
+
+@pytest.mark.parametrize("derived", [False, True])
+def test_weights_changed_in_place_are_read_at_each_run(checkpoints, derived):
+    """Head-mode fine-tuning steps the weights in place: every run uses the current ones."""
+    ck = checkpoints["bert", 1]
+    model = copy.deepcopy(ck.model)
+    if derived:
+        model.classifier = _Doubled(model.classifier)
+    own = own_head.OwnHead(model, dict(ck.tokenizer(TEXT, return_tensors="pt")))
+    assert (own.program is None) == derived
+    hidden, mask = torch.randn(2, 6, 32), torch.ones(2, 6, dtype=torch.long)
+    before = own.run(hidden, mask)[-1]
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.5)
+    with torch.inference_mode():
+        want = model.classifier(model.bert.pooler(hidden))
+    got = own.run(hidden, mask)[-1]
+    assert not torch.equal(got, before) and torch.equal(got, want)
