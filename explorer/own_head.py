@@ -232,7 +232,8 @@ class OwnHead:
 
     def run(self, hidden, mask, ids=None, dropout_p=None, generator=None) -> list[torch.Tensor]:
         """Step values, each (batch, features), in the order of self.steps."""
-        if self.program is not None and not self.model.training:  # recorded in eval mode (dropout off)
+        model = self._model()  # None once the model is gone: the clone still holds its modules
+        if self.program is not None and model is not None and not model.training:  # recorded in eval mode
             events, logits = self.program.replay(hidden, self._index(mask, ids), dropout_p, generator)
         else:
             rec, logits = self._run(hidden, mask, ids, dropout_p, generator)
