@@ -1,9 +1,9 @@
 """Label audit: which rows of a dataset are probably mislabelled, and what they should say.
 
 Every row gets an out-of-sample prediction: K folds, each training a linear head on the frozen,
-cached encoder features of the other folds (head mode's feature cache and losses). Two feature
-kinds are tried, first-token and L2-normalised mean, and the one with the better cross-validated
-score is used. Confident learning (cleanlab) then flags the rows whose given label disagrees with
+cached encoder features of the other folds (head mode's feature cache and losses). Three feature
+kinds are tried (first token, last layer's L2-normalised mean, every layer's mean averaged; see
+features.py), and the one with the best cross-validated score is used. Confident learning (cleanlab) then flags the rows whose given label disagrees with
 those predictions more than the estimated noise explains. Regression has no classes: rows are
 ranked by out-of-fold residuals and flagged when a residual is an outlier.
 """
@@ -41,7 +41,7 @@ class Note:
 @dataclass(frozen=True, eq=False)
 class LabelAudit:
     data: LabeledData
-    features: str  # the chosen pool, "first" or "mean"
+    features: str  # the chosen pool, one of features.POOLS
     cv_scores: dict  # pool -> cross-validated metrics of the head on it
     folds: int
     oof: np.ndarray  # (n, labels) out-of-fold probabilities (softmax | sigmoid) | (n,) regression predictions
@@ -242,7 +242,7 @@ def find_issues(data: LabeledData, oof: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 def audit(ck, data: LabeledData, folds: int = FOLDS, seed: int = 0, max_length: int = 128,
           progress: Progress | None = None, lang: str = "en") -> LabelAudit:
-    """Out-of-fold predictions on the better of two feature kinds, then confident learning.
+    """Out-of-fold predictions on the best of the feature kinds, then confident learning.
     `progress(fraction, message in lang)` is called as the work goes on."""
     folds, notes = fold_plan(data, folds)
     say = progress or (lambda frac, msg: None)

@@ -1,13 +1,15 @@
 """Frozen-encoder features: one batched, streamed pass over a dataset's texts.
 
-The pass yields two vectors per text: the last layer's first-token state (what BERT-style heads
-read) and its attention-masked mean, L2-normalised (what sentence encoders such as all-MiniLM are
-trained to produce). Texts are tokenized a batch at a time and batched by length, so padding
+The pass yields three vectors per text: the last layer's first-token state (what BERT-style heads
+read), its attention-masked mean, L2-normalised (what sentence encoders such as all-MiniLM are
+trained to produce), and the average of every layer's L2-normalised mean, L2-normalised again
+(lower layers keep lexical cues that the last one has partly traded away; averaging them keeps
+one hidden-size vector, where concatenating would multiply the cache by the layer count). Texts are tokenized a batch at a time and batched by length, so padding
 costs little and memory stays flat however many rows there are.
 
 Under `accelerate launch --num_processes N` (or torchrun) each process encodes a contiguous
 share of the length-sorted batches and the shares are gathered, so every process ends with
-the same (n, 2, hidden) array; one process gives the same batches, hence the same numbers.
+the same (n, 3, hidden) array; one process gives the same batches, hence the same numbers.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-POOLS = ("first", "mean")  # index into the features' second axis
+POOLS = ("first", "mean", "layers")  # index into the features' second axis
 Progress = Callable[[float, str], None]
 
 
@@ -39,16 +41,22 @@ def _batches(ck, texts: list[str], batch_size: int, max_length: int) -> list[np.
 
 def _encode(ck, texts: list[str], max_length: int) -> torch.Tensor:
     enc = ck.tokenizer(texts, truncation=True, max_length=max_length, padding=True, return_tensors="pt")
-    hidden = ck.model.base_model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state
-    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (batch, seq, 1)
-    mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
-    mean = torch.nn.functional.normalize(mean, dim=-1)
-    return torch.stack([hidden[:, 0], mean], 1).float()  # (batch, 2, hidden)
+    out = ck.model.base_model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                              output_hidden_states=True)
+    # hidden_states is (embeddings, layer 1, ..., layer L); the last is taken from last_hidden_state, which
+    # some decoders give after a final norm, so "first" and "mean" stay what they were.
+    states = [*out.hidden_states[1:-1], out.last_hidden_state]
+    mask = enc["attention_mask"].unsqueeze(-1).to(out.last_hidden_state.dtype)  # (batch, seq, 1)
+    means = [torch.nn.functional.normalize((h * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
+             for h in states]  # L x (batch, hidden)
+    layers = torch.nn.functional.normalize(torch.stack(means).sum(0), dim=-1)
+    return torch.stack([out.last_hidden_state[:, 0], means[-1], layers], 1).float()  # (batch, 3, hidden)
 
 
 def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int = 128,
                      progress: Progress | None = None) -> np.ndarray:
-    """(n, 2, hidden) float32: first-token state and L2-normalised mean per text, in input order."""
+    """(n, 3, hidden) float32: first-token state, L2-normalised mean and layer-averaged mean per text,
+    in input order."""
     n = len(texts)
     hidden = ck.model.config.hidden_size
     out = np.zeros((n, len(POOLS), hidden), np.float32)

@@ -130,8 +130,9 @@ _FEATURES_LOCK = threading.Lock()  # sessions train in background threads and sh
 
 def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int, pool: str = "first",
                     progress: FeatureProgress | None = None) -> torch.Tensor:
-    """(n, hidden) frozen-encoder features ("first" token or L2-normalised "mean"), cached per
-    (model, texts, max_length); one encoder pass fills both pools."""
+    """(n, hidden) frozen-encoder features (a pool of features.POOLS: "first" token, L2-normalised
+    "mean", or the "layers" average), cached per (model, texts, max_length); one encoder pass fills
+    every pool."""
     digest = hashlib.sha1("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
     key = (id(ck.model), ck.name, ck.source, max_length, digest)
     with _FEATURES_LOCK:
@@ -144,7 +145,7 @@ def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int, poo
             _FEATURES[key] = feats
             while len(_FEATURES) > _FEATURES_MAX:
                 _FEATURES.popitem(last=False)
-    return feats[:, POOLS.index(pool)]  # (n, 2, hidden) -> (n, hidden)
+    return feats[:, POOLS.index(pool)]  # (n, pools, hidden) -> (n, hidden)
 
 
 # ---- metrics --------------------------------------------------------------------------------

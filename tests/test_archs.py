@@ -280,3 +280,18 @@ def test_cli_reports_attributions_that_do_not_converge(capsys, arch_root, archs,
 def test_pages_run_on_a_decoder_only_pair(arch_root, page_name):
     """A head with no dropout step and last-token pooling, on a sentence pair: no exception, no error box."""
     _pair_page(page_name, arch_root / "tiny-llama")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_audit_features_on_every_architecture(archs, arch):
+    """The audit's feature pools on any architecture: "first" and "mean" read the model's own last hidden
+    state (after a decoder's final norm, which hidden_states may lack), and the layer average is a unit vector."""
+    from explorer.features import encoder_features
+
+    ck = archs[arch]
+    feats = encoder_features(ck, [TEXT, SHORT])  # (2, 3, hidden); TEXT is the longer, so it has no padding
+    with torch.inference_mode():
+        h = ck.model.base_model(**ck.tokenizer([TEXT], return_tensors="pt")).last_hidden_state[0]
+    np.testing.assert_allclose(feats[0, 0], h[0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(feats[0, 1], torch.nn.functional.normalize(h.mean(0), dim=0).numpy(), atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(feats[:, 2], axis=-1), 1.0, atol=1e-5)
