@@ -227,6 +227,10 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
     seconds = time.perf_counter() - t0
     work.model.requires_grad_(False)
     work.model.eval()
+    # The private tokenizer was only for the Trainer's collator. The kept model reads with the shared
+    # one (same vocabulary, state untouched), so a session model costs its weights alone (~7 MB less
+    # for BERT's) and an export carries no padding state the collator left behind.
+    work = replace(work, tokenizer=ck.tokenizer)
     n = len(work.labels)
     y_val = data.y[val_idx]
     return FinetuneResult(

@@ -64,14 +64,18 @@ def _titles(at) -> list[str]:
     return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
 
 
-def test_cached_tokenizer_state_is_unchanged_by_finetuning(tiny_root):
+def test_cached_tokenizer_state_is_unchanged_by_finetuning(tiny_root, monkeypatch):
     ck = load_checkpoint(str(tiny_root / "tiny-bert"))
     before = shared_tokenizer.state(ck.tokenizer)
     rows = "".join(f"sentence number {i} is here,{['pos', 'neg'][i % 2]}\n" for i in range(30))
     data = prepare(read_csv(("text,label\n" + rows).encode()))
+    copies = []
+    real = shared_tokenizer.private
+    monkeypatch.setattr(shared_tokenizer, "private", lambda tok: copies.append(real(tok)) or copies[-1])
     for mode in ("head", "full"):
         result = finetune(ck, data, Settings(mode=mode, epochs=1, max_length=16))
-        assert result.checkpoint.tokenizer is not ck.tokenizer  # fine-tuning works on a private copy
+        assert copies[-1] is not ck.tokenizer  # training works on a private copy
+        assert result.checkpoint.tokenizer is ck.tokenizer  # the kept model reads with the shared one
     encode(ck, "a short text")
     assert shared_tokenizer.state(ck.tokenizer) == before
 

@@ -94,6 +94,16 @@ def test_rss_after_20_finetunes_stays_under_base_plus_cap(ck, data):
     assert grown < (cap + 1) * size, f"RSS grew {grown / 2**20:.0f} MB; cap {cap * size / 2**20:.0f} MB"
 
 
+def test_a_kept_model_reads_with_the_shared_tokenizer(ck, data):
+    """Training used a private tokenizer (the Trainer's collator sets padding on it); the kept model goes
+    back to the shared one, so it costs its weights alone and the memory bound above holds."""
+    from explorer import shared_tokenizer
+
+    before = shared_tokenizer.state(ck.tokenizer)
+    tuned = _tuned(ck, data)
+    assert tuned.tokenizer is ck.tokenizer and shared_tokenizer.state(ck.tokenizer) == before
+
+
 def test_the_app_says_which_model_was_evicted(tiny):
     """The fourth model of a session evicts its first; the next page run says so, and the sidebar offers the rest."""
     import dataclasses
