@@ -3,9 +3,10 @@
 Every row gets an out-of-sample prediction: K folds, each training a linear head on the frozen,
 cached encoder features of the other folds (head mode's feature cache and losses). Three feature
 kinds are tried (first token, last layer's L2-normalised mean, every layer's mean averaged; see
-features.py), and the one with the best cross-validated score is used. Confident learning (cleanlab) then flags the rows whose given label disagrees with
-those predictions more than the estimated noise explains. Regression has no classes: rows are
-ranked by out-of-fold residuals and flagged when a residual is an outlier.
+features.py), and the one with the best cross-validated score is used. Confident learning
+(cleanlab) then flags the rows whose given label disagrees with those predictions more than the
+estimated noise explains. Regression has no classes: rows are ranked by out-of-fold residuals and
+flagged when a residual is an outlier.
 """
 from __future__ import annotations
 

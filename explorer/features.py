@@ -4,8 +4,9 @@ The pass yields three vectors per text: the last layer's first-token state (what
 read), its attention-masked mean, L2-normalised (what sentence encoders such as all-MiniLM are
 trained to produce), and the average of every layer's L2-normalised mean, L2-normalised again
 (lower layers keep lexical cues that the last one has partly traded away; averaging them keeps
-one hidden-size vector, where concatenating would multiply the cache by the layer count). Texts are tokenized a batch at a time and batched by length, so padding
-costs little and memory stays flat however many rows there are.
+one hidden-size vector, where concatenating would multiply the cache by the layer count). Texts
+are tokenized a batch at a time and batched by length, so padding costs little and memory stays
+flat however many rows there are.
 
 Under `accelerate launch --num_processes N` (or torchrun) each process encodes a contiguous
 share of the length-sorted batches and the shares are gathered, so every process ends with
