@@ -45,6 +45,11 @@ def test_pooled_page_apptest():
     lm_bar = size["data"][-1]
     assert values(lm_bar["y"])[0] == 30522 * 384 + 30522
     assert any("Cosine" in x for x in titles(at))
+    assert "dimension %{x}" in strips["hovertemplate"]  # the axis's own word, translated below
+    at.session_state["lang"] = "vi"
+    at.run()
+    assert "chiều %{x}" in specs(at)[0]["data"][0]["hovertemplate"]
+    at.session_state["lang"] = "en"
     at.session_state["checkpoint"], at.session_state["head"] = "minilm", "roberta"
     at.run()
     assert not at.exception and at.warning  # random head flagged

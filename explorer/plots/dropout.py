@@ -31,11 +31,11 @@ def mask(before: np.ndarray, after: np.ndarray, keep: np.ndarray, title: str, x_
     dims = np.arange(len(before))
     traces = [
         go.Bar(x=dims, y=before, name=before_name, marker_color=BEFORE,
-               hovertemplate=f"{before_name} dim %{{x}}: %{{y:.4f}}<extra></extra>"),
+               hovertemplate=f"{before_name}, {x_title} %{{x}}: %{{y:.4f}}<extra></extra>"),
         go.Bar(x=dims[keep], y=after[keep], name=f"{after_name}: {kept_name}", marker_color=KEPT,
-               hovertemplate=f"{after_name} dim %{{x}}: %{{y:.4f}}<extra></extra>"),
+               hovertemplate=f"{after_name}, {x_title} %{{x}}: %{{y:.4f}}<extra></extra>"),
         go.Scatter(x=dims[~keep], y=np.zeros(int((~keep).sum())), mode="markers", name=dropped_name,
                    marker=dict(symbol="line-ns-open", size=10, color=DROPPED),
-                   hovertemplate=f"{dropped_name} dim %{{x}}<extra></extra>"),
+                   hovertemplate=f"{dropped_name}, {x_title} %{{x}}<extra></extra>"),
     ]
     return figure(traces, title, x_title, y_title, barmode="overlay", height=320)

@@ -27,7 +27,7 @@ def strips(vectors: dict[str, np.ndarray], title: str, x_title: str, y_title: st
         z[i, :len(v)] = v
     lim = robust_limit(z)
     heat = go.Heatmap(z=z, y=names, colorscale=DIVERGING, zmid=0, zmin=-lim, zmax=lim, colorbar=colorbar(value_name),
-                      hovertemplate="%{y}<br>dim %{x}: %{z:.4f}<extra></extra>")
+                      hovertemplate=f"%{{y}}<br>{x_title} %{{x}}: %{{z:.4f}}<extra></extra>")
     return figure([heat], title, x_title, y_title, margin=_MARGIN, height=300)
 
 
