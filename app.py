@@ -47,24 +47,32 @@ ss.setdefault("seed", 0)
 ss.setdefault("presenter", False)
 ss.setdefault("checkpoint_other", "")
 
-with st.sidebar:
-    st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get, **state.sticky("lang"))
-    choices = list(checkpoints.REGISTRY) + state.session_checkpoint_names() + [state.OTHER]
-    if ss.get("_keep_checkpoint", ss["checkpoint"]) not in choices:  # e.g. a session model is gone
-        ss["checkpoint"] = ss["_keep_checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
-    st.selectbox(t("app.checkpoint"), choices, help=t("app.checkpoint_help"), **state.sticky("checkpoint"),
-                 format_func=lambda n, lang=ss["lang"]: f"{n}: {i18n.t('app.registry.' + n, lang)}"
-                 if n in checkpoints.REGISTRY else i18n.t("app.other", lang) if n == state.OTHER else n)  # lang bound now: AppTest formats outside the run
-    if ss["checkpoint"] == state.OTHER:
-        st.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint", **state.sticky("checkpoint_other"))
-    st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"), **state.sticky("head"))
-    st.text_area(t("app.text"), height=110, max_chars=MAX_TEXT_CHARS, **state.sticky("text"))
-    if ss["lang"] != "en":  # the example stays English: the built-in models only read English
-        st.caption(t("app.text_english"))
-    st.text_area(t("arch.text_b"), height=68, help=t("arch.text_b_help"), placeholder=t("arch.text_b_placeholder"),
-                 max_chars=MAX_TEXT_CHARS, **state.sticky("text_pair"))
-    st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, **state.sticky("seed"))
-    st.toggle(t("app.presenter"), help=t("app.presenter_help"), **state.sticky("presenter"))
+
+def _sidebar() -> None:
+    with st.sidebar:
+        st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get, **state.sticky("lang"))
+        choices = list(checkpoints.REGISTRY) + state.session_checkpoint_names() + [state.OTHER]
+        if ss.get("_keep_checkpoint", ss["checkpoint"]) not in choices:  # e.g. a session model is gone
+            ss["checkpoint"] = ss["_keep_checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
+        st.selectbox(t("app.checkpoint"), choices, help=t("app.checkpoint_help"), **state.sticky("checkpoint"),
+                     format_func=lambda n, lang=ss["lang"]: f"{n}: {i18n.t('app.registry.' + n, lang)}"
+                     if n in checkpoints.REGISTRY else i18n.t("app.other", lang) if n == state.OTHER else n)  # lang bound now: AppTest formats outside the run
+        if ss["checkpoint"] == state.OTHER:
+            st.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint",
+                          **state.sticky("checkpoint_other"))
+        st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"), **state.sticky("head"))
+        st.text_area(t("app.text"), height=110, max_chars=MAX_TEXT_CHARS, **state.sticky("text"))
+        if ss["lang"] != "en":  # the example stays English: the built-in models only read English
+            st.caption(t("app.text_english"))
+        st.text_area(t("arch.text_b"), height=68, help=t("arch.text_b_help"), placeholder=t("arch.text_b_placeholder"),
+                     max_chars=MAX_TEXT_CHARS, **state.sticky("text_pair"))
+        st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, **state.sticky("seed"))
+        st.toggle(t("app.presenter"), help=t("app.presenter_help"), **state.sticky("presenter"))
+
+
+# Like the pages: a failure here is one translated line (and a server log entry), never a traceback.
+state.guarded(_sidebar)
+
 
 def _presenter_off() -> None:
     ss["presenter"] = ss["_keep_presenter"] = False

@@ -39,6 +39,18 @@ def test_unexpected_error_is_one_translated_line_without_details(monkeypatch):
         assert "secret" not in at.error[0].value
 
 
+def test_a_failing_sidebar_is_one_translated_line_and_the_page_still_runs(monkeypatch):
+    from explorer import state
+
+    def boom():
+        raise RuntimeError("secret detail")
+
+    monkeypatch.setattr(state, "session_checkpoint_names", boom)
+    at = _home(lang="vi")
+    assert not at.exception and [e.value for e in at.error] == [i18n.t("errors.unexpected", "vi", kind="RuntimeError")]
+    assert at.metric  # the page below the sidebar still ran
+
+
 def test_streamlit_control_flow_passes_through(monkeypatch):
     """st.stop() inside a page must still just stop (no error box): it is a BaseException."""
     import streamlit as st
