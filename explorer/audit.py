@@ -20,6 +20,12 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from . import i18n
 from .data import MULTI, REGRESSION, SINGLE, DataError, LabeledData
 from .features import POOLS
+
+# The pools the audit's cross-validation chooses among. "last" stays out: on the encoders the audit is
+# built for (the embedded MiniLM, BERT-style models) it is the [SEP] state, which no head reads, and it
+# would cost every audit a fourth K-fold fit; on a decoder-only model the mean pools already read the
+# whole text. Head-mode fine-tuning uses "last" where a head reads it.
+CANDIDATES = tuple(p for p in POOLS if p != "last")
 from .finetune import cached_features, loss_fn, metrics, score
 
 FOLDS = 5
@@ -42,7 +48,7 @@ class Note:
 @dataclass(frozen=True, eq=False)
 class LabelAudit:
     data: LabeledData
-    features: str  # the chosen pool, one of features.POOLS
+    features: str  # the chosen pool, one of CANDIDATES
     cv_scores: dict  # pool -> cross-validated metrics of the head on it
     folds: int
     oof: np.ndarray  # (n, labels) out-of-fold probabilities (softmax | sigmoid) | (n,) regression predictions
@@ -251,14 +257,14 @@ def audit(ck, data: LabeledData, folds: int = FOLDS, seed: int = 0, max_length: 
     feats = cached_features(ck, data.texts, max_length, "first",
                             progress=lambda frac, msg: say(0.9 * frac, i18n.t("audit.progress_features", lang, done=msg)))
     results = {}
-    for j, pool in enumerate(POOLS):
+    for j, pool in enumerate(CANDIDATES):
         x = cached_features(ck, data.texts, max_length, pool)
-        total = folds * len(POOLS)
+        total = folds * len(CANDIDATES)
         oof = out_of_fold(x, data, folds, seed, lambda i: say(0.9 + 0.1 * (j * folds + i) / total,
                                                               i18n.t("audit.progress_folds", lang,
                                                                      done=j * folds + i, total=total)))
         results[pool] = (oof, _cv_metrics(data, oof), x)
-    best = max(POOLS, key=lambda p: score(data.problem_type, results[p][1]))  # ties keep "first"
+    best = max(CANDIDATES, key=lambda p: score(data.problem_type, results[p][1]))  # ties keep "first"
     oof, _, x = results[best]
     quality, flagged, noise = find_issues(data, oof)
     return LabelAudit(data=data, features=best, cv_scores={p: r[1] for p, r in results.items()}, folds=folds,

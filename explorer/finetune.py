@@ -1,6 +1,7 @@
 """Fine-tuning on a labelled dataset, always on a private copy of the checkpoint.
 
-`head` mode freezes the encoder: first-token features are computed once (and cached), so the
+`head` mode freezes the encoder: the features of the token the head reads (the first, or on
+decoder-only models the last non-pad one) are computed once (and cached), so the
 head can train for many epochs in seconds. `full` mode trains everything with transformers'
 Trainer. Both report progress per epoch, stop when asked and keep the best validation state.
 The result exports as an ordinary HF folder that `transformers.pipeline` loads.
@@ -35,6 +36,8 @@ from .features import POOLS, Progress as FeatureProgress, encoder_features
 from .errors import ExplorerError
 
 MODES = ("head", "full")
+# The pooling steps (own_head.OwnStep.op) that read one token, each the features.POOLS entry holding it.
+HEAD_POOLS = ("first", "last")
 MIN_LENGTH = 8  # room for the special tokens and a few words
 
 
@@ -131,8 +134,8 @@ _FEATURES_LOCK = threading.Lock()  # sessions train in background threads and sh
 def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int, pool: str = "first",
                     progress: FeatureProgress | None = None) -> torch.Tensor:
     """(n, hidden) frozen-encoder features (a pool of features.POOLS: "first" token, L2-normalised
-    "mean", or the "layers" average), cached per (model, texts, max_length); one encoder pass fills
-    every pool."""
+    "mean", the "layers" average, or the "last" non-pad token), cached per (model, texts, max_length);
+    one encoder pass fills every pool."""
     digest = hashlib.sha1("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
     key = (id(ck.model), ck.name, ck.source, max_length, digest)
     with _FEATURES_LOCK:
@@ -209,9 +212,9 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
     native = native_kind(ck)
     if s.head not in ("own", native):
         raise FinetuneError("finetune_own_head", native=native, head=s.head)
-    if s.mode == "head" and derive(ck).steps[0].op != "first":
-        # Head mode trains on cached first-token features; a head that pools another token (decoder-only
-        # models read the last one) or all of them would be trained on what it never reads.
+    if s.mode == "head" and derive(ck).steps[0].op not in HEAD_POOLS:
+        # Head mode trains on cached features of the one token the head reads; a head that pools all
+        # of them (a mean) would be trained on a vector it never reads.
         raise FinetuneError("finetune_pooling", model_type=ck.model_type)
     if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
         raise FinetuneError("finetune_not_positive")
@@ -246,7 +249,8 @@ def _target(data: LabeledData, idx) -> torch.Tensor:
 
 
 def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
-    feats = cached_features(ck, data.texts, s.max_length)  # (n, hidden), from the untouched encoder
+    pool = derive(ck).steps[0].op  # the token the head reads (one of HEAD_POOLS): first, or last non-pad
+    feats = cached_features(ck, data.texts, s.max_length, pool)  # (n, hidden), from the untouched encoder
     head = build_head(work, "own", s.seed)
     params = [p for layer in head.layers.values() for p in layer.parameters()]
     for p in params:

@@ -187,9 +187,7 @@ class OwnHead:
         if not self.tail:  # the stub replaces the whole base model
             self.like = type(base_out) if not isinstance(base_out, tuple) else (None,)
         self.config = copy.copy(model.config)
-        # Placeholder ids mark padding by the pad id; a model without one pools as if it had an
-        # id no token uses, which HF's rule turns into "the last token" for every row.
-        self.pad_id = model.config.pad_token_id if model.config.pad_token_id is not None else -1
+        self.pad_id = pad_id(model.config)
         self.config.pad_token_id = self.pad_id
         self.fill_id = 1 if self.pad_id == 0 else 0
         self.names = {id(p): n.rsplit(".", 1)[0] for n, p in model.named_parameters()}
@@ -359,6 +357,12 @@ def _same_run(a, b) -> bool:
         fa is fb and len(oa := _tensors(xa)) == len(ob := _tensors(xb))
         and all(u.shape == v.shape and u.dtype == v.dtype and torch.equal(u, v) for u, v in zip(oa, ob))
         for (fa, *_, xa, _), (fb, *_, xb, _) in zip(a, b))
+
+
+def pad_id(config) -> int:
+    """The id last-token pooling treats as padding. A model without one pools as if it had an id no
+    token uses, which HF's rule turns into "the last token" for every row."""
+    return config.pad_token_id if config.pad_token_id is not None else -1
 
 
 def last_token(ids: torch.Tensor, pad_id: int) -> torch.Tensor:  # (batch,)

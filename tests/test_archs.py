@@ -255,13 +255,96 @@ def test_faithfulness_on_a_pair_keeps_segments(archs):
     assert np.isfinite(rows[0].comprehensiveness)
 
 
-def test_head_mode_fine_tuning_refuses_a_head_that_reads_another_token(archs):
+def _demo_data():
     from explorer.data import demo_frame, prepare, read_csv
-    from explorer.finetune import FinetuneError, Settings, finetune
 
-    data = prepare(read_csv(demo_frame(per_class=4, seed=1).to_csv(index=False).encode()))
-    with pytest.raises(FinetuneError, match="does not read the first token"):
-        finetune(archs["llama"], data, Settings(mode="head", epochs=1))
+    return prepare(read_csv(demo_frame(per_class=4, seed=1).to_csv(index=False).encode()))
+
+
+def _with_tokenizer(ck, **attrs):
+    """`ck` read by a private tokenizer with `attrs` set (the cached one is never touched)."""
+    import dataclasses
+
+    from explorer import shared_tokenizer
+
+    tok = shared_tokenizer.private(ck.tokenizer)
+    for k, v in attrs.items():
+        setattr(tok, k, v)
+    return dataclasses.replace(ck, tokenizer=tok)
+
+
+def _through_head(ck, feats: torch.Tensor) -> torch.Tensor:
+    """What head mode's training path computes: the own head on each feature as a 1-token sequence."""
+    with torch.no_grad():
+        return run_head(build_head(ck, "own"), feats.unsqueeze(1), torch.ones(len(feats), 1))[-1][1]
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama", "qwen2"])
+def test_last_pool_is_the_token_the_head_reads(archs, arch):
+    """The "last" pool of a right-padded batch is, for every row, the state HF's classifier pools from that
+    text alone (no pad id: gpt2; eos-as-pad, which the tokenizer's padding is not: llama); where the model
+    and tokenizer agree on the pad id, it is what HF pools from the padded batch itself, on either side."""
+    from explorer.features import POOLS, encoder_features
+
+    ck = archs[arch]
+    last = POOLS.index("last")
+    feats = torch.from_numpy(encoder_features(ck, [TEXT, SHORT])[:, last])  # SHORT is padded
+    alone = torch.cat([_hf(ck, t) for t in (TEXT, SHORT)])
+    torch.testing.assert_close(_through_head(ck, feats), alone, atol=1e-5, rtol=1e-5)
+    if arch == "qwen2":
+        for side in ("right", "left"):
+            sided = _with_tokenizer(ck, padding_side=side)
+            feats = torch.from_numpy(encoder_features(sided, [TEXT, SHORT])[:, last])
+            batch = _hf(ck, [TEXT, SHORT], padding=True, padding_side=side)
+            torch.testing.assert_close(_through_head(ck, feats), batch, atol=1e-5, rtol=1e-5)
+
+
+def test_features_without_a_pad_token(archs):
+    """A tokenizer that cannot pad (GPT-2's) encodes each row alone: same numbers as right padding."""
+    from explorer.features import encoder_features
+
+    ck = archs["gpt2"]
+    bare = _with_tokenizer(ck, pad_token=None)
+    assert bare.tokenizer.pad_token is None
+    np.testing.assert_allclose(encoder_features(bare, [TEXT, SHORT]), encoder_features(ck, [TEXT, SHORT]),
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama", "qwen2"])
+def test_head_mode_fine_tuning_trains_the_token_a_decoder_head_reads(archs, arch):
+    """The fine-tuned model's own forward on a text equals the training path on that text's cached "last"
+    feature: the head was trained on what it reads (the "first" feature, a causal model's first token, is not)."""
+    from explorer.finetune import Settings, cached_features, finetune
+
+    ck = archs[arch]
+    data = _demo_data()
+    result = finetune(ck, data, Settings(mode="head", epochs=2, max_length=32))
+    tuned = result.checkpoint
+    assert result.history and not torch.equal(tuned.model.score.weight, ck.model.score.weight)
+    texts = data.texts[:4]
+    with torch.inference_mode():
+        want = torch.cat([tuned.model(**tuned.tokenizer(t, truncation=True, max_length=32,
+                                                        return_tensors="pt")).logits for t in texts])
+    got = _through_head(tuned, cached_features(ck, data.texts, 32, "last")[:4])
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    first = _through_head(tuned, cached_features(ck, data.texts, 32, "first")[:4])
+    assert not torch.allclose(first, want, atol=1e-3)
+
+
+def test_head_mode_fine_tuning_refuses_a_mean_pooling_head(archs):
+    """A head that pools every token has no one token's features to train on: refused, full mode is not."""
+    import copy
+    import dataclasses
+
+    from explorer.finetune import FinetuneError, Settings, finetune
+    from explorer.heads import derive
+
+    model = copy.deepcopy(archs["modernbert"].model)
+    model.config.classifier_pooling = "mean"
+    ck = dataclasses.replace(archs["modernbert"], model=model)
+    assert derive(ck).steps[0].op == "mean"
+    with pytest.raises(FinetuneError, match="pools every token"):
+        finetune(ck, _demo_data(), Settings(mode="head", epochs=1))
 
 
 def test_cli_reports_attributions_that_do_not_converge(capsys, arch_root, archs, monkeypatch):
@@ -289,7 +372,7 @@ def test_audit_features_on_every_architecture(archs, arch):
     from explorer.features import encoder_features
 
     ck = archs[arch]
-    feats = encoder_features(ck, [TEXT, SHORT])  # (2, 3, hidden); TEXT is the longer, so it has no padding
+    feats = encoder_features(ck, [TEXT, SHORT])  # (2, 4, hidden); TEXT is the longer, so it has no padding
     with torch.inference_mode():
         h = ck.model.base_model(**ck.tokenizer([TEXT], return_tensors="pt")).last_hidden_state[0]
     np.testing.assert_allclose(feats[0, 0], h[0].numpy(), atol=1e-5)
