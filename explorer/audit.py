@@ -20,14 +20,13 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from . import i18n
 from .data import MULTI, REGRESSION, SINGLE, DataError, LabeledData
 from .features import POOLS
+from .finetune import cached_features, loss_fn, metrics, score
 
 # The pools the audit's cross-validation chooses among. "last" stays out: on the encoders the audit is
 # built for (the embedded MiniLM, BERT-style models) it is the [SEP] state, which no head reads, and it
 # would cost every audit a fourth K-fold fit; on a decoder-only model the mean pools already read the
 # whole text. Head-mode fine-tuning uses "last" where a head reads it.
 CANDIDATES = tuple(p for p in POOLS if p != "last")
-from .finetune import cached_features, loss_fn, metrics, score
-
 FOLDS = 5
 WEIGHT_DECAY = 0.03  # on standardised features; near sklearn's default strength, fits any encoder's scale
 MAX_ITER = 200
