@@ -28,6 +28,7 @@ from sklearn.metrics import accuracy_score, f1_score, mean_squared_error
 from sklearn.model_selection import train_test_split
 
 from . import scratch, shared_tokenizer
+from .session_models import env_int
 from .analysis import max_length
 from .checkpoints import Checkpoint
 from .data import MULTI, REGRESSION, SINGLE, LabeledData
@@ -128,6 +129,9 @@ def session_name() -> str:
 
 _FEATURES: OrderedDict = OrderedDict()
 _FEATURES_MAX = 4
+# All datasets' features together, in MB (4 vectors per row: 100,000 rows of MiniLM are ~615 MB). The
+# newest entry is always kept, however large: it is the one being trained on.
+FEATURES_ENV, DEFAULT_FEATURES_MB = "HEAD_EXPLORER_FEATURES_MB", 1024
 _FEATURES_LOCK = threading.Lock()  # sessions train in background threads and share this cache
 
 
@@ -146,7 +150,9 @@ def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int, poo
         feats = torch.from_numpy(encoder_features(ck, list(texts), max_length=max_length, progress=progress))  # outside the lock: slow
         with _FEATURES_LOCK:
             _FEATURES[key] = feats
-            while len(_FEATURES) > _FEATURES_MAX:
+            budget = env_int(FEATURES_ENV, DEFAULT_FEATURES_MB) * 2**20
+            while len(_FEATURES) > 1 and (len(_FEATURES) > _FEATURES_MAX
+                                          or sum(f.nbytes for f in _FEATURES.values()) > budget):
                 _FEATURES.popitem(last=False)
     return feats[:, POOLS.index(pool)]  # (n, pools, hidden) -> (n, hidden)
 

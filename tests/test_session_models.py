@@ -153,3 +153,30 @@ def test_release_memory_looks_libc_up_once(monkeypatch):
     for _ in range(3):
         release_memory()
     assert calls == ["c"]  # find_library forks `ldconfig -p` on each call
+
+
+def test_feature_cache_stays_within_its_budget(monkeypatch, ck):
+    """Head mode and the audit cache a dataset's features for every session; all of them together stay
+    under HEAD_EXPLORER_FEATURES_MB, oldest dropped first, the newest kept (it is being trained on)."""
+    import numpy as np
+
+    from explorer import finetune
+
+    passes = []
+
+    def fake_pass(ck, texts, **kwargs):  # 2 rows x 4 pools x 65,536 floats = 2 MB per dataset
+        passes.append(tuple(texts))
+        return np.zeros((len(texts), len(finetune.POOLS), 2**16), np.float32)
+
+    monkeypatch.setattr(finetune, "encoder_features", fake_pass)
+    monkeypatch.setattr(finetune, "_FEATURES", finetune.OrderedDict())
+    monkeypatch.setenv(finetune.FEATURES_ENV, "3")
+    first, second = ("a", "b"), ("c", "d")
+    finetune.cached_features(ck, first, 16)
+    finetune.cached_features(ck, second, 16)
+    assert len(finetune._FEATURES) == 1  # 4 MB > 3 MB: the older went
+    finetune.cached_features(ck, second, 16)
+    assert passes == [first, second]  # the newest is still cached
+    monkeypatch.setenv(finetune.FEATURES_ENV, "100")
+    finetune.cached_features(ck, first, 16)
+    assert len(finetune._FEATURES) == 2 and passes == [first, second, first]
