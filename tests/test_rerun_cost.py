@@ -1,4 +1,6 @@
 """Less work per rerun, nothing shown changed: what keeps a class of sessions from queueing on one server."""
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,10 +21,8 @@ def test_a_cold_start_leaves_the_imported_libraries_out_of_garbage_collection():
     """Streamlit runs a full gc.collect() after every script run; over torch's and transformers' objects
     that took 0.3-0.7 s per rerun with the GIL held. The first run freezes them (a fresh process: only
     there is app.py booting), and the page still renders."""
-    import json
-
     out = subprocess.run([sys.executable, "-c", COLD_RUN], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                         env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert res["errors"] == [] and res["metrics"]
