@@ -142,12 +142,15 @@ def _check_numbers(cfg, name: str) -> None:
         if isinstance(default, bool) or not isinstance(default, (int, float)):
             continue
         value = getattr(cfg, field, default)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise CheckpointError("checkpoint_config_not_finite", name=name, field=field, value=repr(value)[:40])
-        if default > 0 and value < 0:
-            raise CheckpointError("checkpoint_config_negative", name=name, field=field, value=repr(value)[:40])
+        # Types are the config class's own check (strict dataclasses); a list holds one number per layer
+        # (Longformer's attention_window).
+        for number in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(number, bool) or not isinstance(number, (int, float)):
+                continue
+            if not math.isfinite(number):
+                raise CheckpointError("checkpoint_config_not_finite", name=name, field=field, value=repr(value)[:40])
+            if default > 0 and number < 0:
+                raise CheckpointError("checkpoint_config_negative", name=name, field=field, value=repr(value)[:40])
 
 
 def _file_elements(folder: Path) -> int | None:

@@ -315,3 +315,24 @@ def test_slow_computations_on_long_texts_need_force(capsys, work, models, extra,
     assert cli.main(["analyze", "--checkpoint", str(models["ok"]), "--text", "word " * 130, *extra, "--force",
                      "--json"]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("config, field", [
+    ("DistilBertConfig(n_layers=-2)", "n_layers = -2"),
+    ("RobertaConfig(layer_norm_eps=float('nan'))", "layer_norm_eps = nan"),
+    ("LongformerConfig(attention_window=[4, -4])", "attention_window = [4, -4]"),
+    ("LongformerConfig(attention_window=[4, 4])", None),
+    ("BertConfig()", None),
+])
+def test_config_numbers_are_checked_by_the_config_class_fields(config, field):
+    """The fields come from each config class's declared defaults, not a table: other names, lists too."""
+    import transformers
+
+    from explorer.checkpoints import CheckpointError, _check_numbers
+
+    cfg = eval(config, vars(transformers))  # noqa: S307 - the test's own literals
+    if field is None:
+        _check_numbers(cfg, "x")
+    else:
+        with pytest.raises(CheckpointError, match=field.replace("[", r"\[").replace("]", r"\]")):
+            _check_numbers(cfg, "x")
