@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import inspect
+import json
+import math
 import os
 import socket
 import weakref
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer, PreTrainedModel
+from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer, PreTrainedModel
 from . import shared_tokenizer
 from .errors import ExplorerError
 
@@ -26,6 +28,12 @@ SENTIMENT_HEAD = ASSETS / "minilm-sentiment" / "head.safetensors"
 SENTIMENT_LABELS = ("negative", "neutral", "positive")
 DEFAULT_CHECKPOINT = "minilm-sentiment"
 DEFAULT_SEED = 0
+# New (missing) weights are drawn in memory, about twice their size at the peak; a config.json can ask
+# for any size (a 40M-row vocabulary beside an empty weights file drew 10 GB), so they are sized first.
+NEW_WEIGHTS_ENV, DEFAULT_NEW_WEIGHTS_MB = "HEAD_EXPLORER_NEW_WEIGHTS_MB", 512
+# A character no vocabulary holds: a tokenizer that cannot stand for unknown text fails on it at load,
+# not on the first visitor's emoji (a WordPiece vocab.txt without [UNK] does).
+_UNKNOWN_PROBE = "a \U000f0000 \u2603"
 
 
 class CheckpointError(ExplorerError):
@@ -108,7 +116,7 @@ def _reinit_new_weights(model: PreTrainedModel, names: tuple[str, ...], seed: in
             elif p.dim() == 1:
                 p.zero_()
             else:
-                p.copy_(torch.randn(p.shape, generator=gen) * std)
+                p.copy_(torch.randn(p.shape, generator=gen).mul_(std))  # in place: one temporary, not two
 
 
 def _check_labels(model: PreTrainedModel, name: str) -> None:
@@ -120,28 +128,109 @@ def _check_labels(model: PreTrainedModel, name: str) -> None:
     if ids != list(range(cfg.num_labels)):
         shown = ", ".join(map(str, ids[:8])) + (", …" if len(ids) > 8 else "")
         raise CheckpointError("checkpoint_label_ids", name=name, ids=shown, n=cfg.num_labels, last=cfg.num_labels - 1)
+    odd = [v for v in cfg.id2label.values() if not isinstance(v, str)]
+    if odd:  # every view, export and label check treats names as text
+        raise CheckpointError("checkpoint_label_names", name=name, value=repr(odd[0])[:40])
+
+
+def _check_numbers(cfg, name: str) -> None:
+    """The config's numeric fields, as its class declares them (a number as default), must hold finite
+    numbers, and not negative ones where the default is positive (a size, a count, an epsilon): a NaN
+    layer_norm_eps or num_hidden_layers=-1 would otherwise fail later as something unsupported."""
+    for field, param in inspect.signature(type(cfg).__init__).parameters.items():
+        default = param.default
+        if isinstance(default, bool) or not isinstance(default, (int, float)):
+            continue
+        value = getattr(cfg, field, default)
+        # Types are the config class's own check (strict dataclasses); a list holds one number per layer
+        # (Longformer's attention_window).
+        for number in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(number, bool) or not isinstance(number, (int, float)):
+                continue
+            if not math.isfinite(number):
+                raise CheckpointError("checkpoint_config_not_finite", name=name, field=field, value=repr(value)[:40])
+            if default > 0 and number < 0:
+                raise CheckpointError("checkpoint_config_negative", name=name, field=field, value=repr(value)[:40])
+
+
+def _file_elements(folder: Path) -> int | None:
+    """Numbers stored in the folder's safetensors files, read from their headers (nothing loaded);
+    None when there is no weights file (from_pretrained says so itself)."""
+    from safetensors import safe_open
+
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        files = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+    elif (folder / "model.safetensors").is_file():
+        files = ["model.safetensors"]
+    else:
+        return None
+    total = 0
+    for file in files:
+        with safe_open(str(folder / file), framework="pt") as st:
+            total += sum(math.prod(st.get_slice(k).get_shape()) for k in st.keys())
+    return total
+
+
+def _check_new_weights_size(cfg, folder: Path, name: str) -> None:
+    """Refuse before allocating when the weights the files lack (to be drawn at random) pass the budget.
+    The model is built on the meta device (no memory), so every architecture is sized the same way."""
+    from .session_models import env_int
+
+    stored = _file_elements(folder)
+    if stored is None:
+        return
+    with torch.device("meta"):
+        model = AutoModelForSequenceClassification.from_config(cfg, attn_implementation="eager")
+    params = list(model.parameters())  # tied weights once, as the files store them
+    itemsize = max((p.element_size() for p in params), default=4)
+    new_bytes = max(0, sum(p.numel() for p in params) - stored) * itemsize
+    limit_mb = env_int(NEW_WEIGHTS_ENV, DEFAULT_NEW_WEIGHTS_MB)
+    if new_bytes > limit_mb * 2**20:
+        raise CheckpointError("checkpoint_new_weights_budget", name=name, mb=f"{new_bytes / 2**20:,.0f}",
+                              limit=f"{limit_mb:,}", env=NEW_WEIGHTS_ENV)
+
+
+def _check_files_inside_roots(folder: Path, name: str) -> None:
+    """Every entry of the folder the loader may read (config, weights, shards, tokenizer files), resolved,
+    must lie under the roots like the folder: a vocab.txt -> /etc/passwd inside an allowed folder is not."""
+    roots = allowed_roots()
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink() and not any(_inside(entry.resolve(), root) for root in roots):
+            raise CheckpointError("checkpoint_file_outside_roots", name=name, file=entry.name)
 
 
 def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
     try:
+        cfg = AutoConfig.from_pretrained(path, trust_remote_code=False, **kwargs)
+        _check_numbers(cfg, name)
+        if Path(path).is_dir():  # a hub id's files are sized by the hub, not by us
+            _check_new_weights_size(cfg, Path(path), name)
         model, info = AutoModelForSequenceClassification.from_pretrained(
             path,
+            config=cfg,
             attn_implementation="eager",
             output_loading_info=True,
             use_safetensors=True,
             trust_remote_code=False,
-            **kwargs,
         )
-        tokenizer = shared_tokenizer.share(AutoTokenizer.from_pretrained(path, trust_remote_code=False))
+        raw_tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
+        try:
+            raw_tokenizer(_UNKNOWN_PROBE)
+        except Exception as err:  # noqa: BLE001 - whatever the tokenizer's own reason, say it at load
+            raise CheckpointError("checkpoint_tokenizer_unknown", name=name, detail=_first_line(err)) from None
+        tokenizer = shared_tokenizer.share(raw_tokenizer)
+        _check_labels(model, name)
+        new = tuple(sorted(info["missing_keys"]))
+        _reinit_new_weights(model, new, seed)  # allocates: inside the handling, like the load
+    except CheckpointError:
+        raise
     except RuntimeError as err:
         if "mismatched_sizes" in str(err):  # transformers' size report went to its (silenced) log
             raise CheckpointError("checkpoint_sizes", name=name) from None
         raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err)) from None
     except Exception as err:  # noqa: BLE001 - a folder is user input: any way it fails to parse is bad input
         raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err)) from None
-    _check_labels(model, name)
-    new = tuple(sorted(info["missing_keys"]))
-    _reinit_new_weights(model, new, seed)
     model.eval()
     model.requires_grad_(False)
     return Checkpoint(name=name, model=model, tokenizer=tokenizer, new_weights=new, source=path,
@@ -233,6 +322,7 @@ def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:
     hub_shaped = _looks_like_hub_id(name) and not name.startswith(("~", "/", "."))
     if any(_inside(real, root) for root in allowed_roots()):
         if real.is_dir():
+            _check_files_inside_roots(real, name)
             return _from_dir(str(real), name, seed)
         if real.exists():
             raise CheckpointError("checkpoint_not_folder", name=name)

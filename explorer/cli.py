@@ -195,6 +195,8 @@ def cmd_finetune(args) -> int:
 
     _quiet_transformers()
     data = prepare(read_csv(args.csv), args.text_column, args.label_column)
+    for note in data.notes:  # e.g. invisible characters removed from labels: said once, before training
+        print(f"note: {note.message()}", file=sys.stderr)
     if not args.out.strip():
         raise UsageError("cli_out_empty")
     out = os.path.abspath(args.out)

@@ -8,6 +8,7 @@ import csv
 import importlib.util
 import io
 import json
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,7 +118,7 @@ def _decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
         raise DataError("data_empty", name=name)
     if data.startswith((b"\xff\xfe", b"\xfe\xff")) or _looks_utf16(data[:65536]):
         raise DataError("data_utf16", name=name)
-    if b"\x00" in data[:65536]:
+    if b"\x00" in data:  # the whole file: a NUL past the first 64 KiB once became part of a label
         raise DataError("data_binary_nul", name=name)
     encoding, notes = "utf-8", ()
     if data.startswith(b"\xef\xbb\xbf"):
@@ -153,7 +154,7 @@ def _sniff_delimiter(text: str) -> str:
     best, best_score = ",", -1.0
     for delim in DELIMITERS:
         try:
-            rows = [r for r in csv.reader(io.StringIO(sample), delimiter=delim) if r]
+            rows = [r for r in csv.reader(io.StringIO(sample, newline=""), delimiter=delim) if r]
         except csv.Error:
             continue
         if not rows or len(rows[0]) < 2:
@@ -186,12 +187,15 @@ def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, name:
         raise DataError("data_no_rows", name=name)
     if len(frame) > max_rows:
         raise DataError("data_too_many_rows", name=name, limit=f"{max_rows:,}")
-    header = next(csv.reader(io.StringIO(text), delimiter=delim))
-    if not isinstance(frame.index, pd.RangeIndex):
-        # More fields in the first data row than in the header: pandas would silently turn the
-        # extra leading columns into an index and shift every column by one.
-        row, found = _first_wide_row(text, delim, len(header))
-        raise DataError("csv_extra_fields", name=name, row=row, found=found, header=len(header))
+    try:
+        header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delim))
+        if not isinstance(frame.index, pd.RangeIndex):
+            # More fields in the first data row than in the header: pandas would silently turn the
+            # extra leading columns into an index and shift every column by one.
+            row, found = _first_wide_row(text, delim, len(header))
+            raise DataError("csv_extra_fields", name=name, row=row, found=found, header=len(header))
+    except csv.Error as err:  # what pandas read, the csv module refused (e.g. a cell past its field limit)
+        raise DataError("data_malformed", name=name, detail=str(err).strip().splitlines()[0]) from None
     names = [c.strip() for c in header]
     twice = sorted({c for c in names if names.count(c) > 1})
     if twice:  # pandas would rename the second one to "text.1" and use it as another column
@@ -205,11 +209,37 @@ def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, name:
 def _first_wide_row(text: str, delim: str, width: int) -> tuple[int, int]:
     """(row number as a spreadsheet shows it, field count) of the first row wider than the header."""
     number = 0
-    for fields in csv.reader(io.StringIO(text), delimiter=delim):
+    for fields in csv.reader(io.StringIO(text, newline=""), delimiter=delim):
         number += bool(fields)  # pandas skips blank lines too
         if len(fields) > width:
             return number, len(fields)
     return 2, width + 1
+
+
+def strip_invisible(value: str) -> str:
+    """`value` without zero-width, control and format characters (Unicode Cc, Cf) other than whitespace:
+    "pos" and "pos" + a zero-width space look the same and must be one class."""
+    if value.isprintable():  # the common case, in C
+        return value
+    return "".join(c for c in value if c.isspace() or unicodedata.category(c) not in ("Cc", "Cf"))
+
+
+def clean_label_cells(frame: pd.DataFrame, label_columns: tuple[str, ...]) -> tuple[pd.DataFrame, tuple[Message, ...]]:
+    """(frame with invisible characters removed from the label cells, one note per column that had any).
+    The frame is copied only when a cell changes."""
+    notes, out = [], frame
+    for column in label_columns:
+        col = frame[column]
+        clean = col.map(lambda v: strip_invisible(v) if isinstance(v, str) else v)
+        changed = (clean != col) & col.notna()
+        if changed.any():
+            out = out.copy() if out is frame else out
+            out[column] = clean.where(clean.fillna("").str.strip() != "", np.nan)  # nothing left: no label
+            first = col[changed].iloc[0]
+            notes.append(Message("note_label_invisible", n=int(changed.sum()), column=column,
+                                 example=first.encode("unicode_escape").decode("ascii")[:40],
+                                 clean=strip_invisible(first)[:40]))
+    return out, tuple(notes)
 
 
 def _is_binary_column(col: pd.Series) -> bool:
@@ -302,8 +332,8 @@ def sorted_names(names) -> list[str]:
 def prepare(table: Table, text_column: str | None = None, label_column: str | None = None,
             max_words: int = MAX_CELL_WORDS) -> LabeledData:
     """Texts and encoded labels ready to train on. Raises DataError for anything unusable."""
-    frame = table.frame
-    text_col, label_cols = guess_columns(frame, text_column, label_column)
+    text_col, label_cols = guess_columns(table.frame, text_column, label_column)
+    frame, cleaned = clean_label_cells(table.frame, label_cols)
     texts = frame[text_col]
     empty = texts.isna() | (texts.fillna("").str.strip() == "")
     if empty.all():
@@ -348,7 +378,7 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
     if kind != REGRESSION and len(names) < 2:
         raise DataError("data_one_class", name=names[0] if names else "—", columns=", ".join(label_cols))
     return LabeledData(texts=tuple(texts.str.strip()), y=y, label_names=tuple(names), problem_type=kind,
-                       text_column=text_col, label_columns=label_cols, notes=table.notes)
+                       text_column=text_col, label_columns=label_cols, notes=table.notes + cleaned)
 
 
 def _canonical_ints(raw: pd.Series) -> pd.Series:

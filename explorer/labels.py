@@ -18,7 +18,8 @@ from scipy.optimize import linear_sum_assignment
 
 from .checkpoints import Checkpoint
 from .errors import Message
-from .data import MULTI, REGRESSION, SINGLE, Table, guess_columns, label_shape, sorted_names, split_multi
+from .data import (MULTI, REGRESSION, SINGLE, Table, clean_label_cells, guess_columns, label_shape,
+                   sorted_names, split_multi, strip_invisible)
 
 IMBALANCE_RATIO = 5.0  # largest / smallest class count that counts as imbalanced
 PERMUTED_GAIN = 0.10  # the Hungarian mapping must beat the identity by this much accuracy
@@ -75,8 +76,8 @@ class LabelReport:
 
 
 def label_key(name: str) -> str:
-    """Names equal under this key differ only by case, whitespace or Unicode form."""
-    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    """Names equal under this key differ only by case, whitespace, invisible characters or Unicode form."""
+    return " ".join(unicodedata.normalize("NFKC", strip_invisible(name)).casefold().split())
 
 
 def near_duplicates(names_counts: dict[str, int]) -> dict[str, str]:
@@ -169,10 +170,11 @@ def _traps(kind: str, names: list[str]) -> list[Message]:
 def label_report(table: Table, text_column: str | None = None, label_column: str | None = None,
                  ck: Checkpoint | None = None, max_predict: int = MAX_PREDICT, seed: int = 0) -> LabelReport:
     """Everything worth knowing about a table's labels; raises DataError only for missing columns."""
-    frame = table.frame
-    text_col, label_cols = guess_columns(frame, text_column, label_column)
+    text_col, label_cols = guess_columns(table.frame, text_column, label_column)
+    frame, cleaned = clean_label_cells(table.frame, label_cols)
     kind = label_shape(frame, label_cols)
-    issues: list[Issue] = []
+    # Shown with the other issues (the data page and inspect-data list them); prepare() notes the same.
+    issues: list[Issue] = [Issue("invisible_characters", note) for note in cleaned]
     cells = frame[list(label_cols)]
     missing = cells.isna() | (cells.fillna("").apply(lambda c: c.str.strip()) == "")
     n_missing = int(missing.any(axis=1).sum())

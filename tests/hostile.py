@@ -24,6 +24,29 @@ def _write(name: str, data: bytes):
     return lambda folder: (folder / name).write_bytes(data)
 
 
+def _vocab_without_unk(folder: Path) -> None:
+    """A WordPiece vocab.txt (no tokenizer.json) that lacks [UNK]: fine until a word it does not know."""
+    (folder / "tokenizer.json").unlink()
+    words = (embedded_encoder_dir() / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    (folder / "vocab.txt").write_text("\n".join(w for w in words if w != "[UNK]") + "\n", encoding="utf-8")
+
+
+def _empty_weights_huge_vocab(folder: Path) -> None:
+    """No tensors at all, and a config asking for 40M rows x 32: 4.9 GB to draw at random."""
+    from safetensors.torch import save_file
+
+    _config_edit(vocab_size=40_000_000)(folder)
+    save_file({}, str(folder / "model.safetensors"))
+
+
+def _links_out(*names: str):
+    def edit(folder: Path) -> None:  # /etc/passwd: outside every root the tests set
+        for name in names:
+            (folder / name).unlink()
+            (folder / name).symlink_to("/etc/passwd")
+    return edit
+
+
 # name -> (how it is broken, the words the one-line message must contain)
 BROKEN = {
     "ids-0-1-7": (_config_edit(id2label={"0": "a", "1": "b", "7": "c"}, label2id={"a": 0, "b": 1, "c": 7}),
@@ -39,6 +62,16 @@ BROKEN = {
     "garbage-weights": (_write("model.safetensors", b"garbage" * 10), "cannot load"),
     "no-weights": (lambda f: (f / "model.safetensors").unlink(), "model.safetensors"),
     "pickle-only": (lambda f: (f / "model.safetensors").rename(f / "pytorch_model.bin"), "model.safetensors"),
+    "id2label-ints": (_config_edit(id2label={"0": 1, "1": 2, "2": 3}, label2id={"1": 0, "2": 1, "3": 2}),
+                      "one value is 1"),
+    "id2label-null": (_config_edit(id2label={"0": None, "1": "b", "2": "c"}), "one value is None"),
+    "vocab-no-unk": (_vocab_without_unk, "fails on a character outside its vocabulary"),
+    "empty-weights-40M-vocab": (_empty_weights_huge_vocab, "HEAD_EXPLORER_NEW_WEIGHTS_MB"),
+    "nan-layer-norm-eps": (_config_edit(layer_norm_eps=float("nan")), "layer_norm_eps = nan, which is not a finite"),
+    "negative-layers": (_config_edit(num_hidden_layers=-1), "num_hidden_layers = -1, which cannot be negative"),
+    "config-links-out": (_links_out("config.json"), "'config.json' links outside HEAD_EXPLORER_ROOTS"),
+    "weights-link-out": (_links_out("model.safetensors"), "'model.safetensors' links outside HEAD_EXPLORER_ROOTS"),
+    "vocab-links-out": (lambda f: (f / "vocab.txt").symlink_to("/etc/passwd"), "'vocab.txt' links outside"),
 }
 
 

@@ -5,7 +5,9 @@ no traceback, and nothing left behind (in the working folder and the temp folder
 In-process through cli.main() for speed; subprocesses only where a real signal must arrive."""
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -139,6 +141,54 @@ def test_inside_roots_file_and_escaping_symlink(capsys, work, models):
         link.unlink()
 
 
+def test_symlink_inside_the_roots_to_a_file_inside_them_still_loads(capsys, work, models):
+    """The symlink check resolves each file against the roots; a link that stays inside is fine."""
+    linked = models["ok"].parent / "linked-inside"
+    linked.mkdir()
+    try:
+        for f in models["ok"].iterdir():
+            (linked / f.name).symlink_to(f)
+        assert cli.main(["analyze", "--checkpoint", str(linked), "--text", "hi", "--json"]) == 0
+        assert capsys.readouterr().err == ""
+    finally:
+        shutil.rmtree(linked)
+
+
+def test_huge_new_weights_are_refused_before_any_allocation(work, models):
+    """The 40M-row vocabulary beside an empty weights file once drew 10.2 GB over 54 s before exit 1.
+    Sized on the meta device now: refused in well under a second once loaded, peak RSS barely moves."""
+    code = f"""
+import json, time
+from explorer.checkpoints import CheckpointError, load_checkpoint
+def hwm():
+    return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1]) * 1024
+load_checkpoint({str(models["ok"])!r})  # imports and first-load costs, outside the measure
+before, start = hwm(), time.perf_counter()
+try:
+    load_checkpoint({str(models["empty-weights-40M-vocab"])!r})
+    said = None
+except CheckpointError as err:
+    said = str(err)
+print(json.dumps({{"seconds": time.perf_counter() - start, "grew": hwm() - before, "said": said}}))
+"""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["said"] and "4,883 MB" in got["said"] and "HEAD_EXPLORER_NEW_WEIGHTS_MB" in got["said"], got
+    assert got["seconds"] < 3 and got["grew"] < 200 * 2**20, got
+
+
+def test_new_weights_budget_comes_from_the_environment(capsys, work, models, monkeypatch):
+    monkeypatch.setenv("HEAD_EXPLORER_NEW_WEIGHTS_MB", "100000")  # 4.9 GB allowed: it would then load
+    from explorer import checkpoints
+
+    monkeypatch.setattr(checkpoints.AutoModelForSequenceClassification, "from_pretrained",
+                        lambda *a, **k: (_ for _ in ()).throw(RuntimeError("reached the allocation")))
+    _fails(capsys, work, ["analyze", "--checkpoint", models["empty-weights-40M-vocab"], "--text", "hi"], 2,
+           "reached the allocation")
+
+
 # ---- CSVs ------------------------------------------------------------------------------------
 
 CSV_CASES = {
@@ -157,6 +207,9 @@ CSV_CASES = {
     "inf label": (b"text,label\na,1\nb,2\nc,inf\nd,1\n", "'inf' is not a finite number"),
     "regression beyond float32": (b"text,label\na,0.5\nb,2.5\nc,1e39\n", "'1e39' is not a finite number"),
     "missing label column": (b"text,label\n" + ROWS.encode(), "no column 'nope'"),
+    "NUL past the first 64 KiB": (b"text,label\n" + ROWS.encode() * 60 + b"late,ne\x00g\n", "NUL bytes"),
+    "header cell past the csv field limit": (b"x" * 140_000 + b",label\n" + ROWS.encode(),
+                                             "field larger than field limit"),
 }
 
 
@@ -168,6 +221,32 @@ def test_bad_csv(capsys, work, models, case):
     _fails(capsys, work, _finetune(models, "bad.csv", *extra), 2, needle, keep=("good.csv", "tmp", "bad.csv"))
 
 
+def _inspect(capsys, work, body: bytes) -> dict:
+    (work / "in.csv").write_bytes(body)
+    assert cli.main(["inspect-data", "--csv", "in.csv", "--json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def test_cr_only_line_ends_are_read_as_rows(capsys, work):
+    """Old Mac (CR-only) files once raised csv.Error: "unexpected Error", exit 1."""
+    got = _inspect(capsys, work, ("text,label\n" + ROWS).replace("\n", "\r").encode())
+    assert got["rows"] == 40 and {x["name"]: x["count"] for x in got["labels"]} == {"pos": 20, "neg": 20}
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\ufeff", "\u2060", "\x07"])
+def test_invisible_characters_in_labels_are_stripped_with_a_note(capsys, work, models, invisible):
+    """"pos" and "pos" + a zero-width space were two classes, not even flagged as near-duplicates."""
+    rows = "".join(f"sentence {i},{['pos', 'neg', 'pos' + invisible][i % 3]}\n" for i in range(30))
+    got = _inspect(capsys, work, ("text,label\n" + rows).encode())
+    assert {x["name"]: x["count"] for x in got["labels"]} == {"pos": 20, "neg": 10}
+    assert [i["kind"] for i in got["issues"]] == ["invisible_characters"]
+    (work / "in.csv").write_text("text,label\n" + rows, encoding="utf-8")
+    assert cli.main(_finetune(models, "in.csv")) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("note: 10 label cell(s) in 'label' held invisible"), err
+    assert json.loads((work / "out" / "config.json").read_text())["id2label"] == {"0": "neg", "1": "pos"}
+
+
 @pytest.mark.parametrize("csv", ["no-such.csv", "tmp"])
 def test_csv_path_not_a_file(capsys, work, models, csv):
     _fails(capsys, work, _finetune(models, csv), 2, "no such file" if "no-such" in csv else "is a directory")
@@ -176,8 +255,6 @@ def test_csv_path_not_a_file(capsys, work, models, csv):
 # ---- exports: labels, permissions, leftovers ---------------------------------------------------
 
 def test_numeric_labels_that_do_not_round_trip_stay_as_typed(capsys, work, models):
-    import json
-
     (work / "big.csv").write_text("text,label\n" + "".join(
         f"sentence {i},{['1', '2.0', '1e30'][i % 3]}\n" for i in range(30)))
     assert cli.main(_finetune(models, "big.csv", out="big")) == 0, capsys.readouterr().err
@@ -238,3 +315,26 @@ def test_slow_computations_on_long_texts_need_force(capsys, work, models, extra,
     assert cli.main(["analyze", "--checkpoint", str(models["ok"]), "--text", "word " * 130, *extra, "--force",
                      "--json"]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("config, changes, field", [
+    ("DistilBertConfig", {"n_layers": -2}, "n_layers = -2"),
+    ("RobertaConfig", {"layer_norm_eps": float("nan")}, "layer_norm_eps = nan"),
+    ("LongformerConfig", {"attention_window": [4, -4]}, "attention_window = [4, -4]"),
+    ("LongformerConfig", {"attention_window": [4, 4]}, None),
+    ("BertConfig", {}, None),
+])
+def test_config_numbers_are_checked_by_the_config_class_fields(config, changes, field):
+    """The fields come from each config class's declared defaults, not a table: other names, lists too."""
+    import re
+
+    import transformers
+
+    from explorer.checkpoints import CheckpointError, _check_numbers
+
+    cfg = getattr(transformers, config)(**changes)
+    if field is None:
+        _check_numbers(cfg, "x")
+    else:
+        with pytest.raises(CheckpointError, match=re.escape(field)):
+            _check_numbers(cfg, "x")

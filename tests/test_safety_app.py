@@ -17,7 +17,9 @@ def _home(**state):
     return _app(None, **state)  # the app's own AppTest opener; roots come from monkeypatch here
 
 
-@pytest.mark.parametrize("name", ["ids-0-1-7", "num-labels-5", "invalid-json"])
+@pytest.mark.parametrize("name", ["ids-0-1-7", "num-labels-5", "invalid-json", "id2label-ints", "vocab-no-unk",
+                                  "empty-weights-40M-vocab", "nan-layer-norm-eps", "negative-layers",
+                                  "vocab-links-out"])
 def test_broken_checkpoint_is_one_error_line(broken, monkeypatch, name):
     monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(broken["ok"].parent))
     at = _home(checkpoint="other…", checkpoint_other=str(broken[name]))
@@ -25,6 +27,16 @@ def test_broken_checkpoint_is_one_error_line(broken, monkeypatch, name):
     msg = at.error[0].value
     assert "\n" not in msg and "Traceback" not in msg and BROKEN[name][1] in msg
     assert not at.metric
+
+
+@pytest.mark.parametrize("name, words", [("vocab-links-out", "liên kết ra ngoài HEAD_EXPLORER_ROOTS"),
+                                         ("nan-layer-norm-eps", "layer_norm_eps = nan, không phải là một số"),
+                                         ("empty-weights-40M-vocab", "HEAD_EXPLORER_NEW_WEIGHTS_MB")])
+def test_broken_checkpoint_line_is_vietnamese_on_a_vietnamese_page(broken, monkeypatch, name, words):
+    monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(broken["ok"].parent))
+    at = _home(checkpoint="other…", checkpoint_other=str(broken[name]), lang="vi")
+    assert [e.value for e in at.error if words in e.value] == [e.value for e in at.error] != [], \
+        [e.value for e in at.error]
 
 
 def test_unexpected_error_is_one_translated_line_without_details(monkeypatch):
