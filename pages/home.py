@@ -32,7 +32,7 @@ if a is not None:
         col.markdown(f"**{title}**")
         col.code(value, language=None, wrap_lines=True)
     st.caption(reads_line(a, t))
-    st.caption(" ".join(f"`{tok}`" for tok in a.tokens))
+    st.caption(" ".join(f"`{tok}`" for tok in a.shown))
     st.caption(f"{t('home.step_head')}: {head_desc}")
     st.metric(t("home.prediction"), plain(a.predicted))  # metric values render Markdown
     left, right = st.columns(2)
