@@ -83,7 +83,7 @@ def encode(ck: Checkpoint, text: str, text_pair: str | None = None) -> tuple[dic
     full = enc["input_ids"].shape[1]
     if full > limit:  # a second pass only for long texts: the tokenizer's own truncation strategy
         enc = ck.tokenizer(text, pair, truncation=True, max_length=limit, return_tensors="pt")
-    return enc, max(0, full - limit)
+    return enc, full - enc["input_ids"].shape[1]  # what was dropped, not what should have been
 
 
 def segments(enc) -> tuple[int, ...]:
