@@ -9,6 +9,7 @@ import torch
 from . import attention, probabilities
 from .checkpoints import Checkpoint, forward_inputs, max_length  # noqa: F401  (max_length: re-exported)
 from .heads import Head, run_head, used_new_weights
+from .readable import readable_tokens, word_pieces
 from .errors import ExplorerError
 
 
@@ -47,6 +48,10 @@ class Analysis:
     unused_weights: tuple[str, ...] = ()  # weights in the checkpoint's files that the model does not use
     reads: int | None = None  # the token the head's pooling reads; None when it pools over all tokens
     unknown: tuple[bool, ...] = ()  # per token: the vocabulary had no piece for it ([UNK])
+    # Per token, as the tokenizer decodes it (explorer/readable.py): the form views show, and its share
+    # of its word's text (a word's pieces concatenated are the word; byte-level tokens decoded).
+    shown: tuple[str, ...] = ()
+    pieces: tuple[str, ...] = ()
 
     @property
     def cls_hidden(self) -> np.ndarray:  # (hidden,)
@@ -78,7 +83,7 @@ def encode(ck: Checkpoint, text: str, text_pair: str | None = None) -> tuple[dic
     full = enc["input_ids"].shape[1]
     if full > limit:  # a second pass only for long texts: the tokenizer's own truncation strategy
         enc = ck.tokenizer(text, pair, truncation=True, max_length=limit, return_tensors="pt")
-    return enc, max(0, full - limit)
+    return enc, full - enc["input_ids"].shape[1]  # what was dropped, not what should have been
 
 
 def segments(enc) -> tuple[int, ...]:
@@ -93,6 +98,12 @@ def segments(enc) -> tuple[int, ...]:
         seg = seg if sid is None else sid
         out.append(seg)
     return tuple(out)
+
+
+def readable(ck: Checkpoint, tokens: tuple[str, ...], special, word_ids, segs) -> dict:
+    """The `shown` and `pieces` fields of an analysis or attribution of these tokens."""
+    return {"shown": readable_tokens(ck.tokenizer, tokens, special),
+            "pieces": word_pieces(ck.tokenizer, tokens, special, word_ids, segs)}
 
 
 def token_info(ck: Checkpoint, enc) -> tuple[list[int], list[bool], tuple[int | None, ...]]:
@@ -150,11 +161,12 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
     # last_hidden_state itself (every architecture we test), so no second copy is made.
     hidden = states.numpy() if out.hidden_states[-1] is out.last_hidden_state \
         else torch.stack(out.hidden_states)[:, 0].numpy()
+    tokens, segs = tuple(ck.tokenizer.convert_ids_to_tokens(ids)), segments(enc)
     return Analysis(
         checkpoint=ck.name,
         head_kind=head.kind,
         text=text,
-        tokens=tuple(ck.tokenizer.convert_ids_to_tokens(ids)),
+        tokens=tokens,
         token_ids=tuple(ids),
         special=tuple(special),
         unknown=tuple(unk is not None and i == unk for i in ids),
@@ -175,7 +187,8 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         flow=attention.flow(att) if flow else None,
         new_weights=used_new_weights(ck, head),
         text_pair=text_pair or "",
-        segments=segments(enc),
+        segments=segs,
         unused_weights=ck.unused_weights,
         reads=_reads(out.last_hidden_state[0].numpy(), steps[0][1]),
+        **readable(ck, tokens, special, word_ids, segs),
     )

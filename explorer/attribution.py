@@ -24,7 +24,7 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients, Occlusion, Saliency
 
 from . import probabilities
-from .analysis import encode, encoder_inputs, max_length, segments, token_info
+from .analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from .checkpoints import Checkpoint
 from .heads import Head, run_head
 from .tokens import pair_boundary
@@ -74,6 +74,8 @@ class Attribution:
     seconds: float
     segments: tuple[int, ...] = ()  # per token: 0 = text A, 1 = text B (see Analysis.segments)
     tolerance: float = TOLERANCE  # the completeness error asked for
+    shown: tuple[str, ...] = ()  # per token: the form views show (see Analysis.shown)
+    pieces: tuple[str, ...] = ()  # per token: its share of its word's decoded text (see Analysis.pieces)
 
     @property
     def error(self) -> float | None:
@@ -88,20 +90,25 @@ class Attribution:
         return None if self.error is None else self.error <= self.tolerance
 
     def words(self) -> tuple[tuple[str, ...], np.ndarray]:
-        return merge_words(self.tokens, self.word_ids, self.scores)
+        return merge_words(self.tokens, self.word_ids, self.scores, self.pieces)
 
 
-def merge_words(tokens, word_ids, scores) -> tuple[tuple[str, ...], np.ndarray]:
-    """Sum subword scores per word; special tokens (word id None) stay on their own."""
+def merge_words(tokens, word_ids, scores, pieces=()) -> tuple[tuple[str, ...], np.ndarray]:
+    """Sum subword scores per word; special tokens (word id None) stay on their own.
+
+    pieces: each token's share of its word's text as the tokenizer decodes it (Analysis.pieces), which
+    concatenate to the word on every tokenizer. Without them, the vocabulary strings with WordPiece's
+    "##" and a leading "Ġ"/"▁" stripped: right on ASCII text only (byte-level tokens stay undecoded).
+    """
     words: list[str] = []
     sums: list[float] = []
     last = object()
-    for tok, wid, s in zip(tokens, word_ids, np.asarray(scores, dtype=np.float64)):
+    for k, (tok, wid, s) in enumerate(zip(tokens, word_ids, np.asarray(scores, dtype=np.float64))):
         if wid is not None and wid == last:
-            words[-1] += _piece(tok)
+            words[-1] += pieces[k] if pieces else _piece(tok)
             sums[-1] += s
         else:
-            words.append(_strip_start(tok))
+            words.append(pieces[k] if pieces else _strip_start(tok))
             sums.append(float(s))
         last = wid
     return tuple(words), np.asarray(sums)
@@ -112,7 +119,7 @@ def pair_start(a: Attribution, level: str = "token") -> int | None:
     k = pair_boundary(a.segments)
     if k is None or level != "word":
         return k
-    return len(merge_words(a.tokens[:k], a.word_ids[:k], a.scores[:k])[0])  # [SEP] keeps words from spanning
+    return len(merge_words(a.tokens[:k], a.word_ids[:k], a.scores[:k], a.pieces[:k])[0])  # [SEP] keeps words from spanning
 
 
 def _piece(tok: str) -> str:
@@ -219,6 +226,7 @@ def attribute(
     start = time.perf_counter()
     enc, dropped = encode(ck, text, text_pair)
     ids, special, word_ids = token_info(ck, enc)
+    tokens, segs = tuple(ck.tokenizer.convert_ids_to_tokens(ids)), segments(enc)
     window = max(1, min(int(window), len(ids)))
     x = _embed(ck, ids)
     b = torch.zeros_like(x) if baseline == "zero" else _embed(ck, baseline_ids(ck, ids, special, baseline))
@@ -245,10 +253,11 @@ def attribute(
             scores = attr[0].sum(-1).detach().double().numpy()
     return Attribution(
         method=method, target=model.target, target_label=labels[model.target], quantity=quantity, baseline=baseline,
-        tokens=tuple(ck.tokenizer.convert_ids_to_tokens(ids)), token_ids=tuple(ids), special=tuple(special),
+        tokens=tokens, token_ids=tuple(ids), special=tuple(special),
         word_ids=word_ids, scores=np.asarray(scores, dtype=np.float64), f_x=f_x, f_baseline=f_b, delta=delta,
         n_steps=steps, window=window if method == "occlusion" else None, truncated_tokens=dropped,
-        max_length=max_length(ck), seconds=time.perf_counter() - start, segments=segments(enc), tolerance=tolerance,
+        max_length=max_length(ck), seconds=time.perf_counter() - start, segments=segs, tolerance=tolerance,
+        **readable(ck, tokens, special, word_ids, segs),
     )
 
 
@@ -311,9 +320,10 @@ def occlusion_is_costly(n_tokens: int, window: int = 1) -> bool:
 
 
 def table(a: Attribution, level: str = "token") -> list[dict]:
-    """Rows for a CSV download: position, token (or word), score."""
+    """Rows for a CSV download: position, token (or word), score. Token rows give the vocabulary
+    string and, as "text", the form the page shows (byte-level tokens decoded)."""
     if level == "word":
         words, scores = a.words()
         return [{"position": i, "word": w, "score": float(s)} for i, (w, s) in enumerate(zip(words, scores))]
-    return [{"position": i, "token": tok, "special": sp, "score": float(s)}
-            for i, (tok, sp, s) in enumerate(zip(a.tokens, a.special, a.scores))]
+    return [{"position": i, "token": tok, "text": shown, "special": sp, "score": float(s)}
+            for i, (tok, shown, sp, s) in enumerate(zip(a.tokens, a.shown, a.special, a.scores))]

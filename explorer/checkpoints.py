@@ -274,6 +274,10 @@ def max_length(ck: Checkpoint) -> int:
     max_position_embeddings, less the rows an absolute position table keeps at and below its
     padding_idx (RoBERTa and MPNet count positions from padding_idx + 1), capped by the tokenizer's
     model_max_length when it has one. A model with neither has no limit we can honour.
+
+    A model_max_length too small to hold the tokenizer's own special tokens and one token of text (a
+    config's model_max_length=1) is not a cap the tokenizer can keep: it cannot truncate below its
+    specials and returns the text whole, so it is ignored and the positions rule.
     """
     model = ck.model
     if model not in _LIMITS:
@@ -284,12 +288,17 @@ def max_length(ck: Checkpoint) -> int:
                 limit -= module.padding_idx + 1
                 break
         cap = getattr(ck.tokenizer, "model_max_length", None)
-        if isinstance(cap, int) and 0 < cap < TOKENIZER_NO_LIMIT:
+        if isinstance(cap, int) and _specials(ck.tokenizer) < cap < TOKENIZER_NO_LIMIT:
             limit = min(limit, cap) if limit > 0 else cap
         _LIMITS[model] = limit
     if _LIMITS[model] <= 0:
         raise CheckpointError("unsupported_length", model_type=model.config.model_type)
     return _LIMITS[model]
+
+
+def _specials(tokenizer) -> int:
+    """How many special tokens the tokenizer adds around a sentence pair (its most)."""
+    return int(tokenizer.num_special_tokens_to_add(pair=True))
 
 
 def forward_inputs(model: PreTrainedModel) -> frozenset[str]:

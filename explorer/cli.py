@@ -38,7 +38,8 @@ def _tolist(x):
 def analysis_json(a) -> dict:
     return {
         "checkpoint": a.checkpoint,
-        "tokens": list(a.tokens),
+        "tokens": list(a.tokens),  # the vocabulary strings
+        "token_text": list(a.shown),  # each token as the tokenizer decodes it (explorer/readable.py)
         "special": list(a.special),
         "labels": list(a.labels),
         "logits": _tolist(a.logits),
@@ -61,7 +62,9 @@ def analysis_json(a) -> dict:
 def attribution_json(r) -> dict:
     from .attribution import BASELINE_DEFINITION
 
+    words, word_scores = r.words()
     return {"method": r.method, "target": r.target_label, "tokens": list(r.tokens), "scores": _tolist(r.scores),
+            "words": list(words), "word_scores": _tolist(word_scores),
             "f_x": r.f_x, "f_baseline": r.f_baseline, "delta": r.delta, "error": r.error, "converged": r.converged,
             "n_steps": r.n_steps, "baseline": r.baseline, "baseline_definition": BASELINE_DEFINITION}
 
@@ -69,7 +72,7 @@ def attribution_json(r) -> dict:
 def _summary(a) -> str:
     lines = [
         f"checkpoint: {a.checkpoint}   head: {a.head_kind}   problem type: {a.problem_type}",
-        "tokens: " + " ".join(a.tokens),
+        "tokens: " + " ".join(a.shown),
     ]
     if a.truncated_tokens:
         lines.append(f"truncated: {a.truncated_tokens} tokens dropped (max {a.max_length})")
@@ -82,7 +85,7 @@ def _summary(a) -> str:
     lines.append("predicted with the head on each layer (0 = embeddings; trained on the last only): " + ", ".join(
         f"{k}: {predicted(row, a.labels, a.problem_type)}" for k, row in enumerate(a.layer_logits)))
     if a.reads is not None:
-        lines.append(f"the head reads token {a.reads}: {a.tokens[a.reads]}")
+        lines.append(f"the head reads token {a.reads}: {a.shown[a.reads]}")
     if a.new_weights:
         lines.append("warning: the head uses newly initialised (random) weights: " + ", ".join(a.new_weights))
     if a.unused_weights:
@@ -122,7 +125,7 @@ def cmd_analyze(args) -> int:
 
         r = attribute(ck, head, args.text, args.attributions, text_pair=args.text_pair)
         out["attributions"] = attribution_json(r)
-        summary += "\nattributions: " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(r.tokens, r.scores))
+        summary += "\nattributions: " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(r.shown, r.scores))
         if r.converged is False:
             summary += (f"\nwarning: not converged: completeness error {r.error:.2%} is above "
                         f"{r.tolerance:.0%} after {r.n_steps} steps")

@@ -41,7 +41,7 @@ def head_view(a: Analysis, layer: int, head: int | None = None, hide_special: bo
     keep = ~np.asarray(dropped, dtype=bool)
     weights = without_special(att[list(heads)][:, keep, :], dropped)  # (heads, kept, kept)
     boundary = pair_boundary(a.segments, dropped) if a.segments else None
-    return HeadView(layer=layer, heads=heads, tokens=visible(a.tokens, a.special, hide_special), weights=weights,
+    return HeadView(layer=layer, heads=heads, tokens=visible(a.shown, a.special, hide_special), weights=weights,
                     boundary=boundary, renormalised=hide_special)
 
 

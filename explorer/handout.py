@@ -29,7 +29,7 @@ def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str])
 <p><b>{s['text']}:</b> {html.escape(a.text)}</p>
 <p><b>{s['checkpoint']}:</b> {html.escape(a.checkpoint)} · <b>{s['head']}:</b> {html.escape(a.head_kind)} ·
 <b>{s['prediction']}:</b> {html.escape(a.predicted)}</p>
-<p><b>{s['tokens']}:</b> {' '.join('<code>' + html.escape(t) + '</code>' for t in a.tokens)}</p>
+<p><b>{s['tokens']}:</b> {' '.join('<code>' + html.escape(t) + '</code>' for t in a.shown)}</p>
 <p><b>{s['head']}:</b> {steps}</p>
 <table><tr><th>{s['label']}</th><th>logit</th><th>softmax</th></tr>{rows}</table>
 {figs}

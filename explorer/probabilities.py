@@ -10,6 +10,25 @@ LOSS_NAMES = {
     "multi_label_classification": "BCEWithLogitsLoss",
     "regression": "MSELoss",
 }
+# Charts of one bar per label show at most this many: a 10,000-label checkpoint's two bar charts (20,000
+# bars with printed values, ~700 kB of figure) took the browser 49 s to draw on the Pipeline page.
+TOP_LABELS = 20
+
+
+def top_labels(values: np.ndarray, k: int = TOP_LABELS) -> np.ndarray:
+    """(labels,) -> indices of the labels a chart shows: all of them in id2label order when there are at
+    most k, else the k largest values, largest first (softmax and sigmoid keep the logits' order)."""
+    values = np.asarray(values, dtype=np.float64)
+    if len(values) <= k:
+        return np.arange(len(values))
+    top = np.argpartition(-values, k - 1)[:k]
+    return top[np.argsort(-values[top], kind="stable")]
+
+
+def label_rows(labels, logits, softmax, sigmoid) -> list[dict]:
+    """One row per label for a CSV download: every label, in id2label order."""
+    return [{"label": name, "logit": float(lg), "softmax": float(sm), "sigmoid": float(sg)}
+            for name, lg, sm, sg in zip(labels, logits, softmax, sigmoid)]
 
 
 def problem_type(config) -> str:

@@ -7,10 +7,10 @@ from .analysis import Analysis
 
 
 def token_rows(a: Analysis) -> list[dict]:
-    """One row per token: position, id, piece, and whether it is special or continues a word; for a
+    """One row per token: position, id, piece (as explorer/readable.py shows it), and whether it is special or continues a word; for a
     sentence pair also its segment (A or B)."""
     rows = []
-    for i, (tok, tid, sp, wid) in enumerate(zip(a.tokens, a.token_ids, a.special, a.word_ids)):
+    for i, (tok, tid, sp, wid) in enumerate(zip(a.shown, a.token_ids, a.special, a.word_ids)):
         cont = not sp and wid is not None and i > 0 and a.word_ids[i - 1] == wid
         rows.append({"position": i, "token": tok, "id": tid, "word": wid, "special": sp, "continues_word": cont,
                      "unknown": bool(a.unknown and a.unknown[i])})
@@ -60,4 +60,4 @@ def reads_line(a: Analysis, t) -> str:
     if a.reads is None:
         return t("arch.reads_all")
     how = t("arch.reads_first") if a.reads == 0 else t("arch.reads_last")
-    return t("arch.reads_token", position=a.reads, token=a.tokens[a.reads], how=how)
+    return t("arch.reads_token", position=a.reads, token=a.shown[a.reads], how=how)

@@ -35,7 +35,7 @@ class Word:
 def words(r: Attribution) -> tuple[Word, ...]:
     """The text's words with their attributions; special tokens (and a pair's text B) are left out."""
     ids = _text_a_ids(r.word_ids, r.segments)
-    merged, scores = merge_words(r.tokens, ids, r.scores)
+    merged, scores = merge_words(r.tokens, ids, r.scores, r.pieces)
     return tuple(Word(wid, w, float(s)) for wid, w, s in zip(_group_ids(ids), merged, scores) if wid is not None)
 
 
@@ -136,7 +136,7 @@ def leave_one_out(ck: Checkpoint, head: Head, a: Analysis) -> tuple[tuple[str, .
     function) falls when that word is cut from the text: (words, (words,)). Positive: the word supported
     the label. For a sentence pair, the words of text A; text B stays whole."""
     in_a = _text_a_ids(a.word_ids, a.segments)
-    names = merge_words(a.tokens, in_a, np.zeros(len(a.tokens)))[0]
+    names = merge_words(a.tokens, in_a, np.zeros(len(a.tokens)), a.pieces)[0]
     found = [(n, w) for n, w in zip(names, _group_ids(in_a)) if w is not None]
     if not found:
         return (), np.zeros(0)

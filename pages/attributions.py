@@ -105,7 +105,7 @@ if r.delta is not None:
 elif r.method == "saliency":
     st.info(t("attributions.unsigned"))
 
-pieces, scores = r.words() if level == "word" else (r.tokens, r.scores)
+pieces, scores = r.words() if level == "word" else (r.shown, r.scores)
 pair_at = attr.pair_start(r, level)
 signed = r.method != "saliency"  # saliency is a gradient's size: never below 0, so no red
 legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)

@@ -1,7 +1,8 @@
 """Landing page: the live pipeline for the typed text."""
+import pandas as pd
 import streamlit as st
 
-from explorer import plots
+from explorer import plots, probabilities
 from explorer.tokens import reads_line
 from explorer.state import current_analysis, plain, selection, step_label, t
 
@@ -18,25 +19,34 @@ if a is not None:
         st.warning(t("arch.unused_weights", n=len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
     n_layers, n_heads = a.attentions.shape[:2]
     head_desc = " → ".join(step_label(name) for name, _ in a.steps)
+    shown = probabilities.top_labels(a.logits)  # many labels: the largest only (the download has all)
+    hidden = len(a.labels) - len(shown)
+    more = ", …" if hidden else ""
     chain = [
         (t("home.step_text"), t("home.n_chars", n=len(a.text))),
         (t("home.step_tokens"), t("home.n_tokens", n=len(a.tokens))),
         (t("home.step_encoder"), t("home.encoder_desc", layers=n_layers, heads=n_heads)),
         (t("home.step_cls"), t("home.vector", n=a.cls_hidden.shape[0])),
         (t("home.step_head"), a.head_kind),
-        (t("home.step_logits"), ", ".join(f"{v:.2f}" for v in a.logits)),
-        (t("home.step_probs"), ", ".join(f"{v:.2f}" for v in a.softmax)),
+        (t("home.step_logits"), ", ".join(f"{v:.2f}" for v in a.logits[shown]) + more),
+        (t("home.step_probs"), ", ".join(f"{v:.2f}" for v in a.softmax[shown]) + more),
         (t("home.step_label"), a.predicted),
     ]
     for col, (title, value) in zip(st.columns(len(chain)), chain):
         col.markdown(f"**{title}**")
         col.code(value, language=None, wrap_lines=True)
     st.caption(reads_line(a, t))
-    st.caption(" ".join(f"`{tok}`" for tok in a.tokens))
+    st.caption(" ".join(f"`{tok}`" for tok in a.shown))
     st.caption(f"{t('home.step_head')}: {head_desc}")
     st.metric(t("home.prediction"), plain(a.predicted))  # metric values render Markdown
+    names = [a.labels[i] for i in shown]
     left, right = st.columns(2)
-    left.plotly_chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
+    left.plotly_chart(plots.label_bars(names, a.logits[shown], t("home.logits_title"), t("home.label_axis"),
                                        t("home.logit_axis")), key="home_logits")
-    right.plotly_chart(plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
+    right.plotly_chart(plots.label_bars(names, a.softmax[shown], t("home.probs_title"), t("home.label_axis"),
                                         t("home.prob_axis"), y_range=(0, 1)), key="home_probs")
+    if hidden:
+        st.caption(t("home.labels_hidden", shown=len(shown), hidden=hidden, n=len(a.labels)))
+        rows = probabilities.label_rows(a.labels, a.logits, a.softmax, a.sigmoid)
+        st.download_button(t("home.labels_csv"), pd.DataFrame(rows).to_csv(index=False), file_name="labels.csv",
+                           mime="text/csv", key="home_labels_csv")

@@ -8,7 +8,7 @@ from explorer.plots.attribution import sorted_bars
 from explorer.i18n import strings
 from explorer.plots import lesson as lplots
 from explorer.state import checkpoint, current_analysis, head, lang, selection, step_label, t, table
-from explorer.tokens import pair_boundary
+from explorer.tokens import pair_boundary, token_rows
 
 # Where each step is explored in depth.
 PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": "pages/pooled.py",
@@ -20,7 +20,7 @@ P = "lesson.panel."
 def encoder_figure(a):
     """[CLS] attention per layer, mean over heads: (layers, seq)."""
     layers = a.cls_attention.shape[0]
-    return plots.attention.token_heatmap(a.cls_attention.mean(axis=1), a.tokens, range(1, layers + 1),
+    return plots.attention.token_heatmap(a.cls_attention.mean(axis=1), a.shown, range(1, layers + 1),
                                          t(P + "enc_title"), t(P + "token"), t(P + "layer"), t(P + "attention"),
                                          pair_at=pair_boundary(a.segments), pair_label=t("arch.boundary"))
 
@@ -29,9 +29,9 @@ def panel(step: str, a) -> None:
     name, kind, _, seed = selection()
     if step == "tokenizer":
         table(pd.DataFrame({
-            t(P + "token"): list(a.tokens), t(P + "id"): list(a.token_ids),
+            t(P + "token"): list(a.shown), t(P + "id"): list(a.token_ids),
             t(P + "special"): list(a.special),
-            t(P + "subword"): [tok.startswith("##") for tok in a.tokens],
+            t(P + "subword"): [row["continues_word"] for row in token_rows(a)],
         }).to_dict("records"))
     elif step == "encoder":
         st.plotly_chart(encoder_figure(a), key="lesson_enc")
@@ -66,7 +66,7 @@ def panel(step: str, a) -> None:
                                               t(P + "option_axis"), t(P + "params_axis")), key="lesson_params")
     elif step == "token_heads":
         scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), seed)
-        st.plotly_chart(lplots.token_label_heatmap(scores, a.tokens, a.labels, t(P + "token_title"), t(P + "token"),
+        st.plotly_chart(lplots.token_label_heatmap(scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"),
                                                    t(P + "label"), t(P + "score"), pair_at=pair_boundary(a.segments),
                                                    pair_label=t("arch.boundary")), key="lesson_tokens")
     elif step == "layers":

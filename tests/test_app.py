@@ -69,3 +69,49 @@ def test_rerun_keeps_the_sidebar(tiny_root):
     at.run()
     assert [s.key for s in at.sidebar.selectbox] == ["lang", "checkpoint", "head"]
     assert any("classifier.weight" in w.value for w in at.warning)
+
+
+def test_pipeline_draws_the_top_labels_of_a_10000_label_checkpoint(tiny_root):
+    """A 10,000-label head: the charts held 20,000 bars (~700 kB) and the browser took 49 s to draw them.
+    Now each chart shows the 20 largest, a caption says how many are hidden, and a download has them all."""
+    import json
+    import time
+
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    from explorer import probabilities, state
+    from explorer.checkpoints import embedded_encoder_dir
+
+    n, path = 10_000, tiny_root / "tiny-10000-labels"
+    if not path.exists():
+        torch.manual_seed(0)
+        cfg = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+                         num_labels=n, id2label={i: f"label_{i}" for i in range(n)})
+        BertForSequenceClassification(cfg).save_pretrained(path)
+        AutoTokenizer.from_pretrained(str(embedded_encoder_dir())).save_pretrained(path)
+    start = time.perf_counter()
+    at = _app(tiny_root, checkpoint=state.OTHER, checkpoint_other=str(path))
+    seconds = time.perf_counter() - start
+    assert not at.error
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(charts) == 2
+    top = probabilities.TOP_LABELS
+    for fig in charts:
+        (bar,) = fig["data"]
+        assert len(bar["x"]) == top and bar["x"][0] == at.metric[0].value  # largest first: the prediction
+        assert list(bar["y"]) == sorted(bar["y"], reverse=True)
+    assert sum(len(c.proto.spec) for c in at.get("plotly_chart")) < 10_000  # was ~700 kB
+    hidden = i18n.t("home.labels_hidden", "en", shown=top, hidden=n - top, n=n)
+    assert hidden in [c.value for c in at.caption]
+    assert at.get("download_button")[0].proto.label == i18n.t("home.labels_csv", "en")
+    assert seconds < 60, seconds  # AppTest, cold: ~2 s here (the cost was the browser's drawing)
+
+
+def test_top_labels_keep_few_labels_in_order_and_pick_the_largest_of_many():
+    from explorer.probabilities import label_rows, top_labels
+
+    assert top_labels([0.3, -1.0, 2.0]).tolist() == [0, 1, 2]
+    assert top_labels([0.3, -1.0, 2.0, 5.0, 1.0], k=3).tolist() == [3, 2, 4]
+    rows = label_rows(("a", "b"), [1.0, 2.0], [0.27, 0.73], [0.73, 0.88])
+    assert rows[1] == {"label": "b", "logit": 2.0, "softmax": 0.73, "sigmoid": 0.88}

@@ -115,6 +115,20 @@ def test_tokenizer_without_max_length_uses_the_position_limit(tiny_root):
         ck.model(input_ids=torch.tensor([list(a.token_ids) + [a.token_ids[-1]]]))
 
 
+def test_model_max_length_below_the_special_tokens_is_ignored_and_dropped_is_true(tiny_root, capsys):
+    """model_max_length=1 cannot hold [CLS] ... [SEP]: the tokenizer returns the text whole, so the page said
+    "9 tokens dropped" while every token was used (and a long text reached past the 64 positions)."""
+    path = save("bert", tiny_root / "maxlen1", model_max_length=1)
+    ck = load_checkpoint(str(path))
+    assert ck.tokenizer.model_max_length == 1
+    a = analyze(ck, build_head(ck), TEXT)
+    assert a.max_length == 64 and a.truncated_tokens == 0 and len(a.tokens) == len(ck.tokenizer(TEXT)["input_ids"])
+    long = analyze(ck, build_head(ck), LONG)  # 100 words: 102 tokens into 64 positions
+    assert len(long.tokens) == 64 and long.truncated_tokens == 102 - 64
+    assert main(["analyze", "--checkpoint", str(path), "--text", TEXT]) == 0
+    assert "truncated" not in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("arch", list(UNSUPPORTED))
 def test_unsupported_architectures_are_one_line(tiny_root, capsys, arch):
     kw = {"model_max_length": int(1e30)} if arch == "xlnet" else {}  # xlnet's tokenizer has no limit

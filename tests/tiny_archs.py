@@ -64,14 +64,16 @@ def config(model_type: str):
                              label2id={n: i for i, n in enumerate(LABELS)}, **kwargs)
 
 
-def save(model_type: str, root: Path, seed: int = 1, **tokenizer_kwargs) -> Path:
-    """Build, seed and save one tiny checkpoint under root/tiny-<model_type>; returns its folder."""
-    out = root / f"tiny-{model_type}"
+def save(model_type: str, root: Path, seed: int = 1, tokenizer=None, name: str = "", **tokenizer_kwargs) -> Path:
+    """Build, seed and save one tiny checkpoint under root/<name or tiny-model_type>; returns its folder.
+    tokenizer: saved instead of the embedded BERT one (its ids must fit the 30522-row vocabulary)."""
+    out = root / (name or f"tiny-{model_type}")
     torch.manual_seed(seed)
     model = AutoModelForSequenceClassification.from_config(config(model_type))
     model.save_pretrained(out)
     type_ids = CONFIGS.get(model_type, (None, None, False))[2]
     names = ["input_ids", "token_type_ids", "attention_mask"] if type_ids else ["input_ids", "attention_mask"]
-    tok = AutoTokenizer.from_pretrained(str(embedded_encoder_dir()), model_input_names=names, **tokenizer_kwargs)
+    tok = tokenizer or AutoTokenizer.from_pretrained(str(embedded_encoder_dir()), model_input_names=names,
+                                                     **tokenizer_kwargs)
     tok.save_pretrained(out)
     return out

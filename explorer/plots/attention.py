@@ -63,7 +63,7 @@ def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[
     from ..tokens import cls_vs_mean, pair_boundary, rollout_off_cls, visible, without_special
 
     special = a.special if hide_special else (False,) * len(a.tokens)
-    toks = visible(a.tokens, a.special, hide_special)
+    toks = visible(a.shown, a.special, hide_special)
     suffix = t("tokens.renormalised") if hide_special else ""
     att = without_special(a.cls_attention, special)  # (L, H, kept)
     value, share, tok_axis, layer_axis = t("tokens.attention"), t("tokens.share"), t("tokens.token_axis"), t("tokens.layer_axis")

@@ -1,0 +1,71 @@
+"""How tokens read: each token's readable form, and its share of its word's text, as the tokenizer
+decodes them.
+
+A vocabulary string is not text on every family. Byte-level BPE (GPT-2, RoBERTa, Qwen, ...) stores each
+byte as a printable stand-in, so "café" is the tokens "caf" + "Ã©" and 😀 is "ðŁ" + "ĺ" + "Ģ"; byte
+fallback (Llama-style SentencePiece) stores "<0xE1>". Only the tokenizer knows how its tokens become
+text: `convert_tokens_to_string` (its decoder) is asked, never a list of families or markers.
+
+- Words (`word_pieces`): a word's text is the decoding of all its tokens together, leading space
+  dropped. Each token gets the part of that text its decoding adds, so concatenating a word's pieces
+  gives the word, even where one character's bytes span two tokens.
+- Tokens (`readable_tokens`): a token's vocabulary string where it already reads as text (WordPiece
+  "##ing", SentencePiece "▁good", byte-level "Ġgood" stay as they are); otherwise its decoding, with the
+  tokenizer's word-start marker kept. A token holding only part of a character's bytes shows "�" (the
+  Unicode replacement mark) in place of those bytes: the word view shows the whole character.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+REPLACEMENT = "\ufffd"  # what decoding with errors="replace" gives for an incomplete UTF-8 sequence
+
+
+def _decode(tokenizer, tokens: Sequence[str]) -> str:
+    return tokenizer.convert_tokens_to_string(list(tokens))
+
+
+def readable_tokens(tokenizer, tokens: Sequence[str], special: Sequence[bool]) -> tuple[str, ...]:
+    """Per token, the form a view shows (see the module docstring); special tokens as they are."""
+    out = []
+    for tok, sp in zip(tokens, special):
+        text = tok if sp else _decode(tokenizer, [tok])
+        if sp or text.strip() in tok:  # the decoder only dropped markers: the vocabulary string reads
+            out.append(tok)
+        elif text[:1].isspace() and _decode(tokenizer, [tok[0]]).isspace():
+            out.append(tok[0] + text.lstrip())  # keep the word-start marker ("Ġcafé", not " café")
+        else:
+            out.append(text)
+    return tuple(out)
+
+
+def word_pieces(tokenizer, tokens: Sequence[str], special: Sequence[bool], word_ids: Sequence[int | None],
+                segments: Sequence[int] = ()) -> tuple[str, ...]:
+    """Per token, its share of its word's decoded text (see the module docstring); special tokens and
+    tokens of no word as their own words. Consecutive tokens with one word id (and segment) form a word."""
+    segments = segments or (0,) * len(tokens)
+    pieces: list[str] = []
+    k = 0
+    while k < len(tokens):
+        end = k + 1
+        if word_ids[k] is not None and not special[k]:
+            while end < len(tokens) and not special[end] and word_ids[end] == word_ids[k] \
+                    and segments[end] == segments[k]:
+                end += 1
+        pieces += [tokens[k]] if special[k] else _split(tokenizer, tokens[k:end])
+        k = end
+    return tuple(pieces)
+
+
+def _split(tokenizer, group: Sequence[str]) -> list[str]:
+    """One word's tokens -> what each adds to the word's decoded text (leading space dropped)."""
+    word = _decode(tokenizer, group).lstrip()
+    pieces, done = [], ""
+    for n in range(1, len(group)):
+        # Text up to token n, less a trailing incomplete character: its bytes finish in a later token.
+        sofar = _decode(tokenizer, group[:n]).lstrip().rstrip(REPLACEMENT)
+        if not sofar.startswith(done) or not word.startswith(sofar):
+            return [word] + [""] * (len(group) - 1)  # a decoder that is not prefix-stable: the first token holds it
+        pieces.append(sofar[len(done):])
+        done = sofar
+    return pieces + [word[len(done):]]
