@@ -8,7 +8,7 @@ from explorer import budget, dropout, faithfulness, session_models, whatif
 from explorer.analysis import analyze
 from explorer.heads import build_head
 
-LONG = " ".join(f"word{k} good" for k in range(33))  # 66 words: above LOO_WARN_WORDS
+LONG = " ".join(f"word{k} good" for k in range(50))  # 100 words, 152 tokens: above both caps
 
 
 def _loo(monkeypatch, ck, head, a, mb: str):
@@ -142,7 +142,7 @@ def test_lesson_asks_before_leave_one_out_on_a_long_text(monkeypatch):
     monkeypatch.setattr(whatif, "leave_one_out", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     at = _long_text_page("lesson")
     assert not at.exception and not at.error
-    assert any("Leave-one-out on 66 words" in w.value for w in at.warning) and not calls
+    assert any("Leave-one-out on 100 words" in w.value for w in at.warning) and not calls
     at.button(key="lesson_loo_anyway").click().run()
     assert not at.exception and calls == [1]
     at.run()  # the answer is remembered for this text, and the result kept
@@ -155,6 +155,6 @@ def test_whatif_asks_before_comparing_long_texts(monkeypatch):
     monkeypatch.setattr(whatif, "compare", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     at = _long_text_page("whatif")
     assert not at.exception and not at.error and not calls
-    assert any("Comparing texts of up to" in w.value for w in at.warning) and not at.metric
+    assert any("Comparing texts of up to 152 tokens" in w.value for w in at.warning) and not at.metric
     at.button(key="whatif_anyway").click().run()
     assert not at.exception and calls == [1] and len(at.metric) == 2
