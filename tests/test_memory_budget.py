@@ -158,3 +158,19 @@ def test_whatif_asks_before_comparing_long_texts(monkeypatch):
     assert any("Comparing texts of up to 152 tokens" in w.value for w in at.warning) and not at.metric
     at.button(key="whatif_anyway").click().run()
     assert not at.exception and calls == [1] and len(at.metric) == 2
+
+
+def test_leave_one_out_reads_only_the_reachable_start_of_a_long_text(monkeypatch, tiny):
+    """Past the model's window only as many tokens as the longest word can come in when a word is cut:
+    the rest is never tokenized per word, and the numbers are those of the whole text."""
+    ck = tiny["roberta"]  # 128 tokens
+    head = build_head(ck)
+    text = " ".join(f"w{k} unbelievably" for k in range(200))
+    a = analyze(ck, head, text)
+    assert a.truncated_tokens > 300
+    assert len(whatif._reach(ck, text)) < len(text) // 3
+    names, cut = whatif.leave_one_out(ck, head, a)
+    monkeypatch.setattr(whatif, "_reach", lambda ck, text: text)
+    names2, whole = whatif.leave_one_out(ck, head, a)
+    assert names2 == names and len(names) > 30
+    np.testing.assert_allclose(cut, whole, atol=1e-6, rtol=0)
