@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from captum.attr import InputXGradient, IntegratedGradients, Occlusion, Saliency
 
-from . import probabilities
+from . import budget, probabilities
 from .analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from .checkpoints import Checkpoint
 from .heads import Head, run_head
@@ -42,7 +42,6 @@ TOLERANCE = 0.01  # completeness: |Σ attributions − (f(x) − f(baseline))| �
 # model this meets 1% on most short texts at once (16 steps, vs Captum's default of 50).
 PIECE_STEPS = 8
 MAX_SPLITS = 24  # at most 25 intervals (300 steps) before giving up and reporting the error
-TOKENS_PER_BATCH = 2048  # bounds memory for long texts: internal batch = this // seq
 OCCLUSION_WARN_TOKENS = 128
 
 Progress = Callable[[float, str], None]  # (fraction done, message); may raise to cancel
@@ -270,7 +269,7 @@ def _integrated(model: _Model, x, b, n_steps, tolerance):
     within `tolerance`: gradients already paid for are kept, and steps go where the path bends.
     """
     algo = IntegratedGradients(model)
-    batch = max(1, TOKENS_PER_BATCH // x.shape[1])
+    batch = budget.batch_rows(model.ck.model.config, x.shape[1], grad=True)  # within HEAD_EXPLORER_BATCH_MB
     n = n_steps or PIECE_STEPS
     point = lambda a: b + a * (x - b)  # noqa: E731
     todo = [(0.0, 1.0)] if n_steps else [(0.0, 0.5), (0.5, 1.0)]
@@ -303,7 +302,7 @@ def _integrated(model: _Model, x, b, n_steps, tolerance):
 
 def _occlusion(model: _Model, x, b, window: int):
     seq = x.shape[1]
-    per_eval = max(1, TOKENS_PER_BATCH // seq)
+    per_eval = budget.batch_rows(model.ck.model.config, seq)  # within HEAD_EXPLORER_BATCH_MB
     windows = seq - window + 1
     model.expect(math.ceil(windows / per_eval) + 1, (0.0, 1.0), f"window={window}")
     attr = Occlusion(model).attribute(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import probabilities
+from . import budget, probabilities
 from .analysis import AnalysisError
 from .heads import Head, run_head
 
@@ -61,9 +61,16 @@ def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int
     if not 0.0 <= p < 1.0:
         raise AnalysisError("dropout_p", p=p)
     x, mask, ids = _inputs(hidden, samples, token_ids)
+    # The samples share one expanded input, but a mean-pooling head (or an own head) materialises
+    # (samples, seq, hidden): run them in batches within HEAD_EXPLORER_BATCH_MB (x2: the pooled product and
+    # its input). A short text is one batch; the generator runs on across batches, so a result
+    # depends only on (p, N, seed) and the budget.
+    rows = budget.rows_within(2 * x.shape[1] * x.shape[2] * x.element_size())
     with torch.inference_mode():
         gen = torch.Generator().manual_seed(seed)
-        logits = run_head(head, x, mask, dropout_p=p, generator=gen, input_ids=ids)[-1][1].numpy().astype(np.float64)
+        logits = np.concatenate([run_head(head, x[r.start:r.stop], mask[r.start:r.stop], dropout_p=p, generator=gen,
+                                          input_ids=None if ids is None else ids[r.start:r.stop])[-1][1].numpy()
+                                 for r in budget.chunks(samples, rows)]).astype(np.float64)
         ev = run_head(head, x[:1], mask[:1], input_ids=None if ids is None else ids[:1])[-1][1][0]
         ev = ev.numpy().astype(np.float64)
     want = probabilities.predicted(ev, head.labels, ptype)

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from . import probabilities
+from . import budget, probabilities
 from .attribution import METHODS, Attribution, Progress, attribute, quantity_of
 from .checkpoints import Checkpoint, forward_inputs
 from .heads import Head, run_head
@@ -53,6 +53,11 @@ def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False) -> 
     pad = ck.tokenizer.pad_token_id or 0
 
     def prob(batch: list[list]) -> np.ndarray:
+        # Batches within HEAD_EXPLORER_BATCH_MB at the longest row's length; masked padding changes nothing.
+        rows = budget.batch_rows(ck.model.config, max(len(s) for s in batch))
+        return np.concatenate([padded([batch[i] for i in r]) for r in budget.chunks(len(batch), rows)])
+
+    def padded(batch: list[list]) -> np.ndarray:
         width = max(len(s) for s in batch)
         extra = {}
         if typed:

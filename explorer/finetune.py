@@ -13,11 +13,9 @@ import hashlib
 import io
 import os
 import shutil
-import threading
 import time
 import uuid
 import zipfile
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
@@ -28,6 +26,7 @@ from sklearn.metrics import accuracy_score, f1_score, mean_squared_error
 from sklearn.model_selection import train_test_split
 
 from . import scratch, shared_tokenizer
+from .budget import ByteCache
 from .session_models import env_int
 from .analysis import max_length
 from .checkpoints import Checkpoint
@@ -127,12 +126,11 @@ def session_name() -> str:
 
 # ---- features, cached -----------------------------------------------------------------------
 
-_FEATURES: OrderedDict = OrderedDict()
-_FEATURES_MAX = 4
-# All datasets' features together, in MB (4 vectors per row: 100,000 rows of MiniLM are ~615 MB). The
-# newest entry is always kept, however large: it is the one being trained on.
+# All datasets' features together, in MB (4 vectors per row: 100,000 rows of MiniLM are ~615 MB), in the
+# byte-bounded cache every session shares. The newest entry is always kept, however large: it is the one
+# being trained on.
 FEATURES_ENV, DEFAULT_FEATURES_MB = "HEAD_EXPLORER_FEATURES_MB", 1024
-_FEATURES_LOCK = threading.Lock()  # sessions train in background threads and share this cache
+_FEATURES = ByteCache(FEATURES_ENV, DEFAULT_FEATURES_MB, max_entries=4)
 
 
 def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int, pool: str = "first",
@@ -142,18 +140,8 @@ def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int, poo
     one encoder pass fills every pool."""
     digest = hashlib.sha1("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
     key = (id(ck.model), ck.name, ck.source, max_length, digest)
-    with _FEATURES_LOCK:
-        feats = _FEATURES.get(key)
-        if feats is not None:
-            _FEATURES.move_to_end(key)
-    if feats is None:
-        feats = torch.from_numpy(encoder_features(ck, list(texts), max_length=max_length, progress=progress))  # outside the lock: slow
-        with _FEATURES_LOCK:
-            _FEATURES[key] = feats
-            budget = env_int(FEATURES_ENV, DEFAULT_FEATURES_MB) * 2**20
-            while len(_FEATURES) > 1 and (len(_FEATURES) > _FEATURES_MAX
-                                          or sum(f.nbytes for f in _FEATURES.values()) > budget):
-                _FEATURES.popitem(last=False)
+    feats = _FEATURES.get_or_compute(key, lambda: torch.from_numpy(
+        encoder_features(ck, list(texts), max_length=max_length, progress=progress)))
     return feats[:, POOLS.index(pool)]  # (n, pools, hidden) -> (n, hidden)
 
 

@@ -19,7 +19,7 @@ import torch
 from streamlit.logger import get_logger
 
 from . import analysis as _analysis
-from . import attention, checkpoints, finetune, heads, i18n, session_models
+from . import attention, budget, checkpoints, finetune, heads, i18n, session_models
 from .errors import ExplorerError
 
 _log = get_logger("head_explorer")
@@ -39,6 +39,11 @@ class _Owner:
     def __init__(self):
         self.id = uuid.uuid4().hex
         weakref.finalize(self, MODELS.drop_owner, self.id)
+        weakref.finalize(self, _drop_results, self.id)
+
+
+def _drop_results(owner: str) -> None:
+    ANALYSES.drop(lambda key: key[0] == owner)
 
 
 def _owner() -> str:
@@ -114,14 +119,31 @@ def head(name: str, kind: str, seed: int = 0) -> heads.Head:
     return _shared_head(name, kind, seed)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+# Analyses (~88 MB for a 512-token MiniLM text: its attentions and hidden states), their max-flows and
+# the What-if and Attributions pages' results, for every session together, under one byte budget
+# (HEAD_EXPLORER_ANALYSES_MB), oldest evicted first. Entries are shared between sessions, like the
+# cached models: read-only. A page's results are keyed by its session's owner and go with the session.
+ANALYSES = budget.ByteCache(budget.ANALYSES_ENV, budget.DEFAULT_ANALYSES_MB)
+
+
 def _cached_analysis(name: str, kind: str, text: str, seed: int, text_pair: str = "") -> _analysis.Analysis:
-    return _analysis.analyze(_shared_checkpoint(name, seed), _shared_head(name, kind, seed), text, text_pair=text_pair)
+    return ANALYSES.get_or_compute(("analysis", name, kind, text, seed, text_pair), lambda: _analysis.analyze(
+        _shared_checkpoint(name, seed), _shared_head(name, kind, seed), text, text_pair=text_pair))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
 def _cached_flow(name: str, kind: str, text: str, seed: int, text_pair: str = ""):  # (layers, seq)
-    return attention.flow(_cached_analysis(name, kind, text, seed, text_pair).attentions)
+    return ANALYSES.get_or_compute(("flow", name, kind, text, seed, text_pair), lambda: attention.flow(
+        _cached_analysis(name, kind, text, seed, text_pair).attentions))
+
+
+def kept_result(page: str, params: tuple):
+    """A result this session's `page` computed for `params` and the budget still holds, or None."""
+    return ANALYSES.get((_owner(), page, params))
+
+
+def keep_result(page: str, params: tuple, value) -> None:
+    """Keep a page's result for this session, within the analyses' byte budget."""
+    ANALYSES.put((_owner(), page, params), value)
 
 
 def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False,

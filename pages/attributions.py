@@ -52,7 +52,6 @@ if costly:
 target_index = None if target < 0 else int(target)
 n_steps = None if steps in (None, "auto") else int(steps)
 params = (name, kind, text, seed, method, target_index, quantity, baseline, n_steps, window, sel.text_pair)
-results = ss.setdefault("attr_results", {})
 
 
 def _cancel(key) -> None:
@@ -70,24 +69,23 @@ def _with_progress(key, fn):
     return out
 
 
-if params not in results:
+r = state.kept_result("attr", params)
+if r is None:
     run = st.button(t("attributions.run"), key="attr_run", type="primary")
     if run or (not costly and ss.get("attr_cancelled") != params):
         try:
-            results[params] = _with_progress(params, lambda p: attr.attribute(
+            r = _with_progress(params, lambda p: attr.attribute(
                 checkpoint(name, seed), head(name, kind, seed), text, method, target_index, quantity, baseline,
                 n_steps=n_steps, window=window or 1, progress=p, text_pair=sel.text_pair))
         except (attr.AttributionError, AnalysisError) as err:
             state.error(err)
             st.stop()
-        while len(results) > 16:
-            results.pop(next(iter(results)))
+        state.keep_result("attr", params, r)
         st.rerun()
     if ss.get("attr_cancelled") == params:
         st.info(t("attributions.cancelled"))
     st.stop()
 
-r = results[params]
 st.caption(t("attributions.explains", label=state.plain(r.target_label), quantity=t(f"attributions.q_{r.quantity}"),
              seconds=r.seconds))
 st.caption(t("arch.baseline"))
@@ -125,15 +123,16 @@ d2.download_button(t("attributions.html"), plots.highlight_html(
 st.subheader(t("attributions.faith_title"))
 st.caption(t("attributions.faith_intro"))
 faith_key = (name, kind, text, seed, target_index, quantity, baseline, window or 1, sel.text_pair)
-faith = ss.setdefault("attr_faith", {})
+faith = state.kept_result("faith", faith_key)
 if st.button(t("attributions.faith_run"), key="attr_faith_run"):
     try:
-        faith[faith_key] = _with_progress(faith_key, lambda p: faithfulness.compare(
+        faith = _with_progress(faith_key, lambda p: faithfulness.compare(
             checkpoint(name, seed), head(name, kind, seed), text, target_index, quantity, baseline,
             window or 1, progress=p, text_pair=sel.text_pair))
+        state.keep_result("faith", faith_key, faith)
     except (attr.AttributionError, AnalysisError) as err:
         state.error(err)
-if faith_key in faith:
+if faith is not None:
     st.dataframe(pd.DataFrame([{
         t("attributions.method"): t(f"attributions.m_{row.method}"),
         t("attributions.comprehensiveness"): round(row.comprehensiveness, 4),
@@ -141,4 +140,4 @@ if faith_key in faith:
         t("attributions.completeness_error"): "—" if row.completeness_error is None
         else f"{100 * row.completeness_error:.3f}%",
         t("attributions.seconds"): round(row.seconds, 2),
-    } for row in faith[faith_key]]), hide_index=True, key="attr_faith_table")
+    } for row in faith]), hide_index=True, key="attr_faith_table")

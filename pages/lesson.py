@@ -7,7 +7,8 @@ from explorer.plots import encoder as eplots
 from explorer.plots.attribution import sorted_bars
 from explorer.i18n import strings
 from explorer.plots import lesson as lplots
-from explorer.state import checkpoint, current_analysis, head, lang, selection, step_label, t, table
+from explorer.state import (checkpoint, current_analysis, head, keep_result, kept_result, lang, selection, step_label,
+                            t, table)
 from explorer.tokens import pair_boundary, token_rows
 
 # Where each step is explored in depth.
@@ -72,7 +73,21 @@ def panel(step: str, a) -> None:
     elif step == "layers":
         st.plotly_chart(eplots.readout(a, t), key="lesson_layers")
     elif step == "ablation":
-        words, support = whatif.leave_one_out(checkpoint(name, seed), head(name, kind, seed), a)
+        # One encoder pass per word: on a long text, ask first, and remember the answer for this text.
+        ss, params = st.session_state, (*selection(), selection().text_pair)
+        found = kept_result("loo", params)
+        if found is None:
+            if whatif.loo_is_costly(a) and ss.get("lesson_loo_confirmed") != params:
+                st.warning(t("memory.loo_costly", n=whatif.loo_words(a), limit=whatif.LOO_WARN_WORDS))
+                if not st.button(t("safety.compute_anyway"), key="lesson_loo_anyway"):
+                    return
+                ss["lesson_loo_confirmed"] = params
+            bar = st.progress(0.0, text=t("memory.loo_running"))
+            found = whatif.leave_one_out(checkpoint(name, seed), head(name, kind, seed), a, progress=lambda f: bar.progress(
+                min(1.0, f), text=t("memory.loo_running")))
+            bar.empty()
+            keep_result("loo", params, found)
+        words, support = found
         st.plotly_chart(sorted_bars(words, support, t(P + "drop_title", label=a.predicted), t(P + "drop_axis"),
                                     t(P + "word")), key="lesson_ablation")
 

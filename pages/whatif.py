@@ -1,7 +1,7 @@
 """What-if: a second text (or an edited copy of the first) side by side, and a live "drop this word"."""
 import streamlit as st
 
-from explorer import whatif
+from explorer import state, whatif
 from explorer.errors import ExplorerError
 from explorer.plots import logits as lplots
 from explorer.plots import whatif as wplots
@@ -38,18 +38,23 @@ text_b = c1.text_area(t("whatif.text_b"), key="whatif_text", height=90, help=t("
 c2.button(t("whatif.copy"), key="whatif_copy", on_click=copy_text_a, help=t("whatif.copy_help"))
 
 params = (name, kind, seed, text, text_b, sel.text_pair)
-results = ss.setdefault("whatif_results", {})
-if params not in results:
+r = state.kept_result("whatif", params)
+if r is None:
     try:
+        ck = checkpoint(name, seed)
+        # Both texts are attributed: on long texts ask first, and remember the answer for these texts.
+        n = whatif.compare_tokens(ck, text, text_b, sel.text_pair)
+        if n > whatif.COMPARE_WARN_TOKENS and ss.get("whatif_confirmed") != params:
+            st.warning(t("memory.whatif_costly", n=n, limit=whatif.COMPARE_WARN_TOKENS))
+            if not st.button(t("safety.compute_anyway"), key="whatif_anyway"):
+                st.stop()
+            ss["whatif_confirmed"] = params
         with st.spinner(t("whatif.running")):
-            results[params] = whatif.compare(checkpoint(name, seed), head(name, kind, seed), text, text_b,
-                                             text_pair=sel.text_pair)
+            r = whatif.compare(ck, head(name, kind, seed), text, text_b, text_pair=sel.text_pair)
     except ExplorerError as err:
         error(err)
         st.stop()
-    while len(results) > 8:
-        results.pop(next(iter(results)))
-r = results[params]
+    state.keep_result("whatif", params, r)
 labels, target = r.a.labels, r.a.labels[r.target]
 
 st.subheader(t("whatif.diff_title"))

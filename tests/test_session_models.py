@@ -169,7 +169,7 @@ def test_feature_cache_stays_within_its_budget(monkeypatch, ck):
         return np.zeros((len(texts), len(finetune.POOLS), 2**16), np.float32)
 
     monkeypatch.setattr(finetune, "encoder_features", fake_pass)
-    monkeypatch.setattr(finetune, "_FEATURES", finetune.OrderedDict())
+    monkeypatch.setattr(finetune, "_FEATURES", finetune.ByteCache(finetune.FEATURES_ENV, 1024, max_entries=4))
     monkeypatch.setenv(finetune.FEATURES_ENV, "3")
     first, second = ("a", "b"), ("c", "d")
     finetune.cached_features(ck, first, 16)

@@ -1,0 +1,176 @@
+"""Memory budgets on the analysis side: batched views in chunks within HEAD_EXPLORER_BATCH_MB (same
+numbers as one batch), the analyses' and pages' results under HEAD_EXPLORER_ANALYSES_MB for all
+sessions together, and the pages ask before a long leave-one-out or What-if."""
+import numpy as np
+import pytest
+
+from explorer import budget, dropout, faithfulness, session_models, whatif
+from explorer.analysis import analyze
+from explorer.heads import build_head
+
+LONG = " ".join(f"word{k} good" for k in range(50))  # 100 words, 152 tokens: above both caps
+
+
+def _loo(monkeypatch, ck, head, a, mb: str):
+    monkeypatch.setenv(budget.BATCH_ENV, mb)
+    calls = []
+    names, change = whatif.leave_one_out(ck, head, a, progress=calls.append)
+    return names, change, calls
+
+
+@pytest.mark.parametrize("model", ["tiny", "sentiment"])
+def test_leave_one_out_in_chunks_equals_one_batch(monkeypatch, request, model):
+    """A 1 MB batch budget splits the texts-minus-one-word into many forwards; the numbers are those
+    of one padded batch (a large budget) to 1e-6, and progress reaches 1 once per batch."""
+    ck = request.getfixturevalue(model)
+    ck = ck["bert"] if isinstance(ck, dict) else ck
+    head = build_head(ck)
+    a = analyze(ck, head, "Unbelievably good acting, terrible plot, and a score I will hum for weeks.")
+    names, one, calls = _loo(monkeypatch, ck, head, a, "100000")
+    assert len(calls) == 1 and calls[-1] == 1.0
+    monkeypatch.setattr(budget, "row_bytes", lambda *args, **kw: 2**19)  # 2 rows per 1 MB batch
+    names2, chunked, calls = _loo(monkeypatch, ck, head, a, "1")
+    assert len(calls) == -(-(len(names) + 1) // 2) > 4 and calls == sorted(calls) and calls[-1] == 1.0
+    assert names2 == names
+    np.testing.assert_allclose(chunked, one, atol=1e-6, rtol=0)
+
+
+def test_batch_rows_follow_the_budget_and_the_length(monkeypatch, sentiment):
+    cfg = sentiment.model.config
+    monkeypatch.setenv(budget.BATCH_ENV, "256")
+    short, long_ = budget.batch_rows(cfg, 16), budget.batch_rows(cfg, 512)
+    assert short > 50 * long_ >= 50  # a 512-token row costs far more than a 16-token one
+    assert budget.batch_rows(cfg, 512, attentions=True) < long_
+    assert budget.batch_rows(cfg, 512, grad=True) < long_
+    monkeypatch.setenv(budget.BATCH_ENV, "1")
+    assert budget.batch_rows(cfg, 512, grad=True) == 1  # never 0: one row always runs
+    monkeypatch.setenv(budget.BATCH_ENV, "512")
+    assert budget.batch_rows(cfg, 512) == pytest.approx(2 * long_, abs=1)
+    # A 256 MB batch of 512-token MiniLM rows stays within its budget by this estimate.
+    assert long_ * budget.row_bytes(cfg, 512) <= 256 * 2**20 < (long_ + 1) * budget.row_bytes(cfg, 512)
+
+
+def test_leave_one_out_cap_counts_words():
+    from explorer.analysis import Analysis
+
+    def fake(n):  # only the fields leave-one-out's word count reads
+        a = object.__new__(Analysis)
+        for k, v in dict(tokens=("[CLS]", *(f"w{i}" for i in range(n)), "[SEP]"), word_ids=(None, *range(n), None),
+                         segments=()).items():
+            object.__setattr__(a, k, v)
+        return a
+
+    assert whatif.loo_words(fake(whatif.LOO_WARN_WORDS)) == whatif.LOO_WARN_WORDS
+    assert not whatif.loo_is_costly(fake(whatif.LOO_WARN_WORDS))
+    assert whatif.loo_is_costly(fake(whatif.LOO_WARN_WORDS + 1))
+
+
+def test_faithfulness_and_dropout_in_chunks_equal_one_batch(monkeypatch, tiny):
+    ck = tiny["bert"]
+    head = build_head(ck, "mean-linear")  # mean pooling materialises (samples, seq, hidden)
+    a = analyze(ck, head, "Unbelievably good acting, terrible plot.")
+    monkeypatch.setenv(budget.BATCH_ENV, "100000")
+    mc = dropout.mc_dropout(head, a.hidden_states[-1], 0.3, 1, seed=0)
+    prob = faithfulness.model_prob(ck, head, 0)
+    batch = [list(a.token_ids), list(a.token_ids[:5]), list(a.token_ids[::2])]
+    one = prob(batch)
+    monkeypatch.setenv(budget.BATCH_ENV, "1")
+    monkeypatch.setattr(budget, "row_bytes", lambda *args, **kw: 2**20)  # one row per batch
+    np.testing.assert_allclose(prob(batch), one, atol=1e-6, rtol=0)
+    forwards = []
+    real = dropout.run_head
+    monkeypatch.setattr(dropout, "run_head", lambda h, x, *args, **kw: forwards.append(len(x)) or real(h, x, *args, **kw))
+    monkeypatch.setattr(budget, "rows_within", lambda per_row: 3)
+    many = dropout.mc_dropout(head, a.hidden_states[-1], 0.0, 10, seed=0)  # p=0: every sample is the eval pass
+    assert forwards == [3, 3, 3, 1, 1] and many.logits.shape == (10, 3)
+    np.testing.assert_allclose(many.logits, np.repeat(mc.eval_logits[None], 10, axis=0), atol=1e-6)
+
+
+def test_byte_cache_keeps_the_newest_and_evicts_the_oldest(monkeypatch):
+    freed = []
+    monkeypatch.setattr(budget, "release_memory", lambda: freed.append(1))
+    monkeypatch.setenv("TEST_CACHE_MB", "3")
+    cache = budget.ByteCache("TEST_CACHE_MB", 100)
+    mb = lambda: np.zeros(2**18, np.float32)  # noqa: E731 - 1 MB
+    for k in range(3):
+        cache.put(k, mb())
+    assert len(cache) == 3 and not freed
+    cache.get(0)  # now the newest: 1 is the oldest
+    cache.put(3, mb())
+    assert 1 not in cache and {0, 2, 3} == {k for k in range(4) if k in cache} and freed
+    cache.put(4, np.zeros(2**21, np.float32))  # 8 MB: over the budget alone, and still kept
+    assert len(cache) == 1 and 4 in cache
+    cache.drop(lambda k: k == 4)
+    assert len(cache) == 0
+
+
+def test_nbytes_counts_nested_arrays_once(sentiment):
+    a = analyze(sentiment, build_head(sentiment), "A fine film.")
+    arrays = a.hidden_states.nbytes + a.attentions.nbytes + a.rollout.nbytes
+    assert arrays < budget.nbytes(a) < arrays + 100_000
+    assert budget.nbytes((a, a, [a])) == budget.nbytes(a)
+
+
+def test_analysis_cache_stays_under_its_budget_with_distinct_long_texts(monkeypatch, sentiment):
+    """Twenty distinct 20,000-character texts once kept ~88 MB each (st.cache_data, 128 entries); all the
+    cached analyses now stay under HEAD_EXPLORER_ANALYSES_MB, the newest kept, and memory is released."""
+    from explorer import state
+
+    monkeypatch.setattr(state, "ANALYSES", budget.ByteCache(budget.ANALYSES_ENV, budget.DEFAULT_ANALYSES_MB))
+    monkeypatch.setenv(budget.ANALYSES_ENV, "200")
+    released = []
+    real = session_models.release_memory
+    monkeypatch.setattr(budget, "release_memory", lambda: released.append(1) or real())
+    texts = [f"text {k}: " + "a rather long review of a film " * 700 for k in range(4)]  # 21,000+ characters
+    for text in texts:
+        a = state._cached_analysis("minilm-sentiment", "own", text, 0)
+        assert a.truncated_tokens > 0 and state.ANALYSES.total_bytes <= 200 * 2**20
+    assert budget.nbytes(a) > 60 * 2**20  # each is large: without the budget four would hold > 240 MB
+    assert 1 <= len(state.ANALYSES) < len(texts) and released
+    assert state._cached_analysis("minilm-sentiment", "own", texts[-1], 0) is a  # the newest is kept
+
+
+def _long_text_page(page: str):
+    from explore_helpers import open_page
+
+    return open_page(page, text=LONG)
+
+
+def test_lesson_asks_before_leave_one_out_on_a_long_text(monkeypatch):
+    calls = []
+    real = whatif.leave_one_out
+    monkeypatch.setattr(whatif, "leave_one_out", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    at = _long_text_page("lesson")
+    assert not at.exception and not at.error
+    assert any("Leave-one-out on 100 words" in w.value for w in at.warning) and not calls
+    at.button(key="lesson_loo_anyway").click().run()
+    assert not at.exception and calls == [1]
+    at.run()  # the answer is remembered for this text, and the result kept
+    assert not at.exception and calls == [1] and not any("Leave-one-out" in w.value for w in at.warning)
+
+
+def test_whatif_asks_before_comparing_long_texts(monkeypatch):
+    calls = []
+    real = whatif.compare
+    monkeypatch.setattr(whatif, "compare", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    at = _long_text_page("whatif")
+    assert not at.exception and not at.error and not calls
+    assert any("Comparing texts of up to 152 tokens" in w.value for w in at.warning) and not at.metric
+    at.button(key="whatif_anyway").click().run()
+    assert not at.exception and calls == [1] and len(at.metric) == 2
+
+
+def test_leave_one_out_reads_only_the_reachable_start_of_a_long_text(monkeypatch, tiny):
+    """Past the model's window only as many tokens as the longest word can come in when a word is cut:
+    the rest is never tokenized per word, and the numbers are those of the whole text."""
+    ck = tiny["roberta"]  # 128 tokens
+    head = build_head(ck)
+    text = " ".join(f"w{k} unbelievably" for k in range(200))
+    a = analyze(ck, head, text)
+    assert a.truncated_tokens > 300
+    assert len(whatif._reach(ck, text)) < len(text) // 3
+    names, cut = whatif.leave_one_out(ck, head, a)
+    monkeypatch.setattr(whatif, "_reach", lambda ck, text: text)
+    names2, whole = whatif.leave_one_out(ck, head, a)
+    assert names2 == names and len(names) > 30
+    np.testing.assert_allclose(cut, whole, atol=1e-6, rtol=0)
