@@ -38,7 +38,7 @@ from .errors import ExplorerError
 
 MODES = ("head", "full")
 # Full fine-tuning's memory budget in MB, checked before a run starts (see full_memory).
-TRAIN_ENV, DEFAULT_TRAIN_MB = "HEAD_EXPLORER_TRAIN_MB", 2048
+TRAIN_ENV, DEFAULT_TRAIN_MB = "HEAD_EXPLORER_TRAIN_MB", 3072
 # The pooling steps (own_head.OwnStep.op) that read one token, each the features.POOLS entry holding it.
 HEAD_POOLS = ("first", "last")
 MIN_LENGTH = 8  # room for the special tokens and a few words
@@ -132,7 +132,7 @@ def session_name() -> str:
 # Floats a training step keeps for the backward pass, per token and layer: the linear parts grow with
 # hidden and intermediate sizes, eager attention's scores, softmax and dropout with heads x length.
 # Fitted on MiniLM-L6 (CPU, eager attention; measured peaks in the README), rounded up.
-_PER_HIDDEN, _PER_INTERMEDIATE, _PER_SCORE = 12, 4, 9
+_PER_HIDDEN, _PER_INTERMEDIATE, _PER_SCORE = 12, 4, 4
 _WEIGHT_COPIES = 5  # the trained copy, its gradients, AdamW's two moments, the best epoch's state
 _ROW_OVERHEAD = 112  # bytes per tokenized field and row beyond its int32 ids (a numpy array's header)
 
