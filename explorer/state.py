@@ -108,6 +108,33 @@ def _session_alive() -> Callable[[], bool] | None:
     return lambda: rt.is_active_session(session_id)  # thread-safe in Streamlit's Runtime
 
 
+def stop_if_gone() -> None:
+    """For long work on the script thread (the label audit, attributions): end this run (st.stop) once
+    its tab has been disconnected for jobs.GRACE_S seconds. Streamlit stops it only when it drops the
+    session, minutes later; until then the work would keep a core for nobody."""
+    alive = _session_alive()
+    ss = st.session_state
+    if alive is None or alive():
+        ss.pop("_gone_since", None)
+        return
+    import time
+
+    since = ss.setdefault("_gone_since", time.monotonic())
+    if time.monotonic() - since >= jobs.GRACE_S:
+        _log.info("script run stopped: its tab has been gone %.1f s", time.monotonic() - since)
+        st.stop()
+
+
+def progress_to(bar) -> Callable[[float, str], None]:
+    """A core `progress(fraction, message)` drawn on `bar` (clamped to [0, 1]) that also ends the run
+    once the tab is gone (stop_if_gone)."""
+    def report(frac: float, msg: str) -> None:
+        stop_if_gone()
+        bar.progress(min(1.0, max(0.0, frac)), text=msg)
+
+    return report
+
+
 def show_evictions() -> None:
     """Say which of this session's models were evicted to stay within the memory bounds."""
     for name, why in MODELS.take_evicted(_owner()):

@@ -148,3 +148,24 @@ def test_the_session_owner_finalizer_stops_its_jobs():
     del owner
     gc.collect()
     assert job.wait(5) and job.why == "owner closed"
+
+
+def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatch):
+    """The audit runs in the script run itself; its progress asks whether the tab is still there."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from explorer import jobs, state
+
+    calls = []
+    monkeypatch.setattr(state, "_session_alive", lambda: lambda: calls.append(1) or False)  # the tab closed
+    monkeypatch.setattr(jobs, "GRACE_S", 0.0)
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/audit.py").run()
+    t0 = time.monotonic()
+    at.button(key="audit_run").click().run()
+    assert not at.exception and calls  # asked, and the run ended without an error box ...
+    assert "audit_result" not in at.session_state  # ... before the audit finished
+    assert time.monotonic() - t0 < 30
