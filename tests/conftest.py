@@ -147,14 +147,20 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, app_url):
-    """A fresh page on the app, loaded and idle, failing the test on any stException."""
+def open_app(browser, url: str):
+    """(context, page): a fresh browser context on the app, loaded and idle."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = ctx.new_page()
     pg.set_default_timeout(60_000)
-    pg.goto(app_url)
+    pg.goto(url)
     wait_idle(pg)
+    return ctx, pg
+
+
+@pytest.fixture
+def page(browser, app_url):
+    """A fresh page on the app, loaded and idle, failing the test on any stException."""
+    ctx, pg = open_app(browser, app_url)
     yield pg
     ctx.close()
 

@@ -13,7 +13,7 @@ import pytest
 
 from explorer import i18n
 
-from conftest import _chromium, serve_app, wait_idle
+from conftest import _chromium, open_app, serve_app, wait_idle
 
 pytestmark = pytest.mark.browser
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -29,11 +29,7 @@ def server(tiny_root, tmp_path_factory):
 
 
 def _open_finetune(browser, url):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    pg.goto(url)
-    wait_idle(pg)
+    ctx, pg = open_app(browser, url)
     pg.locator("[data-testid=stSidebarNav] a[href$='/fine-tune']").first.click()
     pg.wait_for_url("**/fine-tune")
     wait_idle(pg)
