@@ -76,19 +76,18 @@ class Jobs:
     def __init__(self, slots: int | None = None, grace: float = GRACE_S, poll: float = POLL_S):
         self.slots = slots or env_int(TRAINING_ENV, DEFAULT_SLOTS)
         self.grace, self.poll = grace, poll
-        self._sem = threading.BoundedSemaphore(self.slots)
         self._lock = threading.Lock()
-        self._running: list[Job] = []
+        self._running: list[Job] = []  # a slot each, from start() until its thread ends
         self._watchdog: threading.Thread | None = None
 
     def start(self, owner: str, kind: str, name: str, work: Work,
               alive: Callable[[], bool] | None = None) -> Job | None:
         """Run `work(progress, stop)` in a thread, or return None when every slot is taken."""
-        if not self._sem.acquire(blocking=False):
-            return None
         job = Job(owner, kind, name, alive)
         job.thread = threading.Thread(target=self._run, args=(job, work), daemon=True, name=f"job-{kind}-{name}")
         with self._lock:
+            if len(self._running) >= self.slots:
+                return None
             self._running.append(job)
             if alive is not None and (self._watchdog is None or not self._watchdog.is_alive()):
                 self._watchdog = threading.Thread(target=self._watch, daemon=True, name="jobs-watchdog")
@@ -104,12 +103,11 @@ class Jobs:
         except Exception as err:  # noqa: BLE001 - a thread boundary: the failure reaches the page as one line
             job.error = err
         finally:
-            with self._lock:
-                self._running.remove(job)
             abandoned = job.why in ABANDONED
             if abandoned:  # nobody will read it: let the model copy go now
                 job.result = job.error = None
-            self._sem.release()
+            with self._lock:
+                self._running.remove(job)  # the slot is free
             if abandoned:
                 release_memory()
             how = f"stopped: {job.why}" if job.why else "error" if job.error is not None else "finished"
@@ -150,5 +148,6 @@ class Jobs:
 
     @property
     def free(self) -> int:
-        """Slots not taken (read without acquiring)."""
-        return self._sem._value  # noqa: SLF001 - BoundedSemaphore has no public counter
+        """Slots not taken."""
+        with self._lock:
+            return self.slots - len(self._running)
