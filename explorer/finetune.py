@@ -36,6 +36,8 @@ from .features import POOLS, Progress as FeatureProgress, encoder_features
 from .errors import ExplorerError
 
 MODES = ("head", "full")
+# Full fine-tuning's memory budget in MB, checked before a run starts (see full_memory).
+TRAIN_ENV, DEFAULT_TRAIN_MB = "HEAD_EXPLORER_TRAIN_MB", 3072
 # The pooling steps (own_head.OwnStep.op) that read one token, each the features.POOLS entry holding it.
 HEAD_POOLS = ("first", "last")
 MIN_LENGTH = 8  # room for the special tokens and a few words
@@ -122,6 +124,66 @@ def trainable_copy(ck: Checkpoint, data: LabeledData, name: str, seed: int = 0) 
 
 def session_name() -> str:
     return f"finetuned-{uuid.uuid4().hex[:8]}"
+
+
+# ---- memory bound (full mode) ----------------------------------------------------------------
+
+# Floats a training step keeps for the backward pass, per token and layer: the linear parts grow with
+# hidden and intermediate sizes, eager attention's scores, softmax and dropout with heads x length.
+# Fitted on MiniLM-L6 (CPU, eager attention; measured peaks in the README), rounded up.
+_PER_HIDDEN, _PER_INTERMEDIATE, _PER_SCORE = 12, 4, 4
+_WEIGHT_COPIES = 5  # the trained copy, its gradients, AdamW's two moments, the best epoch's state
+_ROW_OVERHEAD = 112  # bytes per tokenized field and row beyond its int32 ids (a numpy array's header)
+
+
+def _dims(ck: Checkpoint) -> tuple[int, int, int, int]:
+    """(layers, hidden, intermediate, heads) from the config. PretrainedConfig maps each family's own
+    names (n_layer, dim, n_head, ...) onto these; the feed-forward width has no common name, and
+    absent it is 4 x hidden, the transformer default."""
+    cfg = ck.model.config.get_text_config()
+    hidden = int(getattr(cfg, "hidden_size", 0) or 0)
+    inter = next((v for k in ("intermediate_size", "hidden_dim", "n_inner", "ffn_dim", "d_ff", "encoder_ffn_dim")
+                  if isinstance(v := getattr(cfg, k, None), int) and v > 0), 4 * hidden)
+    return (int(getattr(cfg, "num_hidden_layers", 1) or 1), hidden, inter,
+            int(getattr(cfg, "num_attention_heads", 1) or 1))
+
+
+def full_memory(ck: Checkpoint, batch: int, length: int, rows: int) -> int:
+    """Bytes a full fine-tune of `ck` adds at its peak: the weights' copies, one step's activations
+    (batch x length tokens), the tokenized rows. Validation runs in batches of the same size without
+    gradients, so it stays below the training step."""
+    layers, hidden, inter, heads = _dims(ck)
+    weights = sum(p.numel() * p.element_size() for p in ck.model.parameters())
+    per_token = layers * (_PER_HIDDEN * hidden + _PER_INTERMEDIATE * inter + _PER_SCORE * heads * length) * 4
+    fields = len(getattr(ck.tokenizer, "model_input_names", ()) or ("input_ids", "attention_mask"))
+    return (_WEIGHT_COPIES * weights + batch * length * per_token
+            + rows * fields * (length * 4 + _ROW_OVERHEAD))
+
+
+def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
+    """Refuse, before anything is allocated, a full fine-tune that would pass HEAD_EXPLORER_TRAIN_MB; the
+    message names the largest batch (at this length), or else the longest length (at batch 1), that fits."""
+    s = settings.resolved()
+    if s.mode != "full":
+        return  # head mode trains on cached features: bounded by the feature cache and its batches
+    budget_mb = env_int(TRAIN_ENV, DEFAULT_TRAIN_MB)
+    budget = budget_mb * 2**20
+    need = full_memory(ck, s.batch_size, s.max_length, rows)
+    if need <= budget:
+        return
+    mb = lambda b: -(-b // 2**20)  # noqa: E731 - rounded up: "needs about" never understates
+    fixed = full_memory(ck, 0, s.max_length, rows)
+    per_row = full_memory(ck, 1, s.max_length, rows) - fixed
+    batch = min(s.batch_size, max(0, (budget - fixed) // per_row))
+    length = s.max_length
+    if batch == 0:  # not even one row at this length: the longest length that fits one row
+        batch = 1
+        length = max((n for n in range(MIN_LENGTH, s.max_length) if full_memory(ck, 1, n, rows) <= budget), default=0)
+    if length == 0:
+        raise FinetuneError("finetune_memory_model", name=ck.name, need=mb(full_memory(ck, 1, MIN_LENGTH, rows)),
+                            budget=budget_mb, rows=rows)
+    raise FinetuneError("finetune_memory", batch=s.batch_size, length=s.max_length, rows=rows, need=mb(need),
+                        budget=budget_mb, fit_batch=batch, fit_length=length)
 
 
 # ---- features, cached -----------------------------------------------------------------------
@@ -215,6 +277,7 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
     limit = max_length(ck)
     if not MIN_LENGTH <= s.max_length <= limit:
         raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
+    check_memory(ck, s, len(data.texts))
     torch.manual_seed(s.seed)
     work = trainable_copy(ck, data, name or session_name(), s.seed)
     train_idx, val_idx = split(data, s.val_fraction, s.seed)
@@ -244,7 +307,9 @@ def _target(data: LabeledData, idx) -> torch.Tensor:
 
 def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
     pool = derive(ck).steps[0].op  # the token the head reads (one of HEAD_POOLS): first, or last non-pad
-    feats = cached_features(ck, data.texts, s.max_length, pool)  # (n, hidden), from the untouched encoder
+    # (n, hidden), from the untouched encoder. Its batches ask `stop` too, so a job whose owner is gone
+    # (jobs.Cancelled is raised from there) does not encode 100,000 rows first.
+    feats = cached_features(ck, data.texts, s.max_length, pool, progress=(lambda frac, msg: stop()) if stop else None)
     head = build_head(work, "own", s.seed)
     params = [p for layer in head.layers.values() for p in layer.parameters()]
     for p in params:
@@ -292,22 +357,43 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
 
 
 class _Rows(torch.utils.data.Dataset):
-    def __init__(self, enc: dict, y: torch.Tensor):
-        self.enc, self.y = enc, y
+    """Tokenized rows kept as int32 arrays, tokenized a chunk at a time: the tokenizer's lists of Python
+    ints cost ~50 bytes a token (100,000 rows x 512 tokens: ~2.6 GB), int32 arrays 4 per field."""
+
+    def __init__(self, tokenizer, texts: list[str], y: torch.Tensor, max_length: int, chunk: int = 1024):
+        self.enc: dict[str, list[np.ndarray]] = {}
+        for start in range(0, len(texts), chunk):
+            enc = tokenizer(texts[start:start + chunk], truncation=True, max_length=max_length)
+            for k, rows in enc.items():
+                self.enc.setdefault(k, []).extend(np.asarray(r, np.int32) for r in rows)
+        self.y = y
 
     def __len__(self):
         return len(self.y)
 
     def __getitem__(self, i):
-        return {**{k: v[i] for k, v in self.enc.items()}, "labels": self.y[i]}
+        return {**{k: v[i].tolist() for k, v in self.enc.items()}, "labels": self.y[i]}
+
+
+def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int) -> torch.Tensor:
+    """(n, labels) float logits, `batch_size` texts at a time (each batch padded to its own longest),
+    so the peak is one batch's, not the whole split's. Tokenizers that cannot pad go row by row."""
+    if tokenizer.pad_token is None:
+        batch_size = 1
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(texts), batch_size):
+            enc = tokenizer(texts[i:i + batch_size], truncation=True, max_length=max_length, padding=True,
+                            return_tensors="pt")
+            out.append(model(**{k: v.to(model.device) for k, v in enc.items()}).logits.float().cpu())
+    return torch.cat(out) if out else torch.zeros((0, model.config.num_labels))
 
 
 def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
     from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
     def rows(idx):
-        enc = work.tokenizer([data.texts[i] for i in idx], truncation=True, max_length=s.max_length)
-        return _Rows(enc, _target(data, idx))
+        return _Rows(work.tokenizer, [data.texts[i] for i in idx], _target(data, idx), s.max_length)
 
     # Logging once per epoch, on its last step, so the epoch's loss is known when the epoch ends.
     history, best = [], {"score": -float("inf"), "epoch": 0, "state": None, "logits": None}
@@ -316,10 +402,7 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
     def evaluate(model) -> tuple[np.ndarray, float]:
         was_training = model.training
         model.eval()
-        with torch.no_grad():
-            enc = work.tokenizer([data.texts[i] for i in val_idx], truncation=True, max_length=s.max_length,
-                                 padding=True, return_tensors="pt")
-            logits = model(**{k: v.to(model.device) for k, v in enc.items()}).logits.float().cpu()
+        logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size)
         model.train(was_training)
         return logits.numpy(), float(loss_fn(data.problem_type, logits, _target(data, val_idx)))
 

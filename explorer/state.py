@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import threading
 import uuid
 import weakref
 from typing import Callable
@@ -19,7 +18,7 @@ import torch
 from streamlit.logger import get_logger
 
 from . import analysis as _analysis
-from . import attention, budget, checkpoints, finetune, heads, i18n, session_models
+from . import attention, budget, checkpoints, finetune, heads, i18n, jobs, session_models
 from .errors import ExplorerError
 
 _log = get_logger("head_explorer")
@@ -28,18 +27,19 @@ _log = get_logger("head_explorer")
 torch.set_num_threads(session_models.env_int("HEAD_EXPLORER_TORCH_THREADS", 1))
 
 MODELS = session_models.ModelStore()  # every session's fine-tuned models, within the bounds
-# Fine-tunes running at once in this process: each holds a private model copy while it trains.
-TRAINING = threading.BoundedSemaphore(session_models.env_int(session_models.TRAINING_ENV, 2))
+# Background jobs (fine-tunes), HEAD_EXPLORER_TRAINING at once: each holds a private model copy.
+JOBS = jobs.Jobs()
 
 
 class _Owner:
-    """A session's key in MODELS. When Streamlit forgets the session, this object dies and its
-    models are dropped with it."""
+    """A session's key in MODELS and JOBS. When Streamlit forgets the session, this object dies and
+    its models are dropped and its jobs stopped with it."""
 
     def __init__(self):
         self.id = uuid.uuid4().hex
         weakref.finalize(self, MODELS.drop_owner, self.id)
         weakref.finalize(self, _drop_results, self.id)
+        weakref.finalize(self, JOBS.stop_owner, self.id)
 
 
 def _drop_results(owner: str) -> None:
@@ -91,6 +91,53 @@ def session_zip(name: str) -> Callable[[], bytes]:
         return finetune.export_zip(ck)
 
     return build
+
+
+def start_job(kind: str, name: str, work: jobs.Work) -> jobs.Job | None:
+    """Run `work(progress, stop)` in the background for this session, or None when every slot is taken.
+    The job stops when its tab has been disconnected for jobs.GRACE_S seconds: a closed tab's session
+    lingers in Streamlit for a reconnect, so its finalizer alone could keep a core busy for minutes."""
+    return JOBS.start(_owner(), kind, name, work, alive=_session_alive())
+
+
+def _session_alive() -> Callable[[], bool] | None:
+    """Is this session's browser still connected? Asked from the watchdog thread, hence the ids captured
+    now; None without a server (bare mode), where only the owner's finalizer stops a job."""
+    from streamlit import runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None or not runtime.exists():
+        return None
+    rt, session_id = runtime.get_instance(), ctx.session_id
+    return lambda: rt.is_active_session(session_id)  # thread-safe in Streamlit's Runtime
+
+
+def stop_if_gone() -> None:
+    """For long work on the script thread (the label audit, attributions): end this run (st.stop) once
+    its tab has been disconnected for jobs.GRACE_S seconds. Streamlit stops it only when it drops the
+    session, minutes later; until then the work would keep a core for nobody."""
+    alive = _session_alive()
+    ss = st.session_state
+    if alive is None or alive():
+        ss.pop("_gone_since", None)
+        return
+    import time
+
+    since = ss.setdefault("_gone_since", time.monotonic())
+    if time.monotonic() - since >= jobs.GRACE_S:
+        _log.info("script run stopped: its tab has been gone %.1f s", time.monotonic() - since)
+        st.stop()
+
+
+def progress_to(bar) -> Callable[[float, str], None]:
+    """A core `progress(fraction, message)` drawn on `bar` (clamped to [0, 1]) that also ends the run
+    once the tab is gone (stop_if_gone)."""
+    def report(frac: float, msg: str) -> None:
+        stop_if_gone()
+        bar.progress(min(1.0, max(0.0, frac)), text=msg)
+
+    return report
 
 
 def show_evictions() -> None:

@@ -64,7 +64,7 @@ def _with_progress(key, fn):
     with holder.container():
         st.button(t("attributions.stop"), key="attr_stop", on_click=_cancel, args=(key,))
         bar = st.progress(0.0, text=t("attributions.running"))
-    out = fn(lambda frac, msg: bar.progress(min(1.0, max(0.0, frac)), text=msg))
+    out = fn(state.progress_to(bar))
     holder.empty()
     return out
 

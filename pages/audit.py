@@ -36,7 +36,7 @@ if ss.get("audit_result", (None,))[0] != key:
         table = read_csv(src["bytes"])
         data = prepare(table, src["text_column"], src["label_column"])
         found = audit(state.checkpoint(name, seed), data, folds, seed=seed,
-                      progress=lambda frac, msg: bar.progress(min(1.0, frac), text=msg), lang=state.lang())
+                      progress=state.progress_to(bar), lang=state.lang())
     except ExplorerError as err:
         bar.empty()
         state.error(err)

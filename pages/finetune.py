@@ -1,13 +1,12 @@
 """Fine-tune: train a private copy of the sidebar's checkpoint on the Data page's CSV (or the demo)."""
 import dataclasses
-import threading
 
 import streamlit as st
 
 from explorer import plots, state
-from explorer.checkpoints import CheckpointError
-from explorer.data import DataError, demo_frame, prepare, read_csv
-from explorer.finetune import Settings, finetune, session_name
+from explorer.data import demo_frame, prepare, read_csv
+from explorer.errors import ExplorerError
+from explorer.finetune import Settings, check_memory, finetune, session_name
 from explorer.state import sticky, t
 
 LEARNING_RATES = [float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)] + [1.0]
@@ -35,42 +34,33 @@ c4, c5 = st.columns(2)
 batch = c4.number_input(t("finetune.batch"), 1, 512, **sticky("ft_batch", 32))
 max_len = c5.number_input(t("finetune.max_length"), 8, 512, **sticky("ft_max_length", 128))
 
-job = ss.get("ft_job")
-running = job is not None and job["thread"].is_alive()
+job = ss.get("ft_job")  # an explorer.jobs.Job
+running = job is not None and not job.done
 
 
 def _start():
     try:
         data = prepare(read_csv(src["bytes"], name=src["name"]), src["text_column"], src["label_column"])
         ck = state.checkpoint(name, seed)
-    except (DataError, CheckpointError) as err:
+        settings = Settings(mode=mode, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
+                            max_length=int(max_len), seed=seed)
+        check_memory(ck, settings, len(data.texts))  # refused here, before a slot is taken
+    except ExplorerError as err:
         ss["ft_error"] = err
         return
-    settings = Settings(mode=mode, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
-                        max_length=int(max_len), seed=seed)
-    if not state.TRAINING.acquire(blocking=False):  # each run holds a model copy: bounded per process
+    model_name = session_name()
+    new = state.start_job("fine-tune", model_name, lambda progress, stop: finetune(
+        ck, data, settings, progress=progress, stop=stop, name=model_name))  # runs off the script thread
+    if new is None:  # each run holds a model copy: bounded per process
         ss["ft_error"] = t("safety.training_busy")
         return
-    new = {"history": [], "stop": threading.Event(), "result": None, "error": None, "name": session_name()}
-
-    def work():  # no streamlit calls in here: it runs outside the script thread
-        try:
-            new["result"] = finetune(ck, data, settings, progress=new["history"].append,
-                                     stop=new["stop"].is_set, name=new["name"])
-        except Exception as err:  # noqa: BLE001 - a thread boundary: any failure must reach the page as one line
-            new["error"] = err  # shown by state.error: translated, one line
-        finally:
-            state.TRAINING.release()
-
-    new["thread"] = threading.Thread(target=work, daemon=True)
-    new["thread"].start()
     ss["ft_job"] = new
     ss.pop("ft_error", None)
 
 
 b1, b2 = st.columns(2)
 b1.button(t("finetune.start"), key="ft_start", on_click=_start, disabled=running, type="primary")
-b2.button(t("finetune.stop"), key="ft_stop", disabled=not running, on_click=lambda: ss["ft_job"]["stop"].set())
+b2.button(t("finetune.stop"), key="ft_stop", disabled=not running, on_click=lambda: ss["ft_job"].stop())
 if ss.get("ft_error"):
     state.error(ss["ft_error"])
 
@@ -84,33 +74,33 @@ def _live():
     job = ss.get("ft_job")
     if job is None:
         return
-    hist = list(job["history"])
+    hist = list(job.progress)
     total = hist[-1]["epochs"] if hist else 1
     st.progress(len(hist) / total if hist else 0.0, text=t("finetune.progress", done=len(hist), total=total))
     if hist:
         names = {k: t(f"finetune.metric_{k}") for k in ("loss", "val_loss", "accuracy", "f1_micro", "mse")}
         st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),
                                               t("finetune.value_axis")), key="ft_curve")
-    if running and not job["thread"].is_alive():
+    if running and job.done:
         st.rerun()  # finished: redraw the whole page with the results
 
 
 live()
 job = ss.get("ft_job")
-if job is not None and not job["thread"].is_alive():
-    if job["error"]:
-        state.error(job["error"])
-    elif job["result"] is not None:
-        res = job["result"]
-        if not job.get("registered"):
+if job is not None and job.done:
+    if job.error:
+        state.error(job.error)
+    elif job.result is not None:
+        res = job.result
+        if not ss.get("ft_registered") == job.name:
             state.register_session_checkpoint(res.checkpoint)
             # From here the model lives only in the bounded store, so eviction really frees it.
-            job["result"] = dataclasses.replace(res, checkpoint=None)
-            job["registered"] = True
+            job.result = res = dataclasses.replace(res, checkpoint=None)
+            ss["ft_registered"] = job.name
             st.rerun()  # the sidebar was drawn before this page: redraw it with the new model
         if res.stopped:
             st.info(t("finetune.stopped", epoch=res.best_epoch))
-        st.success(t("finetune.done", name=job["name"], seconds=f"{res.train_seconds:.1f}"))
+        st.success(t("finetune.done", name=job.name, seconds=f"{res.train_seconds:.1f}"))
         cols = st.columns(len(res.metrics))
         for col, (k, v) in zip(cols, res.metrics.items()):
             col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
@@ -118,6 +108,6 @@ if job is not None and not job["thread"].is_alive():
             st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
                                                     t("finetune.predicted_axis"), t("finetune.true_axis"), t("finetune.count")),
                             key="ft_confusion")
-        if job["name"] in state.session_checkpoint_names():
-            st.download_button(t("finetune.download"), state.session_zip(job["name"]), file_name=f"{job['name']}.zip",
+        if job.name in state.session_checkpoint_names():
+            st.download_button(t("finetune.download"), state.session_zip(job.name), file_name=f"{job.name}.zip",
                                mime="application/zip", key="ft_download")

@@ -73,6 +73,7 @@ def sentiment():
 
 # ---- real-browser fixtures (Debian chromium + Playwright; never `playwright install`) ----
 
+import contextlib  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
@@ -101,16 +102,16 @@ def _chromium() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
-def app_url(tiny_root):
-    """A real `streamlit run app.py` on a free loopback port, stopped by its pid afterwards."""
-    _chromium()
+@contextlib.contextmanager
+def serve_app(env: dict | None = None, stderr=subprocess.DEVNULL):
+    """A real `streamlit run app.py` on a free loopback port, stopped by its pid afterwards:
+    yields (url, process). `env` adds to the environment; `stderr` is where its log goes."""
     port = _free_port()
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **(env or {})), stdout=subprocess.DEVNULL,
+        stderr=stderr, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -121,10 +122,18 @@ def app_url(tiny_root):
                 time.sleep(0.2)
         else:
             pytest.fail("streamlit did not start within 60 s")
-        yield url
+        yield url, proc
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def app_url(tiny_root):
+    """The app served for the browser tests (see serve_app)."""
+    _chromium()
+    with serve_app() as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -138,14 +147,20 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, app_url):
-    """A fresh page on the app, loaded and idle, failing the test on any stException."""
+def open_app(browser, url: str):
+    """(context, page): a fresh browser context on the app, loaded and idle."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = ctx.new_page()
     pg.set_default_timeout(60_000)
-    pg.goto(app_url)
+    pg.goto(url)
     wait_idle(pg)
+    return ctx, pg
+
+
+@pytest.fixture
+def page(browser, app_url):
+    """A fresh page on the app, loaded and idle, failing the test on any stException."""
+    ctx, pg = open_app(browser, app_url)
     yield pg
     ctx.close()
 

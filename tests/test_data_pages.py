@@ -1,7 +1,6 @@
 """AppTest for the Data & labels and Fine-tune pages."""
 import base64
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -73,21 +72,18 @@ def test_finetune_page_trains_registers_and_offers_zip():
     assert not at.exception
     at.number_input(key="ft_epochs_head").set_value(5).run()
     at.button(key="ft_start").click().run()
-    for _ in range(120):
-        job = at.session_state["ft_job"]
-        if not job["thread"].is_alive():
-            break
-        time.sleep(0.5)
+    job = at.session_state["ft_job"]  # an explorer.jobs.Job
+    assert job.wait(60)
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    name = job["name"]
+    name = job.name
     assert name.startswith("finetuned-") and len(name) == len("finetuned-") + 8
     from explorer.state import MODELS
 
     owner = at.session_state["_model_owner"].id
     assert MODELS.names(owner) == [name]
     ck = MODELS.get(owner, name)
-    assert job["result"].checkpoint is None and "zip" not in job  # only the bounded store holds the model
+    assert job.result.checkpoint is None  # only the bounded store holds the model
     titles = _charts(at)
     assert "Validation confusion matrix" in titles and "Loss and validation score per epoch" in titles
     assert len(titles["Loss and validation score per epoch"]["data"][0]["x"]) == 5
@@ -104,6 +100,23 @@ def test_finetune_page_trains_registers_and_offers_zip():
     logits = _charts(at)["Logits per label (not probabilities)"]["data"][0]
     assert logits["x"] == ["negative", "neutral", "positive"]
     np.testing.assert_allclose(_values(logits["y"]), want, atol=1e-4)
+
+
+def test_finetune_page_refuses_a_full_run_over_the_memory_budget_in_one_line(monkeypatch):
+    from explorer.state import JOBS
+
+    monkeypatch.setenv("HEAD_EXPLORER_TRAIN_MB", "600")  # below MiniLM's ~430 MB of weight copies + batch 512
+    at = _app()
+    at.switch_page("pages/finetune.py").run()
+    at.radio(key="ft_mode").set_value("full").run()
+    at.number_input(key="ft_batch").set_value(512).run()
+    at.number_input(key="ft_max_length").set_value(512).run()
+    free = JOBS.free
+    at.button(key="ft_start").click().run()
+    assert not at.exception and len(at.error) == 1, [e.value for e in at.error]
+    msg = at.error[0].value
+    assert "\n" not in msg and "HEAD_EXPLORER_TRAIN_MB" in msg and "batch 512 × length 512" in msg, msg
+    assert "ft_job" not in at.session_state and JOBS.free == free  # refused before a slot was taken
 
 
 def _values(y):

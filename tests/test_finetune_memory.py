@@ -1,0 +1,124 @@
+"""Full fine-tuning's memory bound: batch x length x rows x the model's shape, checked against
+HEAD_EXPLORER_TRAIN_MB before anything starts (CLI: exit 2, one line; page: one line, no slot taken);
+validation in batches gives the unbatched logits."""
+from types import SimpleNamespace
+
+import pytest
+import torch
+from transformers import GPT2Config
+
+from explorer import cli, finetune as ft
+from explorer.data import prepare, read_csv
+from explorer.finetune import MIN_LENGTH, FinetuneError, Settings, check_memory, full_memory
+
+ROWS = "".join(f"sentence number {i} is {'here and there ' * (i % 7)},{['pos', 'neg'][i % 2]}\n" for i in range(40))
+
+
+@pytest.fixture
+def data():
+    return prepare(read_csv(("text,label\n" + ROWS).encode()))
+
+
+def test_dims_come_from_each_family_s_own_config_names(tiny):
+    for ck in tiny.values():  # BertConfig, DistilBertConfig (dim, n_layers, n_heads, hidden_dim), RobertaConfig
+        assert ft._dims(ck) == (2, 32, 64, 4)
+    gpt2 = SimpleNamespace(model=SimpleNamespace(config=GPT2Config(n_embd=48, n_layer=3, n_head=6)))
+    assert ft._dims(gpt2) == (3, 48, 4 * 48, 6)  # n_inner=None: the 4 x hidden default
+
+
+def test_estimate_grows_with_batch_length_rows_and_model(tiny, minilm):
+    ck = tiny["bert"]
+    base = full_memory(ck, 8, 64, 100)
+    assert full_memory(ck, 16, 64, 100) > base and full_memory(ck, 8, 128, 100) > base
+    assert full_memory(ck, 8, 64, 1000) > base and full_memory(minilm, 8, 64, 100) > base
+    # attention's scores grow with length squared: doubling it more than doubles one step's activations
+    step = lambda n: full_memory(ck, 8, n, 0) - full_memory(ck, 0, n, 0)  # noqa: E731
+    assert step(256) > 2 * step(128)
+
+
+def test_over_budget_is_refused_with_the_largest_batch_that_fits(tiny, monkeypatch):
+    ck = tiny["bert"]
+    monkeypatch.setenv(ft.TRAIN_ENV, "1024")  # 100,000 rows x 512 tokens take ~650 MB of it
+    with pytest.raises(FinetuneError) as err:
+        check_memory(ck, Settings(mode="full", batch_size=512, max_length=512), 100_000)
+    p = err.value.params
+    assert err.value.key == "finetune_memory" and p["fit_length"] == 512 and 1 <= p["fit_batch"] < 512
+    assert full_memory(ck, p["fit_batch"], 512, 100_000) <= 1024 * 2**20 < full_memory(ck, p["fit_batch"] + 1, 512, 100_000)
+    assert p["need"] * 2**20 >= full_memory(ck, 512, 512, 100_000)
+    msg = str(err.value)
+    assert "\n" not in msg and f"batch {p['fit_batch']} × length 512 fits" in msg and "HEAD_EXPLORER_TRAIN_MB" in msg
+    assert "\n" not in err.value.message("vi") and "HEAD_EXPLORER_TRAIN_MB" in err.value.message("vi")
+    check_memory(ck, Settings(mode="full", batch_size=p["fit_batch"], max_length=512), 100_000)  # that one passes
+    check_memory(ck, Settings(mode="head", batch_size=512, max_length=512), 100_000)  # head mode: no such pass
+
+
+def test_when_no_batch_fits_the_longest_length_at_batch_one_is_named(tiny, monkeypatch):
+    ck = tiny["bert"]
+    budget = full_memory(ck, 1, 200, 10) // 2**20 + 1
+    monkeypatch.setenv(ft.TRAIN_ENV, str(budget))
+    with pytest.raises(FinetuneError) as err:
+        check_memory(ck, Settings(mode="full", batch_size=4, max_length=4096), 10)
+    p = err.value.params
+    assert p["fit_batch"] == 1 and 200 <= p["fit_length"] < 4096
+    assert full_memory(ck, 1, p["fit_length"], 10) <= budget * 2**20 < full_memory(ck, 1, p["fit_length"] + 1, 10)
+    monkeypatch.setenv(ft.TRAIN_ENV, "1")  # below even the weights' copies
+    with pytest.raises(FinetuneError) as err:
+        check_memory(ck, Settings(mode="full", batch_size=4, max_length=MIN_LENGTH), 10)
+    assert err.value.key == "finetune_memory_model" and "head mode" in str(err.value)
+
+
+def test_finetune_itself_refuses_before_copying_the_model(tiny, data, monkeypatch):
+    monkeypatch.setenv(ft.TRAIN_ENV, "1")
+    copies = []
+    monkeypatch.setattr(ft, "trainable_copy", lambda *a, **k: copies.append(a) or pytest.fail("copied"))
+    with pytest.raises(FinetuneError, match="HEAD_EXPLORER_TRAIN_MB"):
+        ft.finetune(tiny["bert"], data, Settings(mode="full", epochs=1, max_length=64))
+    assert copies == []
+
+
+def test_cli_over_budget_exits_2_with_one_line_and_writes_nothing(tiny_root, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "good.csv").write_text("text,label\n" + ROWS)
+    code = cli.main(["finetune", "--csv", "good.csv", "--checkpoint", str(tiny_root / "tiny-bert"), "--mode", "full",
+                     "--batch-size", "4096", "--max-length", "128", "--epochs", "1", "--out", "out"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("error: full fine-tuning at batch 4096"), err
+    assert "HEAD_EXPLORER_TRAIN_MB" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.csv"]
+
+
+@pytest.mark.parametrize("arch", ["bert", "roberta"])
+def test_batched_validation_equals_the_unbatched_forward(tiny, data, arch):
+    ck = tiny[arch]
+    texts = list(data.texts[:13])  # ragged lengths: each batch pads differently
+    model = ck.model.eval()
+    with torch.no_grad():
+        enc = ck.tokenizer(texts, truncation=True, max_length=64, padding=True, return_tensors="pt")
+        whole = model(**enc).logits.float()
+    for batch in (1, 4, 13, 64):
+        got = ft.predict(model, ck.tokenizer, texts, 64, batch)
+        assert got.shape == whole.shape
+        torch.testing.assert_close(got, whole, atol=1e-5, rtol=1e-5)
+
+
+def test_full_finetune_validates_in_batches_of_the_training_size(tiny, data, monkeypatch):
+    sizes = []
+    real = ft.predict
+
+    def spy(model, tokenizer, texts, max_length, batch_size):
+        sizes.append((len(texts), batch_size))
+        return real(model, tokenizer, texts, max_length, batch_size)
+
+    monkeypatch.setattr(ft, "predict", spy)
+    result = ft.finetune(tiny["bert"], data, Settings(mode="full", epochs=2, batch_size=3, max_length=32))
+    assert sizes == [(8, 3), (8, 3)] and result.confusion.sum() == 8  # 20% of 40 rows, each epoch
+
+
+def test_tokenized_rows_are_int32_and_read_back_as_the_tokenizer_wrote_them(tiny, data):
+    tok = tiny["bert"].tokenizer
+    texts = list(data.texts)
+    rows = ft._Rows(tok, texts, torch.zeros(len(texts)), 32, chunk=7)  # chunks that do not divide the rows
+    enc = tok(texts, truncation=True, max_length=32)
+    assert len(rows) == len(texts)
+    assert all(v.dtype.name == "int32" for vs in rows.enc.values() for v in vs)
+    assert [rows[i]["input_ids"] for i in range(len(texts))] == enc["input_ids"]

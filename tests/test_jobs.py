@@ -1,0 +1,171 @@
+"""explorer.jobs: background jobs with progress, a stop flag, bounded slots, and a watchdog that stops
+a job whose owner (a browser tab) is gone."""
+import logging
+import threading
+import time
+
+import pytest
+
+from explorer.jobs import Cancelled, Jobs
+
+
+def _until_stopped(progress, stop):
+    """Work that reports and checks its stop flag until told to stop; returns how many steps it took."""
+    n = 0
+    while not stop():
+        n += 1
+        progress({"step": n})
+        time.sleep(0.01)
+    return n
+
+
+def test_finished_job_keeps_result_and_frees_its_slot():
+    jobs = Jobs(slots=1)
+    job = jobs.start("a", "test", "one", lambda progress, stop: (progress({"epoch": 1}), 42)[1])
+    assert job.wait(5) and job.done
+    assert job.result == 42 and job.error is None and job.progress == [{"epoch": 1}]
+    assert jobs.free == 1 and jobs.running() == []
+
+
+def test_stop_flag_ends_the_work_and_frees_the_slot():
+    jobs = Jobs(slots=1)
+    job = jobs.start("a", "test", "loop", _until_stopped)
+    time.sleep(0.1)
+    assert not job.done and jobs.free == 0 and jobs.running("a") == [job]
+    job.stop()
+    assert job.wait(5)
+    assert job.result == len(job.progress) > 0 and job.why == "user" and jobs.free == 1
+
+
+def test_error_is_kept_as_the_job_error_and_frees_the_slot():
+    jobs = Jobs(slots=1)
+
+    def boom(progress, stop):
+        raise ValueError("bad input")
+
+    job = jobs.start("a", "test", "boom", boom)
+    assert job.wait(5)
+    assert isinstance(job.error, ValueError) and job.result is None and jobs.free == 1
+
+
+def test_slots_are_bounded_and_come_back():
+    jobs = Jobs(slots=2)
+    first, second = (jobs.start("a", "test", str(i), _until_stopped) for i in range(2))
+    assert jobs.start("b", "test", "third", _until_stopped) is None  # every slot taken: refused, nothing started
+    first.stop()
+    assert first.wait(5)
+    third = jobs.start("b", "test", "third", _until_stopped)
+    assert third is not None
+    for job in (second, third):
+        job.stop()
+        assert job.wait(5)
+    assert jobs.free == 2
+
+
+def test_stop_owner_stops_only_that_owners_jobs_and_drops_their_result():
+    jobs = Jobs(slots=2)
+    mine, other = jobs.start("gone", "test", "x", _until_stopped), jobs.start("here", "test", "y", _until_stopped)
+    jobs.stop_owner("gone")
+    assert mine.wait(5) and mine.why == "owner closed"
+    assert mine.result is None and mine.error is None  # cancelled: nobody is left to read it
+    time.sleep(0.1)
+    assert not other.done
+    other.stop()
+    assert other.wait(5) and jobs.free == 2
+
+
+def test_watchdog_stops_a_job_whose_owner_stays_gone_and_not_one_that_comes_back():
+    jobs = Jobs(slots=2, grace=0.5, poll=0.05)
+    here = {"blip": True, "gone": True}
+    blip = jobs.start("blip", "test", "blip", _until_stopped, alive=lambda: here["blip"])
+    gone = jobs.start("gone", "test", "gone", _until_stopped, alive=lambda: here["gone"])
+    here["blip"] = here["gone"] = False
+    time.sleep(0.2)  # shorter than the grace: a reload or a network blip
+    here["blip"] = True
+    t0 = time.monotonic()
+    assert gone.wait(5)
+    assert 0.2 <= time.monotonic() - t0 + 0.2 <= 2.0 and gone.why == "owner gone" and gone.result is None
+    time.sleep(0.7)
+    assert not blip.done  # back within the grace: still running
+    blip.stop()
+    assert blip.wait(5) and jobs.free == 2
+
+
+def test_watchdog_ends_when_nothing_is_left_to_watch():
+    jobs = Jobs(slots=1, grace=0.1, poll=0.02)
+    job = jobs.start("a", "test", "w", _until_stopped, alive=lambda: True)
+    watchdog = jobs._watchdog
+    assert watchdog is not None and watchdog.is_alive()
+    job.stop()
+    assert job.wait(5)
+    watchdog.join(2)
+    assert not watchdog.is_alive()
+
+
+def test_a_cancelled_stop_check_raises_so_the_work_does_not_finish_up():
+    jobs = Jobs(slots=1)
+    after = threading.Event()
+
+    def work(progress, stop):
+        while not stop():
+            time.sleep(0.01)
+        after.set()  # a user's stop lets the work finish up (evaluate, keep the best epoch) ...
+
+    job = jobs.start("a", "test", "c", work)
+    jobs.stop_owner("a")
+    assert job.wait(5) and not after.is_set()  # ... an owner's departure does not
+    with pytest.raises(Cancelled):
+        job.stopping()
+
+
+def test_the_end_of_each_job_is_logged_with_the_free_slots():
+    lines = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    log = logging.getLogger("head_explorer.jobs")  # its parent may not propagate (Streamlit's logger)
+    log.addHandler(handler)
+    level = log.level
+    log.setLevel(logging.INFO)
+    try:
+        job = Jobs(slots=1).start("a", "fine-tune", "ft-1", _until_stopped)
+        job.stop("owner closed")
+        assert job.wait(5)
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+    assert lines == ["job ended: fine-tune ft-1 (stopped: owner closed); slots free 1 of 1"]
+
+
+def test_the_session_owner_finalizer_stops_its_jobs():
+    """explorer.state ties jobs to the session: when Streamlit forgets the session, its owner key dies."""
+    import gc
+
+    from explorer import state
+
+    owner = state._Owner()
+    job = state.JOBS.start(owner.id, "test", "fin", _until_stopped)
+    assert job is not None
+    del owner
+    gc.collect()
+    assert job.wait(5) and job.why == "owner closed"
+
+
+def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatch):
+    """The audit runs in the script run itself; its progress asks whether the tab is still there."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from explorer import jobs, state
+
+    calls = []
+    monkeypatch.setattr(state, "_session_alive", lambda: lambda: calls.append(1) or False)  # the tab closed
+    monkeypatch.setattr(jobs, "GRACE_S", 0.0)
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/audit.py").run()
+    t0 = time.monotonic()
+    at.button(key="audit_run").click().run()
+    assert not at.exception and calls  # asked, and the run ended without an error box ...
+    assert "audit_result" not in at.session_state  # ... before the audit finished
+    assert time.monotonic() - t0 < 30
