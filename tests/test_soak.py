@@ -1,0 +1,189 @@
+"""Soak: one server, hostile-sized input on every page, the server's memory watched throughout.
+
+A real `streamlit run app.py` on loopback gets, in bounded loops: 20,000-character texts on every page
+(the Lesson included), 20 distinct long texts, What-if edits, and a full fine-tune asked for at the
+page's maximums. The server's RSS must stay under its configured budgets plus a stated margin, come
+back down once the sessions close, and every session must still answer at the end.
+"""
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import pytest
+
+from conftest import CHROMIUM_ARGS, _chromium, serve_app, wait_idle
+from explorer import i18n
+
+pytestmark = pytest.mark.browser
+T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
+
+# The budgets this server runs under (small, so the test is strict), in MB.
+BUDGETS = {"HEAD_EXPLORER_ANALYSES_MB": 192, "HEAD_EXPLORER_BATCH_MB": 128, "HEAD_EXPLORER_FEATURES_MB": 64,
+           "HEAD_EXPLORER_MODELS_MB": 128, "HEAD_EXPLORER_TRAIN_MB": 512}
+# What a budget cannot count: allocator slack, Streamlit's per-session message caches, the browser-bound
+# figures of the page being drawn. Measured peak growth over the budgets is stated in the README.
+MARGIN_MB = 768
+SLUGS = ["pipeline", "attention", "pooled-vector", "dropout-effect", "probabilities", "compare-heads",
+         "attribution", "inside-encoder", "what-if", "labels", "label-audit", "fine-tune", "guided-lesson",
+         "review-quiz"]
+WORDS = ("film story actor plot scene music slow brilliant awful boring great terrible lovely dull "
+         "moving script camera ending hero villain cast score pace twist").split()
+
+
+def long_text(seed: int, chars: int = 20_000) -> str:
+    rng = random.Random(seed)
+    out: list[str] = []
+    n = 0
+    while n < chars:
+        w = rng.choice(WORDS)
+        out.append(w)
+        n += len(w) + 1
+    return " ".join(out)[:chars]
+
+
+class RssWatch:
+    """Samples the server's resident memory (MB) every 0.2 s on a thread; `peak` since start."""
+
+    def __init__(self, pid: int):
+        self.pid, self.peak, self._stop = pid, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def now(self) -> float:
+        with open(f"/proc/{self.pid}/status") as f:
+            kb = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+        return kb / 1024
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            try:
+                self.peak = max(self.peak, self.now())
+            except (OSError, StopIteration):
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _type_text(page, text: str) -> None:
+    box = page.locator("[data-testid=stSidebar] [data-testid=stTextArea] textarea").first
+    box.fill(text)
+    box.press("Control+Enter")
+    wait_idle(page)
+
+
+def _go(page, slug: str) -> None:
+    if slug == SLUGS[0]:  # the default page's link is the app's root
+        page.locator("[data-testid=stSidebarNav] a").first.click()
+    else:
+        page.locator(f"[data-testid=stSidebarNav] a[href$='/{slug}']").first.click()
+        page.wait_for_url(f"**/{slug}")
+    wait_idle(page)
+
+
+def _no_failure(page) -> None:
+    main = page.locator("[data-testid=stMain]").inner_text()
+    assert T("errors.unexpected", kind="").split(":")[0].strip() not in main, main[:500]
+
+
+def _set_number(page, label: str, value: int) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+    wait_idle(page)
+
+
+def test_soak_long_texts_every_page_whatif_and_max_finetune(tmp_path):
+    exe = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    # Streamlit drops a closed tab's session after its TTL (default 120 s): 5 s here.
+    env = {"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": "5", **{k: str(v) for k, v in BUDGETS.items()}}
+    with serve_app(env) as (url, proc), sync_playwright() as p:
+        pid = proc.pid
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)
+        pages = []
+
+        def open_page():
+            ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+            pg = ctx.new_page()
+            pg.set_default_timeout(90_000)
+            pg.goto(url)
+            wait_idle(pg)
+            pg.reload()  # a session's first run goes through the legacy pages/ path; visitors after it do not
+            wait_idle(pg)
+            pages.append(pg)
+            return pg
+
+        first = open_page()
+        time.sleep(2)
+        watch = RssWatch(pid)
+        baseline = watch.now()
+
+        # 20 distinct long texts, each a new cache entry.
+        for seed in range(20):
+            _type_text(first, long_text(seed))
+            _no_failure(first)
+
+        print(f"soak: 20 long texts: {watch.now():.0f} MB (peak {watch.peak:.0f}, baseline {baseline:.0f})")
+        # One long text on every page, in a second session while the first stays open.
+        second = open_page()
+        _type_text(second, long_text(100))
+        for slug in SLUGS:
+            t0 = time.perf_counter()
+            _go(second, slug)
+            print(f"soak: {slug} {time.perf_counter() - t0:.1f} s, {watch.now():.0f} MB")
+            _no_failure(second)
+
+        print(f"soak: every page: {watch.now():.0f} MB (peak {watch.peak:.0f})")
+        # What-if edits: each edited text B is analysed and attributed.
+        _go(second, "what-if")
+        box = second.locator("[data-testid=stMain] [data-testid=stTextArea] textarea").first
+        for k in range(8):
+            box.fill(long_text(200 + k, 4_000))
+            box.press("Control+Enter")
+            wait_idle(second)
+            _no_failure(second)
+
+        print(f"soak: what-if edits: {watch.now():.0f} MB (peak {watch.peak:.0f})")
+        # A full fine-tune at the page's maximums: refused before it starts, in one line.
+        _go(second, "fine-tune")
+        second.get_by_test_id("stRadio").get_by_text(T("finetune.mode_full")).click()
+        wait_idle(second)
+        _set_number(second, T("finetune.epochs"), 500)
+        _set_number(second, T("finetune.batch"), 512)
+        _set_number(second, T("finetune.max_length"), 512)
+        second.get_by_role("button", name=T("finetune.start")).click()
+        wait_idle(second)
+        assert second.locator("[data-testid=stAlertContentError]").count() == 1
+        _no_failure(second)
+        peak = watch.peak
+
+        # Every session still answers.
+        for pg in pages:
+            _go(pg, "pipeline")
+            _type_text(pg, "A short text at the end.")
+            _no_failure(pg)
+        for pg in pages:
+            pg.context.close()
+
+        # Sessions are gone after the TTL; their memory goes with them.
+        deadline = time.time() + 60
+        after = watch.now()
+        while time.time() < deadline and after > baseline + BUDGETS["HEAD_EXPLORER_ANALYSES_MB"] + 256:
+            time.sleep(2)
+            after = watch.now()
+        watch.stop()
+        budget = sum(BUDGETS.values())
+        print(f"soak: baseline {baseline:.0f} MB, peak {peak:.0f} MB (+{peak - baseline:.0f}), "
+              f"after close {after:.0f} MB (+{after - baseline:.0f}); budgets {budget} MB + margin {MARGIN_MB}")
+        assert peak - baseline <= budget + MARGIN_MB
+        assert after - baseline <= BUDGETS["HEAD_EXPLORER_ANALYSES_MB"] + 256
+
+        # A new visitor after all that is served.
+        last = open_page()
+        _no_failure(last)
+        browser.close()
