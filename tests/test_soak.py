@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import CHROMIUM_ARGS, _chromium, serve_app, wait_idle
+from conftest import serve_app, wait_idle
 from explorer import i18n
 
 pytestmark = pytest.mark.browser
@@ -96,15 +96,11 @@ def _set_number(page, label: str, value: int) -> None:
     wait_idle(page)
 
 
-def test_soak_long_texts_every_page_whatif_and_max_finetune(tmp_path):
-    exe = _chromium()
-    from playwright.sync_api import sync_playwright
-
+def test_soak_long_texts_every_page_whatif_and_max_finetune(browser):
     # Streamlit drops a closed tab's session after its TTL (default 120 s): 5 s here.
     env = {"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": "5", **{k: str(v) for k, v in BUDGETS.items()}}
-    with serve_app(env) as (url, proc), sync_playwright() as p:
+    with serve_app(env) as (url, proc):
         pid = proc.pid
-        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)
         pages = []
 
         def open_page():
@@ -186,4 +182,4 @@ def test_soak_long_texts_every_page_whatif_and_max_finetune(tmp_path):
         # A new visitor after all that is served.
         last = open_page()
         _no_failure(last)
-        browser.close()
+        last.context.close()
