@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analysis import encode, encoder_inputs
+from explorer.model.analysis import encode, encoder_inputs
 from explorer.cli import main
 from tests.conftest import ROOT
 
