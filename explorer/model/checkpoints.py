@@ -23,7 +23,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.text.errors import ExplorerError
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 SENTIMENT_HEAD = ASSETS / "minilm-sentiment" / "head.safetensors"
 SENTIMENT_LABELS = ("negative", "neutral", "positive")
 DEFAULT_CHECKPOINT = "minilm-sentiment"

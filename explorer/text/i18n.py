@@ -8,7 +8,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-I18N_DIR = Path(__file__).resolve().parent.parent / "assets" / "i18n"
+I18N_DIR = Path(__file__).resolve().parents[2] / "assets" / "i18n"
 LANGUAGES = {"en": "English", "vi": "Tiếng Việt"}
 
 

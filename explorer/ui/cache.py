@@ -97,7 +97,7 @@ def current_head() -> heads.Head:
     return head(name, kind, seed)
 
 
-_STATIC = __import__("pathlib").Path(__file__).resolve().parent.parent / "static"  # served as app/static/
+_STATIC = __import__("pathlib").Path(__file__).resolve().parents[2] / "static"  # served as app/static/
 
 
 @st.cache_resource(show_spinner=False)
