@@ -17,8 +17,8 @@ if booting:
         st.markdown("<style>[data-testid=stSidebarNav] {display: none;}</style>", unsafe_allow_html=True)
         st.info(i18n.t("app.starting", st.session_state.get("lang", "en")), icon=":material/hourglass_top:")
 
-from explorer.model import checkpoints, heads  # noqa: E402
 from explorer import ui  # noqa: E402
+from explorer.model import checkpoints, heads  # noqa: E402
 from explorer.model.analysis import MAX_TEXT_CHARS  # noqa: E402
 from explorer.ui import t  # noqa: E402
 

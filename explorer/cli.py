@@ -192,8 +192,8 @@ def cmd_inspect_data(args) -> int:
 
 
 def cmd_finetune(args) -> int:
-    from explorer.model.checkpoints import load_checkpoint
     from explorer.data.dataset import prepare, read_csv
+    from explorer.model.checkpoints import load_checkpoint
     from explorer.train.finetune import Settings, export, finetune
 
     _quiet_transformers()
@@ -241,8 +241,8 @@ SEED = _bounded(int, 0, 2**32 - 1)  # numpy and torch seeds
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from explorer.model.checkpoints import DEFAULT_CHECKPOINT
     from explorer.data.dataset import MAX_ROWS
+    from explorer.model.checkpoints import DEFAULT_CHECKPOINT
     from explorer.model.heads import KINDS
 
     p = argparse.ArgumentParser(prog="python -m explorer", description="Head Explorer command line")

@@ -2,9 +2,9 @@
 import pandas as pd
 import streamlit as st
 
+from explorer import ui
 from explorer.explain import attribution as attr
 from explorer.explain import faithfulness
-from explorer import ui
 from explorer.model.analysis import AnalysisError
 from explorer.plots import attribution as plots
 from explorer.ui import checkpoint, current_analysis, head, selection, t

@@ -10,9 +10,9 @@ from explorer import ui
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import REGRESSION, SINGLE, demo_frame, prepare, read_csv
-from explorer.text.errors import ExplorerError
-from explorer.plots import audit as plots
 from explorer.explain.projector import available, project
+from explorer.plots import audit as plots
+from explorer.text.errors import ExplorerError
 from explorer.ui import t
 
 ss = st.session_state

@@ -1,8 +1,8 @@
 """Compare heads: one encoder pass, every head kind on top of it."""
 import streamlit as st
 
-from explorer.explain import compare
 from explorer import plots
+from explorer.explain import compare
 from explorer.model.heads import HEAD_KINDS, native_kind
 from explorer.ui import checkpoint, current_analysis, head, selection, step_label, t
 

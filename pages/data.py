@@ -7,8 +7,8 @@ import streamlit as st
 
 from explorer import plots, ui
 from explorer.data.dataset import MAX_BYTES, demo_frame, read_csv
-from explorer.text.errors import ExplorerError
 from explorer.data.labels import corrected_config, label_report, merge_labels
+from explorer.text.errors import ExplorerError
 from explorer.ui import sticky, t
 
 ss = st.session_state

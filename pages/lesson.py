@@ -2,15 +2,15 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.teach import handout, lesson
 from explorer import plots
 from explorer.explain import whatif
 from explorer.plots import encoder as eplots
-from explorer.plots.attribution import sorted_bars
-from explorer.text.i18n import strings
 from explorer.plots import lesson as lplots
+from explorer.plots.attribution import sorted_bars
+from explorer.teach import handout, lesson
+from explorer.text.i18n import strings
 from explorer.ui import (checkpoint, current_analysis, head, keep_result, kept_result, lang, selection,
-                              step_label, t, table)
+                         step_label, t, table)
 from explorer.model.tokens import pair_boundary, token_rows
 
 # Where each step is explored in depth.

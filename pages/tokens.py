@@ -1,10 +1,10 @@
 """Tokens and [CLS] attention: what the first token reads from the rest of the text."""
 import streamlit as st
 
-from explorer.explain import attention
 from explorer import plots, ui
-from explorer.ui import current_analysis, selection, t
+from explorer.explain import attention
 from explorer.model.tokens import token_rows
+from explorer.ui import current_analysis, selection, t
 
 st.title(t("tokens.title"))
 st.caption(t("tokens.intro"))

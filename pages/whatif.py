@@ -3,10 +3,10 @@ import streamlit as st
 
 from explorer import ui
 from explorer.explain import whatif
-from explorer.text.errors import ExplorerError
 from explorer.plots import logits as lplots
 from explorer.plots import whatif as wplots
 from explorer.plots.attribution import sorted_bars
+from explorer.text.errors import ExplorerError
 from explorer.ui import analysis, checkpoint, current_analysis, error, head, selection, t
 
 st.title(t("whatif.title"))

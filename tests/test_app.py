@@ -80,8 +80,8 @@ def test_pipeline_draws_the_top_labels_of_a_10000_label_checkpoint(tiny_root):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-    from explorer.model import problem
     from explorer import ui
+    from explorer.model import problem
     from explorer.model.checkpoints import embedded_encoder_dir
 
     n, path = 10_000, tiny_root / "tiny-10000-labels"

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.cli import main
 from explorer.explain import dropout
 from explorer.model.analysis import analyze, encoder_inputs
 from explorer.model.checkpoints import load_checkpoint
-from explorer.cli import main
-from explorer.text.errors import ExplorerError
 from explorer.model.heads import build_head, run_head
+from explorer.text.errors import ExplorerError
 from tests.tiny_archs import ARCHS, UNSUPPORTED, save
 
 TEXT = "The quick brown fox jumps over the lazy dog."
@@ -350,8 +350,8 @@ def test_head_mode_fine_tuning_refuses_a_mean_pooling_head(archs):
     import copy
     import dataclasses
 
-    from explorer.train.finetune import FinetuneError, Settings, finetune
     from explorer.model.heads import derive
+    from explorer.train.finetune import FinetuneError, Settings, finetune
 
     model = copy.deepcopy(archs["modernbert"].model)
     model.config.classifier_pooling = "mean"

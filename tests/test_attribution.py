@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.explain import faithfulness
-from explorer.model.analysis import analyze
-from explorer.explain.attribution import METHODS, AttributionError, attribute, merge_words
 from explorer.cli import build_parser, main
+from explorer.explain import faithfulness
+from explorer.explain.attribution import METHODS, AttributionError, attribute, merge_words
+from explorer.model.analysis import analyze
 from explorer.model.heads import build_head
 
 TEXT = "The quick brown fox jumps over the lazy dog, unbelievably."

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 import torch
 
-from explorer.data.audit import find_issues, fit_predict, fold_plan
 from explorer.cli import main
+from explorer.data.audit import find_issues, fit_predict, fold_plan
 from explorer.data.dataset import MULTI, REGRESSION, DataError, LabeledData
 from explorer.model.features import encoder_features
 

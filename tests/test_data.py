@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from explorer.data.dataset import (MULTI, REGRESSION, SINGLE, DataError, demo_frame, guess_columns, prepare,
-                                        read_csv)
+                                   read_csv)
 
 
 def _one_line(err) -> str:

@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from explorer.explain import dropout
-from explorer.text.i18n import t
 from explorer.model.analysis import analyze
 from explorer.model.heads import HEAD_KINDS, build_head
+from explorer.text.i18n import t
 
 from explore_helpers import TEXT, open_page, specs, values
 

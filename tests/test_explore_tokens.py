@@ -4,13 +4,13 @@ from functools import partial
 import numpy as np
 import pytest
 
-from explorer.explain import attention
-from explorer.text import i18n
 from explorer import plots
-from explorer.model.checkpoints import load_checkpoint
+from explorer.explain import attention
 from explorer.model.analysis import analyze
+from explorer.model.checkpoints import load_checkpoint
 from explorer.model.heads import build_head
 from explorer.model.tokens import cls_vs_mean, rollout_off_cls, token_rows, without_special
+from explorer.text import i18n
 
 from explore_helpers import TEXT, open_page, specs, titles, values
 

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.teach import lesson
 from explorer.model.analysis import analyze
-from explorer.teach.handout import handout_html
 from explorer.model.heads import build_head
-from explorer.text.i18n import t
 from explorer.plots import label_bars
+from explorer.teach import lesson
+from explorer.teach.handout import handout_html
+from explorer.text.i18n import t
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,10 +4,10 @@ sessions together, and the pages ask before a long leave-one-out or What-if."""
 import numpy as np
 import pytest
 
-from explorer.runtime import budget, session_models
 from explorer.explain import dropout, faithfulness, whatif
 from explorer.model.analysis import analyze
 from explorer.model.heads import build_head
+from explorer.runtime import budget, session_models
 
 LONG = " ".join(f"word{k} good" for k in range(50))  # 100 words, 152 tokens: above both caps
 

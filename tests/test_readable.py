@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from explorer.cli import main
 from explorer.explain import attribution as attr
 from explorer.explain import whatif
-from explorer.model.analysis import analyze
 from explorer.explain.attribution import _piece, _strip_start, attribute, merge_words
+from explorer.model.analysis import analyze
 from explorer.model.checkpoints import load_checkpoint
-from explorer.cli import main
 from explorer.model.heads import build_head
 from explorer.model.readable import readable_tokens, word_pieces
 from explorer.model.tokens import reads_line, token_rows

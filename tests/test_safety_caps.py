@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.data.dataset import prepare, read_csv
+from explorer.explain.attention import FLOW_WARN_TOKENS
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.analysis import MAX_TEXT_CHARS, analyze, encode
-from explorer.explain.attention import FLOW_WARN_TOKENS
 from explorer.model.checkpoints import load_checkpoint
-from explorer.data.dataset import prepare, read_csv
-from explorer.train.finetune import Settings, finetune
 from explorer.model.heads import build_head
 from explorer.text.i18n import t
+from explorer.train.finetune import Settings, finetune
 from explorer.ui import plain
 from tests.conftest import ROOT
 from tests.test_app import _app as _open

@@ -6,10 +6,10 @@ import pytest
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-from explorer.model.checkpoints import Checkpoint, embedded_encoder_dir
 from explorer.data.dataset import prepare, read_csv
-from explorer.train.finetune import Settings, finetune
+from explorer.model.checkpoints import Checkpoint, embedded_encoder_dir
 from explorer.runtime.session_models import BUDGET, CAP, ModelStore, model_bytes, release_memory
+from explorer.train.finetune import Settings, finetune
 
 ROWS = "".join(f"sentence number {i} is here,{['pos', 'neg'][i % 2]}\n" for i in range(40))
 

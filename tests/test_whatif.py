@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from explorer.explain import whatif
+from explorer.explain.whatif import Word, align
 from explorer.model.analysis import analyze
 from explorer.model.heads import build_head
-from explorer.explain.whatif import Word, align
 
 TEXT = "Unbelievably good acting, terrible plot."
 

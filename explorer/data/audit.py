@@ -17,9 +17,9 @@ import numpy as np
 import torch
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from explorer.text import i18n
 from explorer.data.dataset import MULTI, REGRESSION, SINGLE, DataError, LabeledData
 from explorer.model.features import POOLS
+from explorer.text import i18n
 from explorer.train.finetune import cached_features, loss_fn, metrics, score
 
 # The pools the audit's cross-validation chooses among. "last" stays out: on the encoders the audit is

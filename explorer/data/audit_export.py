@@ -5,9 +5,9 @@ import html
 
 import pandas as pd
 
-from explorer.text import i18n
 from explorer.data.audit import LabelAudit
 from explorer.data.dataset import MULTI, Table
+from explorer.text import i18n
 
 
 def corrected_frame(table: Table, found: LabelAudit, accepted) -> pd.DataFrame:

@@ -19,7 +19,7 @@ from scipy.optimize import linear_sum_assignment
 from explorer.model.checkpoints import Checkpoint
 from explorer.text.errors import Message
 from explorer.data.dataset import (MULTI, REGRESSION, SINGLE, Table, clean_label_cells, guess_columns,
-                                        label_shape, sorted_names, split_multi, strip_invisible)
+                                   label_shape, sorted_names, split_multi, strip_invisible)
 
 IMBALANCE_RATIO = 5.0  # largest / smallest class count that counts as imbalanced
 PERMUTED_GAIN = 0.10  # the Hungarian mapping must beat the identity by this much accuracy

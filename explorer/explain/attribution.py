@@ -23,12 +23,12 @@ import numpy as np
 import torch
 from captum.attr import InputXGradient, IntegratedGradients, Occlusion, Saliency
 
-from explorer.runtime import budget
 from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, run_head
 from explorer.model.tokens import pair_boundary
+from explorer.runtime import budget
 from explorer.text.errors import ExplorerError
 
 METHODS = ("lig", "ig", "saliency", "input_x_gradient", "occlusion")

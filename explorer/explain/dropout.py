@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.runtime import budget
 from explorer.model import problem
 from explorer.model.analysis import AnalysisError
 from explorer.model.heads import Head, run_head
+from explorer.runtime import budget
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,13 @@ from typing import Callable
 import numpy as np
 import torch
 
-from explorer.runtime import budget
+from explorer.explain.attribution import Attribution, attribute, merge_words
 from explorer.model import problem
 from explorer.model.analysis import MAX_TEXT_CHARS, Analysis, analyze, encode, encoder_inputs, max_length
-from explorer.explain.attribution import Attribution, attribute, merge_words
 from explorer.model.checkpoints import Checkpoint
-from explorer.text.errors import ExplorerError
 from explorer.model.heads import Head, run_head
+from explorer.runtime import budget
+from explorer.text.errors import ExplorerError
 
 
 class WhatIfError(ExplorerError):

@@ -19,8 +19,8 @@ from torch import nn
 
 from explorer.model import own_head
 from explorer.model.checkpoints import Checkpoint, forward_inputs, max_length
-from explorer.text.errors import ExplorerError
 from explorer.model.own_head import last_token
+from explorer.text.errors import ExplorerError
 
 
 @dataclass(frozen=True)

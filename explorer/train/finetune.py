@@ -25,15 +25,15 @@ import torch
 from sklearn.metrics import accuracy_score, f1_score, mean_squared_error
 from sklearn.model_selection import train_test_split
 
-from explorer.runtime import scratch
+from explorer.data.dataset import MULTI, REGRESSION, SINGLE, LabeledData
 from explorer.model import tokenizer as shared_tokenizer
-from explorer.runtime.budget import ByteCache
-from explorer.runtime.session_models import env_int
 from explorer.model.analysis import max_length
 from explorer.model.checkpoints import Checkpoint
-from explorer.data.dataset import MULTI, REGRESSION, SINGLE, LabeledData
-from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
 from explorer.model.features import POOLS, Progress as FeatureProgress, encoder_features
+from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
+from explorer.runtime import scratch
+from explorer.runtime.budget import ByteCache
+from explorer.runtime.session_models import env_int
 from explorer.text.errors import ExplorerError
 
 MODES = ("head", "full")

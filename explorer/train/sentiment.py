@@ -10,8 +10,8 @@ import json
 import numpy as np
 import torch
 
-from explorer.model.checkpoints import SENTIMENT_HEAD, SENTIMENT_LABELS, load_checkpoint
 from explorer.data.dataset import demo_frame
+from explorer.model.checkpoints import SENTIMENT_HEAD, SENTIMENT_LABELS, load_checkpoint
 from explorer.model.features import POOLS, encoder_features
 
 
