@@ -4,7 +4,7 @@ import sys
 
 import streamlit as st
 
-from explorer import i18n  # light: json only
+from explorer.text import i18n  # light: json only
 
 st.set_page_config(page_title="Head Explorer", page_icon="🧠", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("presenter") else "auto")
@@ -17,9 +17,10 @@ if booting:
         st.markdown("<style>[data-testid=stSidebarNav] {display: none;}</style>", unsafe_allow_html=True)
         st.info(i18n.t("app.starting", st.session_state.get("lang", "en")), icon=":material/hourglass_top:")
 
-from explorer import checkpoints, heads, state  # noqa: E402
-from explorer.analysis import MAX_TEXT_CHARS  # noqa: E402
-from explorer.state import t  # noqa: E402
+from explorer import ui  # noqa: E402
+from explorer.model import checkpoints, heads  # noqa: E402
+from explorer.model.analysis import MAX_TEXT_CHARS  # noqa: E402
+from explorer.ui import t  # noqa: E402
 
 if booting:
     # Streamlit runs a full gc.collect() after every script run. Over the half million objects that
@@ -30,7 +31,7 @@ if booting:
 
 ss = st.session_state
 # Plotly draws text as SVG with inline sizes, which !important rules override; tables are HTML (pages
-# draw state.table, which is an HTML table in presenter view: the data grid is a canvas).
+# draw ui.table, which is an HTML table in presenter view: the data grid is a canvas).
 PRESENTER_CSS = """
 html, .stMarkdown p, .stMarkdown li, .stCaption, [data-testid=stWidgetLabel] p, .stAlert p {font-size: 1.35rem !important;}
 [data-testid=stMetricValue] {font-size: 2.6rem !important;}
@@ -50,28 +51,28 @@ ss.setdefault("checkpoint_other", "")
 
 def _sidebar() -> None:
     with st.sidebar:
-        st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get, **state.sticky("lang"))
-        choices = list(checkpoints.REGISTRY) + state.session_checkpoint_names() + [state.OTHER]
+        st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get, **ui.sticky("lang"))
+        choices = list(checkpoints.REGISTRY) + ui.session_checkpoint_names() + [ui.OTHER]
         if ss.get("_keep_checkpoint", ss["checkpoint"]) not in choices:  # e.g. a session model is gone
             ss["checkpoint"] = ss["_keep_checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
-        st.selectbox(t("app.checkpoint"), choices, help=t("app.checkpoint_help"), **state.sticky("checkpoint"),
+        st.selectbox(t("app.checkpoint"), choices, help=t("app.checkpoint_help"), **ui.sticky("checkpoint"),
                      format_func=lambda n, lang=ss["lang"]: f"{n}: {i18n.t('app.registry.' + n, lang)}"
-                     if n in checkpoints.REGISTRY else i18n.t("app.other", lang) if n == state.OTHER else n)  # lang bound now: AppTest formats outside the run
-        if ss["checkpoint"] == state.OTHER:
+                     if n in checkpoints.REGISTRY else i18n.t("app.other", lang) if n == ui.OTHER else n)  # lang bound now: AppTest formats outside the run
+        if ss["checkpoint"] == ui.OTHER:
             st.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint",
-                          **state.sticky("checkpoint_other"))
-        st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"), **state.sticky("head"))
-        st.text_area(t("app.text"), height=110, max_chars=MAX_TEXT_CHARS, **state.sticky("text"))
+                          **ui.sticky("checkpoint_other"))
+        st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"), **ui.sticky("head"))
+        st.text_area(t("app.text"), height=110, max_chars=MAX_TEXT_CHARS, **ui.sticky("text"))
         if ss["lang"] != "en":  # the example stays English: the built-in models only read English
             st.caption(t("app.text_english"))
         st.text_area(t("arch.text_b"), height=68, help=t("arch.text_b_help"), placeholder=t("arch.text_b_placeholder"),
-                     max_chars=MAX_TEXT_CHARS, **state.sticky("text_pair"))
-        st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, **state.sticky("seed"))
-        st.toggle(t("app.presenter"), help=t("app.presenter_help"), **state.sticky("presenter"))
+                     max_chars=MAX_TEXT_CHARS, **ui.sticky("text_pair"))
+        st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, **ui.sticky("seed"))
+        st.toggle(t("app.presenter"), help=t("app.presenter_help"), **ui.sticky("presenter"))
 
 
 # Like the pages: a failure here is one translated line (and a server log entry), never a traceback.
-state.guarded(_sidebar)
+ui.guarded(_sidebar)
 
 
 def _presenter_off() -> None:
@@ -109,6 +110,6 @@ nav = st.navigation([
 if booting:
     boot.empty()  # the navigation now has its titles
 # The Explore pages' widgets keep their values when the user visits another page.
-state.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_", "encoder_", "whatif_text"))
-state.show_evictions()  # a fine-tuned model dropped to stay within the memory bounds
-state.guarded(nav.run)  # one translated line for any unexpected error, never a traceback
+ui.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_", "encoder_", "whatif_text"))
+ui.show_evictions()  # a fine-tuned model dropped to stay within the memory bounds
+ui.guarded(nav.run)  # one translated line for any unexpected error, never a traceback

@@ -18,9 +18,9 @@ TEXT = "I honestly did not expect much, but the acting was wonderful and the end
 
 
 def _row(model_type: str, root: Path) -> dict:
-    from explorer.analysis import analyze, encode, encoder_inputs
-    from explorer.checkpoints import load_checkpoint
-    from explorer.heads import build_head
+    from explorer.model.analysis import analyze, encode, encoder_inputs
+    from explorer.model.checkpoints import load_checkpoint
+    from explorer.model.heads import build_head
     from tests.tiny_archs import save
 
     ck = load_checkpoint(str(save(model_type, root)))

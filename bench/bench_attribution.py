@@ -10,9 +10,9 @@ import torch
 from captum.attr import LayerIntegratedGradients
 
 from bench.timing import interleaved, row
-from explorer.attribution import attribute, baseline_ids
-from explorer.checkpoints import load_checkpoint
-from explorer.heads import build_head
+from explorer.explain.attribution import attribute, baseline_ids
+from explorer.model.checkpoints import load_checkpoint
+from explorer.model.heads import build_head
 
 TEXT = ("The battery lasts all day and the screen is bright, but the speakers sound thin "
         "and the charger gets far too hot after an hour of use.")

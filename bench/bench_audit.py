@@ -20,11 +20,11 @@ import time
 import numpy as np
 
 from bench.timing import row
-from explorer import finetune
-from explorer.audit import audit, out_of_fold
-from explorer.checkpoints import load_checkpoint
-from explorer.data import LabeledData, demo_frame, prepare, read_csv
-from explorer.features import encoder_features
+from explorer.data.audit import audit, out_of_fold
+from explorer.data.dataset import LabeledData, demo_frame, prepare, read_csv
+from explorer.model.checkpoints import load_checkpoint
+from explorer.model.features import encoder_features
+from explorer.train import finetune
 
 ROWS = 5000
 FLIP = 0.10

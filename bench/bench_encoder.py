@@ -10,9 +10,10 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from bench.timing import best_of, row
-from explorer import analysis, encoder
-from explorer.checkpoints import load_checkpoint
-from explorer.heads import build_head, run_head
+from explorer.explain import encoder
+from explorer.model import analysis
+from explorer.model.checkpoints import load_checkpoint
+from explorer.model.heads import build_head, run_head
 from explorer.plots import encoder as plots
 
 TEXT = "The plot was thin, but the actors carried it with warmth and surprising wit, number {}."

@@ -8,11 +8,12 @@ from functools import partial
 import plotly.io as pio
 
 from bench.timing import best_of, row
-from explorer import i18n, plots
-from explorer.analysis import analyze
-from explorer.checkpoints import load_checkpoint
-from explorer.heads import build_head
-from explorer.tokens import token_rows
+from explorer import plots
+from explorer.model.analysis import analyze
+from explorer.model.checkpoints import load_checkpoint
+from explorer.model.heads import build_head
+from explorer.model.tokens import token_rows
+from explorer.text import i18n
 
 TEXT = "The plot was thin, but the actors carried it with warmth and surprising wit, number {}."
 

@@ -9,9 +9,9 @@ import numpy as np
 import torch
 
 from bench.timing import row
-from explorer.checkpoints import load_checkpoint
-from explorer.data import demo_frame, prepare, read_csv
-from explorer.finetune import Settings, _Rows, _target, finetune, metrics, split, trainable_copy
+from explorer.data.dataset import demo_frame, prepare, read_csv
+from explorer.model.checkpoints import load_checkpoint
+from explorer.train.finetune import Settings, _Rows, _target, finetune, metrics, split, trainable_copy
 
 EPOCHS = 20
 

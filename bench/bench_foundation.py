@@ -19,9 +19,9 @@ TEXT = "I honestly did not expect much, but the acting was wonderful and the end
 
 
 def _analyze_row() -> dict:
-    from explorer.analysis import analyze, encode, encoder_inputs
-    from explorer.checkpoints import load_checkpoint
-    from explorer.heads import build_head
+    from explorer.model.analysis import analyze, encode, encoder_inputs
+    from explorer.model.checkpoints import load_checkpoint
+    from explorer.model.heads import build_head
 
     ck = load_checkpoint("minilm-sentiment")
     head = build_head(ck, "own")
@@ -40,7 +40,7 @@ def _analyze_row() -> dict:
 
 
 def _flow_rows() -> list[dict]:
-    from explorer.attention import flow, flow_reference_last_layer
+    from explorer.explain.attention import flow, flow_reference_last_layer
 
     rng = np.random.default_rng(0)
     att = rng.random((6, 12, 32, 32)) ** 3  # (layers, heads, seq, seq), skewed like real attention

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from .errors import ExplorerError
+from explorer.text.errors import ExplorerError
 
 
 class UsageError(ExplorerError):
@@ -39,7 +39,7 @@ def analysis_json(a) -> dict:
     return {
         "checkpoint": a.checkpoint,
         "tokens": list(a.tokens),  # the vocabulary strings
-        "token_text": list(a.shown),  # each token as the tokenizer decodes it (explorer/readable.py)
+        "token_text": list(a.shown),  # each token as the tokenizer decodes it (explorer/model/readable.py)
         "special": list(a.special),
         "labels": list(a.labels),
         "logits": _tolist(a.logits),
@@ -60,7 +60,7 @@ def analysis_json(a) -> dict:
 
 
 def attribution_json(r) -> dict:
-    from .attribution import BASELINE_DEFINITION
+    from explorer.explain.attribution import BASELINE_DEFINITION
 
     words, word_scores = r.words()
     return {"method": r.method, "target": r.target_label, "tokens": list(r.tokens), "scores": _tolist(r.scores),
@@ -80,7 +80,7 @@ def _summary(a) -> str:
     for i, name in enumerate(a.labels):
         lines.append(f"{name:<16}{a.logits[i]:>10.4f}{a.softmax[i]:>10.4f}{a.sigmoid[i]:>10.4f}")
     lines.append(f"predicted: {a.predicted}")
-    from .probabilities import predicted  # the head on every layer: where the decision forms
+    from explorer.model.problem import predicted  # the head on every layer: where the decision forms
 
     lines.append("predicted with the head on each layer (0 = embeddings; trained on the last only): " + ", ".join(
         f"{k}: {predicted(row, a.labels, a.problem_type)}" for k, row in enumerate(a.layer_logits)))
@@ -99,10 +99,10 @@ def _refuse_costly(costly: bool, what: str, n: int, limit: int, force: bool) -> 
 
 
 def cmd_analyze(args) -> int:
-    from . import attention
-    from .analysis import analyze
-    from .checkpoints import load_checkpoint
-    from .heads import build_head
+    from explorer.explain import attention
+    from explorer.model.analysis import analyze
+    from explorer.model.checkpoints import load_checkpoint
+    from explorer.model.heads import build_head
 
     if not args.text or not args.text.strip():
         raise UsageError("cli_empty_text")
@@ -117,7 +117,7 @@ def cmd_analyze(args) -> int:
     out = analysis_json(a)
     summary = _summary(a)
     if args.attributions:
-        from .attribution import OCCLUSION_WARN_TOKENS, attribute, occlusion_is_costly
+        from explorer.explain.attribution import OCCLUSION_WARN_TOKENS, attribute, occlusion_is_costly
 
         if args.attributions == "occlusion":
             _refuse_costly(occlusion_is_costly(len(a.tokens)), "--attributions occlusion", len(a.tokens),
@@ -134,7 +134,7 @@ def cmd_analyze(args) -> int:
 
 
 def cmd_train_sentiment(args) -> int:
-    from .sentiment import train
+    from explorer.train.sentiment import train
 
     _quiet_transformers()
     print(json.dumps(train(epochs=args.epochs, seed=args.seed)))
@@ -142,25 +142,25 @@ def cmd_train_sentiment(args) -> int:
 
 
 def cmd_inspect_data(args) -> int:
-    from .data import read_csv
-    from .labels import label_report
+    from explorer.data.dataset import read_csv
+    from explorer.data.labels import label_report
 
     _quiet_transformers()
     if args.label_issues and not args.checkpoint:
-        from .data import DataError
+        from explorer.data.dataset import DataError
 
         raise DataError("audit_needs_checkpoint")
     table = read_csv(args.csv, max_rows=args.max_rows)
     ck = None
     if args.checkpoint:
-        from .checkpoints import load_checkpoint
+        from explorer.model.checkpoints import load_checkpoint
 
         ck = load_checkpoint(args.checkpoint)
     report = label_report(table, args.text_column, args.label_column, ck)
     found = None
     if args.label_issues:
-        from .audit import audit
-        from .data import prepare
+        from explorer.data.audit import audit
+        from explorer.data.dataset import prepare
 
         # The report's column guess, so both parts describe the same columns.
         data = prepare(table, report.text_column, ",".join(report.label_columns))
@@ -192,9 +192,9 @@ def cmd_inspect_data(args) -> int:
 
 
 def cmd_finetune(args) -> int:
-    from .checkpoints import load_checkpoint
-    from .data import prepare, read_csv
-    from .finetune import Settings, export, finetune
+    from explorer.data.dataset import prepare, read_csv
+    from explorer.model.checkpoints import load_checkpoint
+    from explorer.train.finetune import Settings, export, finetune
 
     _quiet_transformers()
     data = prepare(read_csv(args.csv), args.text_column, args.label_column)
@@ -241,9 +241,9 @@ SEED = _bounded(int, 0, 2**32 - 1)  # numpy and torch seeds
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .checkpoints import DEFAULT_CHECKPOINT
-    from .data import MAX_ROWS
-    from .heads import KINDS
+    from explorer.data.dataset import MAX_ROWS
+    from explorer.model.checkpoints import DEFAULT_CHECKPOINT
+    from explorer.model.heads import KINDS
 
     p = argparse.ArgumentParser(prog="python -m explorer", description="Head Explorer command line")
     sub = p.add_subparsers(dest="command", required=True)

@@ -2,11 +2,12 @@
 import pandas as pd
 import streamlit as st
 
-from explorer import attribution as attr
-from explorer import faithfulness, state
-from explorer.analysis import AnalysisError
+from explorer import ui
+from explorer.explain import attribution as attr
+from explorer.explain import faithfulness
+from explorer.model.analysis import AnalysisError
 from explorer.plots import attribution as plots
-from explorer.state import checkpoint, current_analysis, head, selection, t
+from explorer.ui import checkpoint, current_analysis, head, selection, t
 
 st.title(t("nav.attributions"))
 st.caption(t("attributions.intro"))
@@ -64,12 +65,12 @@ def _with_progress(key, fn):
     with holder.container():
         st.button(t("attributions.stop"), key="attr_stop", on_click=_cancel, args=(key,))
         bar = st.progress(0.0, text=t("attributions.running"))
-    out = fn(state.progress_to(bar))
+    out = fn(ui.progress_to(bar))
     holder.empty()
     return out
 
 
-r = state.kept_result("attr", params)
+r = ui.kept_result("attr", params)
 if r is None:
     run = st.button(t("attributions.run"), key="attr_run", type="primary")
     if run or (not costly and ss.get("attr_cancelled") != params):
@@ -78,15 +79,15 @@ if r is None:
                 checkpoint(name, seed), head(name, kind, seed), text, method, target_index, quantity, baseline,
                 n_steps=n_steps, window=window or 1, progress=p, text_pair=sel.text_pair))
         except (attr.AttributionError, AnalysisError) as err:
-            state.error(err)
+            ui.error(err)
             st.stop()
-        state.keep_result("attr", params, r)
+        ui.keep_result("attr", params, r)
         st.rerun()
     if ss.get("attr_cancelled") == params:
         st.info(t("attributions.cancelled"))
     st.stop()
 
-st.caption(t("attributions.explains", label=state.plain(r.target_label), quantity=t(f"attributions.q_{r.quantity}"),
+st.caption(t("attributions.explains", label=ui.plain(r.target_label), quantity=t(f"attributions.q_{r.quantity}"),
              seconds=r.seconds))
 st.caption(t("arch.baseline"))
 if r.delta is not None:
@@ -123,15 +124,15 @@ d2.download_button(t("attributions.html"), plots.highlight_html(
 st.subheader(t("attributions.faith_title"))
 st.caption(t("attributions.faith_intro"))
 faith_key = (name, kind, text, seed, target_index, quantity, baseline, window or 1, sel.text_pair)
-faith = state.kept_result("faith", faith_key)
+faith = ui.kept_result("faith", faith_key)
 if st.button(t("attributions.faith_run"), key="attr_faith_run"):
     try:
         faith = _with_progress(faith_key, lambda p: faithfulness.compare(
             checkpoint(name, seed), head(name, kind, seed), text, target_index, quantity, baseline,
             window or 1, progress=p, text_pair=sel.text_pair))
-        state.keep_result("faith", faith_key, faith)
+        ui.keep_result("faith", faith_key, faith)
     except (attr.AttributionError, AnalysisError) as err:
-        state.error(err)
+        ui.error(err)
 if faith is not None:
     st.dataframe(pd.DataFrame([{
         t("attributions.method"): t(f"attributions.m_{row.method}"),

@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import state
-from explorer.audit import audit
-from explorer.audit_export import corrected_csv, report_html
-from explorer.data import REGRESSION, SINGLE, demo_frame, prepare, read_csv
-from explorer.errors import ExplorerError
+from explorer import ui
+from explorer.data.audit import audit
+from explorer.data.audit_export import corrected_csv, report_html
+from explorer.data.dataset import REGRESSION, SINGLE, demo_frame, prepare, read_csv
+from explorer.explain.projector import available, project
 from explorer.plots import audit as plots
-from explorer.projector import available, project
-from explorer.state import t
+from explorer.text.errors import ExplorerError
+from explorer.ui import t
 
 ss = st.session_state
 st.title(t("audit.title"))
@@ -23,9 +23,9 @@ src = ss.get("data_csv")  # set by the Data page; the demo tweets until then
 if src is None:
     src = {"bytes": demo_frame(per_class=60, seed=0).to_csv(index=False).encode(), "name": "demo.csv",
            "text_column": "text", "label_column": "label"}
-name, _, _, seed = state.selection()
+name, _, _, seed = ui.selection()
 st.caption(t("audit.data", name=src["name"], checkpoint=name))
-folds = int(st.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **state.sticky("audit_folds")))
+folds = int(st.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **ui.sticky("audit_folds")))
 key = (hashlib.sha1(src["bytes"]).hexdigest(), src["text_column"], src["label_column"], name, seed, folds)
 
 if ss.get("audit_result", (None,))[0] != key:
@@ -35,11 +35,11 @@ if ss.get("audit_result", (None,))[0] != key:
     try:
         table = read_csv(src["bytes"])
         data = prepare(table, src["text_column"], src["label_column"])
-        found = audit(state.checkpoint(name, seed), data, folds, seed=seed,
-                      progress=state.progress_to(bar), lang=state.lang())
+        found = audit(ui.checkpoint(name, seed), data, folds, seed=seed,
+                      progress=ui.progress_to(bar), lang=ui.lang())
     except ExplorerError as err:
         bar.empty()
-        state.error(err)
+        ui.error(err)
         st.stop()
     bar.empty()
     ss["audit_result"] = (key, found, table)
@@ -48,7 +48,7 @@ _, found, table = ss["audit_result"]
 data = found.data
 s = found.summary()
 for note in found.notes:
-    st.info(note.message(state.lang()))
+    st.info(note.message(ui.lang()))
 m = st.columns(5)
 m[0].metric(t("audit.rows"), len(data.texts))
 m[1].metric(t("audit.flagged"), s["flagged"])
@@ -145,5 +145,5 @@ d1, d2 = st.columns(2)
 stem = src["name"].rsplit(".", 1)[0]
 d1.download_button(t("audit.download_csv", n=len(accepted)), corrected_csv(table, found, accepted),
                    file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv")
-d2.download_button(t("audit.download_report"), report_html(found, accepted, src["name"], state.lang()),
+d2.download_button(t("audit.download_report"), report_html(found, accepted, src["name"], ui.lang()),
                    file_name=f"{stem}-label-audit.html", mime="text/html", key="audit_report")

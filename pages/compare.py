@@ -1,9 +1,10 @@
 """Compare heads: one encoder pass, every head kind on top of it."""
 import streamlit as st
 
-from explorer import compare, plots
-from explorer.heads import HEAD_KINDS, native_kind
-from explorer.state import checkpoint, current_analysis, head, selection, step_label, t
+from explorer import plots
+from explorer.explain import compare
+from explorer.model.heads import HEAD_KINDS, native_kind
+from explorer.ui import checkpoint, current_analysis, head, selection, step_label, t
 
 st.title(t("compare.title"))
 st.caption(t("compare.intro"))

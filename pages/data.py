@@ -5,11 +5,11 @@ import time
 
 import streamlit as st
 
-from explorer import plots, state
-from explorer.data import MAX_BYTES, demo_frame, read_csv
-from explorer.errors import ExplorerError
-from explorer.labels import corrected_config, label_report, merge_labels
-from explorer.state import sticky, t
+from explorer import plots, ui
+from explorer.data.dataset import MAX_BYTES, demo_frame, read_csv
+from explorer.data.labels import corrected_config, label_report, merge_labels
+from explorer.text.errors import ExplorerError
+from explorer.ui import sticky, t
 
 ss = st.session_state
 st.title(t("data.title"))
@@ -53,10 +53,10 @@ raw = fixed.get(digest, raw)
 try:
     table = read_csv(raw, name=name)
 except ExplorerError as err:
-    state.error(err)
+    ui.error(err)
     st.stop()
 for note in table.notes:
-    st.warning(state.plain(note.message(state.lang())))
+    st.warning(ui.plain(note.message(ui.lang())))
 cols = ["—"] + list(table.frame.columns)
 for key in ("data_text_column", "data_label_column"):
     if ss.get(f"_keep_{key}") not in cols:  # a column of another file
@@ -64,8 +64,8 @@ for key in ("data_text_column", "data_label_column"):
 c1, c2, c3 = st.columns(3)
 text_col = c1.selectbox(t("data.text_column"), cols, **sticky("data_text_column"))
 label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_column"))
-ck_name, _, _, seed = state.selection()
-use_ck = c3.checkbox(t("data.compare", name=state.plain(ck_name)), **sticky("data_compare", True))
+ck_name, _, _, seed = ui.selection()
+use_ck = c3.checkbox(t("data.compare", name=ui.plain(ck_name)), **sticky("data_compare", True))
 
 # Predicting with the checkpoint takes seconds: redo the report only when its inputs change, and
 # show that it is running.
@@ -74,13 +74,13 @@ try:
     if ss.get("data_report", (None, None))[0] != report_key:
         with st.status(t("data.checking", name=ck_name) if use_ck else t("data.reading"), expanded=False) as status:
             start = time.perf_counter()
-            ck = state.checkpoint(ck_name, seed) if use_ck else None
+            ck = ui.checkpoint(ck_name, seed) if use_ck else None
             guess = lambda c: None if c == "—" else c  # noqa: E731
             ss["data_report"] = (report_key, label_report(table, guess(text_col), guess(label_col), ck))
             status.update(label=t("data.checked", seconds=f"{time.perf_counter() - start:.1f}"), state="complete")
-    ck = state.checkpoint(ck_name, seed) if use_ck else None
+    ck = ui.checkpoint(ck_name, seed) if use_ck else None
 except ExplorerError as err:
-    state.error(err)
+    ui.error(err)
     st.stop()
 report = ss["data_report"][1]
 ss["data_csv"] = {"bytes": raw, "name": name, "text_column": report.text_column,
@@ -106,11 +106,11 @@ def _apply(mapping: dict, to_checkpoint: str | None = None) -> None:
 
 
 for i, issue in enumerate(report.issues):
-    st.warning(f"**{t('data.issue_' + issue.kind)}**: {state.plain(issue.message.message(state.lang()))}")
+    st.warning(f"**{t('data.issue_' + issue.kind)}**: {ui.plain(issue.message.message(ui.lang()))}")
     if issue.kind == "near_duplicate_labels":
         st.button(t("data.merge"), key=f"data_merge_{i}", on_click=_apply, args=(issue.detail["merge"],))
 for trap in report.traps:
-    st.info(state.plain(trap.message(state.lang())))
+    st.info(ui.plain(trap.message(ui.lang())))
 
 applied = ss.get("data_mapping")
 if applied and (applied["digest"] != digest or applied["checkpoint"] != ck_name or ck is None):
@@ -125,7 +125,7 @@ if report.confusion is not None:
                                             t("data.count_axis")),
                     key="data_confusion")
     if report.suggested_mapping:
-        st.table([{t("data.col_csv"): state.plain(a), t("data.col_checkpoint"): state.plain(b)}  # st.table renders Markdown
+        st.table([{t("data.col_csv"): ui.plain(a), t("data.col_checkpoint"): ui.plain(b)}  # st.table renders Markdown
                   for a, b in report.suggested_mapping.items()])
         b1, b2 = st.columns(2)
         b1.button(t("data.apply"), key="data_apply", on_click=_apply, args=(report.suggested_mapping, ck_name))

@@ -1,8 +1,9 @@
 """Dropout: what the head's dropout layers would do if they were switched on."""
 import streamlit as st
 
-from explorer import dropout, plots
-from explorer.state import current_analysis, current_head, selection, step_label, t
+from explorer import plots
+from explorer.explain import dropout
+from explorer.ui import current_analysis, current_head, selection, step_label, t
 
 st.title(t("dropout.title"))
 st.caption(t("dropout.intro"))

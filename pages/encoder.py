@@ -1,9 +1,9 @@
 """Inside the encoder: the head read out at every layer, the head view and the model view."""
 import streamlit as st
 
-from explorer import encoder
+from explorer.explain import encoder
 from explorer.plots import encoder as plots
-from explorer.state import current_analysis, plotly_js_src, t
+from explorer.ui import current_analysis, plotly_js_src, t
 
 st.title(t("encoder.title"))
 st.caption(t("encoder.intro"))

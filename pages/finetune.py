@@ -3,11 +3,11 @@ import dataclasses
 
 import streamlit as st
 
-from explorer import plots, state
-from explorer.data import demo_frame, prepare, read_csv
-from explorer.errors import ExplorerError
-from explorer.finetune import Settings, check_memory, finetune, session_name
-from explorer.state import sticky, t
+from explorer import plots, ui
+from explorer.data.dataset import demo_frame, prepare, read_csv
+from explorer.text.errors import ExplorerError
+from explorer.train.finetune import Settings, check_memory, finetune, session_name
+from explorer.ui import sticky, t
 
 LEARNING_RATES = [float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)] + [1.0]
 
@@ -20,9 +20,9 @@ if src is None:
     demo = demo_frame(per_class=60, seed=0)
     src = {"bytes": demo.to_csv(index=False).encode(), "name": "demo.csv", "text_column": "text",
            "label_column": "label", "labels": sorted(demo["label"].unique())}
-st.caption(t("finetune.data", name=state.plain(src["name"]), n=len(src.get("labels", [])),
-             labels=state.plain(", ".join(map(str, src.get("labels", [])[:12])))))
-name, _, _, seed = state.selection()
+st.caption(t("finetune.data", name=ui.plain(src["name"]), n=len(src.get("labels", [])),
+             labels=ui.plain(", ".join(map(str, src.get("labels", [])[:12])))))
+name, _, _, seed = ui.selection()
 c1, c2, c3 = st.columns(3)
 mode = c1.radio(t("finetune.mode"), ["head", "full"], format_func=lambda m: t(f"finetune.mode_{m}"),
                 **sticky("ft_mode", "head"))
@@ -34,14 +34,14 @@ c4, c5 = st.columns(2)
 batch = c4.number_input(t("finetune.batch"), 1, 512, **sticky("ft_batch", 32))
 max_len = c5.number_input(t("finetune.max_length"), 8, 512, **sticky("ft_max_length", 128))
 
-job = ss.get("ft_job")  # an explorer.jobs.Job
+job = ss.get("ft_job")  # an explorer.runtime.jobs.Job
 running = job is not None and not job.done
 
 
 def _start():
     try:
         data = prepare(read_csv(src["bytes"], name=src["name"]), src["text_column"], src["label_column"])
-        ck = state.checkpoint(name, seed)
+        ck = ui.checkpoint(name, seed)
         settings = Settings(mode=mode, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
                             max_length=int(max_len), seed=seed)
         check_memory(ck, settings, len(data.texts))  # refused here, before a slot is taken
@@ -49,7 +49,7 @@ def _start():
         ss["ft_error"] = err
         return
     model_name = session_name()
-    new = state.start_job("fine-tune", model_name, lambda progress, stop: finetune(
+    new = ui.start_job("fine-tune", model_name, lambda progress, stop: finetune(
         ck, data, settings, progress=progress, stop=stop, name=model_name))  # runs off the script thread
     if new is None:  # each run holds a model copy: bounded per process
         ss["ft_error"] = t("safety.training_busy")
@@ -62,12 +62,12 @@ b1, b2 = st.columns(2)
 b1.button(t("finetune.start"), key="ft_start", on_click=_start, disabled=running, type="primary")
 b2.button(t("finetune.stop"), key="ft_stop", disabled=not running, on_click=lambda: ss["ft_job"].stop())
 if ss.get("ft_error"):
-    state.error(ss["ft_error"])
+    ui.error(ss["ft_error"])
 
 
 @st.fragment(run_every=1.0 if running else None)
 def live():
-    state.guarded(_live)  # a fragment's own reruns do not pass through app.py's guard
+    ui.guarded(_live)  # a fragment's own reruns do not pass through app.py's guard
 
 
 def _live():
@@ -89,11 +89,11 @@ live()
 job = ss.get("ft_job")
 if job is not None and job.done:
     if job.error:
-        state.error(job.error)
+        ui.error(job.error)
     elif job.result is not None:
         res = job.result
         if not ss.get("ft_registered") == job.name:
-            state.register_session_checkpoint(res.checkpoint)
+            ui.register_session_checkpoint(res.checkpoint)
             # From here the model lives only in the bounded store, so eviction really frees it.
             job.result = res = dataclasses.replace(res, checkpoint=None)
             ss["ft_registered"] = job.name
@@ -108,6 +108,6 @@ if job is not None and job.done:
             st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
                                                     t("finetune.predicted_axis"), t("finetune.true_axis"), t("finetune.count")),
                             key="ft_confusion")
-        if job.name in state.session_checkpoint_names():
-            st.download_button(t("finetune.download"), state.session_zip(job.name), file_name=f"{job.name}.zip",
+        if job.name in ui.session_checkpoint_names():
+            st.download_button(t("finetune.download"), ui.session_zip(job.name), file_name=f"{job.name}.zip",
                                mime="application/zip", key="ft_download")

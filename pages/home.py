@@ -2,9 +2,10 @@
 import pandas as pd
 import streamlit as st
 
-from explorer import plots, probabilities
-from explorer.tokens import reads_line
-from explorer.state import current_analysis, plain, selection, step_label, t
+from explorer import plots
+from explorer.model import problem
+from explorer.model.tokens import reads_line
+from explorer.ui import current_analysis, plain, selection, step_label, t
 
 st.title(t("home.title"))
 st.caption(t("home.intro"))
@@ -19,7 +20,7 @@ if a is not None:
         st.warning(t("arch.unused_weights", n=len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
     n_layers, n_heads = a.attentions.shape[:2]
     head_desc = " → ".join(step_label(name) for name, _ in a.steps)
-    shown = probabilities.top_labels(a.logits)  # many labels: the largest only (the download has all)
+    shown = problem.top_labels(a.logits)  # many labels: the largest only (the download has all)
     hidden = len(a.labels) - len(shown)
     more = ", …" if hidden else ""
     chain = [
@@ -47,6 +48,6 @@ if a is not None:
                                         t("home.prob_axis"), y_range=(0, 1)), key="home_probs")
     if hidden:
         st.caption(t("home.labels_hidden", shown=len(shown), hidden=hidden, n=len(a.labels)))
-        rows = probabilities.label_rows(a.labels, a.logits, a.softmax, a.sigmoid)
+        rows = problem.label_rows(a.labels, a.logits, a.softmax, a.sigmoid)
         st.download_button(t("home.labels_csv"), pd.DataFrame(rows).to_csv(index=False), file_name="labels.csv",
                            mime="text/csv", key="home_labels_csv")

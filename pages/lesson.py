@@ -2,14 +2,16 @@
 import pandas as pd
 import streamlit as st
 
-from explorer import handout, lesson, plots, whatif
+from explorer import plots
+from explorer.explain import whatif
 from explorer.plots import encoder as eplots
-from explorer.plots.attribution import sorted_bars
-from explorer.i18n import strings
 from explorer.plots import lesson as lplots
-from explorer.state import (checkpoint, current_analysis, head, keep_result, kept_result, lang, selection, step_label,
-                            t, table)
-from explorer.tokens import pair_boundary, token_rows
+from explorer.plots.attribution import sorted_bars
+from explorer.teach import handout, lesson
+from explorer.text.i18n import strings
+from explorer.ui import (checkpoint, current_analysis, head, keep_result, kept_result, lang, selection,
+                         step_label, t, table)
+from explorer.model.tokens import pair_boundary, token_rows
 
 # Where each step is explored in depth.
 PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": "pages/pooled.py",

@@ -2,8 +2,9 @@
 import numpy as np
 import streamlit as st
 
-from explorer import plots, probabilities as P
-from explorer.state import current_analysis, t
+from explorer import plots
+from explorer.model import problem as P
+from explorer.ui import current_analysis, t
 
 st.title(t("logits.title"))
 st.caption(t("logits.intro"))

@@ -2,9 +2,10 @@
 import numpy as np
 import streamlit as st
 
-from explorer import plots, pooled
-from explorer.tokens import reads_line
-from explorer.state import checkpoint, current_analysis, current_head, headers, selection, step_label, t, table
+from explorer import plots
+from explorer.explain import vectors
+from explorer.model.tokens import reads_line
+from explorer.ui import checkpoint, current_analysis, current_head, headers, selection, step_label, t, table
 
 st.title(t("pooled.title"))
 st.caption(t("pooled.intro"))
@@ -13,7 +14,7 @@ a = current_analysis()
 if a is not None:
     name, _, _, seed = selection()
     hd = current_head()
-    vecs = pooled.vectors(a)
+    vecs = vectors.vectors(a)
     shown = {t(f"pooled.v_{k.replace(' ', '_')}"): v for k, v in vecs.items()}
     st.plotly_chart(plots.vectors.strips(shown, t("pooled.strips_title"), t("pooled.dim_axis"), t("pooled.vector_axis"),
                                          t("pooled.value_axis")), key="pooled_strips")
@@ -22,19 +23,19 @@ if a is not None:
     left, right = st.columns(2)
     left.plotly_chart(plots.vectors.histograms(shown, t("pooled.hist_title"), t("pooled.value_axis"),
                                                t("pooled.count_axis")), key="pooled_hist")
-    right.plotly_chart(plots.vectors.cosine_heatmap(list(shown), pooled.cosine_matrix(vecs), t("pooled.cos_title"),
+    right.plotly_chart(plots.vectors.cosine_heatmap(list(shown), vectors.cosine_matrix(vecs), t("pooled.cos_title"),
                                                         t("pooled.cosine")),
                        key="pooled_cos")
     st.subheader(t("pooled.head_title", kind=hd.kind))
     st.caption(" → ".join(step_label(s.name) for s in hd.steps))
     st.caption(reads_line(a, t))
-    rows = pooled.head_rows(hd)
+    rows = vectors.head_rows(hd)
     yes_no = {True: t("pooled.yes"), False: t("pooled.no"), None: ""}
     shown_rows = [{"step": step_label(r["step"]), "shape": r["shape"], "params": r["params"],
                    "pretrained": yes_no[r["pretrained"]]} for r in rows]
     table(headers(shown_rows, "pooled.col_"))
     cfg = checkpoint(name, seed).model.config
-    lm = pooled.lm_head_params(cfg.vocab_size, hd.hidden_size)
+    lm = vectors.lm_head_params(cfg.vocab_size, hd.hidden_size)
     total = sum(r["params"] for r in rows)
     st.plotly_chart(plots.vectors.head_size(rows, lm, t("pooled.lm_head", vocab=cfg.vocab_size, hidden=hd.hidden_size),
                                             t("pooled.size_title"), t("pooled.layer_axis"), t("pooled.params_axis"),

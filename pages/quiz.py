@@ -1,8 +1,8 @@
 """Review quiz with instant feedback and links to the live panels."""
 import streamlit as st
 
-from explorer import lesson
-from explorer.state import sticky, t
+from explorer.teach import lesson
+from explorer.ui import sticky, t
 
 st.title(t("quiz.title"))
 st.caption(t("quiz.intro"))

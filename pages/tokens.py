@@ -1,9 +1,10 @@
 """Tokens and [CLS] attention: what the first token reads from the rest of the text."""
 import streamlit as st
 
-from explorer import attention, plots, state
-from explorer.state import current_analysis, selection, t
-from explorer.tokens import token_rows
+from explorer import plots, ui
+from explorer.explain import attention
+from explorer.model.tokens import token_rows
+from explorer.ui import current_analysis, selection, t
 
 st.title(t("tokens.title"))
 st.caption(t("tokens.intro"))
@@ -39,7 +40,7 @@ if a is not None:
         st.warning(t("tokens.truncated", max=a.max_length, n=a.truncated_tokens))
     with st.expander(t("tokens.table_title", n=len(a.tokens)), expanded=True):
         st.caption(t("tokens.table_help"))
-        state.table(state.headers(token_rows(a), "tokens.col_"))
+        ui.table(ui.headers(token_rows(a), "tokens.col_"))
     figs = plots.attention.tokens_page(a, layer, None if head == "all" else head, hide, t)
     st.plotly_chart(figs["cls"], key="tokens_cls")
     st.plotly_chart(figs["rollout"], key="tokens_rollout")

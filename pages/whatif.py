@@ -1,12 +1,13 @@
 """What-if: a second text (or an edited copy of the first) side by side, and a live "drop this word"."""
 import streamlit as st
 
-from explorer import state, whatif
-from explorer.errors import ExplorerError
+from explorer import ui
+from explorer.explain import whatif
 from explorer.plots import logits as lplots
 from explorer.plots import whatif as wplots
 from explorer.plots.attribution import sorted_bars
-from explorer.state import analysis, checkpoint, current_analysis, error, head, selection, t
+from explorer.text.errors import ExplorerError
+from explorer.ui import analysis, checkpoint, current_analysis, error, head, selection, t
 
 st.title(t("whatif.title"))
 st.caption(t("whatif.intro"))
@@ -38,7 +39,7 @@ text_b = c1.text_area(t("whatif.text_b"), key="whatif_text", height=90, help=t("
 c2.button(t("whatif.copy"), key="whatif_copy", on_click=copy_text_a, help=t("whatif.copy_help"))
 
 params = (name, kind, seed, text, text_b, sel.text_pair)
-r = state.kept_result("whatif", params)
+r = ui.kept_result("whatif", params)
 if r is None:
     try:
         ck = checkpoint(name, seed)
@@ -54,7 +55,7 @@ if r is None:
     except ExplorerError as err:
         error(err)
         st.stop()
-    state.keep_result("whatif", params, r)
+    ui.keep_result("whatif", params, r)
 labels, target = r.a.labels, r.a.labels[r.target]
 
 st.subheader(t("whatif.diff_title"))

@@ -16,7 +16,7 @@ from transformers import (  # noqa: E402
 )
 from transformers.utils import logging as hf_logging  # noqa: E402
 
-from explorer.checkpoints import embedded_encoder_dir, load_checkpoint  # noqa: E402
+from explorer.model.checkpoints import embedded_encoder_dir, load_checkpoint  # noqa: E402
 
 hf_logging.set_verbosity_error()
 hf_logging.disable_progress_bar()

@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-from explorer.checkpoints import embedded_encoder_dir
+from explorer.model.checkpoints import embedded_encoder_dir
 
 
 def _config_edit(**changes):

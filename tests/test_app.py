@@ -7,7 +7,7 @@ not app.py, so sidebar widgets vanish after the first run and cannot be driven b
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import i18n
+from explorer.text import i18n
 from tests.conftest import ROOT
 
 
@@ -80,8 +80,9 @@ def test_pipeline_draws_the_top_labels_of_a_10000_label_checkpoint(tiny_root):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-    from explorer import probabilities, state
-    from explorer.checkpoints import embedded_encoder_dir
+    from explorer import ui
+    from explorer.model import problem
+    from explorer.model.checkpoints import embedded_encoder_dir
 
     n, path = 10_000, tiny_root / "tiny-10000-labels"
     if not path.exists():
@@ -91,12 +92,12 @@ def test_pipeline_draws_the_top_labels_of_a_10000_label_checkpoint(tiny_root):
         BertForSequenceClassification(cfg).save_pretrained(path)
         AutoTokenizer.from_pretrained(str(embedded_encoder_dir())).save_pretrained(path)
     start = time.perf_counter()
-    at = _app(tiny_root, checkpoint=state.OTHER, checkpoint_other=str(path))
+    at = _app(tiny_root, checkpoint=ui.OTHER, checkpoint_other=str(path))
     seconds = time.perf_counter() - start
     assert not at.error
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert len(charts) == 2
-    top = probabilities.TOP_LABELS
+    top = problem.TOP_LABELS
     for fig in charts:
         (bar,) = fig["data"]
         assert len(bar["x"]) == top and bar["x"][0] == at.metric[0].value  # largest first: the prediction
@@ -109,7 +110,7 @@ def test_pipeline_draws_the_top_labels_of_a_10000_label_checkpoint(tiny_root):
 
 
 def test_top_labels_keep_few_labels_in_order_and_pick_the_largest_of_many():
-    from explorer.probabilities import label_rows, top_labels
+    from explorer.model.problem import label_rows, top_labels
 
     assert top_labels([0.3, -1.0, 2.0]).tolist() == [0, 1, 2]
     assert top_labels([0.3, -1.0, 2.0, 5.0, 1.0], k=3).tolist() == [3, 2, 4]

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import dropout
-from explorer.analysis import analyze, encoder_inputs
-from explorer.checkpoints import load_checkpoint
 from explorer.cli import main
-from explorer.errors import ExplorerError
-from explorer.heads import build_head, run_head
+from explorer.explain import dropout
+from explorer.model.analysis import analyze, encoder_inputs
+from explorer.model.checkpoints import load_checkpoint
+from explorer.model.heads import build_head, run_head
+from explorer.text.errors import ExplorerError
 from tests.tiny_archs import ARCHS, UNSUPPORTED, save
 
 TEXT = "The quick brown fox jumps over the lazy dog."
@@ -171,7 +171,7 @@ def test_cli_text_pair_and_attributions_json(capsys, arch_root, archs):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_attributions_complete_on_every_architecture(archs, arch):
-    from explorer.attribution import attribute
+    from explorer.explain.attribution import attribute
 
     ck = archs[arch]
     head = build_head(ck, "own")
@@ -206,7 +206,7 @@ def test_load_report_lists_every_missing_and_unused_weight(tiny_root, capsys):
 def _pair_page(name: str, path) -> "AppTest":
     from streamlit.testing.v1 import AppTest
 
-    from explorer.state import OTHER
+    from explorer.ui import OTHER
     from tests.conftest import ROOT
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
@@ -245,7 +245,7 @@ def test_home_says_which_token_a_causal_head_reads(arch_root, archs):
 
 def test_compare_and_dropout_pool_like_the_analysis_on_eos_as_pad(archs):
     """llama's pad id is [SEP], which ends the text: given the ids, every helper reads the token before it."""
-    from explorer import compare
+    from explorer.explain import compare
 
     ck = archs["llama"]
     head = build_head(ck, "own")
@@ -256,8 +256,8 @@ def test_compare_and_dropout_pool_like_the_analysis_on_eos_as_pad(archs):
 
 def test_faithfulness_on_a_pair_keeps_segments(archs):
     """The full pair row of AOPC's batch gives the analysis's own probability, segments included."""
-    from explorer import faithfulness
-    from explorer.attribution import attribute
+    from explorer.explain import faithfulness
+    from explorer.explain.attribution import attribute
 
     ck = archs["bert"]
     head = build_head(ck, "own")
@@ -270,7 +270,7 @@ def test_faithfulness_on_a_pair_keeps_segments(archs):
 
 
 def _demo_data():
-    from explorer.data import demo_frame, prepare, read_csv
+    from explorer.data.dataset import demo_frame, prepare, read_csv
 
     return prepare(read_csv(demo_frame(per_class=4, seed=1).to_csv(index=False).encode()))
 
@@ -279,7 +279,7 @@ def _with_tokenizer(ck, **attrs):
     """`ck` read by a private tokenizer with `attrs` set (the cached one is never touched)."""
     import dataclasses
 
-    from explorer import shared_tokenizer
+    from explorer.model import tokenizer as shared_tokenizer
 
     tok = shared_tokenizer.private(ck.tokenizer)
     for k, v in attrs.items():
@@ -298,7 +298,7 @@ def test_last_pool_is_the_token_the_head_reads(archs, arch):
     """The "last" pool of a right-padded batch is, for every row, the state HF's classifier pools from that
     text alone (no pad id: gpt2; eos-as-pad, which the tokenizer's padding is not: llama); where the model
     and tokenizer agree on the pad id, it is what HF pools from the padded batch itself, on either side."""
-    from explorer.features import POOLS, encoder_features
+    from explorer.model.features import POOLS, encoder_features
 
     ck = archs[arch]
     last = POOLS.index("last")
@@ -315,7 +315,7 @@ def test_last_pool_is_the_token_the_head_reads(archs, arch):
 
 def test_features_without_a_pad_token(archs):
     """A tokenizer that cannot pad (GPT-2's) encodes each row alone: same numbers as right padding."""
-    from explorer.features import encoder_features
+    from explorer.model.features import encoder_features
 
     ck = archs["gpt2"]
     bare = _with_tokenizer(ck, pad_token=None)
@@ -328,7 +328,7 @@ def test_features_without_a_pad_token(archs):
 def test_head_mode_fine_tuning_trains_the_token_a_decoder_head_reads(archs, arch):
     """The fine-tuned model's own forward on a text equals the training path on that text's cached "last"
     feature: the head was trained on what it reads (the "first" feature, a causal model's first token, is not)."""
-    from explorer.finetune import Settings, cached_features, finetune
+    from explorer.train.finetune import Settings, cached_features, finetune
 
     ck = archs[arch]
     data = _demo_data()
@@ -350,8 +350,8 @@ def test_head_mode_fine_tuning_refuses_a_mean_pooling_head(archs):
     import copy
     import dataclasses
 
-    from explorer.finetune import FinetuneError, Settings, finetune
-    from explorer.heads import derive
+    from explorer.model.heads import derive
+    from explorer.train.finetune import FinetuneError, Settings, finetune
 
     model = copy.deepcopy(archs["modernbert"].model)
     model.config.classifier_pooling = "mean"
@@ -364,7 +364,7 @@ def test_head_mode_fine_tuning_refuses_a_mean_pooling_head(archs):
 def test_cli_reports_attributions_that_do_not_converge(capsys, arch_root, archs, monkeypatch):
     import functools
 
-    from explorer import attribution
+    from explorer.explain import attribution
 
     monkeypatch.setattr(attribution, "MAX_SPLITS", 0)  # one pass of 2 × 8 nodes, then give up
     monkeypatch.setattr(attribution, "attribute", functools.partial(attribution.attribute, tolerance=1e-12))
@@ -383,7 +383,7 @@ def test_pages_run_on_a_decoder_only_pair(arch_root, page_name):
 def test_audit_features_on_every_architecture(archs, arch):
     """The audit's feature pools on any architecture: "first" and "mean" read the model's own last hidden
     state (after a decoder's final norm, which hidden_states may lack), and the layer average is a unit vector."""
-    from explorer.features import encoder_features
+    from explorer.model.features import encoder_features
 
     ck = archs[arch]
     feats = encoder_features(ck, [TEXT, SHORT])  # (2, 4, hidden); TEXT is the longer, so it has no padding

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from explorer import attention
-from explorer.analysis import analyze
-from explorer.heads import build_head
+from explorer.explain import attention
+from explorer.model.analysis import analyze
+from explorer.model.heads import build_head
 
 TEXT = "The plot was thin but the music carried every scene."
 

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import faithfulness
-from explorer.analysis import analyze
-from explorer.attribution import METHODS, AttributionError, attribute, merge_words
 from explorer.cli import build_parser, main
-from explorer.heads import build_head
+from explorer.explain import faithfulness
+from explorer.explain.attribution import METHODS, AttributionError, attribute, merge_words
+from explorer.model.analysis import analyze
+from explorer.model.heads import build_head
 
 TEXT = "The quick brown fox jumps over the lazy dog, unbelievably."
 REAL = "I love this movie, the acting is wonderful but the ending was far too long."

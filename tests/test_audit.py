@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 import torch
 
-from explorer.audit import find_issues, fit_predict, fold_plan
 from explorer.cli import main
-from explorer.data import MULTI, REGRESSION, DataError, LabeledData
-from explorer.features import encoder_features
+from explorer.data.audit import find_issues, fit_predict, fold_plan
+from explorer.data.dataset import MULTI, REGRESSION, DataError, LabeledData
+from explorer.model.features import encoder_features
 
 GOOD = ["wonderful", "lovely", "delightful", "brilliant", "fantastic", "excellent", "charming", "superb"]
 BAD = ["awful", "horrible", "dreadful", "terrible", "disgusting", "miserable", "pathetic", "boring"]

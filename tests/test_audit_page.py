@@ -7,10 +7,10 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT, wait_idle
-from explorer.audit import audit
-from explorer.audit_export import corrected_csv, report_html
-from explorer.data import prepare, read_csv
-from explorer.projector import project
+from explorer.data.audit import audit
+from explorer.data.audit_export import corrected_csv, report_html
+from explorer.data.dataset import prepare, read_csv
+from explorer.explain.projector import project
 from test_audit import FLIPPED, planted
 
 

@@ -3,9 +3,9 @@ text follows the picked layer and head, and the lesson's handout download arrive
 import numpy as np
 import pytest
 
-from explorer import i18n
-from explorer.analysis import analyze
-from explorer.heads import build_head
+from explorer.model.analysis import analyze
+from explorer.model.heads import build_head
+from explorer.text import i18n
 
 from browser_plots import chart, colour_at, pick
 from conftest import wait_idle

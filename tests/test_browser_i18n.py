@@ -1,7 +1,7 @@
 """Real browser: switch the language once, then every page speaks Vietnamese."""
 import pytest
 
-from explorer.i18n import strings
+from explorer.text.i18n import strings
 
 from conftest import wait_idle
 

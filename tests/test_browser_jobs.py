@@ -11,7 +11,7 @@ import time
 import psutil
 import pytest
 
-from explorer import i18n
+from explorer.text import i18n
 
 from conftest import _chromium, open_app, serve_app, wait_idle
 

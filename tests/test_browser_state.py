@@ -1,7 +1,7 @@
 """Real browser: what a person set up is still there after visiting other pages."""
 import pytest
 
-from explorer import i18n
+from explorer.text import i18n
 
 from browser_plots import chart
 from conftest import wait_idle

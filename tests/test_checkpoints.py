@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analysis import analyze
-from explorer.checkpoints import CheckpointError, load_checkpoint
-from explorer.heads import KINDS, build_head
+from explorer.model.analysis import analyze
+from explorer.model.checkpoints import CheckpointError, load_checkpoint
+from explorer.model.heads import KINDS, build_head
 
 TEXT = "A film I would happily watch again."
 

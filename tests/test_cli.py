@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analysis import encode, encoder_inputs
 from explorer.cli import main
+from explorer.model.analysis import encode, encoder_inputs
 from tests.conftest import ROOT
 
 TEXT = "What a wonderful, surprising little film."

@@ -4,7 +4,8 @@ import json
 import numpy as np
 import pytest
 
-from explorer.data import MULTI, REGRESSION, SINGLE, DataError, demo_frame, guess_columns, prepare, read_csv
+from explorer.data.dataset import (MULTI, REGRESSION, SINGLE, DataError, demo_frame, guess_columns, prepare,
+                                   read_csv)
 
 
 def _one_line(err) -> str:
@@ -22,7 +23,7 @@ def test_demo_frame_is_balanced():
 def test_demo_frame_unanimous_keeps_only_tweets_several_annotators_agreed_on():
     import pandas as pd
 
-    from explorer.data import demo_csv_path
+    from explorer.data.dataset import demo_csv_path
 
     raw = pd.read_csv(demo_csv_path(), encoding="latin-1")
     raw["text"] = raw["text"].astype("string").str.replace(r"\s+", " ", regex=True).str.strip()

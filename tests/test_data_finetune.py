@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from explorer import cli
-from explorer.data import demo_frame, prepare, read_csv
-from explorer.finetune import FinetuneError, Settings, export, export_zip, finetune
+from explorer.data.dataset import demo_frame, prepare, read_csv
+from explorer.train.finetune import FinetuneError, Settings, export, export_zip, finetune
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

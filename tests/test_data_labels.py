@@ -3,9 +3,9 @@ import copy
 
 import pytest
 
-from explorer.checkpoints import Checkpoint
-from explorer.data import demo_frame, read_csv
-from explorer.labels import corrected_config, label_report, merge_labels
+from explorer.data.dataset import demo_frame, read_csv
+from explorer.data.labels import corrected_config, label_report, merge_labels
+from explorer.model.checkpoints import Checkpoint
 
 PERM = {"negative": "positive", "positive": "neutral", "neutral": "negative"}
 

@@ -72,13 +72,13 @@ def test_finetune_page_trains_registers_and_offers_zip():
     assert not at.exception
     at.number_input(key="ft_epochs_head").set_value(5).run()
     at.button(key="ft_start").click().run()
-    job = at.session_state["ft_job"]  # an explorer.jobs.Job
+    job = at.session_state["ft_job"]  # an explorer.runtime.jobs.Job
     assert job.wait(60)
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     name = job.name
     assert name.startswith("finetuned-") and len(name) == len("finetuned-") + 8
-    from explorer.state import MODELS
+    from explorer.ui import MODELS
 
     owner = at.session_state["_model_owner"].id
     assert MODELS.names(owner) == [name]
@@ -93,8 +93,8 @@ def test_finetune_page_trains_registers_and_offers_zip():
     at.selectbox(key="checkpoint").set_value(name)
     at.text_area(key="text").input("what a lovely day").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    from explorer.analysis import analyze
-    from explorer.heads import build_head
+    from explorer.model.analysis import analyze
+    from explorer.model.heads import build_head
 
     want = analyze(ck, build_head(ck, "own"), "what a lovely day").logits
     logits = _charts(at)["Logits per label (not probabilities)"]["data"][0]
@@ -103,7 +103,7 @@ def test_finetune_page_trains_registers_and_offers_zip():
 
 
 def test_finetune_page_refuses_a_full_run_over_the_memory_budget_in_one_line(monkeypatch):
-    from explorer.state import JOBS
+    from explorer.ui import JOBS
 
     monkeypatch.setenv("HEAD_EXPLORER_TRAIN_MB", "600")  # below MiniLM's ~430 MB of weight copies + batch 512
     at = _app()
@@ -126,6 +126,6 @@ def _values(y):
 
 
 def _small_csv() -> bytes:
-    from explorer.data import demo_frame
+    from explorer.data.dataset import demo_frame
 
     return demo_frame(per_class=20, seed=4).to_csv(index=False).encode()

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import encoder
-from explorer.analysis import analyze
-from explorer.heads import build_head, run_head
+from explorer.explain import encoder
+from explorer.model.analysis import analyze
+from explorer.model.heads import build_head, run_head
 
 TEXT = "Unbelievably good acting, terrible plot."
 
@@ -143,8 +143,8 @@ def test_encoder_page_apptest():
 def test_quiz_has_the_inside_the_encoder_questions_in_both_languages():
     from streamlit.testing.v1 import AppTest
 
-    from explorer import lesson
-    from explorer.i18n import t
+    from explorer.teach import lesson
+    from explorer.text.i18n import t
     from explore_helpers import ROOT
 
     new = [q for q in lesson.QUIZ if q.step in ("layers", "ablation")]

@@ -3,8 +3,8 @@ import re
 import string
 from pathlib import Path
 
-from explorer.errors import ExplorerError, Message
-from explorer.i18n import LANGUAGES, strings
+from explorer.text.errors import ExplorerError, Message
+from explorer.text.i18n import LANGUAGES, strings
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(p for p in (ROOT / "explorer").rglob("*.py") if p.name != "i18n.py")  # i18n can't use itself

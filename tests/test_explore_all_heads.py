@@ -1,7 +1,7 @@
 """Every Explore page works for every head kind on both embedded checkpoints, in both languages."""
 import pytest
 
-from explorer.heads import KINDS
+from explorer.model.heads import KINDS
 
 from explore_helpers import open_page, specs
 

@@ -1,9 +1,9 @@
 """Compare page: every head on one encoder pass, parity with a full analysis, AppTest."""
 import numpy as np
 
-from explorer import compare
-from explorer.analysis import analyze
-from explorer.heads import HEAD_KINDS, build_head
+from explorer.explain import compare
+from explorer.model.analysis import analyze
+from explorer.model.heads import HEAD_KINDS, build_head
 
 from explore_helpers import TEXT, open_page, specs, values
 

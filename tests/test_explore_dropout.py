@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import dropout
-from explorer.i18n import t
-from explorer.analysis import analyze
-from explorer.heads import HEAD_KINDS, build_head
+from explorer.explain import dropout
+from explorer.model.analysis import analyze
+from explorer.model.heads import HEAD_KINDS, build_head
+from explorer.text.i18n import t
 
 from explore_helpers import TEXT, open_page, specs, values
 

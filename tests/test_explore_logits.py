@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import probabilities as P
-from explorer.analysis import analyze
-from explorer.heads import build_head
+from explorer.model import problem as P
+from explorer.model.analysis import analyze
+from explorer.model.heads import build_head
 
 from explore_helpers import TEXT, open_page, specs, values
 

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from explorer import pooled
-from explorer.analysis import analyze
-from explorer.heads import HEAD_KINDS, build_head
+from explorer.explain import vectors
+from explorer.model.analysis import analyze
+from explorer.model.heads import HEAD_KINDS, build_head
 
 from explore_helpers import TEXT, open_page, specs, titles, values
 
@@ -13,10 +13,10 @@ from explore_helpers import TEXT, open_page, specs, titles, values
 def test_vectors_and_cosines(tiny, kind):
     ck = tiny["bert"]
     a = analyze(ck, build_head(ck, kind), TEXT)
-    v = pooled.vectors(a)
+    v = vectors.vectors(a)
     np.testing.assert_allclose(v["first token"], a.cls_hidden)
     np.testing.assert_allclose(v["mean pool"], a.hidden_states[-1].mean(0), rtol=1e-6)
-    m = pooled.cosine_matrix(v)
+    m = vectors.cosine_matrix(v)
     np.testing.assert_allclose(np.diag(m), 1.0, atol=1e-6)
     np.testing.assert_allclose(m, m.T, atol=1e-7)
     if kind == "bert":  # tanh of the pooler: bounded, and not the raw first token
@@ -27,12 +27,12 @@ def test_vectors_and_cosines(tiny, kind):
 
 def test_head_rows_and_lm_size(sentiment, minilm):
     hd = build_head(sentiment)
-    rows = pooled.head_rows(hd)
+    rows = vectors.head_rows(hd)
     assert [r["step"] for r in rows] == ["first token", "bert.pooler.dense", "tanh", "dropout", "classifier"]
     cls = rows[-1]
     assert cls["shape"] == "384×3+3" and cls["params"] == 384 * 3 + 3 and cls["pretrained"]
-    assert not pooled.head_rows(build_head(minilm))[-1]["pretrained"]  # minilm's classifier is new
-    assert pooled.lm_head_params(30522, 384) == 30522 * 384 + 30522
+    assert not vectors.head_rows(build_head(minilm))[-1]["pretrained"]  # minilm's classifier is new
+    assert vectors.lm_head_params(30522, 384) == 30522 * 384 + 30522
 
 
 def test_pooled_page_apptest():

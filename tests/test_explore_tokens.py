@@ -4,11 +4,13 @@ from functools import partial
 import numpy as np
 import pytest
 
-from explorer import attention, i18n, plots
-from explorer.checkpoints import load_checkpoint
-from explorer.analysis import analyze
-from explorer.heads import build_head
-from explorer.tokens import cls_vs_mean, rollout_off_cls, token_rows, without_special
+from explorer import plots
+from explorer.explain import attention
+from explorer.model.analysis import analyze
+from explorer.model.checkpoints import load_checkpoint
+from explorer.model.heads import build_head
+from explorer.model.tokens import cls_vs_mean, rollout_off_cls, token_rows, without_special
+from explorer.text import i18n
 
 from explore_helpers import TEXT, open_page, specs, titles, values
 

@@ -7,9 +7,10 @@ import pytest
 import torch
 from transformers import GPT2Config
 
-from explorer import cli, finetune as ft
-from explorer.data import prepare, read_csv
-from explorer.finetune import MIN_LENGTH, FinetuneError, Settings, check_memory, full_memory
+from explorer import cli
+from explorer.data.dataset import prepare, read_csv
+from explorer.train import finetune as ft
+from explorer.train.finetune import MIN_LENGTH, FinetuneError, Settings, check_memory, full_memory
 
 ROWS = "".join(f"sentence number {i} is {'here and there ' * (i % 7)},{['pos', 'neg'][i % 2]}\n" for i in range(40))
 

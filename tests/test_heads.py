@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.analysis import analyze, encode, encoder_inputs
-from explorer.heads import HEAD_KINDS, KINDS, HeadError, build_head, run_head
+from explorer.model.analysis import analyze, encode, encoder_inputs
+from explorer.model.heads import HEAD_KINDS, KINDS, HeadError, build_head, run_head
 
 TEXT = "The quick brown fox jumps over the lazy dog, unbelievably."
 

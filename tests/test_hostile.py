@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import explorer.analysis
+import explorer.model.analysis
 from explorer import cli
 from tests.conftest import ROOT
 from tests.hostile import BROKEN, broken_checkpoints
@@ -107,7 +107,7 @@ def test_unexpected_error_is_one_line_exit_1_and_debug_shows_it(capsys, work, mo
     def boom(*a, **k):
         raise KeyError(2)
 
-    monkeypatch.setattr(explorer.analysis, "analyze", boom)
+    monkeypatch.setattr(explorer.model.analysis, "analyze", boom)
     args = ["analyze", "--checkpoint", models["ok"], "--text", "hi"]
     _fails(capsys, work, args, 1, "unexpected KeyError")
     assert cli.main([str(a) for a in args] + ["--debug"]) == 1
@@ -159,7 +159,7 @@ def test_huge_new_weights_are_refused_before_any_allocation(work, models):
     Sized on the meta device now: refused in well under a second once loaded, peak RSS barely moves."""
     code = f"""
 import json, time
-from explorer.checkpoints import CheckpointError, load_checkpoint
+from explorer.model.checkpoints import CheckpointError, load_checkpoint
 def hwm():
     return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1]) * 1024
 load_checkpoint({str(models["ok"])!r})  # imports and first-load costs, outside the measure
@@ -181,7 +181,7 @@ print(json.dumps({{"seconds": time.perf_counter() - start, "grew": hwm() - befor
 
 def test_new_weights_budget_comes_from_the_environment(capsys, work, models, monkeypatch):
     monkeypatch.setenv("HEAD_EXPLORER_NEW_WEIGHTS_MB", "100000")  # 4.9 GB allowed: it would then load
-    from explorer import checkpoints
+    from explorer.model import checkpoints
 
     monkeypatch.setattr(checkpoints.AutoModelForSequenceClassification, "from_pretrained",
                         lambda *a, **k: (_ for _ in ()).throw(RuntimeError("reached the allocation")))
@@ -330,7 +330,7 @@ def test_config_numbers_are_checked_by_the_config_class_fields(config, changes, 
 
     import transformers
 
-    from explorer.checkpoints import CheckpointError, _check_numbers
+    from explorer.model.checkpoints import CheckpointError, _check_numbers
 
     cfg = getattr(transformers, config)(**changes)
     if field is None:

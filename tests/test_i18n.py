@@ -1,7 +1,7 @@
 """Every UI string exists in both languages."""
 import json
 
-from explorer.i18n import I18N_DIR, LANGUAGES, strings, t
+from explorer.text.i18n import I18N_DIR, LANGUAGES, strings, t
 
 
 def test_every_key_exists_in_every_language():

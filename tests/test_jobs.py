@@ -1,4 +1,4 @@
-"""explorer.jobs: background jobs with progress, a stop flag, bounded slots, and a watchdog that stops
+"""explorer.runtime.jobs: background jobs with progress, a stop flag, bounded slots, and a watchdog that stops
 a job whose owner (a browser tab) is gone."""
 import logging
 import threading
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from explorer.jobs import Cancelled, Jobs
+from explorer.runtime.jobs import Cancelled, Jobs
 
 
 def _until_stopped(progress, stop):
@@ -137,13 +137,13 @@ def test_the_end_of_each_job_is_logged_with_the_free_slots():
 
 
 def test_the_session_owner_finalizer_stops_its_jobs():
-    """explorer.state ties jobs to the session: when Streamlit forgets the session, its owner key dies."""
+    """explorer.ui ties jobs to the session: when Streamlit forgets the session, its owner key dies."""
     import gc
 
-    from explorer import state
+    from explorer.ui import session
 
-    owner = state._Owner()
-    job = state.JOBS.start(owner.id, "test", "fin", _until_stopped)
+    owner = session._Owner()
+    job = session.JOBS.start(owner.id, "test", "fin", _until_stopped)
     assert job is not None
     del owner
     gc.collect()
@@ -156,10 +156,11 @@ def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatc
 
     from streamlit.testing.v1 import AppTest
 
-    from explorer import jobs, state
+    from explorer.runtime import jobs
+    from explorer.ui import session
 
     calls = []
-    monkeypatch.setattr(state, "_session_alive", lambda: lambda: calls.append(1) or False)  # the tab closed
+    monkeypatch.setattr(session, "_session_alive", lambda: lambda: calls.append(1) or False)  # the tab closed
     monkeypatch.setattr(jobs, "GRACE_S", 0.0)
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120)
     at.run()

@@ -3,14 +3,22 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-GLUE = {"state.py"}  # the one module allowed to import streamlit
+UI = ROOT / "explorer" / "ui"  # the one package allowed to import streamlit
+STREAMLIT = re.compile(r"^\s*(import streamlit|from streamlit)", re.M)
 
 
-def test_only_the_glue_module_imports_streamlit():
-    offenders = [p.name for p in (ROOT / "explorer").rglob("*.py")
-                 if re.search(r"^\s*(import streamlit|from streamlit)", p.read_text(), re.M) and p.name not in GLUE]
+def test_only_the_ui_package_imports_streamlit():
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "explorer").rglob("*.py")
+                 if STREAMLIT.search(p.read_text()) and UI not in p.parents]
     assert offenders == []
-    assert re.search(r"^import streamlit", (ROOT / "explorer" / "state.py").read_text(), re.M)
+    assert re.search(r"^import streamlit", (UI / "session.py").read_text(), re.M)
+
+
+def test_the_core_sets_no_torch_threads_at_import():
+    """Thread count is the server's choice (explorer.ui), not a side effect of importing a core module."""
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "explorer").rglob("*.py")
+                 if re.search(r"^[^#\n]*set_num_threads\(", p.read_text(), re.M) and UI not in p.parents]
+    assert offenders == []
 
 
 def test_readme_quick_start_has_exactly_the_two_commands():

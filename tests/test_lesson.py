@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import lesson
-from explorer.analysis import analyze
-from explorer.handout import handout_html
-from explorer.heads import build_head
-from explorer.i18n import t
+from explorer.model.analysis import analyze
+from explorer.model.heads import build_head
 from explorer.plots import label_bars
+from explorer.teach import lesson
+from explorer.teach.handout import handout_html
+from explorer.text.i18n import t
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,8 +97,8 @@ def test_handout_is_standalone_html(sentiment):
 
 
 def test_handout_adds_word_attributions_for_the_prediction(sentiment):
-    from explorer.handout import handout_with_attributions
-    from explorer.i18n import strings
+    from explorer.teach.handout import handout_with_attributions
+    from explorer.text.i18n import strings
 
     a = analyze(sentiment, build_head(sentiment), "I love this wonderful car")
     doc = {k.rsplit(".", 1)[1]: v for k, v in strings("vi").items() if k.startswith("lesson.handout_doc.")}

@@ -4,9 +4,10 @@ sessions together, and the pages ask before a long leave-one-out or What-if."""
 import numpy as np
 import pytest
 
-from explorer import budget, dropout, faithfulness, session_models, whatif
-from explorer.analysis import analyze
-from explorer.heads import build_head
+from explorer.explain import dropout, faithfulness, whatif
+from explorer.model.analysis import analyze
+from explorer.model.heads import build_head
+from explorer.runtime import budget, session_models
 
 LONG = " ".join(f"word{k} good" for k in range(50))  # 100 words, 152 tokens: above both caps
 
@@ -51,7 +52,7 @@ def test_batch_rows_follow_the_budget_and_the_length(monkeypatch, sentiment):
 
 
 def test_leave_one_out_cap_counts_words():
-    from explorer.analysis import Analysis
+    from explorer.model.analysis import Analysis
 
     def fake(n):  # only the fields leave-one-out's word count reads
         a = object.__new__(Analysis)
@@ -114,20 +115,20 @@ def test_nbytes_counts_nested_arrays_once(sentiment):
 def test_analysis_cache_stays_under_its_budget_with_distinct_long_texts(monkeypatch, sentiment):
     """Twenty distinct 20,000-character texts once kept ~88 MB each (st.cache_data, 128 entries); all the
     cached analyses now stay under HEAD_EXPLORER_ANALYSES_MB, the newest kept, and memory is released."""
-    from explorer import state
+    from explorer.ui import cache
 
-    monkeypatch.setattr(state, "ANALYSES", budget.ByteCache(budget.ANALYSES_ENV, budget.DEFAULT_ANALYSES_MB))
+    monkeypatch.setattr(cache, "ANALYSES", budget.ByteCache(budget.ANALYSES_ENV, budget.DEFAULT_ANALYSES_MB))
     monkeypatch.setenv(budget.ANALYSES_ENV, "200")
     released = []
     real = session_models.release_memory
     monkeypatch.setattr(budget, "release_memory", lambda: released.append(1) or real())
     texts = [f"text {k}: " + "a rather long review of a film " * 700 for k in range(4)]  # 21,000+ characters
     for text in texts:
-        a = state._cached_analysis("minilm-sentiment", "own", text, 0)
-        assert a.truncated_tokens > 0 and state.ANALYSES.total_bytes <= 200 * 2**20
+        a = cache._cached_analysis("minilm-sentiment", "own", text, 0)
+        assert a.truncated_tokens > 0 and cache.ANALYSES.total_bytes <= 200 * 2**20
     assert budget.nbytes(a) > 60 * 2**20  # each is large: without the budget four would hold > 240 MB
-    assert 1 <= len(state.ANALYSES) < len(texts) and released
-    assert state._cached_analysis("minilm-sentiment", "own", texts[-1], 0) is a  # the newest is kept
+    assert 1 <= len(cache.ANALYSES) < len(texts) and released
+    assert cache._cached_analysis("minilm-sentiment", "own", texts[-1], 0) is a  # the newest is kept
 
 
 def _long_text_page(page: str):

@@ -7,10 +7,10 @@ import pytest
 import torch
 from torch import nn
 
-from explorer import own_head
-from explorer.analysis import analyze
-from explorer.checkpoints import load_checkpoint
-from explorer.heads import build_head
+from explorer.model import own_head
+from explorer.model.analysis import analyze
+from explorer.model.checkpoints import load_checkpoint
+from explorer.model.heads import build_head
 from tests.tiny_archs import save
 
 TEXT = "The quick brown fox jumps over the lazy dog."

@@ -7,15 +7,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer import attribution as attr
-from explorer import whatif
-from explorer.analysis import analyze
-from explorer.attribution import _piece, _strip_start, attribute, merge_words
-from explorer.checkpoints import load_checkpoint
 from explorer.cli import main
-from explorer.heads import build_head
-from explorer.readable import readable_tokens, word_pieces
-from explorer.tokens import reads_line, token_rows
+from explorer.explain import attribution as attr
+from explorer.explain import whatif
+from explorer.explain.attribution import _piece, _strip_start, attribute, merge_words
+from explorer.model.analysis import analyze
+from explorer.model.checkpoints import load_checkpoint
+from explorer.model.heads import build_head
+from explorer.model.readable import readable_tokens, word_pieces
+from explorer.model.tokens import reads_line, token_rows
 from tests import tiny_archs, tiny_tokenizers
 
 TEXT = "Tiếng Việt rất hay 😀 café"  # Vietnamese, an emoji, an accent: bytes a byte-level BPE splits

@@ -1,8 +1,8 @@
 """Visitors never see a traceback: a broken checkpoint and an unexpected failure are one st.error line."""
 import pytest
 
-import explorer.analysis
-from explorer import i18n
+import explorer.model.analysis
+from explorer.text import i18n
 from tests.conftest import ROOT
 from tests.test_app import _app
 from tests.hostile import BROKEN, broken_checkpoints
@@ -43,7 +43,7 @@ def test_unexpected_error_is_one_translated_line_without_details(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("secret detail /etc/passwd")
 
-    monkeypatch.setattr(explorer.analysis, "analyze", boom)
+    monkeypatch.setattr(explorer.model.analysis, "analyze", boom)
     for lang in ("en", "vi"):
         at = _home(text=f"a text no cache has seen ({lang})", lang=lang)
         assert len(at.error) == 1
@@ -52,12 +52,12 @@ def test_unexpected_error_is_one_translated_line_without_details(monkeypatch):
 
 
 def test_a_failing_sidebar_is_one_translated_line_and_the_page_still_runs(monkeypatch):
-    from explorer import state
+    from explorer import ui
 
     def boom():
         raise RuntimeError("secret detail")
 
-    monkeypatch.setattr(state, "session_checkpoint_names", boom)
+    monkeypatch.setattr(ui, "session_checkpoint_names", boom)
     at = _home(lang="vi")
     assert not at.exception and [e.value for e in at.error] == [i18n.t("errors.unexpected", "vi", kind="RuntimeError")]
     assert at.metric  # the page below the sidebar still ran
@@ -70,7 +70,7 @@ def test_streamlit_control_flow_passes_through(monkeypatch):
     def stop(*args, **kwargs):
         st.stop()
 
-    monkeypatch.setattr(explorer.analysis, "analyze", stop)
+    monkeypatch.setattr(explorer.model.analysis, "analyze", stop)
     at = _home(text="another unseen text for the stop test")
     assert not at.error and not at.metric
 

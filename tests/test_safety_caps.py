@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import shared_tokenizer
-from explorer.analysis import MAX_TEXT_CHARS, analyze, encode
-from explorer.attention import FLOW_WARN_TOKENS
-from explorer.checkpoints import load_checkpoint
-from explorer.data import prepare, read_csv
-from explorer.finetune import Settings, finetune
-from explorer.heads import build_head
-from explorer.i18n import t
-from explorer.state import plain
+from explorer.data.dataset import prepare, read_csv
+from explorer.explain.attention import FLOW_WARN_TOKENS
+from explorer.model import tokenizer as shared_tokenizer
+from explorer.model.analysis import MAX_TEXT_CHARS, analyze, encode
+from explorer.model.checkpoints import load_checkpoint
+from explorer.model.heads import build_head
+from explorer.text.i18n import t
+from explorer.train.finetune import Settings, finetune
+from explorer.ui import plain
 from tests.conftest import ROOT
 from tests.test_app import _app as _open
 
@@ -130,7 +130,7 @@ def test_labels_render_as_plain_text_on_home_and_data(evil_root):
     assert at.metric and plain(EVIL)[:4] in at.metric[0].value
     assert not any("![" in body for body in _markdown_bodies(at))
     # The data page with those labels in a CSV (read through the page's own "fixed bytes" slot).
-    from explorer.data import demo_frame
+    from explorer.data.dataset import demo_frame
     import hashlib
 
     demo = demo_frame(per_class=10, seed=0).to_csv(index=False).encode()

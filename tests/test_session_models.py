@@ -6,10 +6,10 @@ import pytest
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-from explorer.checkpoints import Checkpoint, embedded_encoder_dir
-from explorer.data import prepare, read_csv
-from explorer.finetune import Settings, finetune
-from explorer.session_models import BUDGET, CAP, ModelStore, model_bytes, release_memory
+from explorer.data.dataset import prepare, read_csv
+from explorer.model.checkpoints import Checkpoint, embedded_encoder_dir
+from explorer.runtime.session_models import BUDGET, CAP, ModelStore, model_bytes, release_memory
+from explorer.train.finetune import Settings, finetune
 
 ROWS = "".join(f"sentence number {i} is here,{['pos', 'neg'][i % 2]}\n" for i in range(40))
 
@@ -97,7 +97,7 @@ def test_rss_after_20_finetunes_stays_under_base_plus_cap(ck, data):
 def test_a_kept_model_reads_with_the_shared_tokenizer(ck, data):
     """Training used a private tokenizer (the Trainer's collator sets padding on it); the kept model goes
     back to the shared one, so it costs its weights alone and the memory bound above holds."""
-    from explorer import shared_tokenizer
+    from explorer.model import tokenizer as shared_tokenizer
 
     before = shared_tokenizer.state(ck.tokenizer)
     tuned = _tuned(ck, data)
@@ -108,8 +108,8 @@ def test_the_app_says_which_model_was_evicted(tiny):
     """The fourth model of a session evicts its first; the next page run says so, and the sidebar offers the rest."""
     import dataclasses
 
-    from explorer import i18n
-    from explorer.state import MODELS
+    from explorer.text import i18n
+    from explorer.ui import MODELS
     from tests.test_app import _app
 
     at = _app(None)
@@ -129,11 +129,11 @@ def test_the_app_says_which_model_was_evicted(tiny):
 def test_a_page_run_makes_one_owner_and_drops_nothing(monkeypatch):
     """The session's owner key is made once: a spare one would die at once and its finalizer would drop
     an owner and run release_memory (a gen-1 collection and malloc_trim) several times per rerun."""
-    from explorer import state
+    from explorer import ui
     from tests.test_app import _app
 
     drops = []
-    monkeypatch.setattr(state.MODELS, "drop_owner", drops.append)
+    monkeypatch.setattr(ui.MODELS, "drop_owner", drops.append)
     at = _app(None)
     owner = at.session_state["_model_owner"].id
     at.run()
@@ -144,7 +144,7 @@ def test_a_page_run_makes_one_owner_and_drops_nothing(monkeypatch):
 def test_release_memory_looks_libc_up_once(monkeypatch):
     import ctypes.util
 
-    from explorer import session_models
+    from explorer.runtime import session_models
 
     calls = []
     real = ctypes.util.find_library
@@ -160,7 +160,7 @@ def test_feature_cache_stays_within_its_budget(monkeypatch, ck):
     under HEAD_EXPLORER_FEATURES_MB, oldest dropped first, the newest kept (it is being trained on)."""
     import numpy as np
 
-    from explorer import finetune
+    from explorer.train import finetune
 
     passes = []
 

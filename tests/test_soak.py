@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import serve_app, wait_idle
-from explorer import i18n
+from explorer.text import i18n
 
 pytestmark = pytest.mark.browser
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731

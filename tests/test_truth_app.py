@@ -3,8 +3,8 @@ slider, robust colour ranges, one-colour dropout strips, unsigned saliency, clea
 import numpy as np
 import pytest
 
-from explorer.data import demo_frame, read_csv
-from explorer.errors import ExplorerError
+from explorer.data.dataset import demo_frame, read_csv
+from explorer.text.errors import ExplorerError
 
 from explore_helpers import open_page, specs, values
 

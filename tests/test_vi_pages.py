@@ -10,7 +10,7 @@ import pytest
 from google.protobuf.json_format import MessageToDict
 from streamlit.testing.v1 import AppTest
 
-from explorer.i18n import strings
+from explorer.text.i18n import strings
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [row[0] for row in ast.literal_eval(

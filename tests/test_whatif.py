@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from explorer import whatif
-from explorer.analysis import analyze
-from explorer.heads import build_head
-from explorer.whatif import Word, align
+from explorer.explain import whatif
+from explorer.explain.whatif import Word, align
+from explorer.model.analysis import analyze
+from explorer.model.heads import build_head
 
 TEXT = "Unbelievably good acting, terrible plot."
 

@@ -12,7 +12,7 @@ import torch
 import transformers as tf
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from explorer.checkpoints import embedded_encoder_dir
+from explorer.model.checkpoints import embedded_encoder_dir
 
 LABELS = ("alpha", "beta", "gamma")
 _BERTISH = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,

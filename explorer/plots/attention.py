@@ -60,7 +60,7 @@ def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[
     heads; `t(key)` translates. The highlighted text reads the picked layer (and head, when one is
     picked); with one head, the per-layer chart outlines the picked layer. Flow is drawn only when
     the analysis carries it."""
-    from ..tokens import cls_vs_mean, pair_boundary, rollout_off_cls, visible, without_special
+    from explorer.model.tokens import cls_vs_mean, pair_boundary, rollout_off_cls, visible, without_special
 
     special = a.special if hide_special else (False,) * len(a.tokens)
     toks = visible(a.shown, a.special, hide_special)

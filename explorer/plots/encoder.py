@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from ..encoder import HeadView
+from explorer.explain.encoder import HeadView
 from .common import SEQUENTIAL, colorbar
 
 LEVELS = 10  # line opacity steps: a weight under 5% rounds to no line (near invisible, and it keeps the trace count low)
@@ -32,7 +32,7 @@ def layer_readout(values: np.ndarray, labels, title: str, x_title: str, y_title:
 
 def readout(a, t) -> go.Figure:
     """The layer read-out chart of Analysis `a`, its words translated by `t(key, **fmt)`."""
-    from ..encoder import layer_probabilities
+    from explorer.explain.encoder import layer_probabilities
 
     kind = {"single_label_classification": "softmax", "multi_label_classification": "sigmoid"}.get(
         a.problem_type, "regression")

@@ -6,7 +6,7 @@ import html
 
 import plotly.graph_objects as go
 
-from ..whatif import Row
+from explorer.explain.whatif import Row
 from .common import figure
 
 _DEL = "background:#fde0dd;color:#99000d;text-decoration:line-through"  # in A only

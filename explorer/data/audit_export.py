@@ -1,0 +1,48 @@
+"""What a label audit hands back: the CSV with accepted suggestions applied, and an HTML report."""
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+from explorer.data.audit import LabelAudit
+from explorer.data.dataset import MULTI, Table
+from explorer.text import i18n
+
+
+def corrected_frame(table: Table, found: LabelAudit, accepted) -> pd.DataFrame:
+    """A copy of the table in which only the accepted rows' labels become the suggestion."""
+    out = table.frame.copy()
+    cols = list(found.data.label_columns)
+    for row in sorted({int(r) for r in accepted}):
+        if found.problem_type == MULTI and len(cols) > 1:  # one 0/1 column per label
+            for col, value in zip(cols, found.predicted[row]):
+                out.at[out.index[row], col] = str(int(value))
+        else:
+            out.at[out.index[row], cols[0]] = str(found.suggested(row))
+    return out
+
+
+def corrected_csv(table: Table, found: LabelAudit, accepted) -> bytes:
+    return corrected_frame(table, found, accepted).to_csv(index=False, sep=table.delimiter).encode("utf-8")
+
+
+def report_html(found: LabelAudit, accepted, source: str, lang: str = "en") -> str:
+    """A standalone page: the summary, then every flagged row with the reviewer's decision."""
+    t = lambda key, **kw: html.escape(i18n.t(f"audit.report_{key}", lang, **kw))  # noqa: E731
+    s = found.summary()
+    accepted = {int(r) for r in accepted}
+    head = "".join(f"<th>{t(k)}</th>" for k in ("row", "given", "suggested", "score", "p_given", "decision", "text"))
+    body = "".join(
+        f"<tr><td>{i['row']}</td><td>{html.escape(str(i['given']))}</td><td>{html.escape(str(i['suggested']))}</td>"
+        f"<td>{i['score']:.3f}</td><td>{'' if i['p_given'] is None else format(i['p_given'], '.3f')}</td>"
+        f"<td>{t('accepted') if i['row'] in accepted else t('kept')}</td><td>{html.escape(i['text'])}</td></tr>"
+        for i in found.issues())
+    acc = "—" if s["cv_accuracy"] is None else f"{s['cv_accuracy']:.1%}"
+    summary = t("summary", rows=len(found.data.texts), flagged=s["flagged"], noise=f"{s['estimated_noise_rate']:.1%}",
+                folds=s["folds"], accuracy=acc, features=s["features"], accepted=len(accepted))
+    return (f"<!doctype html><html lang='{lang}'><head><meta charset='utf-8'><title>{t('title')}</title>"
+            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}</style></head><body>"
+            f"<h1>{t('title')}</h1><p>{html.escape(source)}</p><p>{summary}</p>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>")

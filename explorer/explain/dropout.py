@@ -1,0 +1,95 @@
+"""Monte-Carlo dropout on the head, done functionally: the shared model stays in eval mode.
+
+Each of N samples draws its own keep-mask from a seeded torch.Generator inside heads.run_head,
+so the same (p, N, seed) always gives the same samples and no module's .training flag changes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from explorer.model import problem
+from explorer.model.analysis import AnalysisError
+from explorer.model.heads import Head, run_head
+from explorer.runtime import budget
+
+
+@dataclass(frozen=True)
+class MCDropout:
+    p: float
+    logits: np.ndarray  # (samples, labels)
+    probs: np.ndarray  # (samples, labels): each sample through the problem type's own rule
+    eval_logits: np.ndarray  # (labels,)
+    eval_probs: np.ndarray  # (labels,)
+    agreement: float  # share of samples whose predicted label equals the eval-mode prediction
+
+    @property
+    def mean(self) -> np.ndarray:  # (labels,)
+        return self.logits.mean(axis=0)
+
+    @property
+    def std(self) -> np.ndarray:  # (labels,)
+        return self.logits.std(axis=0)
+
+
+@dataclass(frozen=True)
+class MaskSample:
+    step: str  # the dropout step's name and position, e.g. "dropout #1"
+    before: np.ndarray  # (features,) the step's input in this sample
+    after: np.ndarray  # (features,)
+    keep: np.ndarray  # (features,) bool
+    scale: float  # 1/(1-p) applied to kept features
+
+
+def _inputs(hidden: np.ndarray, batch: int, token_ids=None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    h = torch.as_tensor(np.asarray(hidden, dtype=np.float32))  # (seq, hidden)
+    # The token ids matter where the head pools the last non-pad token (a pad id may end the text).
+    ids = None if token_ids is None else torch.tensor([list(token_ids)] * batch)
+    return h.unsqueeze(0).expand(batch, -1, -1), torch.ones(batch, h.shape[0], dtype=torch.long), ids
+
+
+def dropout_steps(head: Head) -> list[int]:
+    """Indices of the head's dropout steps: one for bert, two for roberta."""
+    return [i for i, s in enumerate(head.steps) if s.op == "dropout"]
+
+
+def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int = 0,
+               ptype: str = "single_label_classification", token_ids=None) -> MCDropout:
+    """`hidden`: (seq, hidden) last encoder layer. Returns N head passes with dropout at rate p;
+    probabilities follow `ptype` (softmax, sigmoid, or the raw value for regression)."""
+    if not 0.0 <= p < 1.0:
+        raise AnalysisError("dropout_p", p=p)
+    x, mask, ids = _inputs(hidden, samples, token_ids)
+    # The samples share one expanded input, but a mean-pooling head (or an own head) materialises
+    # (samples, seq, hidden): run them in batches within HEAD_EXPLORER_BATCH_MB (x2: the pooled product and
+    # its input). A short text is one batch; the generator runs on across batches, so a result
+    # depends only on (p, N, seed) and the budget.
+    rows = budget.rows_within(2 * x.shape[1] * x.shape[2] * x.element_size())
+    with torch.inference_mode():
+        gen = torch.Generator().manual_seed(seed)
+        logits = np.concatenate([run_head(head, x[r.start:r.stop], mask[r.start:r.stop], dropout_p=p, generator=gen,
+                                          input_ids=None if ids is None else ids[r.start:r.stop])[-1][1].numpy()
+                                 for r in budget.chunks(samples, rows)]).astype(np.float64)
+        ev = run_head(head, x[:1], mask[:1], input_ids=None if ids is None else ids[:1])[-1][1][0]
+        ev = ev.numpy().astype(np.float64)
+    want = problem.predicted(ev, head.labels, ptype)
+    agree = float(np.mean([problem.predicted(z, head.labels, ptype) == want for z in logits]))
+    return MCDropout(p=p, logits=logits, probs=problem.probabilities(logits, ptype), eval_logits=ev,
+                     eval_probs=problem.probabilities(ev, ptype), agreement=agree)
+
+
+def mask_sample(head: Head, hidden: np.ndarray, p: float, seed: int = 0, which: int = 0,
+                token_ids=None) -> MaskSample:
+    """One sample's keep-mask at the head's `which`-th dropout step, with what goes in and out."""
+    idx = dropout_steps(head)[which]
+    x, mask, ids = _inputs(hidden, 1, token_ids)
+    with torch.inference_mode():
+        steps = run_head(head, x, mask, dropout_p=p, generator=torch.Generator().manual_seed(seed), input_ids=ids)
+    # The input as this sample saw it: an earlier dropout step may already have changed it.
+    before = (steps[idx - 1][1] if idx else x[:, 0])[0].numpy()
+    after = steps[idx][1][0].numpy()
+    keep = ~((after == 0) & (before != 0))
+    return MaskSample(step=f"{head.steps[idx].name} #{which + 1}", before=before, after=after, keep=keep,
+                      scale=1.0 / (1.0 - p) if p < 1 else float("inf"))

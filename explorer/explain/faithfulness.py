@@ -1,0 +1,100 @@
+"""Faithfulness of an explanation: ERASER comprehensiveness and sufficiency (DeYoung et al., 2020).
+
+Comprehensiveness: how much the target's probability drops when the top-k% tokens are deleted.
+Sufficiency: how much it drops when only the top-k% tokens are kept. Both are averaged over
+k = 10..50% (AOPC). A faithful explanation has high comprehensiveness and low sufficiency.
+Special tokens are never deleted.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from explorer.explain.attribution import METHODS, Attribution, Progress, attribute, quantity_of
+from explorer.model import problem
+from explorer.model.checkpoints import Checkpoint, forward_inputs
+from explorer.model.heads import Head, run_head
+from explorer.runtime import budget
+
+FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5)
+ProbFn = Callable[[list[list[int]]], np.ndarray]  # id sequences -> (batch,) target probability
+
+
+@dataclass(frozen=True)
+class Faithfulness:
+    method: str
+    comprehensiveness: float  # AOPC; higher is more faithful
+    sufficiency: float  # AOPC; lower is more faithful
+    completeness_error: float | None  # lig/ig only
+    seconds: float
+
+
+def aopc(prob: ProbFn, ids: list[int], special: list[bool], scores, fractions=FRACTIONS) -> tuple[float, float]:
+    """(comprehensiveness, sufficiency) AOPC for one ranking; ties keep token order."""
+    text_pos = [i for i, s in enumerate(special) if not s]
+    order = sorted(text_pos, key=lambda i: -float(scores[i]))
+    batch = [list(ids)]
+    for f in fractions:
+        top = set(order[:max(1, math.ceil(f * len(text_pos) - 1e-9))])
+        batch.append([t for i, t in enumerate(ids) if i not in top])  # top-k deleted
+        batch.append([t for i, t in enumerate(ids) if special[i] or i in top])  # only top-k kept
+    p = np.asarray(prob(batch), dtype=np.float64)
+    full, without, only = p[0], p[1::2], p[2::2]
+    return float(np.mean(full - without)), float(np.mean(full - only))
+
+
+def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False) -> ProbFn:
+    """The target's probability (softmax/sigmoid as the problem type says) for padded id batches.
+    `typed`: the items are (id, segment) pairs, and the segments go in as token_type_ids."""
+    ptype = problem.problem_type(ck.model.config)
+    pad = ck.tokenizer.pad_token_id or 0
+
+    def prob(batch: list[list]) -> np.ndarray:
+        # Batches within HEAD_EXPLORER_BATCH_MB at the longest row's length; masked padding changes nothing.
+        rows = budget.batch_rows(ck.model.config, max(len(s) for s in batch))
+        return np.concatenate([padded([batch[i] for i in r]) for r in budget.chunks(len(batch), rows)])
+
+    def padded(batch: list[list]) -> np.ndarray:
+        width = max(len(s) for s in batch)
+        extra = {}
+        if typed:
+            extra["token_type_ids"] = torch.tensor([[g for _, g in s] + [0] * (width - len(s)) for s in batch])
+            batch = [[i for i, _ in s] for s in batch]
+        ids = torch.tensor([s + [pad] * (width - len(s)) for s in batch])
+        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in batch])
+        with torch.inference_mode():
+            hidden = ck.model.base_model(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
+            logits = run_head(head, hidden, mask)[-1][1]
+            return quantity_of(logits, target, "probability", ptype).double().numpy()
+
+    return prob
+
+
+def of(ck: Checkpoint, head: Head, a: Attribution) -> tuple[float, float]:
+    """AOPC comprehensiveness and sufficiency of one attribution. A sentence pair keeps each remaining
+    token's segment, where the model reads segments."""
+    typed = 1 in a.segments and "token_type_ids" in ck.tokenizer.model_input_names \
+        and "token_type_ids" in forward_inputs(ck.model)
+    items = list(zip(a.token_ids, a.segments)) if typed else list(a.token_ids)
+    return aopc(model_prob(ck, head, a.target, typed), items, list(a.special), a.scores)
+
+
+def compare(ck: Checkpoint, head: Head, text: str, target: int | None = None, quantity: str = "logit",
+            baseline: str = "pad", window: int = 1, methods=METHODS,
+            progress: Progress | None = None, text_pair: str | None = None) -> list[Faithfulness]:
+    """Run every method on `text` (paired with `text_pair` if given) and score each explanation's faithfulness."""
+    rows = []
+    for k, method in enumerate(methods):
+        def sub(frac: float, msg: str, k=k, method=method) -> None:
+            if progress is not None:
+                progress((k + frac) / len(methods), f"{method}: {msg}")
+
+        a = attribute(ck, head, text, method, target, quantity, baseline, window=window, progress=sub,
+                      text_pair=text_pair)
+        comp, suff = of(ck, head, a)
+        rows.append(Faithfulness(method, comp, suff, a.error, a.seconds))
+    return rows

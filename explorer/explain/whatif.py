@@ -1,0 +1,223 @@
+"""What-if: two texts side by side (a second text, or an edited copy of the first), aligned word by
+word, and the live ablation "drop this word".
+
+Both texts' attributions explain the same label (text A's prediction), so their word scores can be
+subtracted. Words come from the tokenizer's own word ids, the same grouping as the attribution
+page's word level, and a dropped word is cut from the text at its character span.
+"""
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from explorer.explain.attribution import Attribution, attribute, merge_words
+from explorer.model import problem
+from explorer.model.analysis import MAX_TEXT_CHARS, Analysis, analyze, encode, encoder_inputs, max_length
+from explorer.model.checkpoints import Checkpoint
+from explorer.model.heads import Head, run_head
+from explorer.runtime import budget
+from explorer.text.errors import ExplorerError
+
+
+class WhatIfError(ExplorerError):
+    """A bad what-if request; the message is one line, meant for the user."""
+
+
+@dataclass(frozen=True)
+class Word:
+    word_id: int  # the tokenizer's word index in its text
+    text: str
+    score: float  # attribution summed over the word's tokens
+
+
+def words(r: Attribution) -> tuple[Word, ...]:
+    """The text's words with their attributions; special tokens (and a pair's text B) are left out."""
+    ids = _text_a_ids(r.word_ids, r.segments)
+    merged, scores = merge_words(r.tokens, ids, r.scores, r.pieces)
+    return tuple(Word(wid, w, float(s)) for wid, w, s in zip(_group_ids(ids), merged, scores) if wid is not None)
+
+
+def _text_a_ids(word_ids, segments) -> tuple[int | None, ...]:
+    """Word ids of text A's tokens; None for special tokens and for a pair's text B (its ids restart at 0)."""
+    segments = segments or (0,) * len(word_ids)
+    return tuple(w if s == 0 else None for w, s in zip(word_ids, segments))
+
+
+def _group_ids(word_ids) -> list:
+    """The word id of each entry merge_words makes: it starts one at a special token or a new word id."""
+    return [wid for k, wid in enumerate(word_ids) if k == 0 or wid is None or wid != word_ids[k - 1]]
+
+
+@dataclass(frozen=True)
+class Row:
+    op: str  # equal | replace | delete (only in A) | insert (only in B)
+    a: Word | None
+    b: Word | None
+
+    @property
+    def difference(self) -> float:
+        """B's score minus A's; a word absent from a text contributes 0 there."""
+        return (self.b.score if self.b else 0.0) - (self.a.score if self.a else 0.0)
+
+
+def align(a: tuple[Word, ...], b: tuple[Word, ...]) -> tuple[Row, ...]:
+    """A word-level diff (difflib on the words' texts, case-sensitive)."""
+    rows: list[Row] = []
+    matcher = difflib.SequenceMatcher(None, [w.text for w in a], [w.text for w in b], autojunk=False)
+    for op, i0, i1, j0, j1 in matcher.get_opcodes():
+        if op == "equal":
+            rows += [Row("equal", x, y) for x, y in zip(a[i0:i1], b[j0:j1])]
+            continue
+        left, right = a[i0:i1], b[j0:j1]
+        for k in range(max(len(left), len(right))):
+            x = left[k] if k < len(left) else None
+            y = right[k] if k < len(right) else None
+            rows.append(Row("replace" if x and y else "delete" if x else "insert", x, y))
+    return tuple(rows)
+
+
+@dataclass(frozen=True, eq=False)
+class WhatIf:
+    a: Analysis
+    b: Analysis
+    target: int  # the label both attributions explain: text A's prediction
+    attr_a: Attribution
+    attr_b: Attribution
+    rows: tuple[Row, ...]
+
+    @property
+    def probs(self) -> tuple[np.ndarray, np.ndarray]:  # (labels,) each, following the problem type
+        return probabilities_of(self.a), probabilities_of(self.b)
+
+
+def probabilities_of(a: Analysis) -> np.ndarray:  # (labels,)
+    return problem.probabilities(a.logits, a.problem_type)
+
+
+def compare(ck: Checkpoint, head: Head, text_a: str, text_b: str, method: str = "lig",
+            text_pair: str = "") -> WhatIf:
+    """Analyse both texts and attribute text A's predicted label's logit in each. With `text_pair`
+    (a sentence-pair model's second text), both are paired with it, unchanged."""
+    pair = text_pair or None
+    a, b = analyze(ck, head, text_a, text_pair=pair), analyze(ck, head, text_b, text_pair=pair)
+    target = int(np.argmax(a.logits))
+    ra = attribute(ck, head, text_a, method, target=target, text_pair=pair)
+    rb = attribute(ck, head, text_b, method, target=target, text_pair=pair)
+    return WhatIf(a=a, b=b, target=target, attr_a=ra, attr_b=rb, rows=align(words(ra), words(rb)))
+
+
+def drop_word(ck: Checkpoint, text: str, word_id: int) -> str:
+    """`text` without the word the tokenizer numbers `word_id` (cut at its character span)."""
+    return _cut(text, _spans(ck, text, [word_id])[0])
+
+
+def _spans(ck: Checkpoint, text: str, word_ids: list[int]) -> list:
+    """Each word's character span in `text`, from one tokenization of it."""
+    enc = ck.tokenizer(text, truncation=True, max_length=max_length(ck))
+    out = []
+    for word_id in word_ids:
+        try:
+            span = enc.word_to_chars(word_id)
+        except (ValueError, TypeError, AttributeError):  # no such word, or a slow tokenizer without offsets
+            span = None
+        if span is None:
+            raise WhatIfError("whatif_no_word", word=word_id)
+        out.append(span)
+    return out
+
+
+def _reach(ck: Checkpoint, text: str) -> str:
+    """The start of `text` that any text-minus-one-word can bring into the model's window: cutting a
+    word frees at most its own tokens, so the window ends at most that many tokens later. Everything
+    after is never read; tokenizing it once per word cost ~0.8 GB on a 20,000-character text (a
+    truncating tokenizer keeps what it cut off)."""
+    enc = ck.tokenizer(text[:MAX_TEXT_CHARS])
+    n, limit = len(enc["input_ids"]), max_length(ck)
+    try:
+        longest = max(Counter(w for w in enc.word_ids() if w is not None).values(), default=1)
+        end = enc.token_to_chars(limit + longest + 4) if n > limit + longest + 5 else None
+    except (ValueError, TypeError, AttributeError, IndexError):  # a slow tokenizer: no offsets
+        end = None
+    return text if end is None else text[:end.end]
+
+
+def _cut(text: str, span) -> str:
+    left, right = text[:span.start].rstrip(), text[span.end:].lstrip()
+    glue = " " if left and right and right[0].isalnum() else ""
+    return left + glue + right
+
+
+def batch_logits(ck: Checkpoint, head: Head, texts: list[str], text_pair: str = "",
+                 progress: Progress | None = None) -> np.ndarray:
+    """(len(texts), labels): padded forward passes over the texts (each paired with `text_pair` if
+    given), in batches that fit HEAD_EXPLORER_BATCH_MB at the longest text's length. Each batch is
+    padded to its own longest row; masked padding changes nothing, so the result is one batch's."""
+    pairs = [text_pair] * len(texts) if text_pair else None
+    limit = max_length(ck)
+    seq = max(len(ids) for ids in ck.tokenizer(texts, pairs, truncation=True, max_length=limit)["input_ids"])
+    pieces = budget.chunks(len(texts), budget.batch_rows(ck.model.config, seq))
+    out = []
+    for k, rows in enumerate(pieces):
+        part = ck.tokenizer([texts[i] for i in rows], None if pairs is None else [pairs[i] for i in rows],
+                            truncation=True, max_length=limit, padding=True, return_tensors="pt")
+        with torch.inference_mode():
+            hidden = ck.model.base_model(**encoder_inputs(part, ck)).last_hidden_state
+            out.append(run_head(head, hidden, part["attention_mask"], input_ids=part["input_ids"])[-1][1]
+                       .double().numpy())
+        if progress is not None:
+            progress((k + 1) / len(pieces))
+    return np.concatenate(out)
+
+
+# Leave-one-out runs the encoder once per word: above this many words it takes long enough that the
+# pages ask first ("Compute anyway"). Memory stays within HEAD_EXPLORER_BATCH_MB at any length.
+LOO_WARN_WORDS = 64
+Progress = Callable[[float], None]  # fraction done
+
+
+def _found(a: Analysis) -> list[tuple[str, int]]:
+    """(word, word id) of each word of text A that leave-one-out drops."""
+    in_a = _text_a_ids(a.word_ids, a.segments)
+    names = merge_words(a.tokens, in_a, np.zeros(len(a.tokens)), a.pieces)[0]
+    return [(n, w) for n, w in zip(names, _group_ids(in_a)) if w is not None]
+
+
+def loo_words(a: Analysis) -> int:
+    """How many texts-minus-one-word leave-one-out would run."""
+    return len(_found(a))
+
+
+def loo_is_costly(a: Analysis) -> bool:
+    return loo_words(a) > LOO_WARN_WORDS
+
+
+def leave_one_out(ck: Checkpoint, head: Head, a: Analysis,
+                  progress: Progress | None = None) -> tuple[tuple[str, ...], np.ndarray]:
+    """For each word of `a`'s text, how much the predicted label's probability (the problem type's
+    function) falls when that word is cut from the text: (words, (words,)). Positive: the word supported
+    the label. For a sentence pair, the words of text A; text B stays whole. `progress(fraction)`
+    is called after each batch."""
+    found = _found(a)
+    if not found:
+        return (), np.zeros(0)
+    text = _reach(ck, a.text)
+    texts = [_cut(text, span) for span in _spans(ck, text, [w for _, w in found])]
+    target = int(np.argmax(a.logits))
+    logits = batch_logits(ck, head, [text, *texts], a.text_pair, progress)
+    probs = problem.probabilities(logits, a.problem_type)
+    return tuple(n for n, _ in found), probs[0, target] - probs[1:, target]
+
+
+# What-if attributes both texts (lig, refined until complete): above this many tokens in either text
+# that takes long enough that the page asks first.
+COMPARE_WARN_TOKENS = 128
+
+
+def compare_tokens(ck: Checkpoint, text_a: str, text_b: str, text_pair: str = "") -> int:
+    """The longer text's token count as the model reads it (truncated): what compare's cost grows with."""
+    return max(encode(ck, t, text_pair or None)[0]["input_ids"].shape[1] for t in (text_a, text_b))

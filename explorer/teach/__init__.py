@@ -1,0 +1,1 @@
+"""Teaching material: the guided lesson and its handout."""

@@ -1,0 +1,1 @@
+"""Words shown to people: translations (i18n) and the errors that carry their keys."""

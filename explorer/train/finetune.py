@@ -1,0 +1,487 @@
+"""Fine-tuning on a labelled dataset, always on a private copy of the checkpoint.
+
+`head` mode freezes the encoder: the features of the token the head reads (the first, or on
+decoder-only models the last non-pad one) are computed once (and cached), so the
+head can train for many epochs in seconds. `full` mode trains everything with transformers'
+Trainer. Both report progress per epoch, stop when asked and keep the best validation state.
+The result exports as an ordinary HF folder that `transformers.pipeline` loads.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import os
+import shutil
+import time
+import uuid
+import zipfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+from sklearn.metrics import accuracy_score, f1_score, mean_squared_error
+from sklearn.model_selection import train_test_split
+
+from explorer.data.dataset import MULTI, REGRESSION, SINGLE, LabeledData
+from explorer.model import tokenizer as shared_tokenizer
+from explorer.model.analysis import max_length
+from explorer.model.checkpoints import Checkpoint
+from explorer.model.features import POOLS, Progress as FeatureProgress, encoder_features
+from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
+from explorer.runtime import scratch
+from explorer.runtime.budget import ByteCache
+from explorer.runtime.session_models import env_int
+from explorer.text.errors import ExplorerError
+
+MODES = ("head", "full")
+# Full fine-tuning's memory budget in MB, checked before a run starts (see full_memory).
+TRAIN_ENV, DEFAULT_TRAIN_MB = "HEAD_EXPLORER_TRAIN_MB", 3072
+# The pooling steps (own_head.OwnStep.op) that read one token, each the features.POOLS entry holding it.
+HEAD_POOLS = ("first", "last")
+MIN_LENGTH = 8  # room for the special tokens and a few words
+
+
+class FinetuneError(ExplorerError):
+    """Fine-tuning cannot run as asked; the message is one line, meant for the user."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    mode: str = "head"
+    head: str = "own"
+    epochs: int | None = None  # None: 30 for head mode, 3 for full mode
+    learning_rate: float | None = None  # None: 1e-3 for head mode, 5e-5 for full mode
+    batch_size: int = 32
+    max_length: int = 128
+    val_fraction: float = 0.2
+    seed: int = 0
+    weight_decay: float = 0.01
+
+    def resolved(self) -> "Settings":
+        head = self.mode == "head"
+        # `is None`, not `or`: an explicit 0 must reach the validation and be refused, not become a default.
+        return replace(self, epochs=(30 if head else 3) if self.epochs is None else self.epochs,
+                       learning_rate=(1e-3 if head else 5e-5) if self.learning_rate is None else self.learning_rate)
+
+
+@dataclass(frozen=True, eq=False)
+class FinetuneResult:
+    checkpoint: Checkpoint  # the fine-tuned private copy, eval mode, read-only from here on
+    metrics: dict  # validation metrics of the best epoch
+    history: tuple[dict, ...]  # one row per finished epoch: epoch, loss, val_loss, val metric
+    labels: tuple[str, ...]
+    problem_type: str
+    confusion: np.ndarray | None  # (true, predicted) on validation, single-label only
+    train_seconds: float
+    best_epoch: int
+    stopped: bool  # the stop flag ended training early
+
+
+Progress = Callable[[dict], None]
+Stop = Callable[[], bool]
+
+# ---- model preparation --------------------------------------------------------------------
+
+
+def _label_slot_path(ck: Checkpoint) -> str:
+    try:
+        return output_layer(ck)
+    except HeadError:
+        raise FinetuneError("finetune_unknown_type", model_type=ck.model_type) from None
+
+
+def trainable_copy(ck: Checkpoint, data: LabeledData, name: str, seed: int = 0) -> Checkpoint:
+    """A deep copy of `ck` whose output layer fits the data's labels. `ck` is never touched."""
+    path = _label_slot_path(ck)
+    model = copy.deepcopy(ck.model)
+    cfg = model.config
+    names = data.label_names if data.problem_type != REGRESSION else ("value",)
+    old = model.get_submodule(path)
+    new = torch.nn.Linear(old.in_features, len(names))
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        if set(names) == set(ck.labels) and data.problem_type == SINGLE:
+            order = [ck.labels.index(n) for n in names]  # warm start: keep what it already knows
+            new.weight.copy_(old.weight[order])
+            new.bias.copy_(old.bias[order])
+        else:
+            new.weight.copy_(torch.randn(new.weight.shape, generator=gen) * getattr(cfg, "initializer_range", 0.02))
+            new.bias.zero_()
+    model.set_submodule(path, new)
+    model.num_labels = len(names)
+    cfg.num_labels = len(names)
+    cfg.id2label = dict(enumerate(names))
+    cfg.label2id = {n: i for i, n in enumerate(names)}
+    cfg.problem_type = data.problem_type
+    model.requires_grad_(False)
+    model.eval()
+    # A private tokenizer too: Trainer's collator sets padding on it as it goes.
+    return Checkpoint(name=name, model=model, tokenizer=shared_tokenizer.private(ck.tokenizer), new_weights=(),
+                      source=f"fine-tuned from {ck.name}")
+
+
+def session_name() -> str:
+    return f"finetuned-{uuid.uuid4().hex[:8]}"
+
+
+# ---- memory bound (full mode) ----------------------------------------------------------------
+
+# Floats a training step keeps for the backward pass, per token and layer: the linear parts grow with
+# hidden and intermediate sizes, eager attention's scores, softmax and dropout with heads x length.
+# Fitted on MiniLM-L6 (CPU, eager attention; measured peaks in the README), rounded up.
+_PER_HIDDEN, _PER_INTERMEDIATE, _PER_SCORE = 12, 4, 4
+_WEIGHT_COPIES = 5  # the trained copy, its gradients, AdamW's two moments, the best epoch's state
+_ROW_OVERHEAD = 112  # bytes per tokenized field and row beyond its int32 ids (a numpy array's header)
+
+
+def _dims(ck: Checkpoint) -> tuple[int, int, int, int]:
+    """(layers, hidden, intermediate, heads) from the config. PretrainedConfig maps each family's own
+    names (n_layer, dim, n_head, ...) onto these; the feed-forward width has no common name, and
+    absent it is 4 x hidden, the transformer default."""
+    cfg = ck.model.config.get_text_config()
+    hidden = int(getattr(cfg, "hidden_size", 0) or 0)
+    inter = next((v for k in ("intermediate_size", "hidden_dim", "n_inner", "ffn_dim", "d_ff", "encoder_ffn_dim")
+                  if isinstance(v := getattr(cfg, k, None), int) and v > 0), 4 * hidden)
+    return (int(getattr(cfg, "num_hidden_layers", 1) or 1), hidden, inter,
+            int(getattr(cfg, "num_attention_heads", 1) or 1))
+
+
+def full_memory(ck: Checkpoint, batch: int, length: int, rows: int) -> int:
+    """Bytes a full fine-tune of `ck` adds at its peak: the weights' copies, one step's activations
+    (batch x length tokens), the tokenized rows. Validation runs in batches of the same size without
+    gradients, so it stays below the training step."""
+    layers, hidden, inter, heads = _dims(ck)
+    weights = sum(p.numel() * p.element_size() for p in ck.model.parameters())
+    per_token = layers * (_PER_HIDDEN * hidden + _PER_INTERMEDIATE * inter + _PER_SCORE * heads * length) * 4
+    fields = len(getattr(ck.tokenizer, "model_input_names", ()) or ("input_ids", "attention_mask"))
+    return (_WEIGHT_COPIES * weights + batch * length * per_token
+            + rows * fields * (length * 4 + _ROW_OVERHEAD))
+
+
+def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
+    """Refuse, before anything is allocated, a full fine-tune that would pass HEAD_EXPLORER_TRAIN_MB; the
+    message names the largest batch (at this length), or else the longest length (at batch 1), that fits."""
+    s = settings.resolved()
+    if s.mode != "full":
+        return  # head mode trains on cached features: bounded by the feature cache and its batches
+    budget_mb = env_int(TRAIN_ENV, DEFAULT_TRAIN_MB)
+    budget = budget_mb * 2**20
+    need = full_memory(ck, s.batch_size, s.max_length, rows)
+    if need <= budget:
+        return
+    mb = lambda b: -(-b // 2**20)  # noqa: E731 - rounded up: "needs about" never understates
+    fixed = full_memory(ck, 0, s.max_length, rows)
+    per_row = full_memory(ck, 1, s.max_length, rows) - fixed
+    batch = min(s.batch_size, max(0, (budget - fixed) // per_row))
+    length = s.max_length
+    if batch == 0:  # not even one row at this length: the longest length that fits one row
+        batch = 1
+        length = max((n for n in range(MIN_LENGTH, s.max_length) if full_memory(ck, 1, n, rows) <= budget), default=0)
+    if length == 0:
+        raise FinetuneError("finetune_memory_model", name=ck.name, need=mb(full_memory(ck, 1, MIN_LENGTH, rows)),
+                            budget=budget_mb, rows=rows)
+    raise FinetuneError("finetune_memory", batch=s.batch_size, length=s.max_length, rows=rows, need=mb(need),
+                        budget=budget_mb, fit_batch=batch, fit_length=length)
+
+
+# ---- features, cached -----------------------------------------------------------------------
+
+# All datasets' features together, in MB (4 vectors per row: 100,000 rows of MiniLM are ~615 MB), in the
+# byte-bounded cache every session shares. The newest entry is always kept, however large: it is the one
+# being trained on.
+FEATURES_ENV, DEFAULT_FEATURES_MB = "HEAD_EXPLORER_FEATURES_MB", 1024
+_FEATURES = ByteCache(FEATURES_ENV, DEFAULT_FEATURES_MB, max_entries=4)
+
+
+def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int, pool: str = "first",
+                    progress: FeatureProgress | None = None) -> torch.Tensor:
+    """(n, hidden) frozen-encoder features (a pool of features.POOLS: "first" token, L2-normalised
+    "mean", the "layers" average, or the "last" non-pad token), cached per (model, texts, max_length);
+    one encoder pass fills every pool."""
+    digest = hashlib.sha1("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
+    key = (id(ck.model), ck.name, ck.source, max_length, digest)
+    feats = _FEATURES.get_or_compute(key, lambda: torch.from_numpy(
+        encoder_features(ck, list(texts), max_length=max_length, progress=progress)))
+    return feats[:, POOLS.index(pool)]  # (n, pools, hidden) -> (n, hidden)
+
+
+# ---- metrics --------------------------------------------------------------------------------
+
+
+def split(data: LabeledData, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(train idx, val idx), stratified when every class has at least two rows."""
+    idx = np.arange(len(data.texts))
+    strat = None
+    if data.problem_type == SINGLE and np.bincount(data.y).min(initial=2) >= 2:
+        strat = data.y
+    n_val = max(int(round(len(idx) * fraction)), len(data.label_names) if strat is not None else 1)
+    if len(idx) - n_val < 2:
+        raise FinetuneError("finetune_too_few", n=len(idx))
+    return tuple(train_test_split(idx, test_size=n_val, random_state=seed, stratify=strat))
+
+
+def metrics(problem_type: str, logits: np.ndarray, y: np.ndarray, n_labels: int) -> dict:
+    if problem_type == REGRESSION:
+        return {"mse": float(mean_squared_error(y, logits[:, 0]))}
+    if problem_type == MULTI:
+        pred = (logits > 0).astype(int)
+        return {"f1_micro": float(f1_score(y, pred, average="micro", zero_division=0)),
+                "f1_macro": float(f1_score(y, pred, average="macro", zero_division=0)),
+                "subset_accuracy": float(accuracy_score(y, pred))}
+    pred = logits.argmax(-1)
+    return {"accuracy": float(accuracy_score(y, pred)),
+            "macro_f1": float(f1_score(y, pred, average="macro", labels=list(range(n_labels)), zero_division=0))}
+
+
+def score(problem_type: str, m: dict) -> float:
+    """Higher is better: the number that picks the best epoch."""
+    return {SINGLE: m.get("accuracy", 0.0), MULTI: m.get("f1_micro", 0.0)}.get(problem_type, -m.get("mse", 0.0))
+
+
+def confusion(problem_type: str, logits: np.ndarray, y: np.ndarray, n_labels: int) -> np.ndarray | None:
+    if problem_type != SINGLE:
+        return None
+    out = np.zeros((n_labels, n_labels), np.int64)
+    np.add.at(out, (y, logits.argmax(-1)), 1)
+    return out
+
+
+def loss_fn(problem_type: str, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    if problem_type == REGRESSION:
+        return torch.nn.functional.mse_loss(logits[:, 0], y)
+    if problem_type == MULTI:
+        return torch.nn.functional.binary_cross_entropy_with_logits(logits, y)
+    return torch.nn.functional.cross_entropy(logits, y)
+
+
+# ---- training -------------------------------------------------------------------------------
+
+
+def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), progress: Progress | None = None,
+             stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
+    """Train a private copy of `ck` on `data`; `ck` itself is never modified."""
+    s = settings.resolved()
+    if s.mode not in MODES:
+        raise FinetuneError("finetune_unknown_mode", mode=s.mode)
+    native = native_kind(ck)
+    if s.head not in ("own", native):
+        raise FinetuneError("finetune_own_head", native=native, head=s.head)
+    if s.mode == "head" and derive(ck).steps[0].op not in HEAD_POOLS:
+        # Head mode trains on cached features of the one token the head reads; a head that pools all
+        # of them (a mean) would be trained on a vector it never reads.
+        raise FinetuneError("finetune_pooling", model_type=ck.model_type)
+    if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
+        raise FinetuneError("finetune_not_positive")
+    limit = max_length(ck)
+    if not MIN_LENGTH <= s.max_length <= limit:
+        raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
+    check_memory(ck, s, len(data.texts))
+    torch.manual_seed(s.seed)
+    work = trainable_copy(ck, data, name or session_name(), s.seed)
+    train_idx, val_idx = split(data, s.val_fraction, s.seed)
+    run = _train_head if s.mode == "head" else _train_full
+    t0 = time.perf_counter()
+    history, best_epoch, stopped, val_logits = run(ck, work, data, s, train_idx, val_idx, progress, stop)
+    seconds = time.perf_counter() - t0
+    work.model.requires_grad_(False)
+    work.model.eval()
+    # The private tokenizer was only for the Trainer's collator. The kept model reads with the shared
+    # one (same vocabulary, state untouched), so a session model costs its weights alone (~7 MB less
+    # for BERT's) and an export carries no padding state the collator left behind.
+    work = replace(work, tokenizer=ck.tokenizer)
+    n = len(work.labels)
+    y_val = data.y[val_idx]
+    return FinetuneResult(
+        checkpoint=work, metrics=metrics(data.problem_type, val_logits, y_val, n), history=tuple(history),
+        labels=data.label_names, problem_type=data.problem_type,
+        confusion=confusion(data.problem_type, val_logits, y_val, n), train_seconds=seconds,
+        best_epoch=best_epoch, stopped=stopped)
+
+
+def _target(data: LabeledData, idx) -> torch.Tensor:
+    y = torch.from_numpy(np.asarray(data.y[idx]))
+    return y.long() if data.problem_type == SINGLE else y.float()
+
+
+def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
+    pool = derive(ck).steps[0].op  # the token the head reads (one of HEAD_POOLS): first, or last non-pad
+    # (n, hidden), from the untouched encoder. Its batches ask `stop` too, so a job whose owner is gone
+    # (jobs.Cancelled is raised from there) does not encode 100,000 rows first.
+    feats = cached_features(ck, data.texts, s.max_length, pool, progress=(lambda frac, msg: stop()) if stop else None)
+    head = build_head(work, "own", s.seed)
+    params = [p for layer in head.layers.values() for p in layer.parameters()]
+    for p in params:
+        p.requires_grad_(True)  # the private copy only
+    opt = torch.optim.AdamW(params, lr=s.learning_rate, weight_decay=s.weight_decay)
+    steps = s.epochs * -(-len(train_idx) // s.batch_size)
+    # Linear decay to zero, as Trainer does: late epochs settle instead of bouncing around.
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.0, 1 - step / steps))
+    gen = torch.Generator().manual_seed(s.seed)
+    xtr, xva = feats[train_idx].unsqueeze(1), feats[val_idx].unsqueeze(1)  # (n, 1, hidden): a 1-token "sequence"
+    ytr, yva = _target(data, train_idx), _target(data, val_idx)
+    ones_tr, ones_va = torch.ones(xtr.shape[:2]), torch.ones(xva.shape[:2])
+    history, best, stopped = [], (-float("inf"), 0, None), False
+    for epoch in range(1, s.epochs + 1):
+        perm = torch.randperm(len(xtr), generator=gen)
+        total = 0.0
+        for i in range(0, len(perm), s.batch_size):
+            b = perm[i:i + s.batch_size]
+            logits = run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1]
+            loss = loss_fn(data.problem_type, logits, ytr[b])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(b)
+        with torch.no_grad():
+            val_logits = run_head(head, xva, ones_va)[-1][1]
+            val_loss = float(loss_fn(data.problem_type, val_logits, yva))
+        m = metrics(data.problem_type, val_logits.numpy(), data.y[val_idx], len(work.labels))
+        history.append({"epoch": epoch, "loss": total / len(perm), "val_loss": val_loss, **m})
+        if best[2] is None or score(data.problem_type, m) > best[0]:  # NaN scores still keep a state
+            state = {k: (layer.weight.detach().clone(), layer.bias.detach().clone()) for k, layer in head.layers.items()}
+            best = (score(data.problem_type, m), epoch, state)
+        if progress:
+            progress({**history[-1], "epochs": s.epochs})
+        if stop and stop():
+            stopped = True
+            break
+    with torch.no_grad():
+        for k, (w, bias) in best[2].items():
+            head.layers[k].weight.copy_(w)
+            head.layers[k].bias.copy_(bias)
+        val_logits = run_head(head, xva, ones_va)[-1][1].numpy()
+    return history, best[1], stopped, val_logits
+
+
+class _Rows(torch.utils.data.Dataset):
+    """Tokenized rows kept as int32 arrays, tokenized a chunk at a time: the tokenizer's lists of Python
+    ints cost ~50 bytes a token (100,000 rows x 512 tokens: ~2.6 GB), int32 arrays 4 per field."""
+
+    def __init__(self, tokenizer, texts: list[str], y: torch.Tensor, max_length: int, chunk: int = 1024):
+        self.enc: dict[str, list[np.ndarray]] = {}
+        for start in range(0, len(texts), chunk):
+            enc = tokenizer(texts[start:start + chunk], truncation=True, max_length=max_length)
+            for k, rows in enc.items():
+                self.enc.setdefault(k, []).extend(np.asarray(r, np.int32) for r in rows)
+        self.y = y
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        return {**{k: v[i].tolist() for k, v in self.enc.items()}, "labels": self.y[i]}
+
+
+def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int) -> torch.Tensor:
+    """(n, labels) float logits, `batch_size` texts at a time (each batch padded to its own longest),
+    so the peak is one batch's, not the whole split's. Tokenizers that cannot pad go row by row."""
+    if tokenizer.pad_token is None:
+        batch_size = 1
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(texts), batch_size):
+            enc = tokenizer(texts[i:i + batch_size], truncation=True, max_length=max_length, padding=True,
+                            return_tensors="pt")
+            out.append(model(**{k: v.to(model.device) for k, v in enc.items()}).logits.float().cpu())
+    return torch.cat(out) if out else torch.zeros((0, model.config.num_labels))
+
+
+def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
+    from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
+
+    def rows(idx):
+        return _Rows(work.tokenizer, [data.texts[i] for i in idx], _target(data, idx), s.max_length)
+
+    # Logging once per epoch, on its last step, so the epoch's loss is known when the epoch ends.
+    history, best = [], {"score": -float("inf"), "epoch": 0, "state": None, "logits": None}
+    flags = {"stopped": False}
+
+    def evaluate(model) -> tuple[np.ndarray, float]:
+        was_training = model.training
+        model.eval()
+        logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size)
+        model.train(was_training)
+        return logits.numpy(), float(loss_fn(data.problem_type, logits, _target(data, val_idx)))
+
+    class Progress(TrainerCallback):
+        def on_epoch_end(self, args, state, control, model=None, **kw):
+            logits, val_loss = evaluate(model)
+            m = metrics(data.problem_type, logits, data.y[val_idx], len(work.labels))
+            losses = [r["loss"] for r in state.log_history if "loss" in r]
+            epoch = len(history) + 1
+            history.append({"epoch": epoch, "loss": losses[-1] if losses else float("nan"), "val_loss": val_loss, **m})
+            if best["state"] is None or score(data.problem_type, m) > best["score"]:
+                best.update(score=score(data.problem_type, m), epoch=epoch, logits=logits,
+                            state={k: v.detach().clone() for k, v in model.state_dict().items()})
+            if progress:
+                progress({**history[-1], "epochs": s.epochs})
+
+        def on_step_end(self, args, state, control, **kw):
+            if stop and stop():
+                flags["stopped"] = True
+                control.should_training_stop = True
+
+    work.model.requires_grad_(True)
+    work.model.train()
+    with scratch.temporary() as tmp:  # Trainer wants an output folder; nothing is saved there
+        args = TrainingArguments(
+            output_dir=str(tmp), num_train_epochs=s.epochs, learning_rate=s.learning_rate,
+            per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no", eval_strategy="no",
+            # Batches of similar length waste less compute on padding than random batches.
+            train_sampling_strategy="group_by_length",
+            logging_strategy="steps", logging_steps=max(1, -(-len(train_idx) // s.batch_size)), report_to=[], disable_tqdm=True, use_cpu=not torch.cuda.is_available())
+        trainer = Trainer(model=work.model, args=args, train_dataset=rows(train_idx),
+                          data_collator=DataCollatorWithPadding(work.tokenizer), callbacks=[Progress()])
+        trainer.remove_callback(PrinterCallback)  # it prints logs to stdout, which --json keeps clean
+        trainer.train()
+    work.model.cpu()
+    if best["state"] is None:  # stopped before the first epoch ended: evaluate what there is
+        return history, 0, flags["stopped"], evaluate(work.model)[0]
+    if best["epoch"] != len(history) or flags["stopped"]:
+        work.model.load_state_dict(best["state"])
+    return history, best["epoch"], flags["stopped"], best["logits"]
+
+
+# ---- export ---------------------------------------------------------------------------------
+
+
+def export(result: FinetuneResult, out: str | os.PathLike) -> Path:
+    """Write an HF folder (config with the data's label names, tokenizer, safetensors) atomically:
+    everything goes to a temp folder beside `out` that is renamed at the end, so `out` is never half-written."""
+    return save(result.checkpoint, out)
+
+
+def save(ck: Checkpoint, out: str | os.PathLike) -> Path:
+    """export() for a checkpoint alone."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FinetuneError("out_exists", out=str(out))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = scratch.partial_for(out)
+    try:
+        ck.model.save_pretrained(tmp, safe_serialization=True)
+        ck.tokenizer.save_pretrained(tmp)
+        scratch.normal_modes(tmp)
+        if out.exists():
+            out.rmdir()
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def export_zip(ck: Checkpoint) -> bytes:
+    """The exported folder as zip bytes, for a download button (built on click, never kept)."""
+    with scratch.temporary() as tmp:
+        folder = save(ck, tmp / ck.name)
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in sorted(folder.rglob("*")):
+                if f.is_file():
+                    zf.write(f, f"{folder.name}/{f.relative_to(folder)}")
+        return buf.getvalue()

@@ -1,0 +1,24 @@
+"""The streamlit side of the app, and the only package that imports streamlit: cache (cached models,
+analyses and results), session (owner, language, selection, widget values, session models and jobs)
+and render (literal text, one-line errors, tables). Pages import what they use from here."""
+import torch
+
+from explorer.runtime.session_models import env_int
+
+# Sessions run in threads of one process: one intra-op thread per forward (by default) lets a class's
+# requests share the cores instead of each taking them all (HEAD_EXPLORER_TORCH_THREADS to change it).
+# Set here, where the server's side is first imported, not at a core module's import.
+torch.set_num_threads(env_int("HEAD_EXPLORER_TORCH_THREADS", 1))
+
+from explorer.ui.cache import (ANALYSES, analysis, checkpoint, current_analysis, current_head,  # noqa: E402
+                               head, keep_result, kept_result, plotly_js_src)
+from explorer.ui.render import error, guarded, headers, plain, show_evictions, step_label, table  # noqa: E402
+from explorer.ui.session import (JOBS, MODELS, OTHER, Selection, lang, persist, progress_to,  # noqa: E402
+                                 register_session_checkpoint, selection, session_checkpoint,
+                                 session_checkpoint_names, session_zip, start_job, sticky, stop_if_gone, t)
+
+__all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "Selection", "analysis", "checkpoint", "current_analysis",
+           "current_head", "error", "guarded", "headers", "keep_result", "kept_result", "lang", "persist",
+           "plain", "plotly_js_src", "progress_to", "register_session_checkpoint", "selection",
+           "session_checkpoint", "session_checkpoint_names", "session_zip", "show_evictions", "start_job",
+           "step_label", "sticky", "stop_if_gone", "t", "table"]

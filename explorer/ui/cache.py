@@ -1,0 +1,126 @@
+"""Cached loading and cached analyses: models are cached by name with st.cache_resource and shared by
+every session, so they are read-only; analyses and pages' results share one byte budget."""
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from explorer.explain import attention
+from explorer.model import analysis as _analysis
+from explorer.model import checkpoints, heads
+from explorer.runtime import budget
+from explorer.text.errors import ExplorerError
+from explorer.ui.render import error
+from explorer.ui.session import _owner, selection, session_checkpoint, t
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _shared_checkpoint(name: str, seed: int) -> checkpoints.Checkpoint:
+    return checkpoints.load_checkpoint(name, seed=seed)
+
+
+def checkpoint(name: str, seed: int = 0) -> checkpoints.Checkpoint:
+    own = session_checkpoint(name)
+    if own is not None:
+        return own
+    with st.spinner(t("app.loading_checkpoint", name=name)):
+        return _shared_checkpoint(name, seed)
+
+
+@st.cache_resource(max_entries=32)
+def _shared_head(name: str, kind: str, seed: int) -> heads.Head:
+    return heads.build_head(_shared_checkpoint(name, seed), kind, seed)
+
+
+def head(name: str, kind: str, seed: int = 0) -> heads.Head:
+    own = session_checkpoint(name)
+    if own is not None:  # session models have unique names, so this is cheap to rebuild
+        return heads.build_head(own, kind, seed)
+    return _shared_head(name, kind, seed)
+
+
+# Analyses (~88 MB for a 512-token MiniLM text: its attentions and hidden states), their max-flows and
+# the What-if and Attributions pages' results, for every session together, under one byte budget
+# (HEAD_EXPLORER_ANALYSES_MB), oldest evicted first. Entries are shared between sessions, like the
+# cached models: read-only. A page's results are keyed by its session's owner and go with the session.
+ANALYSES = budget.ByteCache(budget.ANALYSES_ENV, budget.DEFAULT_ANALYSES_MB)
+
+
+def _cached_analysis(name: str, kind: str, text: str, seed: int, text_pair: str = "") -> _analysis.Analysis:
+    return ANALYSES.get_or_compute(("analysis", name, kind, text, seed, text_pair), lambda: _analysis.analyze(
+        _shared_checkpoint(name, seed), _shared_head(name, kind, seed), text, text_pair=text_pair))
+
+
+def _cached_flow(name: str, kind: str, text: str, seed: int, text_pair: str = ""):  # (layers, seq)
+    return ANALYSES.get_or_compute(("flow", name, kind, text, seed, text_pair), lambda: attention.flow(
+        _cached_analysis(name, kind, text, seed, text_pair).attentions))
+
+
+def kept_result(page: str, params: tuple):
+    """A result this session's `page` computed for `params` and the budget still holds, or None."""
+    return ANALYSES.get((_owner(), page, params))
+
+
+def keep_result(page: str, params: tuple, value) -> None:
+    """Keep a page's result for this session, within the analyses' byte budget."""
+    ANALYSES.put((_owner(), page, params), value)
+
+
+def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False,
+             text_pair: str = "") -> _analysis.Analysis:
+    """Cached by name. Flow is added to the cached analysis, so turning it on never reruns the encoder."""
+    if session_checkpoint(name) is not None:
+        return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, flow=flow, text_pair=text_pair)
+    checkpoint(name, seed)  # a first load shows its spinner
+    a = _cached_analysis(name, kind, text, seed, text_pair)
+    if not flow:
+        return a
+    with st.spinner(t("tokens.computing_flow")):
+        return dataclasses.replace(a, flow=_cached_flow(name, kind, text, seed, text_pair))
+
+
+def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
+    """The analysis for the sidebar's picks, or None after showing a one-line st.error."""
+    sel = selection()
+    name, kind, text, seed = sel
+    try:
+        return analysis(name, kind, text, seed, flow, sel.text_pair)
+    except ExplorerError as err:
+        error(err)
+        return None
+
+
+def current_head() -> heads.Head:
+    """The head for the sidebar's picks (call after current_analysis() succeeded)."""
+    name, kind, _, seed = selection()
+    return head(name, kind, seed)
+
+
+_STATIC = __import__("pathlib").Path(__file__).resolve().parents[2] / "static"  # served as app/static/
+
+
+@st.cache_resource(show_spinner=False)
+def plotly_js_src() -> str | None:
+    """A relative URL of plotly.js under Streamlit's static serving, so a page in an st.iframe loads
+    the 4.8 MB library as a file instead of carrying it in every rerun's message; None (inline it)
+    where static serving is off or the copy cannot be written. The copy is named by plotly's version,
+    so it always matches the figures' JSON."""
+    import os
+    import shutil
+
+    import plotly
+
+    if not st.get_option("server.enableStaticServing"):
+        return None
+    name = f"plotly-{plotly.__version__}.min.js"
+    target = _STATIC / name
+    if not target.exists():
+        try:
+            _STATIC.mkdir(exist_ok=True)
+            tmp = target.with_name(f"{name}.{os.getpid()}.tmp")
+            shutil.copyfile(os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js"), tmp)
+            os.replace(tmp, target)  # atomic: a concurrent reader never sees half a file
+        except OSError:
+            return None
+    return f"app/static/{name}"

@@ -1,0 +1,84 @@
+"""Drawing on a page: user text kept literal, errors as one translated line, tables, column headers."""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+import numpy as np
+import streamlit as st
+
+from explorer.text.errors import ExplorerError
+from explorer.ui.session import MODELS, _log, _owner, lang, t
+
+
+# Characters that start Markdown (and Streamlit's :color[...] / :emoji:) anywhere in a line, and the
+# list or heading markers that only count at its start.
+# `_` inside a word and `:` before anything but a letter are literal already (CommonMark, Streamlit's
+# :color[...] and :emoji: forms), so LABEL_0 and "error: x" stay as typed.
+_MARKDOWN = re.compile(r"([\\`*\[\]<>!~|$#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z]))")
+_LINE_START = re.compile(r"^(\s*|\s*\d+)((?<=\d)[.)]|(?<!\d)[-+=])", re.M)
+
+
+def plain(text: object) -> str:
+    """User data (labels, texts, file and column names) as literal text inside Markdown: Markdown
+    characters are backslash-escaped, so `![x](http://…)` shows as typed and fetches nothing."""
+    out = _LINE_START.sub(lambda m: m[1] + "\\" + m[2], _MARKDOWN.sub(r"\\\1", str(text)))
+    return out.replace("\n", "  \n")
+
+
+def error(err: BaseException | str) -> None:
+    """One st.error line: a core error in the session's language, user data kept literal. Any other
+    exception (e.g. from a background thread) is logged and shown as the translated "unexpected" line."""
+    if isinstance(err, ExplorerError):
+        text = err.message(lang())
+    elif isinstance(err, str):
+        text = err
+    else:
+        _log.error("unexpected error", exc_info=err)
+        text = t("errors.unexpected", kind=type(err).__name__)
+    st.error(plain(text.strip().splitlines()[0] if text.strip() else type(err).__name__))
+
+
+def guarded(run: Callable[[], object]) -> None:
+    """Run a page (or a fragment). Bad input that escaped the page shows as its one line; anything else
+    as one translated line, the traceback going only to the server log. st.rerun, st.stop and
+    st.switch_page raise BaseExceptions (Streamlit's ScriptControlException), which pass through."""
+    try:
+        run()
+    except ExplorerError as err:
+        error(err)
+    except Exception as err:  # noqa: BLE001 - the page boundary: visitors never see a traceback
+        _log.exception("unexpected error while running a page")
+        st.error(t("errors.unexpected", kind=type(err).__name__))
+
+
+def table(rows: list[dict], **grid) -> None:
+    """A data table: the interactive grid, or in presenter view an HTML table, which takes the larger
+    type (the grid is drawn on a canvas that CSS cannot enlarge). User strings stay literal."""
+    if st.session_state.get("presenter"):
+        def cell(v):  # ✓ for a flag (no English true/false), blank for none, user text literal
+            if isinstance(v, (bool, np.bool_)):
+                return "✓" if v else ""
+            return "" if v is None else plain(v) if isinstance(v, str) else v
+        st.table([{k: cell(v) for k, v in row.items()} for row in rows], hide_index=True)
+    else:
+        st.dataframe(rows, hide_index=True, **grid)
+
+
+def headers(rows: list[dict], prefix: str) -> list[dict]:
+    """Table rows from the core with their column names translated (`prefix` + column name)."""
+    return [{t(prefix + k): v for k, v in row.items()} for row in rows]
+
+
+STEP_KEYS = {"first token": "first", "last non-pad token": "last", "mean pool": "mean"}
+
+
+def step_label(name: str) -> str:
+    """A head step's name as shown: the pooling steps are words, the others module names."""
+    return t(f"app.step_{STEP_KEYS[name]}") if name in STEP_KEYS else name
+
+
+def show_evictions() -> None:
+    """Say which of this session's models were evicted to stay within the memory bounds."""
+    for name, why in MODELS.take_evicted(_owner()):
+        st.info(t(f"safety.evicted_{why}", name=plain(name), n=MODELS.per_owner, mb=MODELS.budget_bytes // 2**20))

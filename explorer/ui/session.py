@@ -1,0 +1,184 @@
+"""A session's side of the app: its owner key (its fine-tuned models and jobs), language, sidebar
+selection and widget values that survive reruns.
+
+A session's own fine-tuned models live in MODELS under unique names, bounded per session and per
+process (explorer/runtime/session_models.py); the session holds only its owner key.
+"""
+from __future__ import annotations
+
+import uuid
+import weakref
+from typing import Callable
+
+import streamlit as st
+from streamlit.logger import get_logger
+
+from explorer.model import checkpoints
+from explorer.runtime import jobs, session_models
+from explorer.text import i18n
+from explorer.train import finetune
+
+_log = get_logger("head_explorer")
+
+MODELS = session_models.ModelStore()  # every session's fine-tuned models, within the bounds
+# Background jobs (fine-tunes), HEAD_EXPLORER_TRAINING at once: each holds a private model copy.
+JOBS = jobs.Jobs()
+
+
+class _Owner:
+    """A session's key in MODELS and JOBS. When Streamlit forgets the session, this object dies and
+    its models are dropped and its jobs stopped with it."""
+
+    def __init__(self):
+        self.id = uuid.uuid4().hex
+        weakref.finalize(self, MODELS.drop_owner, self.id)
+        weakref.finalize(self, _drop_results, self.id)
+        weakref.finalize(self, JOBS.stop_owner, self.id)
+
+
+def _drop_results(owner: str) -> None:
+    from explorer.ui.cache import ANALYSES  # cache imports this module; a session's results go with it
+
+    ANALYSES.drop(lambda key: key[0] == owner)
+
+
+def _owner() -> str:
+    ss = st.session_state
+    if "_model_owner" not in ss:  # not setdefault: a spare _Owner would die at once and run its finalizer
+        ss["_model_owner"] = _Owner()
+    return ss["_model_owner"].id
+
+
+def lang() -> str:
+    return st.session_state.get("lang", "en")
+
+
+def t(key: str, **fmt) -> str:
+    return i18n.t(key, lang(), **fmt)
+
+
+def register_session_checkpoint(ck: checkpoints.Checkpoint) -> None:
+    """Make a per-session model (e.g. just fine-tuned) selectable on every page of this session."""
+    MODELS.add(_owner(), ck)
+
+
+def session_checkpoint_names() -> list[str]:
+    return MODELS.names(_owner())
+
+
+def session_checkpoint(name: str) -> checkpoints.Checkpoint | None:
+    return MODELS.get(_owner(), name)
+
+
+def session_zip(name: str) -> Callable[[], bytes]:
+    """Deferred download data: the zip is built when the button is clicked (it runs outside the
+    script thread, hence the owner captured now) and never kept in the session."""
+    owner = _owner()
+
+    def build() -> bytes:
+        ck = MODELS.get(owner, name)
+        if ck is None:  # evicted since the page was drawn
+            raise finetune.FinetuneError("model_evicted", name=name)
+        return finetune.export_zip(ck)
+
+    return build
+
+
+def start_job(kind: str, name: str, work: jobs.Work) -> jobs.Job | None:
+    """Run `work(progress, stop)` in the background for this session, or None when every slot is taken.
+    The job stops when its tab has been disconnected for jobs.GRACE_S seconds: a closed tab's session
+    lingers in Streamlit for a reconnect, so its finalizer alone could keep a core busy for minutes."""
+    return JOBS.start(_owner(), kind, name, work, alive=_session_alive())
+
+
+def _session_alive() -> Callable[[], bool] | None:
+    """Is this session's browser still connected? Asked from the watchdog thread, hence the ids captured
+    now; None without a server (bare mode), where only the owner's finalizer stops a job."""
+    from streamlit import runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None or not runtime.exists():
+        return None
+    rt, session_id = runtime.get_instance(), ctx.session_id
+    return lambda: rt.is_active_session(session_id)  # thread-safe in Streamlit's Runtime
+
+
+def stop_if_gone() -> None:
+    """For long work on the script thread (the label audit, attributions): end this run (st.stop) once
+    its tab has been disconnected for jobs.GRACE_S seconds. Streamlit stops it only when it drops the
+    session, minutes later; until then the work would keep a core for nobody."""
+    alive = _session_alive()
+    ss = st.session_state
+    if alive is None or alive():
+        ss.pop("_gone_since", None)
+        return
+    import time
+
+    since = ss.setdefault("_gone_since", time.monotonic())
+    if time.monotonic() - since >= jobs.GRACE_S:
+        _log.info("script run stopped: its tab has been gone %.1f s", time.monotonic() - since)
+        st.stop()
+
+
+def progress_to(bar) -> Callable[[float, str], None]:
+    """A core `progress(fraction, message)` drawn on `bar` (clamped to [0, 1]) that also ends the run
+    once the tab is gone (stop_if_gone)."""
+    def report(frac: float, msg: str) -> None:
+        stop_if_gone()
+        bar.progress(min(1.0, max(0.0, frac)), text=msg)
+
+    return report
+
+
+class Selection(tuple):
+    """(checkpoint name, head kind, text, seed), unpacked as four; `.text_pair` is the optional text B."""
+
+    def __new__(cls, name: str, kind: str, text: str, seed: int, text_pair: str = ""):
+        sel = super().__new__(cls, (name, kind, text, seed))
+        sel.text_pair = text_pair
+        return sel
+
+
+def selection() -> Selection:
+    """(checkpoint name, head kind, text, seed) as picked in the sidebar, plus `.text_pair`."""
+    ss = st.session_state
+    name = ss.get("checkpoint_other") if ss.get("checkpoint") == OTHER else ss.get("checkpoint")
+    # Keys are absent when a page runs without the sidebar (AppTest's switch_page): use the defaults.
+    text = ss.get("text", i18n.t("app.text_default", "en"))
+    return Selection(name or checkpoints.DEFAULT_CHECKPOINT, ss.get("head", "own"), text, int(ss.get("seed", 0)),
+                     (ss.get("text_pair") or "").strip() and ss.get("text_pair"))
+
+
+OTHER = "other…"
+
+
+def _save(key: str) -> None:
+    st.session_state[f"_keep_{key}"] = st.session_state[key]
+
+
+def sticky(key: str, default=None) -> dict:
+    """Widget kwargs that keep a value when the widget is rebuilt or was not drawn for a while.
+
+    Streamlit gives a widget a new identity when its label changes (a language switch does
+    that), and drops its value when a run does not draw it (another page was open); the value is
+    kept under a second key and restored first. `default` is the first value: pass it here, not to
+    the widget, which would warn that its value was also set through session state.
+    """
+    kept = f"_keep_{key}"
+    if default is not None:
+        st.session_state.setdefault(kept, default)
+    if kept in st.session_state:
+        st.session_state[key] = st.session_state[kept]
+    elif key in st.session_state:
+        st.session_state[kept] = st.session_state[key]
+    return {"key": key, "on_change": _save, "args": (key,)}
+
+
+def persist(prefixes: tuple[str, ...]) -> None:
+    """Keep widget values across page switches: streamlit drops the state of widgets that were not
+    drawn in the last run, unless the value is re-assigned through session state. Call it on every
+    run (from app.py), and only for pages without buttons or uploaders, whose keys cannot be set."""
+    ss = st.session_state
+    for key in [k for k in ss if isinstance(k, str) and k.startswith(prefixes)]:
+        ss[key] = ss[key]
