@@ -211,7 +211,7 @@ def test_cli_second_oom_exits_2_with_one_line(tiny_root, monkeypatch, capsys, tm
     pd.DataFrame({"text": [f"row {i}" for i in range(12)], "label": ["a", "b"] * 6}).to_csv(csv, index=False)
     seen: list[int] = []
     _oom_once(monkeypatch, features, "_encode", seen, lambda a, k: len(a[1]), times=2)
-    code = cli.main(["inspect-data", str(csv), "--checkpoint", str(tiny_root / "tiny-bert"), "--device", "cpu"])
+    code = cli.main(["inspect-data", "--csv", str(csv), "--label-issues", "--checkpoint", str(tiny_root / "tiny-bert"), "--device", "cpu"])
     err = capsys.readouterr().err.strip()
     assert code == 2, err
     assert len(err.splitlines()) == 1 and "smaller batch" in err

@@ -29,6 +29,7 @@ from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, run_head
 from explorer.model.tokens import pair_boundary
 from explorer.runtime import budget
+from explorer.runtime.device import halving_on_oom
 from explorer.text.errors import ExplorerError
 
 METHODS = ("lig", "ig", "saliency", "input_x_gradient", "occlusion")
@@ -286,8 +287,9 @@ def _integrated(model: _Model, x, b, n_steps, tolerance):
             f.update(zip(new, (float(v) for v in model.value(torch.cat([point(a) for a in new])))))
         model.expect(math.ceil(len(todo) * n / batch), (k / (MAX_SPLITS + 1), (k + 1) / (MAX_SPLITS + 1)),
                      f"{len(parts) + len(todo)} × {n} steps")
-        attr = algo.attribute(torch.cat([point(a1) for _, a1 in todo]), baselines=torch.cat([point(a0) for a0, _ in todo]),
-                              n_steps=n, method="gausslegendre", internal_batch_size=batch)
+        ends, starts = torch.cat([point(a1) for _, a1 in todo]), torch.cat([point(a0) for a0, _ in todo])
+        attr = halving_on_oom(lambda size: algo.attribute(ends, baselines=starts, n_steps=n, method="gausslegendre",
+                                                          internal_batch_size=size), batch, ends.device)
         for iv, part in zip(todo, attr.sum(-1).detach().double().cpu().numpy()):
             parts[iv] = (part, float(part.sum()) - (f[iv[1]] - f[iv[0]]))
         gap = sum(g for _, g in parts.values())
@@ -306,10 +308,10 @@ def _occlusion(model: _Model, x, b, window: int):
     per_eval = budget.batch_rows(model.ck.model.config, seq)  # within HEAD_EXPLORER_BATCH_MB
     windows = seq - window + 1
     model.expect(math.ceil(windows / per_eval) + 1, (0.0, 1.0), f"window={window}")
-    attr = Occlusion(model).attribute(
+    attr = halving_on_oom(lambda size: Occlusion(model).attribute(
         x, sliding_window_shapes=(window, x.shape[2]), strides=(1, x.shape[2]), baselines=b,
-        perturbations_per_eval=per_eval,
-    )
+        perturbations_per_eval=size,
+    ), per_eval, x.device)
     # Occlusion spreads each window's drop over every element it covers: one hidden column suffices.
     return attr[0, :, 0].detach().double().cpu().numpy(), float(model.value(x)[0])
 

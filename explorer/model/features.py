@@ -69,9 +69,15 @@ def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int
                      progress: Progress | None = None) -> np.ndarray:
     """(n, 4, hidden) float32: first-token state, L2-normalised mean, layer-averaged mean and
     last-non-pad-token state per text, in input order."""
-    n = len(texts)
     if ck.tokenizer.pad_token is None:  # GPT-2's tokenizer cannot pad: every row is a batch of its own
         batch_size = 1
+    # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
+    return dev.halving_on_oom(lambda size: _features(ck, texts, size, max_length, progress), batch_size,
+                              ck.model.device)
+
+
+def _features(ck, texts: list[str], batch_size: int, max_length: int, progress: Progress | None) -> np.ndarray:
+    n = len(texts)
     hidden = ck.model.config.hidden_size
     out = np.zeros((n, len(POOLS), hidden), np.float32)
     if n == 0:
