@@ -107,7 +107,7 @@ def cmd_analyze(args) -> int:
     if not args.text or not args.text.strip():
         raise UsageError("cli_empty_text")
     _quiet_transformers()
-    ck = load_checkpoint(args.checkpoint, seed=args.seed)
+    ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
     head = build_head(ck, args.head, seed=args.seed)
     a = analyze(ck, head, args.text, text_pair=args.text_pair)
     if args.flow:
@@ -155,7 +155,7 @@ def cmd_inspect_data(args) -> int:
     if args.checkpoint:
         from explorer.model.checkpoints import load_checkpoint
 
-        ck = load_checkpoint(args.checkpoint)
+        ck = load_checkpoint(args.checkpoint, device=args.device)
     report = label_report(table, args.text_column, args.label_column, ck)
     found = None
     if args.label_issues:
@@ -205,7 +205,7 @@ def cmd_finetune(args) -> int:
     out = os.path.abspath(args.out)
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise UsageError("out_exists", out=args.out)
-    ck = load_checkpoint(args.checkpoint, seed=args.seed)
+    ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
     settings = Settings(mode=args.mode, head=args.head, epochs=args.epochs, learning_rate=args.lr,
                         batch_size=args.batch_size, max_length=args.max_length, seed=args.seed)
     result = finetune(ck, data, settings, name=os.path.basename(out.rstrip(os.sep)))
@@ -240,6 +240,13 @@ def _bounded(kind, lo, hi):
 SEED = _bounded(int, 0, 2**32 - 1)  # numpy and torch seeds
 
 
+def _device_option(parser: argparse.ArgumentParser) -> None:
+    from explorer.runtime.device import DEFAULT_DEVICE
+
+    parser.add_argument("--device", default=DEFAULT_DEVICE,
+                        help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N or mps (default auto)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from explorer.data.dataset import MAX_ROWS
     from explorer.model.checkpoints import DEFAULT_CHECKPOINT
@@ -250,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("analyze", help="run one text through a checkpoint and head")
     a.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="registry name, local folder or hub id")
     a.add_argument("--head", default="own", choices=KINDS)
+    _device_option(a)
     a.add_argument("--text", required=True)
     a.add_argument("--text-pair", default=None, help="a second text, for sentence-pair classifiers")
     a.add_argument("--seed", type=SEED, default=0, help="seed for new head weights")
@@ -268,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--text-column")
     d.add_argument("--label-column", help="a column, or several 0/1 columns separated by commas")
     d.add_argument("--checkpoint", help="also check the labels against this checkpoint's predictions")
+    _device_option(d)
     d.add_argument("--label-issues", action="store_true",
                    help="also find mislabelled rows (K-fold heads on the checkpoint's frozen features + cleanlab)")
     d.add_argument("--folds", type=_bounded(int, 1, 100), default=5, help="folds for --label-issues (default 5)")
@@ -282,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--label-column")
     f.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT)
     f.add_argument("--head", default="own", choices=KINDS)
+    _device_option(f)
     f.add_argument("--mode", default="head", choices=("head", "full"))
     f.add_argument("--epochs", type=_bounded(int, 1, 10_000), help="default: 30 in head mode, 3 in full mode")
     f.add_argument("--lr", type=_bounded(float, 1e-12, 10.0), help="default: 1e-3 in head mode, 5e-5 in full mode")

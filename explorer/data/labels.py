@@ -122,8 +122,8 @@ def predict_ids(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_leng
     with torch.inference_mode():
         for i in range(0, len(texts), batch_size):
             enc = ck.tokenizer(texts[i:i + batch_size], truncation=True, max_length=max_length,
-                               padding=True, return_tensors="pt")
-            out.append(ck.model(**enc).logits.argmax(-1).numpy())
+                               padding=True, return_tensors="pt").to(ck.model.device)
+            out.append(ck.model(**enc).logits.argmax(-1).cpu().numpy())
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 

@@ -29,6 +29,7 @@ from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, run_head
 from explorer.model.tokens import pair_boundary
 from explorer.runtime import budget
+from explorer.runtime.device import halving_on_oom
 from explorer.text.errors import ExplorerError
 
 METHODS = ("lig", "ig", "saliency", "input_x_gradient", "occlusion")
@@ -165,7 +166,7 @@ class _Model:
         n = embeds.shape[0]
         extra = {k: v.expand(n, -1) for k, v in self.extra.items()}
         hidden = self.ck.model.base_model(inputs_embeds=embeds, **extra).last_hidden_state
-        mask = extra.get("attention_mask", torch.ones(embeds.shape[:2], dtype=torch.long))
+        mask = extra.get("attention_mask", torch.ones(embeds.shape[:2], dtype=torch.long, device=embeds.device))
         return run_head(self.head, hidden, mask, input_ids=self.ids.expand(n, -1))[-1][1]
 
     def __call__(self, word_embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch,)
@@ -181,19 +182,19 @@ class _Model:
 
     def value(self, embeds: torch.Tensor) -> np.ndarray:  # (batch, seq, hidden) -> (batch,)
         with torch.no_grad():
-            return self(embeds).double().numpy()
+            return self(embeds).double().cpu().numpy()
 
     def predict(self, embeds: torch.Tensor, row: int = 0) -> np.ndarray:
         """Set the target to the predicted label of embeds[row]; returns the quantity for every row."""
         with torch.no_grad():
             logits = self.logits(embeds)
         self.target = int(logits[row].argmax())
-        return quantity_of(logits, self.target, self.quantity, self.ptype).double().numpy()
+        return quantity_of(logits, self.target, self.quantity, self.ptype).double().cpu().numpy()
 
 
 def _embed(ck: Checkpoint, ids: list[int]) -> torch.Tensor:  # (1, seq, hidden)
     with torch.no_grad():
-        return ck.model.get_input_embeddings()(torch.tensor([ids])).detach()
+        return ck.model.get_input_embeddings()(torch.tensor([ids], device=ck.model.device)).detach()
 
 
 def attribute(
@@ -231,7 +232,7 @@ def attribute(
     x = _embed(ck, ids)
     b = torch.zeros_like(x) if baseline == "zero" else _embed(ck, baseline_ids(ck, ids, special, baseline))
     if baseline == "zero":  # keep the specials here too, so every baseline treats them alike
-        keep = torch.tensor(special).view(1, -1, 1)
+        keep = torch.tensor(special, device=x.device).view(1, -1, 1)
         b = torch.where(keep, x, b)
     labels = ck.labels
     if target is not None and not 0 <= target < len(labels):
@@ -250,7 +251,7 @@ def attribute(
             model.expect(1, (0.0, 1.0), method)
             x_req = x.clone().requires_grad_(True)
             attr = algo.attribute(x_req, abs=True) if method == "saliency" else algo.attribute(x_req)
-            scores = attr[0].sum(-1).detach().double().numpy()
+            scores = attr[0].sum(-1).detach().double().cpu().numpy()
     return Attribution(
         method=method, target=model.target, target_label=labels[model.target], quantity=quantity, baseline=baseline,
         tokens=tokens, token_ids=tuple(ids), special=tuple(special),
@@ -286,9 +287,10 @@ def _integrated(model: _Model, x, b, n_steps, tolerance):
             f.update(zip(new, (float(v) for v in model.value(torch.cat([point(a) for a in new])))))
         model.expect(math.ceil(len(todo) * n / batch), (k / (MAX_SPLITS + 1), (k + 1) / (MAX_SPLITS + 1)),
                      f"{len(parts) + len(todo)} × {n} steps")
-        attr = algo.attribute(torch.cat([point(a1) for _, a1 in todo]), baselines=torch.cat([point(a0) for a0, _ in todo]),
-                              n_steps=n, method="gausslegendre", internal_batch_size=batch)
-        for iv, part in zip(todo, attr.sum(-1).detach().double().numpy()):
+        ends, starts = torch.cat([point(a1) for _, a1 in todo]), torch.cat([point(a0) for a0, _ in todo])
+        attr = halving_on_oom(lambda size: algo.attribute(ends, baselines=starts, n_steps=n, method="gausslegendre",
+                                                          internal_batch_size=size), batch, ends.device)
+        for iv, part in zip(todo, attr.sum(-1).detach().double().cpu().numpy()):
             parts[iv] = (part, float(part.sum()) - (f[iv[1]] - f[iv[0]]))
         gap = sum(g for _, g in parts.values())
         if n_steps or k == MAX_SPLITS or abs(gap) <= tolerance * max(abs(diff), 1e-6):
@@ -306,12 +308,12 @@ def _occlusion(model: _Model, x, b, window: int):
     per_eval = budget.batch_rows(model.ck.model.config, seq)  # within HEAD_EXPLORER_BATCH_MB
     windows = seq - window + 1
     model.expect(math.ceil(windows / per_eval) + 1, (0.0, 1.0), f"window={window}")
-    attr = Occlusion(model).attribute(
+    attr = halving_on_oom(lambda size: Occlusion(model).attribute(
         x, sliding_window_shapes=(window, x.shape[2]), strides=(1, x.shape[2]), baselines=b,
-        perturbations_per_eval=per_eval,
-    )
+        perturbations_per_eval=size,
+    ), per_eval, x.device)
     # Occlusion spreads each window's drop over every element it covers: one hidden column suffices.
-    return attr[0, :, 0].detach().double().numpy(), float(model.value(x)[0])
+    return attr[0, :, 0].detach().double().cpu().numpy(), float(model.value(x)[0])
 
 
 def occlusion_is_costly(n_tokens: int, window: int = 1) -> bool:

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from explorer.model import problem
-from explorer.model.heads import Head, run_head
+from explorer.model.heads import Head, head_device, run_head
 
 
 @dataclass(frozen=True)
@@ -24,13 +24,14 @@ def compare(hidden: np.ndarray, heads: dict[str, Head], labels: tuple[str, ...],
             token_ids=None) -> list[HeadResult]:
     """`hidden`: (seq, hidden) last encoder layer, run once and shared by every head (eval mode).
     `token_ids`: the text's ids, where a head pools the last non-pad token (a pad id may end the text)."""
-    x = torch.as_tensor(np.asarray(hidden, dtype=np.float32))[None]  # (1, seq, hidden)
-    mask = torch.ones(1, x.shape[1], dtype=torch.long)
-    ids = None if token_ids is None else torch.tensor([list(token_ids)])
     out = []
     for kind, head in heads.items():
+        device = head_device(head)  # heads of one checkpoint share its device; each is asked anyway
+        x = torch.as_tensor(np.asarray(hidden, dtype=np.float32), device=device)[None]  # (1, seq, hidden)
+        mask = torch.ones(1, x.shape[1], dtype=torch.long, device=device)
+        ids = None if token_ids is None else torch.tensor([list(token_ids)], device=device)
         with torch.inference_mode():
-            logits = run_head(head, x, mask, input_ids=ids)[-1][1][0].numpy().astype(np.float64)
+            logits = run_head(head, x, mask, input_ids=ids)[-1][1][0].cpu().numpy().astype(np.float64)
         out.append(HeadResult(kind=kind, steps=tuple(s.name for s in head.steps), logits=logits,
                               probs=problem.probabilities(logits, ptype),
                               predicted=problem.predicted(logits, labels, ptype),

@@ -12,7 +12,7 @@ import torch
 
 from explorer.model import problem
 from explorer.model.analysis import AnalysisError
-from explorer.model.heads import Head, run_head
+from explorer.model.heads import Head, head_device, run_head
 from explorer.runtime import budget
 
 
@@ -43,11 +43,12 @@ class MaskSample:
     scale: float  # 1/(1-p) applied to kept features
 
 
-def _inputs(hidden: np.ndarray, batch: int, token_ids=None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    h = torch.as_tensor(np.asarray(hidden, dtype=np.float32))  # (seq, hidden)
+def _inputs(hidden: np.ndarray, batch: int, token_ids=None,
+            device: torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    h = torch.as_tensor(np.asarray(hidden, dtype=np.float32), device=device)  # (seq, hidden), on the head's device
     # The token ids matter where the head pools the last non-pad token (a pad id may end the text).
-    ids = None if token_ids is None else torch.tensor([list(token_ids)] * batch)
-    return h.unsqueeze(0).expand(batch, -1, -1), torch.ones(batch, h.shape[0], dtype=torch.long), ids
+    ids = None if token_ids is None else torch.tensor([list(token_ids)] * batch, device=device)
+    return h.unsqueeze(0).expand(batch, -1, -1), torch.ones(batch, h.shape[0], dtype=torch.long, device=device), ids
 
 
 def dropout_steps(head: Head) -> list[int]:
@@ -61,7 +62,7 @@ def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int
     probabilities follow `ptype` (softmax, sigmoid, or the raw value for regression)."""
     if not 0.0 <= p < 1.0:
         raise AnalysisError("dropout_p", p=p)
-    x, mask, ids = _inputs(hidden, samples, token_ids)
+    x, mask, ids = _inputs(hidden, samples, token_ids, head_device(head))
     # The samples share one expanded input, but a mean-pooling head (or an own head) materialises
     # (samples, seq, hidden): run them in batches within HEAD_EXPLORER_BATCH_MB (x2: the pooled product and
     # its input). A short text is one batch; the generator runs on across batches, so a result
@@ -70,10 +71,10 @@ def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int
     with torch.inference_mode():
         gen = torch.Generator().manual_seed(seed)
         logits = np.concatenate([run_head(head, x[r.start:r.stop], mask[r.start:r.stop], dropout_p=p, generator=gen,
-                                          input_ids=None if ids is None else ids[r.start:r.stop])[-1][1].numpy()
+                                          input_ids=None if ids is None else ids[r.start:r.stop])[-1][1].cpu().numpy()
                                  for r in budget.chunks(samples, rows)]).astype(np.float64)
         ev = run_head(head, x[:1], mask[:1], input_ids=None if ids is None else ids[:1])[-1][1][0]
-        ev = ev.numpy().astype(np.float64)
+        ev = ev.cpu().numpy().astype(np.float64)
     want = problem.predicted(ev, head.labels, ptype)
     agree = float(np.mean([problem.predicted(z, head.labels, ptype) == want for z in logits]))
     return MCDropout(p=p, logits=logits, probs=problem.probabilities(logits, ptype), eval_logits=ev,
@@ -84,12 +85,12 @@ def mask_sample(head: Head, hidden: np.ndarray, p: float, seed: int = 0, which: 
                 token_ids=None) -> MaskSample:
     """One sample's keep-mask at the head's `which`-th dropout step, with what goes in and out."""
     idx = dropout_steps(head)[which]
-    x, mask, ids = _inputs(hidden, 1, token_ids)
+    x, mask, ids = _inputs(hidden, 1, token_ids, head_device(head))
     with torch.inference_mode():
         steps = run_head(head, x, mask, dropout_p=p, generator=torch.Generator().manual_seed(seed), input_ids=ids)
     # The input as this sample saw it: an earlier dropout step may already have changed it.
-    before = (steps[idx - 1][1] if idx else x[:, 0])[0].numpy()
-    after = steps[idx][1][0].numpy()
+    before = (steps[idx - 1][1] if idx else x[:, 0])[0].cpu().numpy()
+    after = steps[idx][1][0].cpu().numpy()
     keep = ~((after == 0) & (before != 0))
     return MaskSample(step=f"{head.steps[idx].name} #{which + 1}", before=before, after=after, keep=keep,
                       scale=1.0 / (1.0 - p) if p < 1 else float("inf"))

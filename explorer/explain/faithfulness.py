@@ -52,6 +52,7 @@ def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False) -> 
     `typed`: the items are (id, segment) pairs, and the segments go in as token_type_ids."""
     ptype = problem.problem_type(ck.model.config)
     pad = ck.tokenizer.pad_token_id or 0
+    device = ck.model.device
 
     def prob(batch: list[list]) -> np.ndarray:
         # Batches within HEAD_EXPLORER_BATCH_MB at the longest row's length; masked padding changes nothing.
@@ -62,14 +63,15 @@ def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False) -> 
         width = max(len(s) for s in batch)
         extra = {}
         if typed:
-            extra["token_type_ids"] = torch.tensor([[g for _, g in s] + [0] * (width - len(s)) for s in batch])
+            extra["token_type_ids"] = torch.tensor([[g for _, g in s] + [0] * (width - len(s)) for s in batch],
+                                                   device=device)
             batch = [[i for i, _ in s] for s in batch]
-        ids = torch.tensor([s + [pad] * (width - len(s)) for s in batch])
-        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in batch])
+        ids = torch.tensor([s + [pad] * (width - len(s)) for s in batch], device=device)
+        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in batch], device=device)
         with torch.inference_mode():
             hidden = ck.model.base_model(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
             logits = run_head(head, hidden, mask)[-1][1]
-            return quantity_of(logits, target, "probability", ptype).double().numpy()
+            return quantity_of(logits, target, "probability", ptype).double().cpu().numpy()
 
     return prob
 

@@ -164,11 +164,11 @@ def batch_logits(ck: Checkpoint, head: Head, texts: list[str], text_pair: str = 
     out = []
     for k, rows in enumerate(pieces):
         part = ck.tokenizer([texts[i] for i in rows], None if pairs is None else [pairs[i] for i in rows],
-                            truncation=True, max_length=limit, padding=True, return_tensors="pt")
+                            truncation=True, max_length=limit, padding=True, return_tensors="pt").to(ck.model.device)
         with torch.inference_mode():
             hidden = ck.model.base_model(**encoder_inputs(part, ck)).last_hidden_state
             out.append(run_head(head, hidden, part["attention_mask"], input_ids=part["input_ids"])[-1][1]
-                       .double().numpy())
+                       .double().cpu().numpy())
         if progress is not None:
             progress((k + 1) / len(pieces))
     return np.concatenate(out)

@@ -11,6 +11,7 @@ from explorer.model import problem
 from explorer.model.checkpoints import Checkpoint, forward_inputs, max_length  # noqa: F401  (max_length: re-exported)
 from explorer.model.heads import Head, run_head, used_new_weights
 from explorer.model.readable import readable_tokens, word_pieces
+from explorer.runtime import device as dev
 from explorer.text.errors import ExplorerError
 
 
@@ -84,7 +85,7 @@ def encode(ck: Checkpoint, text: str, text_pair: str | None = None) -> tuple[dic
     full = enc["input_ids"].shape[1]
     if full > limit:  # a second pass only for long texts: the tokenizer's own truncation strategy
         enc = ck.tokenizer(text, pair, truncation=True, max_length=limit, return_tensors="pt")
-    return enc, full - enc["input_ids"].shape[1]  # what was dropped, not what should have been
+    return dev.to(enc, ck.model.device), full - enc["input_ids"].shape[1]  # on the model's device  # what was dropped, not what should have been
 
 
 def segments(enc) -> tuple[int, ...]:
@@ -150,9 +151,9 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
                            input_ids=enc["input_ids"].expand(rows, -1))
     if not out.attentions:
         raise AnalysisError("analysis_no_attention")
-    att = torch.stack(out.attentions)[:, 0].numpy()  # (layers, heads, seq, seq)
-    steps = tuple((name, t[-1].numpy()) for name, t in batched)  # the last row: the head's real input
-    layer_logits = batched[-1][1].numpy().astype(np.float64)  # (layers+1, labels)
+    att = torch.stack(out.attentions)[:, 0].cpu().numpy()  # (layers, heads, seq, seq)
+    steps = tuple((name, t[-1].cpu().numpy()) for name, t in batched)  # the last row: the head's real input
+    layer_logits = batched[-1][1].cpu().numpy().astype(np.float64)  # (layers+1, labels)
     logits = layer_logits[-1]
     ptype = problem.problem_type(ck.model.config)
     labels = ck.labels
@@ -160,8 +161,8 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
     unk = ck.tokenizer.unk_token_id  # a property that looks the token up: read once, not per token
     # The embeddings, then each layer's output: the rows of `states` wherever hidden_states ends with
     # last_hidden_state itself (every architecture we test), so no second copy is made.
-    hidden = states.numpy() if out.hidden_states[-1] is out.last_hidden_state \
-        else torch.stack(out.hidden_states)[:, 0].numpy()
+    hidden = states.cpu().numpy() if out.hidden_states[-1] is out.last_hidden_state \
+        else torch.stack(out.hidden_states)[:, 0].cpu().numpy()
     tokens, segs = tuple(ck.tokenizer.convert_ids_to_tokens(ids)), segments(enc)
     return Analysis(
         checkpoint=ck.name,
@@ -190,6 +191,6 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         text_pair=text_pair or "",
         segments=segs,
         unused_weights=ck.unused_weights,
-        reads=_reads(out.last_hidden_state[0].numpy(), steps[0][1]),
+        reads=_reads(out.last_hidden_state[0].cpu().numpy(), steps[0][1]),
         **readable(ck, tokens, special, word_ids, segs),
     )

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer, PreTrainedModel
 from explorer.model import tokenizer as shared_tokenizer
+from explorer.runtime.device import resolve_device
 from explorer.text.errors import ExplorerError
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -48,6 +49,11 @@ class Checkpoint:
     new_weights: tuple[str, ...]  # parameter names that were missing and freshly initialised
     source: str  # where the weights came from
     unused_weights: tuple[str, ...] = ()  # weights in the files that the model does not use
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model's weights are, so where its inputs go."""
+        return self.model.device
 
     @property
     def model_type(self) -> str:
@@ -313,8 +319,20 @@ def _forward_names(cls: type) -> frozenset[str]:  # per class: inspect.signature
                      if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
-def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:
-    """Load a registry name, a local folder under the allowed roots, or a hub id when online."""
+def load_checkpoint(name: str, seed: int = DEFAULT_SEED, device: str | torch.device | None = "cpu") -> Checkpoint:
+    """Load a registry name, a local folder under the allowed roots, or a hub id when online, and put
+    the model on `device` ("auto": cuda, then mps, then cpu; see explorer/runtime/device.py).
+
+    New weights are drawn on the CPU from the seed before the move, so every device starts from the
+    same numbers."""
+    target = resolve_device(device)  # a device that is not here is refused before anything loads
+    ck = _load(name, seed)
+    if ck.model.device != target:
+        ck.model.to(target)
+    return ck
+
+
+def _load(name: str, seed: int) -> Checkpoint:
     name = (name or "").strip()
     if not name:
         raise CheckpointError("checkpoint_none")

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from explorer.model.own_head import last_token, pad_id
+from explorer.runtime import device as dev
 
 POOLS = ("first", "mean", "layers", "last")  # index into the features' second axis
 Progress = Callable[[float, str], None]
@@ -45,7 +46,8 @@ def _batches(ck, texts: list[str], batch_size: int, max_length: int) -> list[np.
 
 def _encode(ck, texts: list[str], max_length: int) -> torch.Tensor:
     pads = ck.tokenizer.pad_token is not None  # else encoder_features sends one row at a time
-    enc = ck.tokenizer(texts, truncation=True, max_length=max_length, padding=pads, return_tensors="pt")
+    enc = dev.to(ck.tokenizer(texts, truncation=True, max_length=max_length, padding=pads, return_tensors="pt"),
+                 ck.model.device)
     out = ck.model.base_model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
                               output_hidden_states=True)
     # hidden_states is (embeddings, layer 1, ..., layer L); the last is taken from last_hidden_state, which
@@ -59,7 +61,7 @@ def _encode(ck, texts: list[str], max_length: int) -> torch.Tensor:
     # it reads when encoded alone, as `model(**tokenizer(text))` does (eos-as-pad models included).
     ids, pad = enc["input_ids"], pad_id(ck.model.config)
     last = last_token(ids.masked_fill(enc["attention_mask"] == 0, pad), pad)  # (batch,)
-    pooled = out.last_hidden_state[torch.arange(len(ids)), last]
+    pooled = out.last_hidden_state[torch.arange(len(ids), device=ids.device), last]
     return torch.stack([out.last_hidden_state[:, 0], means[-1], layers, pooled], 1).float()  # (batch, 4, hidden)
 
 
@@ -67,9 +69,15 @@ def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int
                      progress: Progress | None = None) -> np.ndarray:
     """(n, 4, hidden) float32: first-token state, L2-normalised mean, layer-averaged mean and
     last-non-pad-token state per text, in input order."""
-    n = len(texts)
     if ck.tokenizer.pad_token is None:  # GPT-2's tokenizer cannot pad: every row is a batch of its own
         batch_size = 1
+    # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
+    return dev.halving_on_oom(lambda size: _features(ck, texts, size, max_length, progress), batch_size,
+                              ck.model.device)
+
+
+def _features(ck, texts: list[str], batch_size: int, max_length: int, progress: Progress | None) -> np.ndarray:
+    n = len(texts)
     hidden = ck.model.config.hidden_size
     out = np.zeros((n, len(POOLS), hidden), np.float32)
     if n == 0:
@@ -80,7 +88,7 @@ def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int
     with torch.inference_mode():
         for done, b in enumerate(share, 1):
             rows = batches[b]
-            out[rows] = _encode(ck, [texts[i] for i in rows], max_length).numpy()
+            out[rows] = _encode(ck, [texts[i] for i in rows], max_length).cpu().numpy()
             if progress:
                 progress(done / len(share), f"{done}/{len(share)}")
     if size > 1:

@@ -123,7 +123,7 @@ def derive(ck: Checkpoint) -> own_head.OwnHead:
     enc = ck.tokenizer(PROBE_TEXT, return_tensors="pt")
     names = forward_inputs(ck.model)
     try:
-        own = own_head.OwnHead(ck.model, {k: v for k, v in enc.items() if k in names})
+        own = own_head.OwnHead(ck.model, {k: v.to(ck.model.device) for k, v in enc.items() if k in names})
     except own_head.Unsupported as err:
         raise HeadError(err.args[0], model_type=ck.model_type) from None
     with _LOCK:
@@ -180,12 +180,18 @@ def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
         std = getattr(cfg, "initializer_range", 0.02)
         for step in steps:
             if step.op == "linear":
-                layers[step.slot] = _new_linear(hidden, sizes[step.out], std, gen)
+                # Drawn on the CPU from the seed, then moved: every device starts from the same numbers.
+                layers[step.slot] = _new_linear(hidden, sizes[step.out], std, gen).to(ck.model.device)
     return Head(
         kind=(native or ck.model_type) if kind == "own" else kind, requested=kind, steps=steps, layers=layers,
         pretrained=frozenset(pretrained), dropout_p=dropout_prob(cfg), labels=ck.labels, seed=seed,
         hidden_size=hidden, own=own if kind == "own" else None, pad_id=own.pad_id,
     )
+
+
+def head_device(head: Head) -> torch.device:
+    """Where the head's layers are (its checkpoint's device): where inputs to run_head go."""
+    return next(iter(head.layers.values())).weight.device
 
 
 def run_head(
@@ -216,7 +222,7 @@ def run_head(
             x = x[:, 0]
         elif step.op == "last":
             ids = input_ids if input_ids is not None else torch.where(mask.bool(), head.pad_id + 1, head.pad_id)
-            x = x[torch.arange(x.shape[0]), last_token(ids, head.pad_id)]
+            x = x[torch.arange(x.shape[0], device=x.device), last_token(ids, head.pad_id)]
         elif step.op == "mean":
             m = mask.unsqueeze(-1).to(x.dtype)
             x = (x * m).sum(1) / m.sum(1).clamp(min=1)
@@ -228,7 +234,7 @@ def run_head(
         elif step.op == "relu":
             x = torch.relu(x)
         elif step.op == "dropout" and generator is not None and p > 0:
-            keep = torch.rand(x.shape, generator=generator) >= p
+            keep = (torch.rand(x.shape, generator=generator) >= p).to(x.device)  # CPU generator: same masks anywhere
             x = x * keep / (1.0 - p) if p < 1 else torch.zeros_like(x)
         out.append((step.name, x))
     return out

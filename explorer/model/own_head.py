@@ -212,7 +212,7 @@ class OwnHead:
         return clone
 
     def placeholder_ids(self, mask: torch.Tensor) -> torch.Tensor:  # (batch, seq)
-        fill = torch.full(mask.shape, self.fill_id, dtype=torch.long)
+        fill = torch.full(mask.shape, self.fill_id, dtype=torch.long, device=mask.device)
         pad = self.pad_id if (self.pad_id >= 0 or not self.tail) else self.fill_id
         return torch.where(mask.bool(), fill, torch.full_like(fill, pad))
 
@@ -245,7 +245,7 @@ class OwnHead:
         if self.steps[0].op != "last":
             return None
         ids = self.placeholder_ids(mask) if ids is None else ids
-        return torch.arange(ids.shape[0]), last_token(ids, self.pad_id)
+        return torch.arange(ids.shape[0], device=ids.device), last_token(ids, self.pad_id)
 
     def _program(self, rec: _Record, hidden, logits) -> Program | None:
         """The head's calls as a Program, where a second real run proves the replay the same in every
@@ -254,8 +254,8 @@ class OwnHead:
             return None  # values read into Python may steer the code: only the real code knows how
         gen = torch.Generator().manual_seed(0)
         b, s = 2, hidden.shape[1] + 3  # another batch size and length, the second row padded
-        other = torch.randn((b, s, *hidden.shape[2:]), generator=gen, dtype=hidden.dtype)
-        mask = torch.ones(b, s, dtype=torch.long)
+        other = torch.randn((b, s, *hidden.shape[2:]), generator=gen, dtype=hidden.dtype).to(hidden.device)
+        mask = torch.ones(b, s, dtype=torch.long, device=hidden.device)
         mask[1, -3:] = 0
         ids = self.placeholder_ids(mask)
         if self.pad_id >= 0:
@@ -367,11 +367,11 @@ def pad_id(config) -> int:
 
 def last_token(ids: torch.Tensor, pad_id: int) -> torch.Tensor:  # (batch,)
     """The rightmost token that is not padding, as HF's decoder-only classifiers pick it."""
-    positions = torch.arange(ids.shape[-1])
+    positions = torch.arange(ids.shape[-1], device=ids.device)
     return (positions * (ids != pad_id)).argmax(-1)
 
 
 def _positions(hidden: torch.Tensor, index) -> torch.Tensor:  # (batch,): which token each row reads
     b, s = hidden.shape[:2]
-    pos = torch.arange(s).view(1, s, 1).expand(b, s, 1)
+    pos = torch.arange(s, device=hidden.device).view(1, s, 1).expand(b, s, 1)
     return pos[index].reshape(b)

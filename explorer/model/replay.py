@@ -43,7 +43,8 @@ def sample_dropout(x: torch.Tensor, p: float, generator: torch.Generator) -> tor
         return x
     if p >= 1:
         return torch.zeros_like(x)
-    keep = torch.rand(x.shape, generator=generator) >= p
+    # Drawn from the (CPU) generator, then moved: the same masks on every device.
+    keep = (torch.rand(x.shape, generator=generator) >= p).to(x.device)
     return x * keep / (1.0 - p)
 
 

@@ -33,6 +33,7 @@ from explorer.model.features import POOLS, Progress as FeatureProgress, encoder_
 from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
 from explorer.runtime import scratch
 from explorer.runtime.budget import ByteCache
+from explorer.runtime.device import halving_on_oom
 from explorer.runtime.session_models import env_int
 from explorer.text.errors import ExplorerError
 
@@ -279,12 +280,19 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
     if not MIN_LENGTH <= s.max_length <= limit:
         raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
     check_memory(ck, s, len(data.texts))
-    torch.manual_seed(s.seed)
-    work = trainable_copy(ck, data, name or session_name(), s.seed)
+    name = name or session_name()
     train_idx, val_idx = split(data, s.val_fraction, s.seed)
     run = _train_head if s.mode == "head" else _train_full
+
+    def attempt(batch: int):  # from scratch each time: a fresh copy, the same seed
+        torch.manual_seed(s.seed)
+        work = trainable_copy(ck, data, name, s.seed)
+        return work, replace(s, batch_size=batch), run(ck, work, data, replace(s, batch_size=batch), train_idx,
+                                                       val_idx, progress, stop)
+
     t0 = time.perf_counter()
-    history, best_epoch, stopped, val_logits = run(ck, work, data, s, train_idx, val_idx, progress, stop)
+    # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
+    work, s, (history, best_epoch, stopped, val_logits) = halving_on_oom(attempt, s.batch_size, ck.model.device)
     seconds = time.perf_counter() - t0
     work.model.requires_grad_(False)
     work.model.eval()
@@ -320,15 +328,16 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
     # Linear decay to zero, as Trainer does: late epochs settle instead of bouncing around.
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.0, 1 - step / steps))
     gen = torch.Generator().manual_seed(s.seed)
-    xtr, xva = feats[train_idx].unsqueeze(1), feats[val_idx].unsqueeze(1)  # (n, 1, hidden): a 1-token "sequence"
-    ytr, yva = _target(data, train_idx), _target(data, val_idx)
-    ones_tr, ones_va = torch.ones(xtr.shape[:2]), torch.ones(xva.shape[:2])
+    device = work.model.device  # the head's layers are the copy's, on the checkpoint's device
+    xtr, xva = feats[train_idx].unsqueeze(1).to(device), feats[val_idx].unsqueeze(1).to(device)  # (n, 1, hidden)
+    ytr, yva = _target(data, train_idx).to(device), _target(data, val_idx).to(device)
+    ones_tr, ones_va = torch.ones(xtr.shape[:2], device=device), torch.ones(xva.shape[:2], device=device)
     history, best, stopped = [], (-float("inf"), 0, None), False
     for epoch in range(1, s.epochs + 1):
         perm = torch.randperm(len(xtr), generator=gen)
         total = 0.0
         for i in range(0, len(perm), s.batch_size):
-            b = perm[i:i + s.batch_size]
+            b = perm[i:i + s.batch_size].to(device)
             logits = run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1]
             loss = loss_fn(data.problem_type, logits, ytr[b])
             opt.zero_grad()
@@ -339,7 +348,7 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
         with torch.no_grad():
             val_logits = run_head(head, xva, ones_va)[-1][1]
             val_loss = float(loss_fn(data.problem_type, val_logits, yva))
-        m = metrics(data.problem_type, val_logits.numpy(), data.y[val_idx], len(work.labels))
+        m = metrics(data.problem_type, val_logits.cpu().numpy(), data.y[val_idx], len(work.labels))
         history.append({"epoch": epoch, "loss": total / len(perm), "val_loss": val_loss, **m})
         if best[2] is None or score(data.problem_type, m) > best[0]:  # NaN scores still keep a state
             state = {k: (layer.weight.detach().clone(), layer.bias.detach().clone()) for k, layer in head.layers.items()}
@@ -353,7 +362,7 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
         for k, (w, bias) in best[2].items():
             head.layers[k].weight.copy_(w)
             head.layers[k].bias.copy_(bias)
-        val_logits = run_head(head, xva, ones_va)[-1][1].numpy()
+        val_logits = run_head(head, xva, ones_va)[-1][1].cpu().numpy()
     return history, best[1], stopped, val_logits
 
 
@@ -433,12 +442,13 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
             per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no", eval_strategy="no",
             # Batches of similar length waste less compute on padding than random batches.
             train_sampling_strategy="group_by_length",
-            logging_strategy="steps", logging_steps=max(1, -(-len(train_idx) // s.batch_size)), report_to=[], disable_tqdm=True, use_cpu=not torch.cuda.is_available())
+            logging_strategy="steps", logging_steps=max(1, -(-len(train_idx) // s.batch_size)), report_to=[], disable_tqdm=True,
+            use_cpu=work.model.device.type == "cpu")  # the checkpoint's device: Trainer would take any GPU
         trainer = Trainer(model=work.model, args=args, train_dataset=rows(train_idx),
                           data_collator=DataCollatorWithPadding(work.tokenizer), callbacks=[Progress()])
         trainer.remove_callback(PrinterCallback)  # it prints logs to stdout, which --json keeps clean
         trainer.train()
-    work.model.cpu()
+    work.model.to(ck.model.device)  # Trainer may have moved it; the kept model lives where its checkpoint does
     if best["state"] is None:  # stopped before the first epoch ended: evaluate what there is
         return history, 0, flags["stopped"], evaluate(work.model)[0]
     if best["epoch"] != len(history) or flags["stopped"]:

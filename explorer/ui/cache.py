@@ -9,7 +9,7 @@ import streamlit as st
 from explorer.explain import attention
 from explorer.model import analysis as _analysis
 from explorer.model import checkpoints, heads
-from explorer.runtime import budget
+from explorer.runtime import budget, device
 from explorer.text.errors import ExplorerError
 from explorer.ui.render import error
 from explorer.ui.session import _owner, selection, session_checkpoint, t
@@ -17,7 +17,8 @@ from explorer.ui.session import _owner, selection, session_checkpoint, t
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _shared_checkpoint(name: str, seed: int) -> checkpoints.Checkpoint:
-    return checkpoints.load_checkpoint(name, seed=seed)
+    # HEAD_EXPLORER_DEVICE (default auto: cuda, then mps, then cpu); a device not here is one line on the page.
+    return checkpoints.load_checkpoint(name, seed=seed, device=device.app_device())
 
 
 def checkpoint(name: str, seed: int = 0) -> checkpoints.Checkpoint:
