@@ -344,3 +344,15 @@ def load_checkpoint(name: str, seed: int = DEFAULT_SEED) -> Checkpoint:
     if Path(name).exists():  # from_pretrained would load this local path: not past the roots
         raise CheckpointError("checkpoint_outside_roots", name=name)
     return _from_dir(name, name, seed)
+
+
+DEVICES = ("auto", "cpu")  # P7 (issue #17) extends this to cuda and mps
+
+
+def resolve_device(device: str | None = "auto") -> torch.device:
+    """The torch device a model runs on: "auto" (or None) picks the best one present, "cpu" pins it.
+    Until GPU support lands every choice resolves to the CPU; any other name is refused in one line."""
+    name = "auto" if device is None else str(device).strip().lower()
+    if name not in DEVICES:
+        raise CheckpointError("device_unavailable", device=str(device)[:40], choices=", ".join(DEVICES))
+    return torch.device("cpu")
