@@ -24,7 +24,9 @@ def __getattr__(name: str):
         return getattr(importlib.import_module("explorer.api"), name)
     if name == "views":
         return importlib.import_module("explorer.views")
-    raise AttributeError(f"module 'explorer' has no attribute {name!r}")
+    # Python's own wording (the attribute protocol, not a user-facing error: nothing to translate)
+    missing = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(missing)
 
 
 def __dir__() -> list[str]:
