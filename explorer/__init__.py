@@ -1,0 +1,33 @@
+"""Head Explorer as a library: open up the classification head of a transformer text classifier.
+
+    import explorer
+    ck = explorer.load("minilm-sentiment", device="auto")
+    a = explorer.analyze(ck, "a wonderful film", head="own")
+    explorer.views.rollout(a)                      # a plotly Figure
+    explorer.views.head_view(a, layer=3).save("head.html")
+    attr = explorer.attribute(ck, "a wonderful film", method="lig")
+    report = explorer.inspect(df, ck, text="text", label="label")
+    issues = explorer.audit(df, ck, text="text", label="label")
+
+Importing `explorer` is light: torch, transformers and plotly load on first use of a name below.
+"""
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["analyze", "attribute", "audit", "inspect", "load", "views"]
+_API = {"analyze", "attribute", "audit", "inspect", "load"}
+
+
+def __getattr__(name: str):
+    if name in _API:
+        return getattr(importlib.import_module("explorer.api"), name)
+    if name == "views":
+        return importlib.import_module("explorer.views")
+    # Python's own wording (the attribute protocol, not a user-facing error: nothing to translate)
+    missing = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(missing)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -14,7 +14,6 @@ import threading
 import traceback
 import warnings
 
-import numpy as np
 
 from explorer.text.errors import ExplorerError
 
@@ -29,44 +28,6 @@ def _quiet_transformers() -> None:
 
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
-
-
-def _tolist(x):
-    return None if x is None else np.round(np.asarray(x, dtype=np.float64), 6).tolist()
-
-
-def analysis_json(a) -> dict:
-    return {
-        "checkpoint": a.checkpoint,
-        "tokens": list(a.tokens),  # the vocabulary strings
-        "token_text": list(a.shown),  # each token as the tokenizer decodes it (explorer/model/readable.py)
-        "special": list(a.special),
-        "labels": list(a.labels),
-        "logits": _tolist(a.logits),
-        "layer_logits": _tolist(a.layer_logits),  # (layers+1, labels): the head at the embeddings, then each layer
-        "softmax": _tolist(a.softmax),
-        "sigmoid": _tolist(a.sigmoid),
-        "problem_type": a.problem_type,
-        "predicted": a.predicted,
-        "new_weights": list(a.new_weights),
-        "head": {"kind": a.head_kind, "steps": [{"name": n, "values": _tolist(v)} for n, v in a.steps]},
-        "attention": {"cls_raw": _tolist(a.cls_attention), "rollout": _tolist(a.cls_rollout), "flow": _tolist(a.flow)},
-        "truncated_tokens": a.truncated_tokens,
-        "text_pair": a.text_pair,
-        "segments": list(a.segments),  # per token: 0 = text A, 1 = text B
-        "reads": a.reads,  # the token the head pools, or null when it pools over all tokens
-        "unused_weights": list(a.unused_weights),
-    }
-
-
-def attribution_json(r) -> dict:
-    from explorer.explain.attribution import BASELINE_DEFINITION
-
-    words, word_scores = r.words()
-    return {"method": r.method, "target": r.target_label, "tokens": list(r.tokens), "scores": _tolist(r.scores),
-            "words": list(words), "word_scores": _tolist(word_scores),
-            "f_x": r.f_x, "f_baseline": r.f_baseline, "delta": r.delta, "error": r.error, "converged": r.converged,
-            "n_steps": r.n_steps, "baseline": r.baseline, "baseline_definition": BASELINE_DEFINITION}
 
 
 def _summary(a) -> str:
@@ -114,7 +75,7 @@ def cmd_analyze(args) -> int:
         _refuse_costly(attention.flow_is_costly(len(a.tokens)), "--flow", len(a.tokens), attention.FLOW_WARN_TOKENS,
                        args.force)
         a = dataclasses.replace(a, flow=attention.flow(a.attentions))
-    out = analysis_json(a)
+    out = a.to_dict()
     summary = _summary(a)
     if args.attributions:
         from explorer.explain.attribution import OCCLUSION_WARN_TOKENS, attribute, occlusion_is_costly
@@ -124,7 +85,7 @@ def cmd_analyze(args) -> int:
                            OCCLUSION_WARN_TOKENS, args.force)
 
         r = attribute(ck, head, args.text, args.attributions, text_pair=args.text_pair)
-        out["attributions"] = attribution_json(r)
+        out["attributions"] = r.to_dict()
         summary += "\nattributions: " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(r.shown, r.scores))
         if r.converged is False:
             summary += (f"\nwarning: not converged: completeness error {r.error:.2%} is above "

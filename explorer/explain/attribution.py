@@ -28,6 +28,7 @@ from explorer.model.analysis import encode, encoder_inputs, max_length, readable
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, run_head
 from explorer.model.tokens import pair_boundary
+from explorer.results import JsonResult, rounded
 from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
 from explorer.text.errors import ExplorerError
@@ -54,7 +55,7 @@ class AttributionError(ExplorerError):
 
 
 @dataclass(frozen=True, eq=False)
-class Attribution:
+class Attribution(JsonResult):
     method: str
     target: int
     target_label: str
@@ -92,6 +93,21 @@ class Attribution:
 
     def words(self) -> tuple[tuple[str, ...], np.ndarray]:
         return merge_words(self.tokens, self.word_ids, self.scores, self.pieces)
+
+    def to_dict(self) -> dict:
+        """The attribution as JSON-safe values (what `analyze --attributions --json` prints)."""
+        words, word_scores = self.words()
+        return {"method": self.method, "target": self.target_label, "tokens": list(self.tokens),
+                "scores": rounded(self.scores), "words": list(words), "word_scores": rounded(word_scores),
+                "f_x": self.f_x, "f_baseline": self.f_baseline, "delta": self.delta, "error": self.error,
+                "converged": self.converged, "n_steps": self.n_steps, "baseline": self.baseline,
+                "baseline_definition": BASELINE_DEFINITION}
+
+    def _repr_html_(self) -> str:
+        from explorer.plots.attribution import highlight_html
+
+        return highlight_html(self.shown, self.scores, title=f"{self.method}: {self.target_label}",
+                              pair_at=pair_start(self))
 
 
 def merge_words(tokens, word_ids, scores, pieces=()) -> tuple[tuple[str, ...], np.ndarray]:

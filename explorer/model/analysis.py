@@ -1,6 +1,7 @@
 """One analysis: text -> tokens -> encoder (run once) -> head steps -> logits -> probabilities."""
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,6 +12,7 @@ from explorer.model import problem
 from explorer.model.checkpoints import Checkpoint, forward_inputs, max_length  # noqa: F401  (max_length: re-exported)
 from explorer.model.heads import Head, run_head, used_new_weights
 from explorer.model.readable import readable_tokens, word_pieces
+from explorer.results import JsonResult, html_table, rounded
 from explorer.runtime import device as dev
 from explorer.text.errors import ExplorerError
 
@@ -20,7 +22,7 @@ class AnalysisError(ExplorerError):
 
 
 @dataclass(frozen=True, eq=False)
-class Analysis:
+class Analysis(JsonResult):
     checkpoint: str
     head_kind: str
     text: str
@@ -66,6 +68,38 @@ class Analysis:
     @property
     def cls_rollout(self) -> np.ndarray:  # (layers, seq)
         return self.rollout[:, 0, :]
+
+    def to_dict(self) -> dict:
+        """The analysis as JSON-safe values (what `analyze --json` prints); numbers rounded to 6 digits."""
+        return {
+            "checkpoint": self.checkpoint,
+            "tokens": list(self.tokens),  # the vocabulary strings
+            "token_text": list(self.shown),  # each token as the tokenizer decodes it (explorer/model/readable.py)
+            "special": list(self.special),
+            "labels": list(self.labels),
+            "logits": rounded(self.logits),
+            "layer_logits": rounded(self.layer_logits),  # (layers+1, labels): the head at the embeddings, then each layer
+            "softmax": rounded(self.softmax),
+            "sigmoid": rounded(self.sigmoid),
+            "problem_type": self.problem_type,
+            "predicted": self.predicted,
+            "new_weights": list(self.new_weights),
+            "head": {"kind": self.head_kind, "steps": [{"name": n, "values": rounded(v)} for n, v in self.steps]},
+            "attention": {"cls_raw": rounded(self.cls_attention), "rollout": rounded(self.cls_rollout),
+                          "flow": rounded(self.flow)},
+            "truncated_tokens": self.truncated_tokens,
+            "text_pair": self.text_pair,
+            "segments": list(self.segments),  # per token: 0 = text A, 1 = text B
+            "reads": self.reads,  # the token the head pools, or null when it pools over all tokens
+            "unused_weights": list(self.unused_weights),
+        }
+
+    def _repr_html_(self) -> str:
+        rows = [{"label": name, "logit": float(self.logits[i]), "softmax": float(self.softmax[i]),
+                 "sigmoid": float(self.sigmoid[i])} for i, name in enumerate(self.labels)]
+        return (f"<p><b>{html.escape(str(self.predicted))}</b> ({html.escape(self.checkpoint)}, "
+                f"{html.escape(self.head_kind)} head) &middot; {html.escape(' '.join(self.shown))}</p>"
+                + html_table(rows))
 
 
 MAX_TEXT_CHARS = 20_000  # characters read before tokenizing (the sidebar shows the same limit)

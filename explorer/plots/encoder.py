@@ -172,3 +172,11 @@ def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_
                       yaxis=dict(title=dict(text=y_title), tickmode="array", tickvals=list(range(1, n_layers + 1)),
                                  range=[n_layers + 0.6, 0.4], showgrid=False, zeroline=False))
     return fig
+
+
+def head_view_figure(v: HeadView, head: int | None, t) -> tuple[go.Figure, str]:
+    """(figure, title) of head view `v` (`head` None: all heads), its words translated by `t(key, **fmt)`."""
+    heads = t("encoder.all_heads") if head is None else f"{t('encoder.head_name')} {head}"
+    title = t("encoder.headview_chart", layer=v.layer, heads=heads) + (t("encoder.renormalised") if v.renormalised else "")
+    words = {k: t(f"encoder.hover_{k}") for k in HOVER_WORDS}
+    return head_view(v, title, t("encoder.head_name"), t("encoder.text_b"), words), title

@@ -1,0 +1,130 @@
+"""The public API (re-exported by `explorer`): load, analyze, attribute, inspect, audit.
+
+Each function is a thin layer over the core the app and the CLI use (explorer/model, explain, data),
+so a notebook sees the same numbers as they do. Every result is a frozen dataclass with `to_dict()`
+(JSON-safe), `to_json()` and a notebook display (`_repr_html_`). Bad input raises an
+`explorer.text.errors.ExplorerError` (a ValueError) whose message is one line.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from explorer.data import audit as audit_core
+from explorer.data.dataset import Table, prepare, read_csv
+from explorer.data.labels import LabelReport, label_report
+from explorer.explain import attribution as attribution_core
+from explorer.explain.attribution import Attribution
+from explorer.model import analysis as analysis_core
+from explorer.model.analysis import Analysis
+from explorer.model.checkpoints import DEFAULT_SEED, Checkpoint, load_checkpoint
+from explorer.model.heads import Head, build_head
+from explorer.results import JsonResult, html_table
+from explorer.text.errors import ExplorerError
+
+__all__ = ["AuditResult", "DataReport", "analyze", "attribute", "audit", "inspect", "load"]
+
+
+def load(name: str, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Checkpoint:
+    """A checkpoint by registry name ("minilm", "minilm-sentiment"), local folder (under the allowed
+    roots, HEAD_EXPLORER_ROOTS) or hub id (when online). `device`: "auto" (cuda, then mps, then
+    cpu), or "cpu", "cuda", "cuda:N", "mps". `seed` draws any weights the checkpoint lacks, reproducibly."""
+    return load_checkpoint(name, seed=seed, device=device)
+
+
+def _checked(ck) -> Checkpoint:
+    if not isinstance(ck, Checkpoint):
+        raise ExplorerError("api_not_a_checkpoint", kind=type(ck).__name__)
+    return ck
+
+
+def _head(ck: Checkpoint, head: str | Head, seed: int) -> Head:
+    return head if isinstance(head, Head) else build_head(ck, head, seed=seed)
+
+
+def analyze(ck: Checkpoint, text: str, head: str | Head = "own", text_pair: str | None = None,
+            flow: bool = False, seed: int = DEFAULT_SEED) -> Analysis:
+    """Run `text` (and `text_pair`, for sentence-pair models) through the encoder once and the head
+    step by step. `head`: "own" (the checkpoint's classifier, read step by step), another kind from
+    explorer.model.heads.KINDS, or a built Head. `flow` adds attention max-flow (slow on long texts).
+    The Analysis holds tokens, hidden states, attentions, rollout, logits and probabilities."""
+    ck = _checked(ck)
+    return analysis_core.analyze(ck, _head(ck, head, seed), text, flow=flow, text_pair=text_pair)
+
+
+def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None = None, head: str | Head = "own",
+              text_pair: str | None = None, seed: int = DEFAULT_SEED, **options) -> Attribution:
+    """Token attributions for the `target` label's logit (default: the predicted label), by `method`:
+    "lig" (layer integrated gradients, refined until complete within 1%), "ig", "saliency",
+    "input_x_gradient" or "occlusion". `options` go to explorer.explain.attribution.attribute
+    (quantity, baseline, n_steps, window, tolerance)."""
+    ck = _checked(ck)
+    return attribution_core.attribute(ck, _head(ck, head, seed), text, method, target, text_pair=text_pair, **options)
+
+
+def _table(df) -> Table:
+    """A DataFrame as the app reads a CSV: through the same reader, so every check on it is the same."""
+    if not isinstance(df, pd.DataFrame):
+        raise ExplorerError("api_not_a_frame", kind=type(df).__name__)
+    data = df.to_csv(index=False).encode("utf-8")
+    # The caller already holds the frame in memory: the app's upload limits are not theirs.
+    return read_csv(data, max_bytes=len(data) + 1, max_rows=max(len(df), 1), name="DataFrame")
+
+
+@dataclass(frozen=True, eq=False)
+class DataReport(JsonResult):
+    """What is wrong with a DataFrame's labels (`report`, the app's data page) as a result."""
+    report: LabelReport
+
+    def to_dict(self) -> dict:
+        return self.report.to_json()
+
+    @property
+    def issues(self) -> pd.DataFrame:
+        """One row per issue found: kind and message."""
+        return pd.DataFrame([{"kind": i.kind, "message": str(i.message)} for i in self.report.issues],
+                            columns=["kind", "message"])
+
+    def _repr_html_(self) -> str:
+        r = self.report
+        caption = f"{r.rows} rows; text: {r.text_column}; labels: {', '.join(r.label_columns)}; {r.problem_type}"
+        labels = html_table([{"label": n, "count": c} for n, c in r.labels], caption)
+        issues = html_table([{"kind": i.kind, "message": str(i.message)} for i in r.issues]) if r.issues else ""
+        return labels + issues
+
+
+def inspect(df: pd.DataFrame, ck: Checkpoint | None = None, text: str | None = None,
+            label: str | None = None) -> DataReport:
+    """Check a DataFrame's labels: counts, imbalance, near-duplicate names, 1-based ids, and with a
+    checkpoint its label names and whether its id2label looks permuted against the data.
+    `text`/`label` name the columns (guessed when None; several 0/1 label columns as "a,b")."""
+    return DataReport(label_report(_table(df), text, label, None if ck is None else _checked(ck)))
+
+
+@dataclass(frozen=True, eq=False)
+class AuditResult(JsonResult):
+    """Rows whose label is probably wrong (`audit`, the app's audit) as a result."""
+    audit: audit_core.LabelAudit
+
+    def to_dict(self) -> dict:
+        return self.audit.to_json()
+
+    @property
+    def issues(self) -> pd.DataFrame:
+        """The flagged rows, most suspicious first: row, text, given, suggested, score, p_given."""
+        return pd.DataFrame(self.audit.issues(), columns=["row", "text", "given", "suggested", "score", "p_given"])
+
+    def _repr_html_(self) -> str:
+        s = self.audit.summary()
+        caption = (f"{s['flagged']} flagged; estimated noise {s['estimated_noise_rate']:.1%}; "
+                   f"{s['folds']} folds; features: {s['features']}")
+        return html_table(self.audit.issues()[:50], caption)
+
+
+def audit(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str | None = None,
+          folds: int = audit_core.FOLDS, seed: int = 0, max_length: int = 128) -> AuditResult:
+    """Find mislabelled rows: out-of-fold predictions of linear heads on the checkpoint's frozen
+    features (K `folds`), then confident learning (cleanlab). Columns as for `inspect`."""
+    data = prepare(_table(df), text, label)
+    return AuditResult(audit_core.audit(_checked(ck), data, folds=folds, seed=seed, max_length=max_length))

@@ -1,0 +1,114 @@
+"""Views of an analysis or attribution for notebooks and scripts: the app's charts, outside the app.
+
+Every view is a plotly Figure (it displays itself in a notebook; `fig.write_html(path)` saves it),
+except the head view and the highlighted text, which are pages: an `explorer.results.HTML` with
+`.save(path)`, standalone and offline (plotly.js inlined). Layers are 1-based, heads 0-based, as in
+the app; `lang` picks the language of titles and axes ("en" or "vi").
+
+    a = explorer.analyze(ck, "a wonderful film")
+    explorer.views.rollout(a)
+    explorer.views.head_view(a, layer=3).save("head.html")
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from explorer.explain import encoder
+from explorer.explain.attribution import Attribution, pair_start
+from explorer.model.analysis import Analysis
+from explorer.plots import attention as attention_plots
+from explorer.plots import attribution as attribution_plots
+from explorer.plots import encoder as encoder_plots
+from explorer.results import HTML
+from explorer.text import i18n
+from explorer.text.errors import ExplorerError
+
+__all__ = ["attribution", "cls_attention", "head_view", "highlight", "model_view", "readout", "rollout"]
+
+
+def _t(lang: str):
+    return lambda key, **fmt: i18n.t(key, lang, **fmt)
+
+
+def _layer(a: Analysis, layer: int | None) -> int:
+    n = a.attentions.shape[0]
+    if layer is None:
+        return n
+    if not 1 <= int(layer) <= n:
+        raise ExplorerError("api_layer", layer=layer, n=n)
+    return int(layer)
+
+
+def _head(a: Analysis, head: int | None) -> int | None:
+    n = a.attentions.shape[1]
+    if head is not None and not 0 <= int(head) < n:
+        raise ExplorerError("api_head", head=head, last=n - 1)
+    return None if head is None else int(head)
+
+
+def _tokens_page(a: Analysis, layer, head, hide_special: bool, lang: str) -> dict[str, go.Figure]:
+    return attention_plots.tokens_page(a, _layer(a, layer), _head(a, head), hide_special, _t(lang))
+
+
+def rollout(a: Analysis, layer: int | None = None, hide_special: bool = False, lang: str = "en") -> go.Figure:
+    """Attention rollout from [CLS]: (layers × tokens) heatmap, the picked `layer` (default last) outlined."""
+    return _tokens_page(a, layer, None, hide_special, lang)["rollout"]
+
+
+def cls_attention(a: Analysis, layer: int | None = None, head: int | None = None, hide_special: bool = False,
+                  lang: str = "en") -> go.Figure:
+    """What [CLS] attends to: every head at one `layer` (default last), or one `head` at every layer."""
+    return _tokens_page(a, layer, head, hide_special, lang)["cls"]
+
+
+def readout(a: Analysis, lang: str = "en") -> go.Figure:
+    """The head read out at every layer (0 = embeddings): one line per label."""
+    return encoder_plots.readout(a, _t(lang))
+
+
+def model_view(a: Analysis, hide_special: bool = False, lang: str = "en") -> go.Figure:
+    """Thumbnails of every head's token-to-token attention, layers down, heads across."""
+    t = _t(lang)
+    return encoder_plots.model_view(encoder.model_view(a, hide_special), t("encoder.modelview_chart"),
+                                    t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
+                                    t("encoder.modelview_hover"))
+
+
+def head_view(a: Analysis, layer: int | None = None, head: int | None = None, hide_special: bool = False,
+              lang: str = "en") -> HTML:
+    """Token-to-token attention at `layer` (default last), one `head` or all: lines from each token
+    to the tokens it attends to; hovering a token keeps only its lines. A standalone page (HTML)."""
+    view = encoder.head_view(a, _layer(a, layer), _head(a, head), hide_special)
+    fig, title = encoder_plots.head_view_figure(view, _head(a, head), _t(lang))
+    return HTML(encoder_plots.head_view_html(fig, title), title=title, height=int(fig.layout.height) + 16)
+
+
+def _pieces(r: Attribution, level: str):
+    if level not in ("token", "word"):
+        raise ExplorerError("api_level", level=level)
+    pieces, scores = r.words() if level == "word" else (r.shown, r.scores)
+    return pieces, scores, pair_start(r, level)
+
+
+def _legend(r: Attribution, t) -> str:
+    signed = r.method != "saliency"  # saliency is a gradient's size: never below 0
+    return t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
+
+
+def attribution(r: Attribution, level: str = "token", top: int = 30, lang: str = "en") -> go.Figure:
+    """Tokens (or words) ranked by |attribution|, at most `top`, coloured by sign."""
+    t = _t(lang)
+    pieces, scores, pair_at = _pieces(r, level)
+    return attribution_plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
+                                         t("attributions.score_axis"), t(f"attributions.level_{level}"), top=top,
+                                         signed=r.method != "saliency", pair_at=pair_at)
+
+
+def highlight(r: Attribution, level: str = "token", lang: str = "en") -> HTML:
+    """The text with each token (or word) shaded by its attribution: a standalone page (HTML)."""
+    t = _t(lang)
+    pieces, scores, pair_at = _pieces(r, level)
+    title = f"{r.method}: {r.target_label}"
+    page = attribution_plots.highlight_html(pieces, scores, title=title, legend=_legend(r, t), standalone=True,
+                                            pair_at=pair_at, pair_label=t("arch.boundary"))
+    return HTML(page, title=title, height=200)

@@ -1,0 +1,93 @@
+"""examples/explore.ipynb runs in a real Jupyter kernel (nbclient, the venv's ipykernel), and the pages
+the library exports open offline in Chromium without a single network request."""
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+NOTEBOOK = ROOT / "examples" / "explore.ipynb"
+
+
+def _outputs(cell) -> tuple[str, set[str]]:
+    """(the cell's printed text, the mime types it displayed)."""
+    text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+    kinds = {k for o in cell.outputs if o.output_type in ("execute_result", "display_data") for k in o.data}
+    return text, kinds
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    """The notebook run top to bottom in a fresh kernel whose working folder is a temp dir."""
+    import nbformat
+    from jupyter_client.kernelspec import NATIVE_KERNEL_NAME
+    from nbclient import NotebookClient
+
+    work = tmp_path_factory.mktemp("notebook")
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    env = dict(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # the kernel inherits this process's environment
+    try:
+        # The native kernel is ipykernel on this interpreter (the venv's python): no kernelspec to install.
+        assert NATIVE_KERNEL_NAME == "python3" and sys.executable
+        NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(work)}}).execute()
+    finally:
+        for k, v in old.items():
+            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+    return nb, work
+
+
+def test_the_notebook_runs_and_shows_its_results(executed):
+    nb, work = executed
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(o.output_type != "error" for c in cells for o in c.outputs)
+    texts = {i: _outputs(c) for i, c in enumerate(cells)}
+    result = next(o for o in cells[0].outputs if o.output_type == "execute_result")
+    assert result.data["text/plain"] == "('negative', 'neutral', 'positive')"
+    analysis_text, analysis_kinds = texts[1]
+    assert "predicted: positive" in analysis_text and "text/html" in analysis_kinds  # the Analysis's own table
+    assert "application/vnd.plotly.v1+json" in texts[2][1]  # the rollout, a plotly figure
+    assert "saved: head_view.html" in texts[4][0]
+    assert "converged: True" in texts[5][0] and "application/vnd.plotly.v1+json" in texts[5][1]
+    assert "issues:" in texts[6][0] and "text/html" in texts[6][1]
+    assert (work / "head_view.html").stat().st_size > 1_000_000  # plotly.js inlined
+
+
+def _open_offline(browser, path: Path):
+    """Load `path` in a fresh page; returns (page, every URL it requested)."""
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    requests = []
+    page.on("request", lambda req: requests.append(req.url))
+    page.goto(path.resolve().as_uri())
+    return ctx, page, requests
+
+
+@pytest.mark.browser
+def test_the_notebooks_head_view_opens_offline(executed, browser):
+    _, work = executed
+    ctx, page, requests = _open_offline(browser, work / "head_view.html")
+    try:
+        page.wait_for_selector("#headview .main-svg", timeout=30_000)  # plotly drew the head view
+        assert page.evaluate("typeof window.Plotly") == "object"
+        assert page.locator("#headview .scatterlayer .trace").count() > 0
+        assert all(u.startswith(("file://", "data:", "blob:")) for u in requests), requests
+    finally:
+        ctx.close()
+
+
+@pytest.mark.browser
+def test_highlighted_text_opens_offline(tiny, browser, tmp_path):
+    import explorer
+
+    r = explorer.attribute(tiny["bert"], "a small test sentence", method="lig")
+    path = explorer.views.highlight(r, level="word").save(tmp_path / "highlight.html")
+    ctx, page, requests = _open_offline(browser, path)
+    try:
+        assert page.locator("span[title]").count() == len(r.words()[0])
+        assert all(u.startswith(("file://", "data:", "blob:")) for u in requests), requests
+    finally:
+        ctx.close()
