@@ -31,8 +31,7 @@ def _hf(ck, text) -> np.ndarray:
 
 
 def _real(own, states, mask, ids, p, gen):
-    rec, logits = own._run(states, mask, ids, p, gen)
-    return own.values(rec.events, states, logits)
+    return own.values(own._run(states, mask, ids, p, gen), states)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
