@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from explorer.model import own_head
+from explorer.model import own_head, replay
 from explorer.model.analysis import analyze
 from explorer.model.checkpoints import load_checkpoint
 from explorer.model.heads import build_head
@@ -31,8 +31,7 @@ def _hf(ck, text) -> np.ndarray:
 
 
 def _real(own, states, mask, ids, p, gen):
-    rec, logits = own._run(states, mask, ids, p, gen)
-    return own.values(rec.events, states, logits)
+    return own.values(own._run(states, mask, ids, p, gen), states)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -144,3 +143,55 @@ def test_weights_changed_in_place_are_read_at_each_run(checkpoints, derived):
         want = model.classifier(model.bert.pooler(hidden))
     got = own.run(hidden, mask)[-1]
     assert not torch.equal(got, before) and torch.equal(got, want)
+
+
+def _leaves(obj):
+    if type(obj) in (tuple, list):
+        return [x for o in obj for x in _leaves(o)]
+    if type(obj) is dict:
+        return _leaves(list(obj.values()))
+    return [obj]
+
+
+@pytest.mark.parametrize("arch", ["bert", "llama"])
+def test_a_programs_arguments_are_named_references(checkpoints, arch):
+    """Each op reads the input or an earlier op's output; the only tensors it keeps are the model's own
+    weights (the objects themselves); a last-token pooling takes each replay's index."""
+    ck = checkpoints[arch, 1]
+    program = build_head(ck, "own").own.program
+    weights = {id(t) for t in (*ck.model.parameters(), *ck.model.buffers())}
+    assert isinstance(program.ops[0].read, replay.Input)
+    for k, op in enumerate(program.ops):
+        leaves = _leaves((op.args, op.kwargs))
+        assert all(isinstance(x, replay.Ref) for x in leaves)
+        assert all(id(x.tensor) in weights for x in leaves if isinstance(x, replay.Param))
+        assert all(x.op < k for x in (*leaves, op.read) if isinstance(x, replay.Step))
+    params = [x for op in program.ops for x in _leaves((op.args, op.kwargs)) if isinstance(x, replay.Param)]
+    assert params
+    indexed = [op for op in program.ops if any(isinstance(x, replay.Index) for x in _leaves(op.args))]
+    assert [op.func for op in indexed] == ([torch.Tensor.__getitem__] if arch == "llama" else [])
+
+
+def test_a_recorded_run_replays_on_new_input_with_the_current_weights():
+    gen = torch.Generator().manual_seed(0)
+    w, x = torch.randn(4, 3, generator=gen), torch.randn(2, 3, generator=gen)
+
+    def code(h, weight):
+        return torch.tanh(nn.functional.linear(h, weight))
+
+    with replay.Recorder(x, None, None) as recorder:
+        y = code(x, w)
+    run = recorder.run(y)
+    assert [c.func for c in run.calls] == [nn.functional.linear, torch.tanh] and run.reads == frozenset()
+    program = replay.Program(run, x, [w])
+    new = torch.randn(5, 3, generator=gen)
+    assert torch.equal(program.replay(new).logits, code(new, w))
+    with torch.no_grad():
+        w.add_(1.0)  # a fine-tuning step, in place
+    assert torch.equal(program.replay(new).logits, code(new, w))
+    with pytest.raises(replay.NotReplayable):
+        replay.Program(run, x, [])  # w is not the model's: a tensor the run made, stale on replay
+    with replay.Recorder(x, None, None) as recorder:
+        y = code(x, w * 2)
+    with pytest.raises(replay.NotReplayable):
+        replay.Program(recorder.run(y), x, [w])  # computed from a weight outside the path
