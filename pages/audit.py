@@ -9,7 +9,8 @@ import streamlit as st
 from explorer import ui
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
-from explorer.data.dataset import REGRESSION, SINGLE, demo_frame, prepare, read_csv
+from explorer.data.dataset import demo_frame, prepare, read_csv
+from explorer.model.problem import ProblemType, confusion_counts
 from explorer.explain.projector import available, project
 from explorer.plots import audit as plots
 from explorer.text.errors import ExplorerError
@@ -62,7 +63,7 @@ p1, p2 = st.columns(2)
 method = p1.radio(t("audit.method"), available(), key="audit_method", horizontal=True,
                   format_func=lambda x: x.upper())
 # Regression values are not groups: colour by flag only.
-colour = p2.radio(t("audit.colour"), ("flag",) if data.problem_type == REGRESSION else ("given", "predicted", "flag"),
+colour = p2.radio(t("audit.colour"), ("flag",) if data.problem_type == ProblemType.REGRESSION else ("given", "predicted", "flag"),
                   key="audit_colour", horizontal=True,
                   format_func=lambda x: t(f"audit.colour_{x}"))
 proj_key = (key, method)
@@ -81,12 +82,11 @@ st.plotly_chart(plots.projection(proj.xy, [str(name_of(r)) for r in proj.rows], 
 
 # ---- confusion matrix: a click selects a cell's rows -----------------------------------------
 rows = found.flagged
-if data.problem_type == SINGLE:
+if data.problem_type == ProblemType.SINGLE:
     st.subheader(t("audit.confusion"))
     names = list(data.label_names)
     pred = found.predicted
-    counts = np.zeros((len(names), len(names)), np.int64)
-    np.add.at(counts, (data.y, pred), 1)
+    counts = confusion_counts(data.y, pred, len(names))
     event = st.plotly_chart(plots.confusion_cells(counts, names, names, t("audit.confusion_title"),
                                                   t("audit.predicted_axis"), t("audit.given_axis"), t("audit.count")),
                             key="audit_confusion", on_select="rerun", selection_mode="points")

@@ -3,6 +3,7 @@ import streamlit as st
 
 from explorer import ui
 from explorer.explain import whatif
+from explorer.model.problem import ProblemType
 from explorer.plots import logits as lplots
 from explorer.plots import whatif as wplots
 from explorer.plots.attribution import sorted_bars
@@ -65,7 +66,7 @@ pa, pb = r.probs
 m1.metric(t("whatif.pred_a"), r.a.predicted)
 m2.metric(t("whatif.pred_b"), r.b.predicted, delta=f"{pb[r.target] - pa[r.target]:+.3f} ({target})")
 names = {t("whatif.a"): pa, t("whatif.b"): pb}
-regression = r.a.problem_type == "regression"
+regression = r.a.problem_type == ProblemType.REGRESSION
 left, right = st.columns(2)
 left.plotly_chart(lplots.grouped(labels, names, t("whatif.probs_title"), t("home.label_axis"), t("home.prob_axis"),
                                  y_range=None if regression else (0, 1)), key="whatif_probs")

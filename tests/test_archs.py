@@ -328,7 +328,8 @@ def test_features_without_a_pad_token(archs):
 def test_head_mode_fine_tuning_trains_the_token_a_decoder_head_reads(archs, arch):
     """The fine-tuned model's own forward on a text equals the training path on that text's cached "last"
     feature: the head was trained on what it reads (the "first" feature, a causal model's first token, is not)."""
-    from explorer.train.finetune import Settings, cached_features, finetune
+    from explorer.model.features import cached_features
+    from explorer.train.finetune import Settings, finetune
 
     ck = archs[arch]
     data = _demo_data()

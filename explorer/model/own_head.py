@@ -32,6 +32,7 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from explorer.model.pooling import last_token, pad_id
 from explorer.model.replay import DROPOUTS, Program, dropout_call
 from explorer.model.replay import tensors as _tensors
 
@@ -357,18 +358,6 @@ def _same_run(a, b) -> bool:
         fa is fb and len(oa := _tensors(xa)) == len(ob := _tensors(xb))
         and all(u.shape == v.shape and u.dtype == v.dtype and torch.equal(u, v) for u, v in zip(oa, ob))
         for (fa, *_, xa, _), (fb, *_, xb, _) in zip(a, b))
-
-
-def pad_id(config) -> int:
-    """The id last-token pooling treats as padding. A model without one pools as if it had an id no
-    token uses, which HF's rule turns into "the last token" for every row."""
-    return config.pad_token_id if config.pad_token_id is not None else -1
-
-
-def last_token(ids: torch.Tensor, pad_id: int) -> torch.Tensor:  # (batch,)
-    """The rightmost token that is not padding, as HF's decoder-only classifiers pick it."""
-    positions = torch.arange(ids.shape[-1])
-    return (positions * (ids != pad_id)).argmax(-1)
 
 
 def _positions(hidden: torch.Tensor, index) -> torch.Tensor:  # (batch,): which token each row reads

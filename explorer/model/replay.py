@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from explorer.model.sampling import sample_dropout
+
 DROPOUTS = {nn.functional.dropout, torch.dropout, torch.nn.functional.alpha_dropout}
 
 
@@ -35,16 +37,6 @@ def tensors(obj, out: list | None = None) -> list[torch.Tensor]:
         for o in obj.values():
             tensors(o, out)
     return out
-
-
-def sample_dropout(x: torch.Tensor, p: float, generator: torch.Generator) -> torch.Tensor:
-    """Dropout drawn from `generator` (keep mask * 1/(1-p)), so no module is ever put in train mode."""
-    if p <= 0:
-        return x
-    if p >= 1:
-        return torch.zeros_like(x)
-    keep = torch.rand(x.shape, generator=generator) >= p
-    return x * keep / (1.0 - p)
 
 
 def dropout_call(func, args, kwargs, dropout_p: float | None, generator: torch.Generator | None):
