@@ -12,7 +12,7 @@ from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import demo_frame, prepare, read_csv
 from explorer.model.problem import ProblemType, confusion_counts
 from explorer.explain.projector import available, project
-from explorer.plots import audit as plots
+from explorer.plots import audit as audit_plots
 from explorer.text.errors import ExplorerError
 from explorer.ui import t
 
@@ -76,7 +76,7 @@ flag = np.zeros(len(data.texts), bool)
 flag[found.flagged] = True
 name_of = {"given": found.given, "predicted": found.suggested,
            "flag": lambda r: t("audit.is_flagged") if flag[r] else t("audit.not_flagged")}[colour]
-st.plotly_chart(plots.projection(proj.xy, [str(name_of(r)) for r in proj.rows], list(data.texts), proj.rows,
+st.plotly_chart(audit_plots.projection(proj.xy, [str(name_of(r)) for r in proj.rows], list(data.texts), proj.rows,
                                  t("audit.projector_title", method=proj.method.upper()), t(f"audit.colour_{colour}")),
                 key="audit_projector")
 
@@ -87,7 +87,7 @@ if data.problem_type == ProblemType.SINGLE:
     names = list(data.label_names)
     pred = found.predicted
     counts = confusion_counts(data.y, pred, len(names))
-    event = st.plotly_chart(plots.confusion_cells(counts, names, names, t("audit.confusion_title"),
+    event = st.plotly_chart(audit_plots.confusion_cells(counts, names, names, t("audit.confusion_title"),
                                                   t("audit.predicted_axis"), t("audit.given_axis"), t("audit.count")),
                             key="audit_confusion", on_select="rerun", selection_mode="points")
     points = event.selection.points if event else []
