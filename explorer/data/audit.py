@@ -165,6 +165,7 @@ def fit_predict(x_train: torch.Tensor, y_train: np.ndarray, x_test: torch.Tensor
     y = torch.from_numpy(np.asarray(y_train))
     y_mu, y_sd = (float(y.mean()), float(y.std()) + 1e-6) if problem_type == ProblemType.REGRESSION else (0.0, 1.0)
     y = y.long() if problem_type == ProblemType.SINGLE else (y.float() - y_mu) / y_sd
+    ptype = ProblemType(problem_type)
     layer = torch.nn.Linear(xtr.shape[1], n_out)
     torch.nn.init.zeros_(layer.weight)
     torch.nn.init.zeros_(layer.bias)
@@ -172,7 +173,7 @@ def fit_predict(x_train: torch.Tensor, y_train: np.ndarray, x_test: torch.Tensor
 
     def closure():
         opt.zero_grad()
-        loss = ProblemType(problem_type).batch_loss(layer(xtr), y) + WEIGHT_DECAY * layer.weight.pow(2).sum()
+        loss = ptype.batch_loss(layer(xtr), y) + WEIGHT_DECAY * layer.weight.pow(2).sum()
         loss.backward()
         return loss
 

@@ -28,8 +28,8 @@ from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.analysis import max_length
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.features import cached_features
-from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
+from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.runtime import scratch
 from explorer.runtime.session_models import env_int
 from explorer.text.errors import ExplorerError
