@@ -23,8 +23,8 @@ from bench.timing import row
 from explorer.data.audit import audit, out_of_fold
 from explorer.data.dataset import LabeledData, demo_frame, prepare, read_csv
 from explorer.model.checkpoints import load_checkpoint
+from explorer.model import features
 from explorer.model.features import encoder_features
-from explorer.train import finetune
 
 ROWS = 5000
 FLIP = 0.10
@@ -82,7 +82,7 @@ def run() -> list[dict]:
         t0 = time.perf_counter()
         encoder_features(ck, list(noisy.texts))
         feature_s = min(feature_s, time.perf_counter() - t0)
-        finetune._FEATURES.clear()  # the audit pays for its own feature pass
+        features._FEATURES.clear()  # the audit pays for its own feature pass
         t0 = time.perf_counter()
         audit(ck, noisy)
         audit_s = min(audit_s, time.perf_counter() - t0)
@@ -92,7 +92,7 @@ def run() -> list[dict]:
         found = audit(ck, data)
         b_quality, b_flagged = _baseline(found.vectors, data.y)
         # The reference: the same head trained on the unflipped labels, ranking by p(flipped label).
-        oof = out_of_fold(finetune.cached_features(ck, data.texts, 128, found.features), clean, found.folds)
+        oof = out_of_fold(features.cached_features(ck, data.texts, 128, found.features), clean, found.folds)
         bound = oof[np.arange(len(data.y)), data.y]
         per_seed.append((_precision(found.quality, truth), _recall(found.flagged, truth),
                          _precision(b_quality, truth), _recall(b_flagged, truth), _precision(bound, truth)))

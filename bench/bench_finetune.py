@@ -11,7 +11,8 @@ import torch
 from bench.timing import row
 from explorer.data.dataset import demo_frame, prepare, read_csv
 from explorer.model.checkpoints import load_checkpoint
-from explorer.train.finetune import Settings, _Rows, _target, finetune, metrics, split, trainable_copy
+from explorer.model.problem import metrics
+from explorer.train.finetune import Settings, _Rows, _target, finetune, split, trainable_copy
 
 EPOCHS = 20
 

@@ -6,7 +6,7 @@ from explorer import ui
 from explorer.explain import attribution as attr
 from explorer.explain import faithfulness
 from explorer.model.analysis import AnalysisError
-from explorer.plots import attribution as plots
+from explorer.plots import attribution as attribution_plots
 from explorer.ui import checkpoint, current_analysis, head, selection, t
 
 st.title(t("nav.attributions"))
@@ -108,15 +108,15 @@ pieces, scores = r.words() if level == "word" else (r.shown, r.scores)
 pair_at = attr.pair_start(r, level)
 signed = r.method != "saliency"  # saliency is a gradient's size: never below 0, so no red
 legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
-st.html(plots.highlight_html(pieces, scores, legend=legend, pair_at=pair_at, pair_label=t("arch.boundary")))
-st.plotly_chart(plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
+st.html(attribution_plots.highlight_html(pieces, scores, legend=legend, pair_at=pair_at, pair_label=t("arch.boundary")))
+st.plotly_chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
                                   t("attributions.score_axis"), t(f"attributions.level_{level}"), signed=signed,
                                   pair_at=pair_at),
                 key="attr_bars")
 d1, d2 = st.columns(2)
 d1.download_button(t("attributions.csv"), pd.DataFrame(attr.table(r, level)).to_csv(index=False),
                    file_name=f"attributions-{r.method}.csv", mime="text/csv", key="attr_csv")
-d2.download_button(t("attributions.html"), plots.highlight_html(
+d2.download_button(t("attributions.html"), attribution_plots.highlight_html(
     pieces, scores, title=f"{r.method}: {r.target_label}", legend=legend, standalone=True, pair_at=pair_at,
     pair_label=t("arch.boundary")),
     file_name=f"attributions-{r.method}.html", mime="text/html", key="attr_html_dl")
@@ -127,7 +127,7 @@ faith_key = (name, kind, text, seed, target_index, quantity, baseline, window or
 faith = ui.kept_result("faith", faith_key)
 if st.button(t("attributions.faith_run"), key="attr_faith_run"):
     try:
-        faith = _with_progress(faith_key, lambda p: faithfulness.compare(
+        faith = _with_progress(faith_key, lambda p: faithfulness.compare_methods(
             checkpoint(name, seed), head(name, kind, seed), text, target_index, quantity, baseline,
             window or 1, progress=p, text_pair=sel.text_pair))
         ui.keep_result("faith", faith_key, faith)

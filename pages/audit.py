@@ -9,9 +9,10 @@ import streamlit as st
 from explorer import ui
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
-from explorer.data.dataset import REGRESSION, SINGLE, demo_frame, prepare, read_csv
+from explorer.data.dataset import demo_frame, prepare, read_csv
+from explorer.model.problem import ProblemType, confusion_counts
 from explorer.explain.projector import available, project
-from explorer.plots import audit as plots
+from explorer.plots import audit as audit_plots
 from explorer.text.errors import ExplorerError
 from explorer.ui import t
 
@@ -62,7 +63,7 @@ p1, p2 = st.columns(2)
 method = p1.radio(t("audit.method"), available(), key="audit_method", horizontal=True,
                   format_func=lambda x: x.upper())
 # Regression values are not groups: colour by flag only.
-colour = p2.radio(t("audit.colour"), ("flag",) if data.problem_type == REGRESSION else ("given", "predicted", "flag"),
+colour = p2.radio(t("audit.colour"), ("flag",) if data.problem_type == ProblemType.REGRESSION else ("given", "predicted", "flag"),
                   key="audit_colour", horizontal=True,
                   format_func=lambda x: t(f"audit.colour_{x}"))
 proj_key = (key, method)
@@ -75,19 +76,18 @@ flag = np.zeros(len(data.texts), bool)
 flag[found.flagged] = True
 name_of = {"given": found.given, "predicted": found.suggested,
            "flag": lambda r: t("audit.is_flagged") if flag[r] else t("audit.not_flagged")}[colour]
-st.plotly_chart(plots.projection(proj.xy, [str(name_of(r)) for r in proj.rows], list(data.texts), proj.rows,
+st.plotly_chart(audit_plots.projection(proj.xy, [str(name_of(r)) for r in proj.rows], list(data.texts), proj.rows,
                                  t("audit.projector_title", method=proj.method.upper()), t(f"audit.colour_{colour}")),
                 key="audit_projector")
 
 # ---- confusion matrix: a click selects a cell's rows -----------------------------------------
 rows = found.flagged
-if data.problem_type == SINGLE:
+if data.problem_type == ProblemType.SINGLE:
     st.subheader(t("audit.confusion"))
     names = list(data.label_names)
     pred = found.predicted
-    counts = np.zeros((len(names), len(names)), np.int64)
-    np.add.at(counts, (data.y, pred), 1)
-    event = st.plotly_chart(plots.confusion_cells(counts, names, names, t("audit.confusion_title"),
+    counts = confusion_counts(data.y, pred, len(names))
+    event = st.plotly_chart(audit_plots.confusion_cells(counts, names, names, t("audit.confusion_title"),
                                                   t("audit.predicted_axis"), t("audit.given_axis"), t("audit.count")),
                             key="audit_confusion", on_select="rerun", selection_mode="points")
     points = event.selection.points if event else []

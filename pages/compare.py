@@ -12,7 +12,7 @@ st.caption(t("compare.intro"))
 a = current_analysis()
 if a is not None:
     name, _, _, seed = selection()
-    results = compare.compare(a.hidden_states[-1], {k: head(name, k, seed) for k in HEAD_KINDS}, a.labels,
+    results = compare.compare_heads(a.hidden_states[-1], {k: head(name, k, seed) for k in HEAD_KINDS}, a.labels,
                               a.problem_type, token_ids=a.token_ids)
     own = native_kind(checkpoint(name, seed)) or ""
     names = {r.kind: r.kind + (t("compare.own_mark") if r.kind == own else "") + ("" if r.new_parameters else " ✓")

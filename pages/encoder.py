@@ -2,7 +2,7 @@
 import streamlit as st
 
 from explorer.explain import encoder
-from explorer.plots import encoder as plots
+from explorer.plots import encoder as encoder_plots
 from explorer.ui import current_analysis, plotly_js_src, t
 
 st.title(t("encoder.title"))
@@ -20,7 +20,7 @@ def open_clicked_head() -> None:
 a = current_analysis()
 if a is not None:
     st.subheader(t("encoder.readout_title"))
-    st.plotly_chart(plots.readout(a, t), key="encoder_readout")
+    st.plotly_chart(encoder_plots.readout(a, t), key="encoder_readout")
     st.info(t("encoder.readout_caution"))
 
     st.subheader(t("encoder.headview_title"))
@@ -39,20 +39,20 @@ if a is not None:
     view = encoder.head_view(a, layer, None if head == "all" else head, hide)
     heads = t("encoder.all_heads") if head == "all" else f"{t('encoder.head_name')} {head}"
     title = t("encoder.headview_chart", layer=layer, heads=heads) + (t("encoder.renormalised") if hide else "")
-    fig = plots.head_view(view, title, t("encoder.head_name"), t("encoder.text_b"),
-                          {k: t(f"encoder.hover_{k}") for k in plots.HOVER_WORDS})
+    fig = encoder_plots.head_view(view, title, t("encoder.head_name"), t("encoder.text_b"),
+                          {k: t(f"encoder.hover_{k}") for k in encoder_plots.HOVER_WORDS})
     src = plotly_js_src()
-    st.iframe(plots.head_view_html(fig, title, src), height=int(fig.layout.height) + 16)
+    st.iframe(encoder_plots.head_view_html(fig, title, src), height=int(fig.layout.height) + 16)
     st.caption(t("encoder.headview_help"))
 
     def standalone() -> str:  # built on click: the download inlines plotly.js (4.8 MB)
-        return plots.head_view_html(fig, title)
+        return encoder_plots.head_view_html(fig, title)
 
     st.download_button(t("encoder.download"), standalone, file_name=f"head-view-layer{layer}-{head}.html",
                        mime="text/html", help=t("encoder.download_help"), key="dl_head_view")
 
     st.subheader(t("encoder.modelview_title"))
-    st.plotly_chart(plots.model_view(encoder.model_view(a, hide), t("encoder.modelview_chart"), t("encoder.head_axis"),
+    st.plotly_chart(encoder_plots.model_view(encoder.model_view(a, hide), t("encoder.modelview_chart"), t("encoder.head_axis"),
                                      t("encoder.layer"), t("encoder.attention"), t("encoder.modelview_hover")),
                     key=MODEL_VIEW, on_select=open_clicked_head, selection_mode="points")
     st.caption(t("encoder.modelview_help", n=encoder.THUMB))

@@ -4,8 +4,8 @@ import streamlit as st
 
 from explorer import plots
 from explorer.explain import whatif
-from explorer.plots import encoder as eplots
-from explorer.plots import lesson as lplots
+from explorer.plots import encoder as encoder_plots
+from explorer.plots import lesson as lesson_plots
 from explorer.plots.attribution import sorted_bars
 from explorer.teach import handout, lesson
 from explorer.text.i18n import strings
@@ -40,7 +40,7 @@ def panel(step: str, a) -> None:
         st.plotly_chart(encoder_figure(a), key="lesson_enc")
     elif step == "cls":
         sims = lesson.cls_similarity(a.hidden_states, a.special)
-        st.plotly_chart(lplots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
+        st.plotly_chart(lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
                                                 t(P + "layer"), t(P + "cosine")), key="lesson_cls")
     elif step == "head":
         table(pd.DataFrame({t(P + "step_col"): [step_label(n) for n, _ in a.steps],
@@ -65,15 +65,15 @@ def panel(step: str, a) -> None:
     elif step == "finetuning":
         counts = lesson.parameter_counts(checkpoint(name, seed).model, head(name, kind, seed))
         shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
-        st.plotly_chart(lplots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
+        st.plotly_chart(lesson_plots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
                                               t(P + "option_axis"), t(P + "params_axis")), key="lesson_params")
     elif step == "token_heads":
         scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), seed)
-        st.plotly_chart(lplots.token_label_heatmap(scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"),
+        st.plotly_chart(lesson_plots.token_label_heatmap(scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"),
                                                    t(P + "label"), t(P + "score"), pair_at=pair_boundary(a.segments),
                                                    pair_label=t("arch.boundary")), key="lesson_tokens")
     elif step == "layers":
-        st.plotly_chart(eplots.readout(a, t), key="lesson_layers")
+        st.plotly_chart(encoder_plots.readout(a, t), key="lesson_layers")
     elif step == "ablation":
         # One encoder pass per word: on a long text, ask first, and remember the answer for this text.
         ss, params = st.session_state, (*selection(), selection().text_pair)

@@ -30,11 +30,11 @@ if a is not None:
     ptype = st.selectbox(t("logits.ptype"), P.PROBLEM_TYPES, key="logits_ptype",
                          format_func=lambda p: f"{p} → {P.LOSS_NAMES[p]}")
     n = len(a.labels)
-    if ptype == "single_label_classification":
+    if ptype == P.ProblemType.SINGLE:
         ss["logits_target_label"] = min(ss.get("logits_target_label", 0), n - 1)
         target = st.selectbox(t("logits.target_label"), range(n), key="logits_target_label",
                               format_func=lambda i: a.labels[i])
-    elif ptype == "multi_label_classification":
+    elif ptype == P.ProblemType.MULTI:
         ss["logits_target_multi"] = [x for x in ss.get("logits_target_multi", []) if x in a.labels]
         on = st.multiselect(t("logits.target_multi"), a.labels, key="logits_target_multi")
         target = np.array([float(lab in on) for lab in a.labels])
@@ -48,7 +48,7 @@ if a is not None:
     ss.setdefault("logits_trap_target", 1.0)
     z = float(a.logits[0])
     y = st.number_input(t("logits.trap_target"), step=0.1, key="logits_trap_target")
-    default, regress = P.single_output_trap(z, y), P.single_output_trap(z, y, "regression")
+    default, regress = P.single_output_trap(z, y), P.single_output_trap(z, y, P.ProblemType.REGRESSION)
     c1, c2, c3 = st.columns(3)
     c1.metric(t("logits.trap_loss"), f"{default['loss']:.4f}")
     c2.metric(t("logits.trap_pipeline"), f"{default['pipeline_score']:.4f}")
@@ -63,5 +63,5 @@ if a is not None:
             f"                  , torch.tensor([{k}]))\n→ {errors['shape']}\n\n"
             f"BCEWithLogitsLoss()(logits, one_hot(torch.tensor([{k}]), {n}))  # int64\n→ {errors['dtype']}",
             language="python")
-    fixed = P.loss(a.logits, np.eye(n)[k], "multi_label_classification")
+    fixed = P.loss(a.logits, np.eye(n)[k], P.ProblemType.MULTI)
     st.caption(t("logits.bce_help", loss=f"{fixed:.4f}"))

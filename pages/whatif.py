@@ -3,8 +3,9 @@ import streamlit as st
 
 from explorer import ui
 from explorer.explain import whatif
-from explorer.plots import logits as lplots
-from explorer.plots import whatif as wplots
+from explorer.model.problem import ProblemType
+from explorer.plots import logits as logit_plots
+from explorer.plots import whatif as whatif_plots
 from explorer.plots.attribution import sorted_bars
 from explorer.text.errors import ExplorerError
 from explorer.ui import analysis, checkpoint, current_analysis, error, head, selection, t
@@ -51,7 +52,7 @@ if r is None:
                 st.stop()
             ss["whatif_confirmed"] = params
         with st.spinner(t("whatif.running")):
-            r = whatif.compare(ck, head(name, kind, seed), text, text_b, text_pair=sel.text_pair)
+            r = whatif.compare_texts(ck, head(name, kind, seed), text, text_b, text_pair=sel.text_pair)
     except ExplorerError as err:
         error(err)
         st.stop()
@@ -59,23 +60,23 @@ if r is None:
 labels, target = r.a.labels, r.a.labels[r.target]
 
 st.subheader(t("whatif.diff_title"))
-st.html(wplots.diff_html(r.rows, t("whatif.diff_legend")))
+st.html(whatif_plots.diff_html(r.rows, t("whatif.diff_legend")))
 m1, m2 = st.columns(2)
 pa, pb = r.probs
 m1.metric(t("whatif.pred_a"), r.a.predicted)
 m2.metric(t("whatif.pred_b"), r.b.predicted, delta=f"{pb[r.target] - pa[r.target]:+.3f} ({target})")
 names = {t("whatif.a"): pa, t("whatif.b"): pb}
-regression = r.a.problem_type == "regression"
+regression = r.a.problem_type == ProblemType.REGRESSION
 left, right = st.columns(2)
-left.plotly_chart(lplots.grouped(labels, names, t("whatif.probs_title"), t("home.label_axis"), t("home.prob_axis"),
+left.plotly_chart(logit_plots.grouped(labels, names, t("whatif.probs_title"), t("home.label_axis"), t("home.prob_axis"),
                                  y_range=None if regression else (0, 1)), key="whatif_probs")
-right.plotly_chart(lplots.grouped(labels, {t("whatif.a"): r.a.logits, t("whatif.b"): r.b.logits},
+right.plotly_chart(logit_plots.grouped(labels, {t("whatif.a"): r.a.logits, t("whatif.b"): r.b.logits},
                                   t("whatif.logits_title"), t("home.label_axis"), t("home.logit_axis")),
                    key="whatif_logits")
 
 st.subheader(t("whatif.words_title", label=target))
 st.caption(t("whatif.words_help", label=target))
-st.plotly_chart(wplots.word_comparison(r.rows, (t("whatif.a"), t("whatif.b"), t("whatif.difference")),
+st.plotly_chart(whatif_plots.word_comparison(r.rows, (t("whatif.a"), t("whatif.b"), t("whatif.difference")),
                                        t("whatif.words_chart", label=target), t("whatif.word_axis"),
                                        t("whatif.score_axis")), key="whatif_words")
 
@@ -100,6 +101,6 @@ if choice is not None:
     st.code(dropped, language=None, wrap_lines=True)
     pd_ = whatif.probabilities_of(d)
     st.metric(t("whatif.pred_dropped"), d.predicted, delta=f"{pd_[r.target] - pa[r.target]:+.3f} ({target})")
-    st.plotly_chart(lplots.grouped(labels, {t("whatif.a"): pa, t("whatif.dropped"): pd_}, t("whatif.dropped_title"),
+    st.plotly_chart(logit_plots.grouped(labels, {t("whatif.a"): pa, t("whatif.dropped"): pd_}, t("whatif.dropped_title"),
                                    t("home.label_axis"), t("home.prob_axis"), y_range=None if regression else (0, 1)),
                     key="whatif_dropped")

@@ -250,7 +250,7 @@ def test_compare_and_dropout_pool_like_the_analysis_on_eos_as_pad(archs):
     ck = archs["llama"]
     head = build_head(ck, "own")
     a = analyze(ck, head, TEXT)
-    (r,) = compare.compare(a.hidden_states[-1], {"own": head}, a.labels, a.problem_type, token_ids=a.token_ids)
+    (r,) = compare.compare_heads(a.hidden_states[-1], {"own": head}, a.labels, a.problem_type, token_ids=a.token_ids)
     np.testing.assert_allclose(r.logits, a.logits, atol=1e-5)
 
 
@@ -265,7 +265,7 @@ def test_faithfulness_on_a_pair_keeps_segments(archs):
     r = attribute(ck, head, PAIR[0], "saliency", text_pair=PAIR[1])
     prob = faithfulness.model_prob(ck, head, r.target, typed=True)
     np.testing.assert_allclose(prob([list(zip(r.token_ids, r.segments))])[0], a.softmax[r.target], atol=1e-5)
-    rows = faithfulness.compare(ck, head, PAIR[0], methods=("saliency",), text_pair=PAIR[1])
+    rows = faithfulness.compare_methods(ck, head, PAIR[0], methods=("saliency",), text_pair=PAIR[1])
     assert np.isfinite(rows[0].comprehensiveness)
 
 
@@ -328,7 +328,8 @@ def test_features_without_a_pad_token(archs):
 def test_head_mode_fine_tuning_trains_the_token_a_decoder_head_reads(archs, arch):
     """The fine-tuned model's own forward on a text equals the training path on that text's cached "last"
     feature: the head was trained on what it reads (the "first" feature, a causal model's first token, is not)."""
-    from explorer.train.finetune import Settings, cached_features, finetune
+    from explorer.model.features import cached_features
+    from explorer.train.finetune import Settings, finetune
 
     ck = archs[arch]
     data = _demo_data()

@@ -118,7 +118,7 @@ def test_aopc_on_a_toy_model_with_a_known_answer():
 
 def test_compare_scores_every_method(tiny):
     ck = tiny["distilbert"]
-    rows = faithfulness.compare(ck, build_head(ck, "own"), TEXT)
+    rows = faithfulness.compare_methods(ck, build_head(ck, "own"), TEXT)
     assert [r.method for r in rows] == list(METHODS)
     assert all(np.isfinite([r.comprehensiveness, r.sufficiency]).all() for r in rows)
     assert rows[0].completeness_error <= 0.01 and rows[2].completeness_error is None

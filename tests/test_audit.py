@@ -8,8 +8,9 @@ import torch
 
 from explorer.cli import main
 from explorer.data.audit import find_issues, fit_predict, fold_plan
-from explorer.data.dataset import MULTI, REGRESSION, DataError, LabeledData
+from explorer.data.dataset import DataError, LabeledData
 from explorer.model.features import encoder_features
+from explorer.model.problem import ProblemType
 
 GOOD = ["wonderful", "lovely", "delightful", "brilliant", "fantastic", "excellent", "charming", "superb"]
 BAD = ["awful", "horrible", "dreadful", "terrible", "disgusting", "miserable", "pathetic", "boring"]
@@ -81,20 +82,20 @@ def test_multi_label_and_regression_flag_the_planted_rows():
     x = torch.from_numpy(rng.normal(size=(200, 8)).astype(np.float32))
     y = (x[:, :3].numpy() > 0).astype(np.float32)  # three labels, each readable from one feature
     y[[5, 50]] = 1.0 - y[[5, 50]]
-    data = _labeled(y, MULTI, ("a", "b", "c"))
+    data = _labeled(y, ProblemType.MULTI, ("a", "b", "c"))
     oof = np.zeros_like(y)
     for part in (np.arange(100), np.arange(100, 200)):
         rest = np.setdiff1d(np.arange(200), part)
-        oof[part] = fit_predict(x[rest], y[rest], x[part], MULTI, 3)
+        oof[part] = fit_predict(x[rest], y[rest], x[part], ProblemType.MULTI, 3)
     quality, flagged, _ = find_issues(data, oof)
     assert set(flagged[:2]) == {5, 50} and quality.shape == (200,)
     target = (x[:, 0] * 2.0 + x[:, 1]).numpy()
     target[[7, 70]] += 10.0
-    data = _labeled(target.astype(np.float32), REGRESSION, ())
+    data = _labeled(target.astype(np.float32), ProblemType.REGRESSION, ())
     pred = np.zeros(200, np.float32)
     for part in (np.arange(100), np.arange(100, 200)):
         rest = np.setdiff1d(np.arange(200), part)
-        pred[part] = fit_predict(x[rest], target[rest], x[part], REGRESSION, 1)
+        pred[part] = fit_predict(x[rest], target[rest], x[part], ProblemType.REGRESSION, 1)
     quality, flagged, noise = find_issues(data, pred)
     assert list(flagged) and set(flagged[:2]) == {7, 70} and noise == len(flagged) / 200
 

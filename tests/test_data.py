@@ -4,8 +4,8 @@ import json
 import numpy as np
 import pytest
 
-from explorer.data.dataset import (MULTI, REGRESSION, SINGLE, DataError, demo_frame, guess_columns, prepare,
-                                   read_csv)
+from explorer.data.dataset import DataError, demo_frame, guess_columns, prepare, read_csv
+from explorer.model.problem import ProblemType
 
 
 def _one_line(err) -> str:
@@ -68,7 +68,7 @@ def test_column_guess_and_override():
 
 def test_single_label_strings_and_ints():
     d = prepare(read_csv(b"text,label\na,pos\nb,neg\nc,pos\n"))
-    assert d.problem_type == SINGLE and d.label_names == ("neg", "pos") and d.y.tolist() == [1, 0, 1]
+    assert d.problem_type == ProblemType.SINGLE and d.label_names == ("neg", "pos") and d.y.tolist() == [1, 0, 1]
     d = prepare(read_csv(b"text,label\na,10\nb,2\nc,2.0\n"))
     assert d.label_names == ("2", "10") and d.y.tolist() == [1, 0, 0]  # numeric order; 2.0 is 2
 
@@ -78,20 +78,20 @@ def test_single_label_strings_and_ints():
 def test_multi_label_in_cells(cells):
     body = "text,labels\n" + "\n".join(f"t{i},\"{c.replace(chr(34), chr(34) * 2)}\"" for i, c in enumerate(cells))
     d = prepare(read_csv(body.encode()))
-    assert d.problem_type == MULTI and d.label_names == ("a", "b", "c")
+    assert d.problem_type == ProblemType.MULTI and d.label_names == ("a", "b", "c")
     np.testing.assert_array_equal(d.y, [[1, 1, 0], [0, 1, 0], [1, 0, 1]])
 
 
 def test_multi_label_as_01_columns():
     t = read_csv(b"text,toxic,funny\nhello there,0,1\nyou fool,1,1\nfine day,0,0\n")
     d = prepare(t)
-    assert d.problem_type == MULTI and d.label_columns == ("toxic", "funny") and d.label_names == ("toxic", "funny")
+    assert d.problem_type == ProblemType.MULTI and d.label_columns == ("toxic", "funny") and d.label_names == ("toxic", "funny")
     np.testing.assert_array_equal(d.y, [[0, 1], [1, 1], [0, 0]])
 
 
 def test_float_labels_mean_regression():
     d = prepare(read_csv(b"text,score\nok,0.5\ngood,0.9\nbad,0.1\n"))
-    assert d.problem_type == REGRESSION and d.label_names == ()
+    assert d.problem_type == ProblemType.REGRESSION and d.label_names == ()
     np.testing.assert_allclose(d.y, [0.5, 0.9, 0.1])
 
 

@@ -160,23 +160,23 @@ def test_feature_cache_stays_within_its_budget(monkeypatch, ck):
     under HEAD_EXPLORER_FEATURES_MB, oldest dropped first, the newest kept (it is being trained on)."""
     import numpy as np
 
-    from explorer.train import finetune
+    from explorer.model import features
 
     passes = []
 
     def fake_pass(ck, texts, **kwargs):  # 2 rows x 4 pools x 65,536 floats = 2 MB per dataset
         passes.append(tuple(texts))
-        return np.zeros((len(texts), len(finetune.POOLS), 2**16), np.float32)
+        return np.zeros((len(texts), len(features.POOLS), 2**16), np.float32)
 
-    monkeypatch.setattr(finetune, "encoder_features", fake_pass)
-    monkeypatch.setattr(finetune, "_FEATURES", finetune.ByteCache(finetune.FEATURES_ENV, 1024, max_entries=4))
-    monkeypatch.setenv(finetune.FEATURES_ENV, "3")
+    monkeypatch.setattr(features, "encoder_features", fake_pass)
+    monkeypatch.setattr(features, "_FEATURES", features.ByteCache(features.FEATURES_ENV, 1024, max_entries=4))
+    monkeypatch.setenv(features.FEATURES_ENV, "3")
     first, second = ("a", "b"), ("c", "d")
-    finetune.cached_features(ck, first, 16)
-    finetune.cached_features(ck, second, 16)
-    assert len(finetune._FEATURES) == 1  # 4 MB > 3 MB: the older went
-    finetune.cached_features(ck, second, 16)
+    features.cached_features(ck, first, 16)
+    features.cached_features(ck, second, 16)
+    assert len(features._FEATURES) == 1  # 4 MB > 3 MB: the older went
+    features.cached_features(ck, second, 16)
     assert passes == [first, second]  # the newest is still cached
-    monkeypatch.setenv(finetune.FEATURES_ENV, "100")
-    finetune.cached_features(ck, first, 16)
-    assert len(finetune._FEATURES) == 2 and passes == [first, second, first]
+    monkeypatch.setenv(features.FEATURES_ENV, "100")
+    features.cached_features(ck, first, 16)
+    assert len(features._FEATURES) == 2 and passes == [first, second, first]

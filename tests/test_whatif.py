@@ -26,10 +26,10 @@ def test_align_marks_equal_replace_delete_insert():
 
 def test_compare_explains_text_as_prediction_in_both_texts(sentiment):
     head = build_head(sentiment)
-    same = whatif.compare(sentiment, head, TEXT, TEXT)
+    same = whatif.compare_texts(sentiment, head, TEXT, TEXT)
     assert all(r.op == "equal" and r.difference == 0 for r in same.rows)
     edited = "Unbelievably bad acting, terrible plot!"
-    r = whatif.compare(sentiment, head, TEXT, edited)
+    r = whatif.compare_texts(sentiment, head, TEXT, edited)
     assert r.attr_a.target == r.attr_b.target == r.target == int(np.argmax(r.a.logits))
     assert r.b.predicted != r.a.predicted  # "bad" flips the prediction, yet B still explains A's label
     np.testing.assert_allclose(r.probs[1], analyze(sentiment, head, edited).softmax)
@@ -93,7 +93,7 @@ def test_leave_one_out_of_a_pair_drops_words_of_text_a_only(sentiment):
 
 def test_compare_a_pair_changes_text_a_and_keeps_text_b(sentiment):
     head = build_head(sentiment)
-    r = whatif.compare(sentiment, head, "A fine film.", "A dull film.", text_pair="I disagree.")
+    r = whatif.compare_texts(sentiment, head, "A fine film.", "A dull film.", text_pair="I disagree.")
     assert r.a.text_pair == r.b.text_pair == "I disagree."
     assert [(x.op, x.a.text, x.b.text) for x in r.rows] == [
         ("equal", "a", "a"), ("replace", "fine", "dull"), ("equal", "film", "film"), ("equal", ".", ".")]

@@ -17,10 +17,10 @@ import numpy as np
 import torch
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from explorer.data.dataset import MULTI, REGRESSION, SINGLE, DataError, LabeledData
-from explorer.model.features import POOLS
+from explorer.data.dataset import DataError, LabeledData
+from explorer.model.problem import ProblemType, metrics, score
+from explorer.model.features import POOLS, cached_features
 from explorer.text import i18n
-from explorer.train.finetune import cached_features, loss_fn, metrics, score
 
 # The pools the audit's cross-validation chooses among. "last" stays out: on the encoders the audit is
 # built for (the embedded MiniLM, BERT-style models) it is the [SEP] state, which no head reads, and it
@@ -75,9 +75,9 @@ class LabelAudit:
     @property
     def predicted(self) -> np.ndarray:
         """(n,) class ids | (n, labels) 0/1 | (n,) values: the out-of-fold prediction per row."""
-        if self.problem_type == SINGLE:
+        if self.problem_type == ProblemType.SINGLE:
             return self.oof.argmax(1)
-        if self.problem_type == MULTI:
+        if self.problem_type == ProblemType.MULTI:
             return (self.oof >= 0.5).astype(np.float32)
         return self.oof
 
@@ -85,9 +85,9 @@ class LabelAudit:
     def p_given(self) -> np.ndarray | None:
         """(n,) out-of-fold probability of each row's given label (its whole set, for multi-label)."""
         y = self.data.y
-        if self.problem_type == SINGLE:
+        if self.problem_type == ProblemType.SINGLE:
             return self.oof[np.arange(len(y)), y]
-        if self.problem_type == MULTI:
+        if self.problem_type == ProblemType.MULTI:
             return np.prod(np.where(y > 0.5, self.oof, 1.0 - self.oof), axis=1)
         return None
 
@@ -111,9 +111,9 @@ class LabelAudit:
 
 
 def _name(data: LabeledData, value) -> str | float:
-    if data.problem_type == SINGLE:
+    if data.problem_type == ProblemType.SINGLE:
         return data.label_names[int(value)]
-    if data.problem_type == MULTI:
+    if data.problem_type == ProblemType.MULTI:
         return "|".join(n for n, v in zip(data.label_names, value) if v > 0.5)
     return round(float(value), 6)
 
@@ -126,7 +126,7 @@ def fold_plan(data: LabeledData, folds: int = FOLDS) -> tuple[int, tuple[Note, .
     if folds < 2:
         raise DataError("audit_folds", folds=folds)
     n = len(data.texts)
-    if data.problem_type == SINGLE:
+    if data.problem_type == ProblemType.SINGLE:
         counts = np.bincount(data.y, minlength=len(data.label_names))
         small = int(counts.argmin())
         if counts[small] < 2:
@@ -144,7 +144,7 @@ def fold_plan(data: LabeledData, folds: int = FOLDS) -> tuple[int, tuple[Note, .
 
 
 def _splits(data: LabeledData, folds: int, seed: int):
-    if data.problem_type == SINGLE:
+    if data.problem_type == ProblemType.SINGLE:
         return StratifiedKFold(folds, shuffle=True, random_state=seed).split(data.y, data.y)
     return KFold(folds, shuffle=True, random_state=seed).split(data.y)
 
@@ -163,8 +163,9 @@ def fit_predict(x_train: torch.Tensor, y_train: np.ndarray, x_test: torch.Tensor
     mu, sd = x_train.mean(0), x_train.std(0) + 1e-6
     xtr, xte = (x_train - mu) / sd, (x_test - mu) / sd
     y = torch.from_numpy(np.asarray(y_train))
-    y_mu, y_sd = (float(y.mean()), float(y.std()) + 1e-6) if problem_type == REGRESSION else (0.0, 1.0)
-    y = y.long() if problem_type == SINGLE else (y.float() - y_mu) / y_sd
+    y_mu, y_sd = (float(y.mean()), float(y.std()) + 1e-6) if problem_type == ProblemType.REGRESSION else (0.0, 1.0)
+    y = y.long() if problem_type == ProblemType.SINGLE else (y.float() - y_mu) / y_sd
+    ptype = ProblemType(problem_type)
     layer = torch.nn.Linear(xtr.shape[1], n_out)
     torch.nn.init.zeros_(layer.weight)
     torch.nn.init.zeros_(layer.bias)
@@ -172,7 +173,7 @@ def fit_predict(x_train: torch.Tensor, y_train: np.ndarray, x_test: torch.Tensor
 
     def closure():
         opt.zero_grad()
-        loss = loss_fn(problem_type, layer(xtr), y) + WEIGHT_DECAY * layer.weight.pow(2).sum()
+        loss = ptype.batch_loss(layer(xtr), y) + WEIGHT_DECAY * layer.weight.pow(2).sum()
         loss.backward()
         return loss
 
@@ -180,9 +181,9 @@ def fit_predict(x_train: torch.Tensor, y_train: np.ndarray, x_test: torch.Tensor
         opt.step(closure)
     with torch.no_grad():
         out = layer(xte)
-    if problem_type == SINGLE:
+    if problem_type == ProblemType.SINGLE:
         return torch.softmax(out, -1).numpy()
-    if problem_type == MULTI:
+    if problem_type == ProblemType.MULTI:
         return torch.sigmoid(out).numpy()
     return out[:, 0].numpy() * y_sd + y_mu
 
@@ -190,8 +191,8 @@ def fit_predict(x_train: torch.Tensor, y_train: np.ndarray, x_test: torch.Tensor
 def out_of_fold(x: torch.Tensor, data: LabeledData, folds: int, seed: int = 0,
                 progress: Callable[[int], None] | None = None) -> np.ndarray:
     """(n, labels) | (n,) predictions for every row from a head that never saw it."""
-    n_out = 1 if data.problem_type == REGRESSION else len(data.label_names)
-    shape = (len(data.y),) if data.problem_type == REGRESSION else (len(data.y), n_out)
+    n_out = 1 if data.problem_type == ProblemType.REGRESSION else len(data.label_names)
+    shape = (len(data.y),) if data.problem_type == ProblemType.REGRESSION else (len(data.y), n_out)
     oof = np.zeros(shape, np.float32)
     # No torch.set_num_threads(1) here, though the fits are small: calling it from a server's script
     # thread while another thread runs the encoder can deadlock OpenMP (seen in the browser test).
@@ -203,8 +204,8 @@ def out_of_fold(x: torch.Tensor, data: LabeledData, folds: int, seed: int = 0,
 
 
 def _cv_metrics(data: LabeledData, oof: np.ndarray) -> dict:
-    # finetune.metrics reads logits: probabilities map to the same argmax, and to the same side of 0.5 as logits of 0.
-    logits = oof[:, None] if data.problem_type == REGRESSION else (oof - 0.5 if data.problem_type == MULTI else oof)
+    # problem.metrics reads logits: probabilities map to the same argmax, and to the same side of 0.5 as logits of 0.
+    logits = oof[:, None] if data.problem_type == ProblemType.REGRESSION else (oof - 0.5 if data.problem_type == ProblemType.MULTI else oof)
     return metrics(data.problem_type, logits, data.y, len(data.label_names))
 
 
@@ -213,7 +214,7 @@ def _cv_metrics(data: LabeledData, oof: np.ndarray) -> dict:
 
 def find_issues(data: LabeledData, oof: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """(quality (n,), flagged row ids ranked most suspicious first, estimated noise rate)."""
-    if data.problem_type == SINGLE:
+    if data.problem_type == ProblemType.SINGLE:
         from cleanlab.count import estimate_joint
         from cleanlab.filter import find_label_issues
         from cleanlab.rank import get_label_quality_scores
@@ -222,7 +223,7 @@ def find_issues(data: LabeledData, oof: np.ndarray) -> tuple[np.ndarray, np.ndar
         # n_jobs=1: cleanlab would otherwise fork a process pool, which is unsafe inside a threaded server
         flagged = find_label_issues(data.y, oof, return_indices_ranked_by="self_confidence", n_jobs=1)
         noise = 1.0 - float(np.trace(estimate_joint(data.y, oof)))
-    elif data.problem_type == MULTI:
+    elif data.problem_type == ProblemType.MULTI:
         from cleanlab.multilabel_classification.filter import find_label_issues
         from cleanlab.multilabel_classification.rank import get_label_quality_scores
 

@@ -6,7 +6,8 @@ import html
 import pandas as pd
 
 from explorer.data.audit import LabelAudit
-from explorer.data.dataset import MULTI, Table
+from explorer.model.problem import ProblemType
+from explorer.data.dataset import Table
 from explorer.text import i18n
 
 
@@ -15,7 +16,7 @@ def corrected_frame(table: Table, found: LabelAudit, accepted) -> pd.DataFrame:
     out = table.frame.copy()
     cols = list(found.data.label_columns)
     for row in sorted({int(r) for r in accepted}):
-        if found.problem_type == MULTI and len(cols) > 1:  # one 0/1 column per label
+        if found.problem_type == ProblemType.MULTI and len(cols) > 1:  # one 0/1 column per label
             for col, value in zip(cols, found.predicted[row]):
                 out.at[out.index[row], col] = str(int(value))
         else:

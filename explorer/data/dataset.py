@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from explorer.model.problem import ProblemType
 from explorer.text.errors import ExplorerError, Message
 
 DEMO_LABELS = ("negative", "neutral", "positive")
@@ -63,7 +65,6 @@ TEXT_NAMES = ("text", "sentence", "review", "content", "tweet", "document", "bod
 LABEL_NAMES = ("label", "labels", "sentiment", "class", "category", "target", "y", "tag", "tags", "intent")
 # Spellings of "no value"; not pandas' full list, which would swallow a real label like "NA" or "None".
 NA_VALUES = ["", "NaN", "nan", "NULL", "null", "<NA>", "#N/A", "N/A", "n/a"]
-SINGLE, MULTI, REGRESSION = "single_label_classification", "multi_label_classification", "regression"
 
 
 class DataError(ExplorerError):
@@ -83,7 +84,7 @@ class LabeledData:
     texts: tuple[str, ...]
     y: np.ndarray  # (n,) int64 label ids | (n, labels) float32 0/1 | (n,) float32 targets
     label_names: tuple[str, ...]  # id order; () for regression
-    problem_type: str  # SINGLE | MULTI | REGRESSION, as transformers names them
+    problem_type: ProblemType
     text_column: str
     label_columns: tuple[str, ...]
     notes: tuple[str, ...]
@@ -307,17 +308,17 @@ def split_multi(value: str) -> list[str] | None:
     return None
 
 
-def label_shape(frame: pd.DataFrame, label_columns: tuple[str, ...]) -> str:
-    """SINGLE, MULTI or REGRESSION, from the label cells (missing cells ignored)."""
+def label_shape(frame: pd.DataFrame, label_columns: tuple[str, ...]) -> ProblemType:
+    """The problem type the label cells imply (missing cells ignored)."""
     if len(label_columns) > 1:
-        return MULTI
+        return ProblemType.MULTI
     col = frame[label_columns[0]].dropna()
     nums = _numbers(col)
     if nums is not None and len(nums) and not (nums == nums.round()).all():
-        return REGRESSION
+        return ProblemType.REGRESSION
     if nums is None and col.map(lambda v: split_multi(v) is not None).any():
-        return MULTI
-    return SINGLE
+        return ProblemType.MULTI
+    return ProblemType.SINGLE
 
 
 def sorted_names(names) -> list[str]:
@@ -352,18 +353,18 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
     kind = label_shape(frame, label_cols)
     if len(label_cols) == 1:
         _refuse_non_finite(frame[label_cols[0]])
-    if kind == REGRESSION:
+    if kind == ProblemType.REGRESSION:
         with np.errstate(over="ignore"):  # beyond float32 becomes inf, refused just below
             y = pd.to_numeric(frame[label_cols[0]].str.strip()).to_numpy(np.float32)
         _refuse_non_finite(frame[label_cols[0]], y)
         names: list[str] = []
-    elif kind == MULTI and len(label_cols) > 1:
+    elif kind == ProblemType.MULTI and len(label_cols) > 1:
         bad = [c for c in label_cols if not _is_binary_column(frame[c])]
         if bad:
             raise DataError("data_multi_binary", column=bad[0])
         names = list(label_cols)
         y = frame[names].astype(float).to_numpy(np.float32)
-    elif kind == MULTI:
+    elif kind == ProblemType.MULTI:
         parts = [split_multi(v) or [v.strip()] for v in frame[label_cols[0]]]
         names = sorted_names(p for row in parts for p in row)
         index = {n: i for i, n in enumerate(names)}
@@ -375,7 +376,7 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
         names = sorted_names(raw)
         index = {n: i for i, n in enumerate(names)}
         y = raw.map(index).to_numpy(np.int64)
-    if kind != REGRESSION and len(names) < 2:
+    if kind != ProblemType.REGRESSION and len(names) < 2:
         raise DataError("data_one_class", name=names[0] if names else "—", columns=", ".join(label_cols))
     return LabeledData(texts=tuple(texts.str.strip()), y=y, label_names=tuple(names), problem_type=kind,
                        text_column=text_col, label_columns=label_cols, notes=table.notes + cleaned)

@@ -17,14 +17,14 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from explorer.model.checkpoints import Checkpoint
+from explorer.model.problem import ProblemType, confusion_counts
 from explorer.text.errors import Message
-from explorer.data.dataset import (MULTI, REGRESSION, SINGLE, Table, clean_label_cells, guess_columns,
+from explorer.data.dataset import (Table, clean_label_cells, guess_columns,
                                    label_shape, sorted_names, split_multi, strip_invisible)
 
 IMBALANCE_RATIO = 5.0  # largest / smallest class count that counts as imbalanced
 PERMUTED_GAIN = 0.10  # the Hungarian mapping must beat the identity by this much accuracy
 MAX_PREDICT = 2000  # rows predicted for the mapping check; enough to see a permutation
-LOSSES = {SINGLE: "CrossEntropyLoss", MULTI: "BCEWithLogitsLoss", REGRESSION: "MSELoss"}
 _GENERIC = re.compile(r"^LABEL_\d+$")
 
 
@@ -142,8 +142,7 @@ def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint) -> dict:
     rows = sorted_names(labels)
     pred = predict_ids(ck, texts)
     r_index = {n: i for i, n in enumerate(rows)}
-    conf = np.zeros((len(rows), len(ck_labels)), np.int64)
-    np.add.at(conf, ([r_index[v] for v in labels], pred), 1)
+    conf = confusion_counts([r_index[v] for v in labels], pred, len(rows), len(ck_labels))
     r, c = linear_sum_assignment(-conf)
     best = {rows[i]: ck_labels[j] for i, j in zip(r, c)}
     identity = {n: _identity_target(n, ck_labels) for n in rows}
@@ -158,11 +157,11 @@ def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint) -> dict:
 
 def _traps(kind: str, names: list[str]) -> list[Message]:
     traps = []
-    if kind == REGRESSION:
+    if kind == ProblemType.REGRESSION:
         traps.append(Message("trap_regression"))
-    if kind == SINGLE and len(names) == 2:
+    if kind == ProblemType.SINGLE and len(names) == 2:
         traps.append(Message("trap_two_classes"))
-    if kind == MULTI:
+    if kind == ProblemType.MULTI:
         traps.append(Message("trap_multi_label"))
     return traps
 
@@ -182,13 +181,13 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
         issues.append(Issue("missing_labels", Message("issue_missing_labels", n=n_missing, total=len(frame)),
                             {"rows": n_missing}))
     valid = frame[~missing.any(axis=1)]
-    if kind == MULTI and len(label_cols) > 1:
+    if kind == ProblemType.MULTI and len(label_cols) > 1:
         counts = {c: int(pd.to_numeric(valid[c], errors="coerce").fillna(0).sum()) for c in label_cols}
-    elif kind == REGRESSION:
+    elif kind == ProblemType.REGRESSION:
         counts = {}
     else:
         raw = valid[label_cols[0]]
-        if kind == MULTI:
+        if kind == ProblemType.MULTI:
             raw = pd.Series([p for v in raw for p in (split_multi(v) or [v.strip()])], dtype=object)
         counts = {str(k): int(v) for k, v in raw.value_counts().items()}
     names = list(counts)
@@ -197,14 +196,14 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
         pairs = ", ".join(f"'{a}' → '{b}'" for a, b in merge.items())
         issues.append(Issue("near_duplicate_labels", Message("issue_near_duplicates", pairs=pairs),
                             {"merge": merge}))
-    if kind != REGRESSION and len(counts) - len(merge) <= 1:
+    if kind != ProblemType.REGRESSION and len(counts) - len(merge) <= 1:
         issues.append(Issue("single_class", Message("issue_single_class", names=", ".join(names) or "—")))
     elif counts and max(counts.values()) >= IMBALANCE_RATIO * max(min(counts.values()), 1):
         big, small = max(counts, key=counts.get), min(counts, key=counts.get)
         issues.append(Issue("imbalance", Message("issue_imbalance", big=big, n_big=counts[big], small=small,
                                                  n_small=counts[small])))
     ints = [int(n) for n in names if n.lstrip("-").isdigit()]
-    if kind == SINGLE and ints and len(ints) == len(names):
+    if kind == ProblemType.SINGLE and ints and len(ints) == len(names):
         ids = sorted(ints)
         if ids[0] == 1 or ids != list(range(ids[0], ids[0] + len(ids))):
             issues.append(Issue("one_based_ids", Message("issue_one_based_ids", ids=ids[:10], last=len(ids) - 1,
@@ -214,7 +213,7 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
         issues += checkpoint_issues(ck)
         generic = any(i.kind == "generic_label_names" for i in issues)
         ck_set = set(ck.labels)
-        if not generic and kind != REGRESSION and not ints:
+        if not generic and kind != ProblemType.REGRESSION and not ints:
             csv_set = set(names) - set(merge)
             extra, unused = sorted(csv_set - ck_set), sorted(ck_set - csv_set)
             if extra or unused:
@@ -223,7 +222,7 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
                                     {"csv_only": extra, "checkpoint_only": unused}))
         # A head with new (random) weights or placeholder names predicts nothing about the labels,
         # so a "best mapping" found from it would be noise presented as a fix.
-        if kind == SINGLE and len(names) >= 2 and not generic and not ck.new_weights:
+        if kind == ProblemType.SINGLE and len(names) >= 2 and not generic and not ck.new_weights:
             sample = valid.sample(n=min(max_predict, len(valid)), random_state=seed)
             texts = sample[text_col].fillna("").astype(str).tolist()
             labels = sample[label_cols[0]].str.strip().map(lambda v: merge.get(v, v)).tolist()
@@ -239,7 +238,7 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
                                     {"moved": moved}))
                 report["suggested_mapping"] = check["best"]
     return LabelReport(
-        rows=len(frame), text_column=text_col, label_columns=label_cols, problem_type=kind, loss=LOSSES[kind],
+        rows=len(frame), text_column=text_col, label_columns=label_cols, problem_type=kind, loss=kind.loss_name,
         labels=tuple(sorted(counts.items(), key=lambda kv: -kv[1])), issues=tuple(issues),
         traps=tuple(_traps(kind, names)), notes=table.notes, **report)
 

@@ -27,6 +27,7 @@ from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, run_head
+from explorer.model.problem import ProblemType
 from explorer.model.tokens import pair_boundary
 from explorer.results import JsonResult, rounded
 from explorer.runtime import budget
@@ -158,9 +159,9 @@ def baseline_ids(ck: Checkpoint, ids: list[int], special: list[bool], kind: str)
 
 def quantity_of(logits: torch.Tensor, target: int, quantity: str, ptype: str) -> torch.Tensor:
     """(batch, labels) -> (batch,): the target's logit, or its probability under the problem type."""
-    if quantity == "logit" or ptype == "regression":
+    if quantity == "logit" or ptype == ProblemType.REGRESSION:
         return logits[:, target]
-    if ptype == "multi_label_classification":
+    if ptype == ProblemType.MULTI:
         return torch.sigmoid(logits[:, target])
     return torch.softmax(logits, dim=-1)[:, target]
 

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from explorer.model import problem
+from explorer.model.problem import ProblemType
 from explorer.model.analysis import AnalysisError
 from explorer.model.heads import Head, head_device, run_head
 from explorer.runtime import budget
@@ -57,7 +58,7 @@ def dropout_steps(head: Head) -> list[int]:
 
 
 def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int = 0,
-               ptype: str = "single_label_classification", token_ids=None) -> MCDropout:
+               ptype: str = ProblemType.SINGLE, token_ids=None) -> MCDropout:
     """`hidden`: (seq, hidden) last encoder layer. Returns N head passes with dropout at rate p;
     probabilities follow `ptype` (softmax, sigmoid, or the raw value for regression)."""
     if not 0.0 <= p < 1.0:

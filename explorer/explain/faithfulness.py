@@ -85,7 +85,7 @@ def of(ck: Checkpoint, head: Head, a: Attribution) -> tuple[float, float]:
     return aopc(model_prob(ck, head, a.target, typed), items, list(a.special), a.scores)
 
 
-def compare(ck: Checkpoint, head: Head, text: str, target: int | None = None, quantity: str = "logit",
+def compare_methods(ck: Checkpoint, head: Head, text: str, target: int | None = None, quantity: str = "logit",
             baseline: str = "pad", window: int = 1, methods=METHODS,
             progress: Progress | None = None, text_pair: str | None = None) -> list[Faithfulness]:
     """Run every method on `text` (paired with `text_pair` if given) and score each explanation's faithfulness."""

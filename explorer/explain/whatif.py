@@ -99,7 +99,7 @@ def probabilities_of(a: Analysis) -> np.ndarray:  # (labels,)
     return problem.probabilities(a.logits, a.problem_type)
 
 
-def compare(ck: Checkpoint, head: Head, text_a: str, text_b: str, method: str = "lig",
+def compare_texts(ck: Checkpoint, head: Head, text_a: str, text_b: str, method: str = "lig",
             text_pair: str = "") -> WhatIf:
     """Analyse both texts and attribute text A's predicted label's logit in each. With `text_pair`
     (a sentence-pair model's second text), both are paired with it, unchanged."""

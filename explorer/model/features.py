@@ -5,7 +5,7 @@ read), its attention-masked mean, L2-normalised (what sentence encoders such as 
 trained to produce), and the average of every layer's L2-normalised mean, L2-normalised again
 (lower layers keep lexical cues that the last one has partly traded away; averaging them keeps
 one hidden-size vector, where concatenating would multiply the cache by the layer count), and the
-state at the last non-pad token (what decoder-only heads read, picked by own_head's rule). Texts
+state at the last non-pad token (what decoder-only heads read, picked by pooling's rule). Texts
 are tokenized a batch at a time and batched by length, so padding costs little and memory stays
 flat however many rows there are.
 
@@ -15,6 +15,7 @@ the same (n, 4, hidden) array; one process gives the same batches, hence the sam
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from typing import Callable
@@ -22,8 +23,9 @@ from typing import Callable
 import numpy as np
 import torch
 
-from explorer.model.own_head import last_token, pad_id
+from explorer.model import pooling
 from explorer.runtime import device as dev
+from explorer.runtime.budget import ByteCache
 
 POOLS = ("first", "mean", "layers", "last")  # index into the features' second axis
 Progress = Callable[[float, str], None]
@@ -53,16 +55,14 @@ def _encode(ck, texts: list[str], max_length: int) -> torch.Tensor:
     # hidden_states is (embeddings, layer 1, ..., layer L); the last is taken from last_hidden_state, which
     # some decoders give after a final norm, so "first" and "mean" stay what they were.
     states = [*out.hidden_states[1:-1], out.last_hidden_state]
-    mask = enc["attention_mask"].unsqueeze(-1).to(out.last_hidden_state.dtype)  # (batch, seq, 1)
-    means = [torch.nn.functional.normalize((h * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1)
-             for h in states]  # L x (batch, hidden)
+    mask = enc["attention_mask"]  # (batch, seq)
+    means = [torch.nn.functional.normalize(pooling.mean(h, mask), dim=-1) for h in states]  # L x (batch, hidden)
     layers = torch.nn.functional.normalize(torch.stack(means).sum(0), dim=-1)
     # Padding counts as padding whatever id the tokenizer filled it with, so each row reads the token
     # it reads when encoded alone, as `model(**tokenizer(text))` does (eos-as-pad models included).
-    ids, pad = enc["input_ids"], pad_id(ck.model.config)
-    last = last_token(ids.masked_fill(enc["attention_mask"] == 0, pad), pad)  # (batch,)
-    pooled = out.last_hidden_state[torch.arange(len(ids), device=ids.device), last]
-    return torch.stack([out.last_hidden_state[:, 0], means[-1], layers, pooled], 1).float()  # (batch, 4, hidden)
+    pooled = pooling.last(out.last_hidden_state, mask, pooling.pad_id(ck.model.config), enc["input_ids"])
+    first = pooling.first(out.last_hidden_state)
+    return torch.stack([first, means[-1], layers, pooled], 1).float()  # (batch, 4, hidden)
 
 
 def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int = 128,
@@ -96,6 +96,27 @@ def _features(ck, texts: list[str], batch_size: int, max_length: int, progress: 
         if me == 0:  # one line, so a log (and the scale-out test) can tell the pass was shared
             print(f"features: {n} rows encoded by WORLD_SIZE={size} processes", file=sys.stderr)
     return out
+
+
+# ---- features, cached -----------------------------------------------------------------------
+
+# All datasets' features together, in MB (4 vectors per row: 100,000 rows of MiniLM are ~615 MB), in the
+# byte-bounded cache every session shares. The newest entry is always kept, however large: it is the one
+# being trained on.
+FEATURES_ENV, DEFAULT_FEATURES_MB = "HEAD_EXPLORER_FEATURES_MB", 1024
+_FEATURES = ByteCache(FEATURES_ENV, DEFAULT_FEATURES_MB, max_entries=4)
+
+
+def cached_features(ck, texts: tuple[str, ...], max_length: int, pool: str = "first",
+                    progress: Progress | None = None) -> torch.Tensor:
+    """(n, hidden) frozen-encoder features (a pool of features.POOLS: "first" token, L2-normalised
+    "mean", the "layers" average, or the "last" non-pad token), cached per (model, texts, max_length);
+    one encoder pass fills every pool."""
+    digest = hashlib.sha1("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
+    key = (id(ck.model), ck.name, ck.source, max_length, digest)
+    feats = _FEATURES.get_or_compute(key, lambda: torch.from_numpy(
+        encoder_features(ck, list(texts), max_length=max_length, progress=progress)))
+    return feats[:, POOLS.index(pool)]  # (n, pools, hidden) -> (n, hidden)
 
 
 def _gather(out: np.ndarray, batches: list[np.ndarray], share: np.ndarray) -> np.ndarray:

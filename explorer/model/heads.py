@@ -19,7 +19,8 @@ from torch import nn
 
 from explorer.model import own_head
 from explorer.model.checkpoints import Checkpoint, forward_inputs, max_length
-from explorer.model.own_head import last_token
+from explorer.model import pooling
+from explorer.model.sampling import sample_dropout
 from explorer.text.errors import ExplorerError
 
 
@@ -219,13 +220,11 @@ def run_head(
     out = []
     for step in head.steps:
         if step.op == "first":
-            x = x[:, 0]
+            x = pooling.first(x)
         elif step.op == "last":
-            ids = input_ids if input_ids is not None else torch.where(mask.bool(), head.pad_id + 1, head.pad_id)
-            x = x[torch.arange(x.shape[0], device=x.device), last_token(ids, head.pad_id)]
+            x = pooling.last(x, mask, head.pad_id, input_ids)
         elif step.op == "mean":
-            m = mask.unsqueeze(-1).to(x.dtype)
-            x = (x * m).sum(1) / m.sum(1).clamp(min=1)
+            x = pooling.mean(x, mask)
         elif step.op == "linear":
             layer = head.layers[step.slot]
             x = torch.nn.functional.linear(x, layer.weight, layer.bias)
@@ -233,9 +232,8 @@ def run_head(
             x = torch.tanh(x)
         elif step.op == "relu":
             x = torch.relu(x)
-        elif step.op == "dropout" and generator is not None and p > 0:
-            keep = (torch.rand(x.shape, generator=generator) >= p).to(x.device)  # CPU generator: same masks anywhere
-            x = x * keep / (1.0 - p) if p < 1 else torch.zeros_like(x)
+        elif step.op == "dropout" and generator is not None:
+            x = sample_dropout(x, p, generator)
         out.append((step.name, x))
     return out
 

@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from explorer.model.replay import DROPOUTS, Call, Program, Recorder, Run, same_calls
+from explorer.model.pooling import last_token, pad_id
 from explorer.model.replay import tensors as _tensors
 
 LINEAR = {nn.functional.linear}
@@ -338,16 +339,6 @@ class OwnHead:
         return vals
 
 
-def pad_id(config) -> int:
-    """The id last-token pooling treats as padding. A model without one pools as if it had an id no
-    token uses, which HF's rule turns into "the last token" for every row."""
-    return config.pad_token_id if config.pad_token_id is not None else -1
-
-
-def last_token(ids: torch.Tensor, pad_id: int) -> torch.Tensor:  # (batch,)
-    """The rightmost token that is not padding, as HF's decoder-only classifiers pick it."""
-    positions = torch.arange(ids.shape[-1], device=ids.device)
-    return (positions * (ids != pad_id)).argmax(-1)
 
 
 def _positions(hidden: torch.Tensor, index) -> torch.Tensor:  # (batch,): which token each row reads

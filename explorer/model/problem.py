@@ -1,15 +1,67 @@
 """Logits to probabilities, problem types and losses, following HF's rules."""
 from __future__ import annotations
 
+from enum import StrEnum
+
 import numpy as np
 import torch
+from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, mean_squared_error
 
-PROBLEM_TYPES = ("single_label_classification", "multi_label_classification", "regression")
-LOSS_NAMES = {
-    "single_label_classification": "CrossEntropyLoss",
-    "multi_label_classification": "BCEWithLogitsLoss",
-    "regression": "MSELoss",
+
+class ProblemType(StrEnum):
+    """HF's `config.problem_type`, by its exact strings (a member equals its string, so JSON outputs and
+    i18n keys built from one stay what they were), with the loss, output function and prediction rule
+    that `XxxForSequenceClassification` ties to it."""
+
+    SINGLE = "single_label_classification"
+    MULTI = "multi_label_classification"
+    REGRESSION = "regression"
+
+    @property
+    def loss_class(self) -> type[torch.nn.Module]:
+        """The torch loss HF's sequence classifiers compute for this problem type."""
+        return _LOSSES[self]
+
+    @property
+    def loss_name(self) -> str:
+        return self.loss_class.__name__
+
+    @property
+    def output(self) -> str:
+        """What turns logits into the quantity the loss is about: softmax | sigmoid | none."""
+        return {ProblemType.SINGLE: "softmax", ProblemType.MULTI: "sigmoid"}.get(self, "none")
+
+    def probabilities(self, logits: np.ndarray) -> np.ndarray:
+        """(..., labels) -> (..., labels): softmax, sigmoid, or the raw value for regression."""
+        if self is ProblemType.SINGLE:
+            return softmax(logits)
+        if self is ProblemType.MULTI:
+            return sigmoid(logits)
+        return np.asarray(logits, dtype=np.float64)
+
+    def predict(self, logits: np.ndarray, labels: tuple[str, ...]) -> str:
+        """A label name: argmax for single-label; for multi-label the labels over 0.5 joined by '|'
+        (the top one when none is); for regression the only label."""
+        logits = np.asarray(logits)
+        if self is ProblemType.MULTI:
+            on = [labels[i] for i in np.flatnonzero(sigmoid(logits) > 0.5)]
+            return "|".join(on) if on else labels[int(logits.argmax())]
+        return labels[int(logits.argmax())]
+
+    def batch_loss(self, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """(batch, labels) logits and targets (class ids; 0/1 floats; values) -> the mean loss, with
+        HF's shapes (a regression head's one output against the targets)."""
+        fn = self.loss_class()
+        return fn(logits[:, 0], y) if self is ProblemType.REGRESSION else fn(logits, y)
+
+
+_LOSSES: dict[ProblemType, type[torch.nn.Module]] = {
+    ProblemType.SINGLE: torch.nn.CrossEntropyLoss,
+    ProblemType.MULTI: torch.nn.BCEWithLogitsLoss,
+    ProblemType.REGRESSION: torch.nn.MSELoss,
 }
+PROBLEM_TYPES: tuple[ProblemType, ...] = tuple(ProblemType)
+LOSS_NAMES: dict[ProblemType, str] = {p: p.loss_name for p in ProblemType}
 # Charts of one bar per label show at most this many: a 10,000-label checkpoint's two bar charts (20,000
 # bars with printed values, ~700 kB of figure) took the browser 49 s to draw on the Pipeline page.
 TOP_LABELS = 20
@@ -31,12 +83,12 @@ def label_rows(labels, logits, softmax, sigmoid) -> list[dict]:
             for name, lg, sm, sg in zip(labels, logits, softmax, sigmoid)]
 
 
-def problem_type(config) -> str:
+def problem_type(config) -> ProblemType:
     """HF's rule: the config's problem_type if set; else regression when num_labels == 1."""
     ptype = getattr(config, "problem_type", None)
     if ptype in PROBLEM_TYPES:
-        return ptype
-    return "regression" if config.num_labels == 1 else "single_label_classification"
+        return ProblemType(ptype)
+    return ProblemType.REGRESSION if config.num_labels == 1 else ProblemType.SINGLE
 
 
 def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
@@ -52,41 +104,35 @@ def sigmoid(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
 
 def probabilities(logits: np.ndarray, ptype: str) -> np.ndarray:
     """What the model's own loss implies: softmax, sigmoid, or the raw value for regression."""
-    if ptype == "single_label_classification":
-        return softmax(logits)
-    if ptype == "multi_label_classification":
-        return sigmoid(logits)
-    return np.asarray(logits, dtype=np.float64)
+    return ProblemType(ptype).probabilities(logits)
 
 
 def predicted(logits: np.ndarray, labels: tuple[str, ...], ptype: str) -> str:
-    """A label name: argmax for single-label; for multi-label the labels over 0.5 joined by '|'
-    (the top one when none is); for regression the only label."""
-    logits = np.asarray(logits)
-    if ptype == "multi_label_classification":
-        on = [labels[i] for i in np.flatnonzero(sigmoid(logits) > 0.5)]
-        return "|".join(on) if on else labels[int(logits.argmax())]
-    return labels[int(logits.argmax())]
+    """A label name by the problem type's prediction rule (ProblemType.predict)."""
+    return ProblemType(ptype).predict(logits, labels)
 
 
 def loss(logits: np.ndarray, target, ptype: str) -> float:
-    """The loss HF's XxxForSequenceClassification would compute for one example."""
-    z = torch.as_tensor(np.asarray(logits, dtype=np.float32)).reshape(1, -1)
-    if ptype == "single_label_classification":
-        return float(torch.nn.functional.cross_entropy(z, torch.tensor([int(target)])))
-    if ptype == "multi_label_classification":
-        t = torch.as_tensor(np.asarray(target, dtype=np.float32)).reshape(1, -1)
-        return float(torch.nn.functional.binary_cross_entropy_with_logits(z, t))
+    """The loss HF's XxxForSequenceClassification would compute for one example, with its loss class
+    and its shapes: class indices for single-label, floats shaped like the logits otherwise, and for
+    regression the squeezed pair."""
+    ptype = ProblemType(ptype)
+    z = torch.as_tensor(np.asarray(logits, dtype=np.float32)).reshape(1, -1)  # (1, labels)
+    fn = ptype.loss_class()
+    if ptype is ProblemType.SINGLE:
+        return float(fn(z, torch.tensor([int(target)])))
+    if ptype is ProblemType.MULTI:
+        return float(fn(z, torch.as_tensor(np.asarray(target, dtype=np.float32)).reshape(1, -1)))
     t = torch.as_tensor(np.asarray(target, dtype=np.float32)).reshape(z.shape)
-    return float(torch.nn.functional.mse_loss(z.squeeze(), t.squeeze()))
+    return float(fn(z.squeeze(), t.squeeze()))
 
 
 def pipeline_function(num_labels: int, ptype: str | None) -> str:
     """What transformers' text-classification pipeline applies by default (its own rule, which
     differs from the loss's rule for num_labels == 1): none | sigmoid | softmax."""
-    if ptype == "regression":
+    if ptype == ProblemType.REGRESSION:
         return "none"
-    if ptype == "multi_label_classification" or num_labels == 1:
+    if ptype == ProblemType.MULTI or num_labels == 1:
         return "sigmoid"
     return "softmax"
 
@@ -96,7 +142,8 @@ def single_output_trap(logit: float, target: float, ptype: str | None = None) ->
     regression), while pipeline() reports sigmoid(logit) unless problem_type is set to regression."""
     func = pipeline_function(1, ptype)
     score = float(sigmoid(np.array([logit]))[0]) if func == "sigmoid" else float(logit)
-    return {"loss_name": "MSELoss", "loss": loss(np.array([logit]), target, "regression"),
+    reg = ProblemType.REGRESSION
+    return {"loss_name": reg.loss_name, "loss": loss(np.array([logit]), target, reg),
             "pipeline_function": func, "pipeline_score": score}
 
 
@@ -111,8 +158,48 @@ def bce_integer_label_errors(logits: np.ndarray, target: int) -> dict[str, str]:
     }
     for kind, t in wrong.items():
         try:
-            torch.nn.BCEWithLogitsLoss()(z, t)
+            ProblemType.MULTI.loss_class()(z, t)
             out[kind] = ""
         except (ValueError, RuntimeError) as err:
             out[kind] = str(err).strip().splitlines()[0]
     return out
+
+
+# ---- evaluation -------------------------------------------------------------------------------
+
+
+def confusion_counts(y_true, y_pred, n_true: int, n_pred: int | None = None) -> np.ndarray:
+    """(n_true, n_pred) int64 counts of (true id, predicted id) pairs; the two label sets may differ
+    in size (a CSV's labels against a checkpoint's), ids beyond either size are not counted."""
+    n_pred = n_true if n_pred is None else n_pred
+    size = max(n_true, n_pred, 1)
+    counts = confusion_matrix(np.asarray(y_true, np.int64), np.asarray(y_pred, np.int64), labels=np.arange(size))
+    return counts[:n_true, :n_pred].astype(np.int64)
+
+
+def metrics(problem_type: str, logits: np.ndarray, y: np.ndarray, n_labels: int) -> dict:
+    """The problem type's validation metrics from (n, labels) logits: accuracy and macro F1; micro/macro
+    F1 and subset accuracy of the labels over 0; or the MSE of the one output."""
+    if problem_type == ProblemType.REGRESSION:
+        return {"mse": float(mean_squared_error(y, logits[:, 0]))}
+    if problem_type == ProblemType.MULTI:
+        pred = (logits > 0).astype(int)
+        return {"f1_micro": float(f1_score(y, pred, average="micro", zero_division=0)),
+                "f1_macro": float(f1_score(y, pred, average="macro", zero_division=0)),
+                "subset_accuracy": float(accuracy_score(y, pred))}
+    pred = logits.argmax(-1)
+    return {"accuracy": float(accuracy_score(y, pred)),
+            "macro_f1": float(f1_score(y, pred, average="macro", labels=list(range(n_labels)), zero_division=0))}
+
+
+def score(problem_type: str, m: dict) -> float:
+    """Higher is better: the number that picks the best epoch."""
+    return {ProblemType.SINGLE: m.get("accuracy", 0.0),
+            ProblemType.MULTI: m.get("f1_micro", 0.0)}.get(problem_type, -m.get("mse", 0.0))
+
+
+def confusion(problem_type: str, logits: np.ndarray, y: np.ndarray, n_labels: int) -> np.ndarray | None:
+    """(true, predicted) counts of (n, labels) logits' argmax, single-label only."""
+    if problem_type != ProblemType.SINGLE:
+        return None
+    return confusion_counts(y, logits.argmax(-1), n_labels)

@@ -38,6 +38,8 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from explorer.model.sampling import sample_dropout
+
 DROPOUTS = {nn.functional.dropout, torch.dropout, torch.nn.functional.alpha_dropout}
 
 
@@ -65,17 +67,6 @@ def argument(args: tuple, kwargs: dict, pos: int, name: str, default=None):
     if name in kwargs:
         return kwargs[name]
     return args[pos] if len(args) > pos else default
-
-
-def sample_dropout(x: torch.Tensor, p: float, generator: torch.Generator) -> torch.Tensor:
-    """Dropout drawn from `generator` (keep mask * 1/(1-p)), so no module is ever put in train mode."""
-    if p <= 0:
-        return x
-    if p >= 1:
-        return torch.zeros_like(x)
-    # Drawn from the (CPU) generator, then moved: the same masks on every device.
-    keep = (torch.rand(x.shape, generator=generator) >= p).to(x.device)
-    return x * keep / (1.0 - p)
 
 
 def dropout_call(func: Callable, args: tuple, kwargs: dict, dropout_p: float | None,

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from explorer.explain.encoder import HeadView
+from explorer.model.problem import ProblemType
 from .common import SEQUENTIAL, colorbar
 
 LEVELS = 10  # line opacity steps: a weight under 5% rounds to no line (near invisible, and it keeps the trace count low)
@@ -34,11 +35,11 @@ def readout(a, t) -> go.Figure:
     """The layer read-out chart of Analysis `a`, its words translated by `t(key, **fmt)`."""
     from explorer.explain.encoder import layer_probabilities
 
-    kind = {"single_label_classification": "softmax", "multi_label_classification": "sigmoid"}.get(
-        a.problem_type, "regression")
+    ptype = ProblemType(a.problem_type)
+    kind = ptype if ptype is ProblemType.REGRESSION else ptype.output  # the i18n keys' suffix
     return layer_readout(layer_probabilities(a), a.labels, t("encoder.readout_chart", kind=t(f"encoder.kind_{kind}")),
                          t("encoder.layer_axis"), t(f"encoder.kind_{kind}"), t("encoder.embeddings"),
-                         y_range=None if kind == "regression" else (0.0, 1.0))
+                         y_range=None if ptype is ProblemType.REGRESSION else (0.0, 1.0))
 
 
 def _segments(levels: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,6 @@ The result exports as an ordinary HF folder that `transformers.pipeline` loads.
 from __future__ import annotations
 
 import copy
-import hashlib
 import io
 import os
 import shutil
@@ -22,17 +21,16 @@ from typing import Callable
 
 import numpy as np
 import torch
-from sklearn.metrics import accuracy_score, f1_score, mean_squared_error
 from sklearn.model_selection import train_test_split
 
-from explorer.data.dataset import MULTI, REGRESSION, SINGLE, LabeledData
+from explorer.data.dataset import LabeledData
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.analysis import max_length
 from explorer.model.checkpoints import Checkpoint
-from explorer.model.features import POOLS, Progress as FeatureProgress, encoder_features
+from explorer.model.features import cached_features
 from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
+from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.runtime import scratch
-from explorer.runtime.budget import ByteCache
 from explorer.runtime.device import halving_on_oom
 from explorer.runtime.session_models import env_int
 from explorer.text.errors import ExplorerError
@@ -99,12 +97,12 @@ def trainable_copy(ck: Checkpoint, data: LabeledData, name: str, seed: int = 0) 
     path = _label_slot_path(ck)
     model = copy.deepcopy(ck.model)
     cfg = model.config
-    names = data.label_names if data.problem_type != REGRESSION else ("value",)
+    names = data.label_names if data.problem_type != ProblemType.REGRESSION else ("value",)
     old = model.get_submodule(path)
     new = torch.nn.Linear(old.in_features, len(names))
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
-        if set(names) == set(ck.labels) and data.problem_type == SINGLE:
+        if set(names) == set(ck.labels) and data.problem_type == ProblemType.SINGLE:
             order = [ck.labels.index(n) for n in names]  # warm start: keep what it already knows
             new.weight.copy_(old.weight[order])
             new.bias.copy_(old.bias[order])
@@ -188,27 +186,6 @@ def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
                         budget=budget_mb, fit_batch=batch, fit_length=length)
 
 
-# ---- features, cached -----------------------------------------------------------------------
-
-# All datasets' features together, in MB (4 vectors per row: 100,000 rows of MiniLM are ~615 MB), in the
-# byte-bounded cache every session shares. The newest entry is always kept, however large: it is the one
-# being trained on.
-FEATURES_ENV, DEFAULT_FEATURES_MB = "HEAD_EXPLORER_FEATURES_MB", 1024
-_FEATURES = ByteCache(FEATURES_ENV, DEFAULT_FEATURES_MB, max_entries=4)
-
-
-def cached_features(ck: Checkpoint, texts: tuple[str, ...], max_length: int, pool: str = "first",
-                    progress: FeatureProgress | None = None) -> torch.Tensor:
-    """(n, hidden) frozen-encoder features (a pool of features.POOLS: "first" token, L2-normalised
-    "mean", the "layers" average, or the "last" non-pad token), cached per (model, texts, max_length);
-    one encoder pass fills every pool."""
-    digest = hashlib.sha1("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
-    key = (id(ck.model), ck.name, ck.source, max_length, digest)
-    feats = _FEATURES.get_or_compute(key, lambda: torch.from_numpy(
-        encoder_features(ck, list(texts), max_length=max_length, progress=progress)))
-    return feats[:, POOLS.index(pool)]  # (n, pools, hidden) -> (n, hidden)
-
-
 # ---- metrics --------------------------------------------------------------------------------
 
 
@@ -216,46 +193,12 @@ def split(data: LabeledData, fraction: float, seed: int) -> tuple[np.ndarray, np
     """(train idx, val idx), stratified when every class has at least two rows."""
     idx = np.arange(len(data.texts))
     strat = None
-    if data.problem_type == SINGLE and np.bincount(data.y).min(initial=2) >= 2:
+    if data.problem_type == ProblemType.SINGLE and np.bincount(data.y).min(initial=2) >= 2:
         strat = data.y
     n_val = max(int(round(len(idx) * fraction)), len(data.label_names) if strat is not None else 1)
     if len(idx) - n_val < 2:
         raise FinetuneError("finetune_too_few", n=len(idx))
     return tuple(train_test_split(idx, test_size=n_val, random_state=seed, stratify=strat))
-
-
-def metrics(problem_type: str, logits: np.ndarray, y: np.ndarray, n_labels: int) -> dict:
-    if problem_type == REGRESSION:
-        return {"mse": float(mean_squared_error(y, logits[:, 0]))}
-    if problem_type == MULTI:
-        pred = (logits > 0).astype(int)
-        return {"f1_micro": float(f1_score(y, pred, average="micro", zero_division=0)),
-                "f1_macro": float(f1_score(y, pred, average="macro", zero_division=0)),
-                "subset_accuracy": float(accuracy_score(y, pred))}
-    pred = logits.argmax(-1)
-    return {"accuracy": float(accuracy_score(y, pred)),
-            "macro_f1": float(f1_score(y, pred, average="macro", labels=list(range(n_labels)), zero_division=0))}
-
-
-def score(problem_type: str, m: dict) -> float:
-    """Higher is better: the number that picks the best epoch."""
-    return {SINGLE: m.get("accuracy", 0.0), MULTI: m.get("f1_micro", 0.0)}.get(problem_type, -m.get("mse", 0.0))
-
-
-def confusion(problem_type: str, logits: np.ndarray, y: np.ndarray, n_labels: int) -> np.ndarray | None:
-    if problem_type != SINGLE:
-        return None
-    out = np.zeros((n_labels, n_labels), np.int64)
-    np.add.at(out, (y, logits.argmax(-1)), 1)
-    return out
-
-
-def loss_fn(problem_type: str, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    if problem_type == REGRESSION:
-        return torch.nn.functional.mse_loss(logits[:, 0], y)
-    if problem_type == MULTI:
-        return torch.nn.functional.binary_cross_entropy_with_logits(logits, y)
-    return torch.nn.functional.cross_entropy(logits, y)
 
 
 # ---- training -------------------------------------------------------------------------------
@@ -311,7 +254,7 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
 
 def _target(data: LabeledData, idx) -> torch.Tensor:
     y = torch.from_numpy(np.asarray(data.y[idx]))
-    return y.long() if data.problem_type == SINGLE else y.float()
+    return y.long() if data.problem_type == ProblemType.SINGLE else y.float()
 
 
 def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
@@ -339,7 +282,7 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
         for i in range(0, len(perm), s.batch_size):
             b = perm[i:i + s.batch_size].to(device)
             logits = run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1]
-            loss = loss_fn(data.problem_type, logits, ytr[b])
+            loss = ProblemType(data.problem_type).batch_loss(logits, ytr[b])
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -347,7 +290,7 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
             total += float(loss.detach()) * len(b)
         with torch.no_grad():
             val_logits = run_head(head, xva, ones_va)[-1][1]
-            val_loss = float(loss_fn(data.problem_type, val_logits, yva))
+            val_loss = float(ProblemType(data.problem_type).batch_loss(val_logits, yva))
         m = metrics(data.problem_type, val_logits.cpu().numpy(), data.y[val_idx], len(work.labels))
         history.append({"epoch": epoch, "loss": total / len(perm), "val_loss": val_loss, **m})
         if best[2] is None or score(data.problem_type, m) > best[0]:  # NaN scores still keep a state
@@ -414,7 +357,7 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
         model.eval()
         logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size)
         model.train(was_training)
-        return logits.numpy(), float(loss_fn(data.problem_type, logits, _target(data, val_idx)))
+        return logits.numpy(), float(ProblemType(data.problem_type).batch_loss(logits, _target(data, val_idx)))
 
     class Progress(TrainerCallback):
         def on_epoch_end(self, args, state, control, model=None, **kw):
