@@ -14,7 +14,7 @@ from explorer.model.problem import ProblemType, confusion_counts
 from explorer.explain.projector import available, project
 from explorer.plots import audit as audit_plots
 from explorer.text.errors import ExplorerError
-from explorer.ui import t
+from explorer.ui import t, tn
 
 ss = st.session_state
 st.title(t("audit.title"))
@@ -143,7 +143,7 @@ edited = st.data_editor(review, key="audit_review", hide_index=True, disabled=["
 ss["audit_accepted"] = accepted = {int(r) for r in edited.loc[edited["accept"], "row"]}
 d1, d2 = st.columns(2)
 stem = src["name"].rsplit(".", 1)[0]
-d1.download_button(t("audit.download_csv", n=len(accepted)), corrected_csv(table, found, accepted),
+d1.download_button(tn("audit.download_csv", len(accepted)), corrected_csv(table, found, accepted),
                    file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv")
 d2.download_button(t("audit.download_report"), report_html(found, accepted, src["name"], ui.lang()),
                    file_name=f"{stem}-label-audit.html", mime="text/html", key="audit_report")

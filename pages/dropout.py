@@ -3,7 +3,7 @@ import streamlit as st
 
 from explorer import plots
 from explorer.explain import dropout
-from explorer.ui import current_analysis, current_head, selection, step_label, t
+from explorer.ui import current_analysis, current_head, selection, step_label, t, tn
 
 st.title(t("dropout.title"))
 st.caption(t("dropout.intro"))
@@ -18,9 +18,9 @@ if a is not None:
     p = c1.slider(t("dropout.p"), 0.0, 0.9, step=0.01, key="dropout_p", help=t("dropout.p_help", p=hd.dropout_p))
     n = c2.slider(t("dropout.n"), 2, 500, step=1, key="dropout_n")
     where = dropout.dropout_steps(hd)
-    st.info(t("dropout.where", kind=hd.kind, n=len(where),
-              steps=" → ".join(f"**{step_label(s.name)}**" if i in where else step_label(s.name)
-                                for i, s in enumerate(hd.steps))))
+    st.info(tn("dropout.where", len(where), kind=hd.kind,
+               steps=" → ".join(f"**{step_label(s.name)}**" if i in where else step_label(s.name)
+                                 for i, s in enumerate(hd.steps))))
     mc = dropout.mc_dropout(hd, a.hidden_states[-1], p, n, seed, a.problem_type, token_ids=a.token_ids)
     left, right = st.columns(2)
     left.plotly_chart(plots.dropout.samples(a.labels, mc.logits, mc.eval_logits, t("dropout.logits_title", n=n, p=p),

@@ -5,7 +5,7 @@ import streamlit as st
 from explorer import plots
 from explorer.model import problem
 from explorer.model.tokens import reads_line
-from explorer.ui import current_analysis, plain, selection, step_label, t
+from explorer.ui import current_analysis, plain, selection, step_label, t, tn
 
 st.title(t("home.title"))
 st.caption(t("home.intro"))
@@ -13,19 +13,19 @@ st.caption(t("home.intro"))
 a = current_analysis()
 if a is not None:
     if a.truncated_tokens:
-        st.warning(t("home.truncated", max=a.max_length, n=a.truncated_tokens))
+        st.warning(tn("home.truncated", a.truncated_tokens, max=a.max_length))
     if a.new_weights:
         st.warning(t("home.untrained", names=", ".join(a.new_weights), seed=selection()[3]), icon="⚠️")
     if a.unused_weights:
-        st.warning(t("arch.unused_weights", n=len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
+        st.warning(tn("arch.unused_weights", len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
     n_layers, n_heads = a.attentions.shape[:2]
     head_desc = " → ".join(step_label(name) for name, _ in a.steps)
     shown = problem.top_labels(a.logits)  # many labels: the largest only (the download has all)
     hidden = len(a.labels) - len(shown)
     more = ", …" if hidden else ""
     chain = [
-        (t("home.step_text"), t("home.n_chars", n=len(a.text))),
-        (t("home.step_tokens"), t("home.n_tokens", n=len(a.tokens))),
+        (t("home.step_text"), tn("home.n_chars", len(a.text))),
+        (t("home.step_tokens"), tn("home.n_tokens", len(a.tokens))),
         (t("home.step_encoder"), t("home.encoder_desc", layers=n_layers, heads=n_heads)),
         (t("home.step_cls"), t("home.vector", n=a.cls_hidden.shape[0])),
         (t("home.step_head"), a.head_kind),

@@ -4,7 +4,7 @@ import streamlit as st
 from explorer import plots, ui
 from explorer.explain import attention
 from explorer.model.tokens import token_rows
-from explorer.ui import current_analysis, selection, t
+from explorer.ui import current_analysis, selection, t, tn
 
 st.title(t("tokens.title"))
 st.caption(t("tokens.intro"))
@@ -37,8 +37,8 @@ if a is not None:
     head = c2.selectbox(t("tokens.head"), ["all", *range(n_heads)], key="tokens_head",
                         format_func=lambda h: t("tokens.all_heads") if h == "all" else str(h))
     if a.truncated_tokens:
-        st.warning(t("tokens.truncated", max=a.max_length, n=a.truncated_tokens))
-    with st.expander(t("tokens.table_title", n=len(a.tokens)), expanded=True):
+        st.warning(tn("tokens.truncated", a.truncated_tokens, max=a.max_length))
+    with st.expander(tn("tokens.table_title", len(a.tokens)), expanded=True):
         st.caption(t("tokens.table_help"))
         ui.table(ui.headers(token_rows(a), "tokens.col_"))
     figs = plots.attention.tokens_page(a, layer, None if head == "all" else head, hide, t)

@@ -1,32 +1,202 @@
-"""Every UI string exists in both languages."""
-import json
+"""Every UI string exists in both languages, in gettext catalogs a translator's tool opens."""
+import logging
+import re
+import shutil
+import subprocess
 
-from explorer.text.i18n import I18N_DIR, LANGUAGES, strings, t
+import pytest
+from babel.messages.checkers import num_plurals
+from babel.messages.catalog import TranslationError
+from babel.messages.pofile import read_po
+
+from explorer.text import i18n
+from explorer.text.i18n import LANGUAGES, LOCALE_DIR, catalog, catalog_files, placeholders, strings, t
 
 
 def test_every_key_exists_in_every_language():
     keys = {lang: set(strings(lang)) for lang in LANGUAGES}
     en = keys["en"]
+    assert len(en) > 700
     for lang, ks in keys.items():
         assert ks - en == set(), f"{lang} has keys English lacks"
-        assert en - ks == set(), f"{lang} lacks keys: {sorted(en - ks)[:10]}"
+        assert en - ks == set(), f"{lang} lacks keys (or its msgid is stale): {sorted(en - ks)[:10]}"
 
 
-def test_files_are_valid_json_and_vietnamese_differs():
+def test_catalogs_read_and_vietnamese_differs():
     for lang in LANGUAGES:
-        json.loads((I18N_DIR / f"{lang}.json").read_text(encoding="utf-8"))
+        for path in catalog_files(lang):
+            with path.open("rb") as fh:
+                cat = read_po(fh, locale=lang)
+            assert cat.locale_identifier == lang, path
+            # Babel's plural check; its python_format check reads %-formats, msgfmt checks brace formats below
+            assert [m.context for m in cat if m.id and not _plurals_ok(cat, m)] == [], path
     assert t("home.title", "vi") != t("home.title", "en")
     assert t("no.such.key", "vi") == "no.such.key"
 
 
+def _plurals_ok(cat, message) -> bool:
+    try:
+        num_plurals(cat, message)
+    except TranslationError:
+        return False
+    return True
+
+
+def test_english_is_the_source_language():
+    for key, m in catalog("en").messages.items():
+        assert (tuple(m.string) == m.id) if m.pluralizable else (m.string == m.id), key
+
+
 def test_fragments_merge_into_each_language():
     for lang in LANGUAGES:
-        for path in sorted((I18N_DIR / lang).glob("*.json")):
-            part = json.loads(path.read_text(encoding="utf-8"))
-            assert part, f"{path} is empty"
-    # every fragment file has its twin in every language
-    names = {lang: {p.name for p in (I18N_DIR / lang).glob("*.json")} for lang in LANGUAGES}
+        for path in catalog_files(lang):
+            with path.open("rb") as fh:
+                assert len(read_po(fh)) > 0, f"{path} is empty"
+    # every domain file has its twin in every language
+    names = {lang: {p.name for p in catalog_files(lang)} for lang in LANGUAGES}
     assert len({frozenset(v) for v in names.values()}) == 1, names
+    assert "explorer.po" in names["en"] and len(names["en"]) > 1
+
+
+def test_a_key_defined_in_two_files_is_an_error(tmp_path, monkeypatch):
+    src = LOCALE_DIR / "en" / "LC_MESSAGES"
+    dest = tmp_path / "en" / "LC_MESSAGES"
+    dest.mkdir(parents=True)
+    for name in ("explorer.po", "jobs.po"):
+        (dest / name).write_bytes((src / name).read_bytes())
+    (dest / "twin.po").write_bytes((src / "jobs.po").read_bytes())
+    monkeypatch.setattr(i18n, "LOCALE_DIR", tmp_path)
+    i18n.catalog.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="redefines i18n key"):
+            catalog("en")
+    finally:
+        monkeypatch.undo()
+        i18n.catalog.cache_clear()
+
+
+# ---- plural forms ----------------------------------------------------------------------------
+
+def test_plural_forms_follow_each_language():
+    assert catalog("en").translations.info()["plural-forms"] == "nplurals=2; plural=(n != 1);"
+    assert catalog("vi").translations.info()["plural-forms"] == "nplurals=1; plural=0;"
+    assert [i18n.n("home.n_tokens", k) for k in (0, 1, 2)] == ["0 tokens", "1 token", "2 tokens"]
+    assert t("home.n_tokens", n=1) == "1 token"  # t with n= picks the form too: "1 tokens" never renders
+    assert i18n.n("home.truncated", 1, max=8) == "The text was cut to 8 tokens; 1 token was dropped."
+    assert i18n.n("home.n_tokens", 1, "vi") == "1 token" and i18n.n("home.n_tokens", 2, "vi") == "2 token"
+    from explorer.text.errors import ExplorerError
+    assert str(ExplorerError("finetune_too_few", n=1)).startswith("only 1 row:")
+    for lang in LANGUAGES:
+        nplurals = catalog(lang).translations.info()["plural-forms"].split(";")[0].split("=")[1]
+        for key, m in catalog(lang).messages.items():
+            if m.pluralizable:
+                assert len(m.string) == int(nplurals), (lang, key)
+
+
+def test_no_count_reads_one_plural():
+    """A message that shows a count {n} before an English plural noun is a plural message."""
+    noun = re.compile(r"\{n\} (tokens|characters|rows|heads|weights|steps|dropout steps|fine-tuned models)\b")
+    singular = {k for k, m in catalog("en").messages.items() if not m.pluralizable and noun.search(m.id)}
+    assert singular <= {"home.labels_hidden", "encoder.modelview_help", "memory.loo_costly", "memory.whatif_costly",
+                        "safety.flow_costly", "errors.cli_costly"}, singular  # counts above a limit: never one
+
+
+# ---- placeholders and missing strings ------------------------------------------------------------
+
+def test_every_message_has_the_same_placeholders_in_every_language():
+    for lang in LANGUAGES:
+        for key, m in catalog(lang).messages.items():
+            en = catalog("en").messages[key]
+            want = placeholders(en.id[-1] if en.pluralizable else en.id)
+            forms = m.string if isinstance(m.string, tuple) else (m.string,)
+            for form in forms:
+                assert placeholders(form) == want, (lang, key, form)
+            assert ("python-brace-format" in m.flags) == bool(want), (lang, key)
+
+
+@pytest.mark.skipif(not shutil.which("msgfmt"), reason="GNU gettext's msgfmt is not installed")
+def test_msgfmt_checks_every_catalog():
+    for lang in LANGUAGES:
+        for path in catalog_files(lang):
+            run = subprocess.run(["msgfmt", "--check", "-o", "/dev/null", str(path)], capture_output=True, text=True)
+            assert run.returncode == 0 and not run.stderr, run.stderr
+
+
+def test_msgfmt_check_fails_on_a_changed_placeholder(tmp_path):
+    if not shutil.which("msgfmt"):
+        pytest.skip("GNU gettext's msgfmt is not installed")
+    bad = tmp_path / "bad.po"
+    text = (LOCALE_DIR / "vi" / "LC_MESSAGES" / "jobs.po").read_text(encoding="utf-8")
+    m = re.search(r'msgstr "([^"]*)\{(\w+)\}', text)
+    assert m, "jobs.po has a message with a placeholder"
+    bad.write_text(text.replace(m.group(0), f'msgstr "{m.group(1)}{{{m.group(2)}_x}}', 1), encoding="utf-8")
+    assert subprocess.run(["msgfmt", "--check", "-o", "-", str(bad)], capture_output=True).returncode != 0
+
+
+KEY_CALL = re.compile(r"""\b(?:t|n)\(\s*(f?)["']([^"']*)["']\s*(\+?)""")
+# a file's own wrapper, e.g. `t = lambda key, **kw: i18n.t(f"audit.report_{key}", ...)`: its keys take that prefix
+WRAPPER = re.compile(r"""\bt = lambda .*\bi18n\.t\(f["']([\w.]+)\{""")
+
+
+def _used_keys() -> tuple[set[str], set[str]]:
+    """Literal keys and f-string prefixes given to t()/n() in the app, pages and core."""
+    root = LOCALE_DIR.parents[1]
+    files = [root / "app.py", *sorted((root / "pages").glob("*.py")), *sorted((root / "explorer").rglob("*.py"))]
+    literal, prefix = set(), set()
+    for p in files:
+        source = p.read_text(encoding="utf-8")
+        wrapper = WRAPPER.search(source)
+        for f, key, plus in KEY_CALL.findall(source):
+            key = (wrapper.group(1) if wrapper and not f and "." not in key else "") + key
+            (prefix if f or plus else literal).add(key.split("{")[0])
+    return literal, prefix
+
+
+def test_every_key_used_in_code_is_in_the_catalogs():
+    literal, prefix = _used_keys()
+    assert len(literal) > 300 and len(prefix) > 20  # the pattern still finds the call sites
+    for lang in LANGUAGES:
+        keys = set(strings(lang))
+        assert sorted(literal - keys) == [], lang
+        assert sorted(p for p in prefix if not any(k.startswith(p) for k in keys)) == [], lang
+
+
+def test_a_missing_string_logs_once(caplog):
+    i18n._missing.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="explorer.text.i18n"):
+        assert t("no.such.key.here", "vi", x=1) == "no.such.key.here"
+        assert t("no.such.key.here", "vi", x=2) == "no.such.key.here"
+        t("home.title", "vi")
+    assert [r.getMessage() for r in caplog.records] == ["i18n: no vi string for 'no.such.key.here'; showing the key"]
+
+
+# ---- the JSON era ----------------------------------------------------------------------------
+
+OLD_JSON = "97e8920"  # the last commit with assets/i18n/*.json
+REWORDED = {"dropout.where"}  # "{n} dropout step(s)" became a plural message: "step" / "steps"
+
+
+def _old_json(lang: str) -> dict[str, str]:
+    import json
+    root = LOCALE_DIR.parents[1]
+    git = lambda *a: subprocess.run(["git", "-C", str(root), *a], capture_output=True, text=True)  # noqa: E731
+    names = git("ls-tree", "-r", "--name-only", OLD_JSON, "assets/i18n/")
+    if names.returncode != 0:
+        pytest.skip(f"git history without {OLD_JSON}")
+    from explorer.text.port_json import flatten
+    out = {}
+    for name in names.stdout.split():
+        if name in (f"assets/i18n/{lang}.json",) or name.startswith(f"assets/i18n/{lang}/"):
+            out.update(flatten(json.loads(git("show", f"{OLD_JSON}:{name}").stdout)))
+    return {k: v for k, v in out.items() if v}  # empty "_" spacers held no string
+
+
+def test_every_old_json_string_carried_over_exactly():
+    for lang in LANGUAGES:
+        old, new = _old_json(lang), strings(lang)
+        assert len(old) > 700
+        assert set(old) <= set(new), lang  # keys added since live only in the catalogs
+        assert {k for k in old if old[k] != new[k]} == (REWORDED if lang == "en" else set()), lang
 
 
 # ---- no English hard-coded where a person reads it -------------------------------------------

@@ -1,6 +1,6 @@
 """The guided lesson and the review quiz: structure and the small computations behind their panels.
 
-The words live in assets/i18n/{en,vi}.json under "lesson" and "quiz"; this module holds only
+The words live in the assets/locale catalogs under the keys "lesson.*" and "quiz.*"; this module holds only
 keys, the order of the steps, the answers, and the numbers the panels show.
 """
 from __future__ import annotations

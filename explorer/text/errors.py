@@ -1,4 +1,4 @@
-"""Messages meant for people: a message key (under `errors.` in assets/i18n) and its parameters.
+"""Messages meant for people: a message key (under `errors.` in assets/locale) and its parameters.
 
 The UI shows `err.message(lang)`; the CLI prints `str(err)`, which is English. Every error the
 core raises for bad input is one of these, so a page can catch them all with one `except`.

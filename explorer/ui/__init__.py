@@ -15,10 +15,10 @@ from explorer.ui.cache import (ANALYSES, analysis, checkpoint, current_analysis,
 from explorer.ui.render import error, guarded, headers, plain, show_evictions, step_label, table  # noqa: E402
 from explorer.ui.session import (JOBS, MODELS, OTHER, Selection, lang, persist, progress_to,  # noqa: E402
                                  register_session_checkpoint, selection, session_checkpoint,
-                                 session_checkpoint_names, session_zip, start_job, sticky, stop_if_gone, t)
+                                 session_checkpoint_names, session_zip, start_job, sticky, stop_if_gone, t, tn)
 
 __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "Selection", "analysis", "checkpoint", "current_analysis",
            "current_head", "error", "guarded", "headers", "keep_result", "kept_result", "lang", "persist",
            "plain", "plotly_js_src", "progress_to", "register_session_checkpoint", "selection",
            "session_checkpoint", "session_checkpoint_names", "session_zip", "show_evictions", "start_job",
-           "step_label", "sticky", "stop_if_gone", "t", "table"]
+           "step_label", "sticky", "stop_if_gone", "t", "table", "tn"]

@@ -57,6 +57,11 @@ def t(key: str, **fmt) -> str:
     return i18n.t(key, lang(), **fmt)
 
 
+def tn(key: str, count: int, **fmt) -> str:
+    """`key` in the plural form `count` takes in the session's language (ngettext), with n=count."""
+    return i18n.n(key, count, lang(), **fmt)
+
+
 def register_session_checkpoint(ck: checkpoints.Checkpoint) -> None:
     """Make a per-session model (e.g. just fine-tuned) selectable on every page of this session."""
     MODELS.add(_owner(), ck)
