@@ -8,7 +8,9 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-I18N_DIR = Path(__file__).resolve().parents[2] / "assets" / "i18n"
+from explorer.resources import ASSETS
+
+I18N_DIR = ASSETS / "i18n"
 LANGUAGES = {"en": "English", "vi": "Tiếng Việt"}
 
 
