@@ -1,4 +1,4 @@
-"""Command line: `python -m explorer analyze|train-sentiment|inspect-data|finetune ...`.
+"""Command line: `head-explorer analyze|train-sentiment|inspect-data|finetune|app ...` (or `python -m explorer ...`).
 
 Bad input exits with code 2 and one line on stderr, never a traceback.
 """
@@ -183,6 +183,41 @@ def cmd_finetune(args) -> int:
     return 0
 
 
+def streamlit_command(extra: list[str]) -> list[str]:
+    """`streamlit run <app.py>`, with .streamlit/config.toml's settings (headless, loopback only, static
+    serving, no tracebacks for visitors) as flags: Streamlit reads that file only from the working
+    directory, and an installed app is started from anywhere. Flags in `extra` win over those defaults."""
+    import tomllib
+
+    from explorer import resources
+
+    with open(resources.STREAMLIT_CONFIG, "rb") as f:
+        config = tomllib.load(f)
+    extra = extra[1:] if extra[:1] == ["--"] else extra
+    given = {arg.split("=", 1)[0] for arg in extra if arg.startswith("--")}
+    defaults = [f"--{section}.{key}={str(value).lower() if isinstance(value, bool) else value}"
+                for section, options in config.items() for key, value in options.items()
+                if f"--{section}.{key}" not in given]
+    return [sys.executable, "-m", "streamlit", "run", *defaults, str(resources.APP), *extra]
+
+
+def cmd_app(args) -> int:
+    import shlex
+
+    cmd = streamlit_command(args.streamlit_args)
+    if args.dry_run:
+        print(shlex.join(cmd))
+        return 0
+    from explorer import resources
+
+    try:  # static serving warns at start when the folder is missing; plotly.js is copied in on first use
+        resources.STATIC.mkdir(exist_ok=True)
+    except OSError:
+        pass
+    sys.stdout.flush()
+    os.execv(cmd[0], cmd)  # the server is this process: Ctrl+C and signals reach it directly
+
+
 def _bounded(kind, lo, hi):
     """An argparse type: a finite number of `kind` within [lo, hi], else one clear line."""
     def parse(text: str):
@@ -213,7 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
     from explorer.model.checkpoints import DEFAULT_CHECKPOINT
     from explorer.model.heads import KINDS
 
-    p = argparse.ArgumentParser(prog="python -m explorer", description="Head Explorer command line")
+    prog = "head-explorer" if os.path.basename(sys.argv[0]) == "head-explorer" else "python -m explorer"
+    p = argparse.ArgumentParser(prog=prog, description="Head Explorer command line")
     sub = p.add_subparsers(dest="command", required=True)
     a = sub.add_parser("analyze", help="run one text through a checkpoint and head")
     a.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="registry name, local folder or hub id")
@@ -263,6 +299,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", required=True, help="a new folder for the fine-tuned model")
     f.add_argument("--json", action="store_true", help="print one JSON object")
     f.set_defaults(func=cmd_finetune)
+    s = sub.add_parser("app", help="serve the Streamlit app (on 127.0.0.1:8501 unless told otherwise)",
+                       description="Serve the app with `streamlit run`. Any further arguments go to Streamlit, "
+                                   "e.g. `head-explorer app --server.port 8600`.")
+    s.add_argument("--dry-run", action="store_true", help="print the streamlit command instead of running it")
+    s.set_defaults(func=cmd_app, streamlit_args=[])
     return p
 
 
@@ -339,7 +380,11 @@ def _run(argv: list[str]) -> int:
     for sp in parser._subparsers._group_actions[0].choices.values():
         sp.error = one_line_error
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if args.command == "app":  # Streamlit's own flags pass through
+            args.streamlit_args = extra
+        elif extra:
+            parser.error("unrecognized arguments: " + " ".join(extra))  # as parse_args words it
     except SystemExit as done:  # --help (0) or a usage error already printed (2)
         return int(done.code or 0)
     return args.func(args)

@@ -21,10 +21,10 @@ from pathlib import Path
 import torch
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer, PreTrainedModel
 from explorer.model import tokenizer as shared_tokenizer
+from explorer.resources import ASSETS  # beside the package in a checkout, inside it when installed
 from explorer.runtime.device import resolve_device
 from explorer.text.errors import ExplorerError
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
 SENTIMENT_HEAD = ASSETS / "minilm-sentiment" / "head.safetensors"
 SENTIMENT_LABELS = ("negative", "neutral", "positive")
 DEFAULT_CHECKPOINT = "minilm-sentiment"

@@ -26,7 +26,9 @@ from babel.messages.catalog import Message
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
 
-LOCALE_DIR = Path(__file__).resolve().parents[2] / "assets" / "locale"
+from explorer.resources import ASSETS
+
+LOCALE_DIR = ASSETS / "locale"
 MAIN_DOMAIN = "explorer"
 LANGUAGES = {"en": "English", "vi": "Tiếng Việt"}
 REVISION = datetime(2026, 1, 1, tzinfo=timezone.utc)  # fixed header dates: rewriting a catalog changes no line

@@ -6,6 +6,7 @@ import dataclasses
 
 import streamlit as st
 
+from explorer import resources
 from explorer.explain import attention
 from explorer.model import analysis as _analysis
 from explorer.model import checkpoints, heads
@@ -98,7 +99,7 @@ def current_head() -> heads.Head:
     return head(name, kind, seed)
 
 
-_STATIC = __import__("pathlib").Path(__file__).resolve().parents[2] / "static"  # served as app/static/
+_STATIC = resources.STATIC  # served as app/static/
 
 
 @st.cache_resource(show_spinner=False)
