@@ -15,7 +15,7 @@ if a is not None:
     if a.truncated_tokens:
         st.warning(t("home.truncated", max=a.max_length, n=a.truncated_tokens))
     if a.new_weights:
-        st.warning(t("home.untrained", names=", ".join(a.new_weights), seed=selection()[3]), icon="⚠️")
+        st.warning(t("home.untrained", names=", ".join(a.new_weights), seed=selection().seed), icon="⚠️")
     if a.unused_weights:
         st.warning(t("arch.unused_weights", n=len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
     n_layers, n_heads = a.attentions.shape[:2]
