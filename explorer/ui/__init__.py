@@ -1,6 +1,7 @@
 """The streamlit side of the app, and the only package that imports streamlit: cache (cached models,
 analyses and results), session (owner, language, selection, widget values, session models and jobs)
-and render (literal text, one-line errors, tables). Pages import what they use from here."""
+render (literal text, one-line errors, tables, asks before costly work, progress with Stop) and panels
+(sections of the longer pages). Pages import what they use from here."""
 import torch
 
 from explorer.runtime.session_models import env_int
