@@ -58,7 +58,8 @@ def test_closing_the_tab_stops_its_fine_tune_within_10_s_and_frees_the_slot(brow
         pg.wait_for_timeout(500)
     assert stop.is_enabled() and _ended(log) == []
     pg.wait_for_timeout(3000)
-    assert proc.cpu_percent(interval=2.0) > 50  # training: at least half a core busy
+    busy = proc.cpu_percent(interval=2.0)
+    assert busy > 20  # training (a loaded machine gives the server less than a core)
 
     ctx.close()  # the visitor closes the tab mid-training (500 epochs: hours on this CPU)
     t0 = time.monotonic()
@@ -71,7 +72,7 @@ def test_closing_the_tab_stops_its_fine_tune_within_10_s_and_frees_the_slot(brow
     print(f"\nslot freed {took:.1f} s after the tab closed")
     proc.cpu_percent(interval=None)
     time.sleep(3)
-    assert proc.cpu_percent(interval=None) < 25  # the training thread is gone, not just flagged
+    assert proc.cpu_percent(interval=None) < min(25, busy / 2)  # the training thread is gone, not just flagged
 
     ctx, pg = _open_finetune(browser, url)  # a new visitor gets the slot
     pg.get_by_role("button", name=T("finetune.start")).click()  # head mode, 30 epochs: seconds
