@@ -53,8 +53,8 @@ def _sidebar() -> None:
     with st.sidebar:
         st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get, **ui.sticky("lang"))
         choices = list(checkpoints.REGISTRY) + ui.session_checkpoint_names() + [ui.OTHER]
-        if ss.get("_keep_checkpoint", ss["checkpoint"]) not in choices:  # e.g. a session model is gone
-            ss["checkpoint"] = ss["_keep_checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
+        if ss["checkpoint"] not in choices:  # e.g. a session model is gone
+            ss["checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
         st.selectbox(t("app.checkpoint"), choices, help=t("app.checkpoint_help"), **ui.sticky("checkpoint"),
                      format_func=lambda n, lang=ss["lang"]: f"{n}: {i18n.t('app.registry.' + n, lang)}"
                      if n in checkpoints.REGISTRY else i18n.t("app.other", lang) if n == ui.OTHER else n)  # lang bound now: AppTest formats outside the run
@@ -71,12 +71,14 @@ def _sidebar() -> None:
         st.toggle(t("app.presenter"), help=t("app.presenter_help"), **ui.sticky("presenter"))
 
 
+# Every sticky widget (sidebar and pages) keeps its value: before any widget is drawn.
+ui.keep_widgets()
 # Like the pages: a failure here is one translated line (and a server log entry), never a traceback.
 ui.guarded(_sidebar)
 
 
 def _presenter_off() -> None:
-    ss["presenter"] = ss["_keep_presenter"] = False
+    ss["presenter"] = False
 
 
 if ss.get("presenter"):  # larger type for the back of the classroom: text, tables and chart text
@@ -109,7 +111,5 @@ nav = st.navigation([
 ], expanded=True)  # past twelve pages Streamlit would hide some behind "View more"; a class needs them all
 if booting:
     boot.empty()  # the navigation now has its titles
-# The Explore pages' widgets keep their values when the user visits another page.
-ui.persist(("tokens_", "pooled_", "dropout_", "logits_", "compare_", "encoder_", "whatif_text"))
 ui.show_evictions()  # a fine-tuned model dropped to stay within the memory bounds
 ui.guarded(nav.run)  # one translated line for any unexpected error, never a traceback

@@ -17,7 +17,7 @@ a = current_analysis()
 if a is None:
     st.stop()
 sel = selection()
-name, kind, text, seed = sel
+name, kind, text, seed = sel.name, sel.head, sel.text, sel.seed
 
 want = ss.pop("attr_target_label", None)  # set by the Label audit page when it opens a row here
 if want is not None:
@@ -53,56 +53,28 @@ if costly:
 target_index = None if target < 0 else int(target)
 n_steps = None if steps in (None, "auto") else int(steps)
 params = (name, kind, text, seed, method, target_index, quantity, baseline, n_steps, window, sel.text_pair)
+running, stop = t("attributions.running"), t("attributions.stop")
 
-
-def _cancel(key) -> None:
-    ss["attr_cancelled"] = key
-
-
-def _with_progress(key, fn):
-    """Run fn(progress) under a progress bar with a Stop button; clicking Stop interrupts this run."""
-    holder = st.empty()
-    with holder.container():
-        st.button(t("attributions.stop"), key="attr_stop", on_click=_cancel, args=(key,))
-        bar = st.progress(0.0, text=t("attributions.running"))
-    out = fn(ui.progress_to(bar))
-    holder.empty()
-    return out
-
-
-r = ui.kept_result("attr", params)
+r = ui.memo("attr", params)
 if r is None:
     run = st.button(t("attributions.run"), key="attr_run", type="primary")
-    if run or (not costly and ss.get("attr_cancelled") != params):
+    if run or (not costly and not ui.cancelled("attr", params)):
         try:
-            r = _with_progress(params, lambda p: attr.attribute(
+            ui.memo("attr", params, lambda: ui.with_progress("attr", params, lambda p: attr.attribute(
                 checkpoint(name, seed), head(name, kind, seed), text, method, target_index, quantity, baseline,
-                n_steps=n_steps, window=window or 1, progress=p, text_pair=sel.text_pair))
+                n_steps=n_steps, window=window or 1, progress=p, text_pair=sel.text_pair), running, stop))
         except (attr.AttributionError, AnalysisError) as err:
             ui.error(err)
             st.stop()
-        ui.keep_result("attr", params, r)
         st.rerun()
-    if ss.get("attr_cancelled") == params:
+    if ui.cancelled("attr", params):
         st.info(t("attributions.cancelled"))
     st.stop()
 
 st.caption(t("attributions.explains", label=ui.plain(r.target_label), quantity=t(f"attributions.q_{r.quantity}"),
              seconds=r.seconds))
 st.caption(t("arch.baseline"))
-if r.delta is not None:
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric(t("attributions.sum"), f"{r.scores.sum():+.4f}")
-    m2.metric(t("attributions.diff"), f"{r.f_x - r.f_baseline:+.4f}",
-              help=t("attributions.diff_help", fx=r.f_x, fb=r.f_baseline))
-    m3.metric(t("attributions.delta"), f"{r.delta:+.2e}", help=t("attributions.delta_help"))
-    m4.metric(t("attributions.n_steps"), str(r.n_steps))
-    if not r.converged:
-        st.warning(t("arch.not_converged", error=f"{r.error:.2%}", steps=r.n_steps))
-    else:
-        st.success(t("attributions.complete", error=100 * r.error))
-elif r.method == "saliency":
-    st.info(t("attributions.unsigned"))
+ui.panels.completeness(r)
 
 pieces, scores = r.words() if level == "word" else (r.shown, r.scores)
 pair_at = attr.pair_start(r, level)
@@ -124,13 +96,12 @@ d2.download_button(t("attributions.html"), attribution_plots.highlight_html(
 st.subheader(t("attributions.faith_title"))
 st.caption(t("attributions.faith_intro"))
 faith_key = (name, kind, text, seed, target_index, quantity, baseline, window or 1, sel.text_pair)
-faith = ui.kept_result("faith", faith_key)
+faith = ui.memo("faith", faith_key)
 if st.button(t("attributions.faith_run"), key="attr_faith_run"):
     try:
-        faith = _with_progress(faith_key, lambda p: faithfulness.compare_methods(
+        faith = ui.memo("faith", faith_key, lambda: ui.with_progress("attr", faith_key, lambda p: faithfulness.compare_methods(
             checkpoint(name, seed), head(name, kind, seed), text, target_index, quantity, baseline,
-            window or 1, progress=p, text_pair=sel.text_pair))
-        ui.keep_result("faith", faith_key, faith)
+            window or 1, progress=p, text_pair=sel.text_pair), running, stop))
     except (attr.AttributionError, AnalysisError) as err:
         ui.error(err)
 if faith is not None:

@@ -9,10 +9,7 @@ import streamlit as st
 from explorer import ui
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
-from explorer.data.dataset import demo_frame, prepare, read_csv
-from explorer.model.problem import ProblemType, confusion_counts
-from explorer.explain.projector import available, project
-from explorer.plots import audit as audit_plots
+from explorer.data.dataset import prepare, read_csv
 from explorer.text.errors import ExplorerError
 from explorer.ui import t, tn
 
@@ -20,22 +17,19 @@ ss = st.session_state
 st.title(t("audit.title"))
 st.caption(t("audit.intro"))
 
-src = ss.get("data_csv")  # set by the Data page; the demo tweets until then
-if src is None:
-    src = {"bytes": demo_frame(per_class=60, seed=0).to_csv(index=False).encode(), "name": "demo.csv",
-           "text_column": "text", "label_column": "label"}
-name, _, _, seed = ui.selection()
-st.caption(t("audit.data", name=src["name"], checkpoint=name))
+src = ui.data_source()  # set by the Data page; the demo tweets until then
+name, seed = ui.selection().name, ui.selection().seed
+st.caption(t("audit.data", name=src.name, checkpoint=name))
 folds = int(st.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **ui.sticky("audit_folds")))
-key = (hashlib.sha1(src["bytes"]).hexdigest(), src["text_column"], src["label_column"], name, seed, folds)
+key = (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, name, seed, folds)
 
-if ss.get("audit_result", (None,))[0] != key:
+if getattr(ss.get("audit_result"), "key", None) != key:
     if not st.button(t("audit.run"), key="audit_run", type="primary"):
         st.stop()
     bar = st.progress(0.0, text=t("audit.starting"))
     try:
-        table = read_csv(src["bytes"])
-        data = prepare(table, src["text_column"], src["label_column"])
+        table = read_csv(src.bytes)
+        data = prepare(table, src.text_column, src.label_column)
         found = audit(ui.checkpoint(name, seed), data, folds, seed=seed,
                       progress=ui.progress_to(bar), lang=ui.lang())
     except ExplorerError as err:
@@ -43,9 +37,9 @@ if ss.get("audit_result", (None,))[0] != key:
         ui.error(err)
         st.stop()
     bar.empty()
-    ss["audit_result"] = (key, found, table)
+    ss["audit_result"] = ui.AuditRun(key, found, table)
     ss["audit_accepted"] = set()
-_, found, table = ss["audit_result"]
+found, table = ss["audit_result"].found, ss["audit_result"].table
 data = found.data
 s = found.summary()
 for note in found.notes:
@@ -57,47 +51,11 @@ m[2].metric(t("audit.noise"), f"{s['estimated_noise_rate']:.1%}")
 m[3].metric(t("audit.cv_accuracy"), "—" if s["cv_accuracy"] is None else f"{s['cv_accuracy']:.1%}")
 m[4].metric(t("audit.features"), t(f"audit.pool_{found.features}"))
 
-# ---- projector ------------------------------------------------------------------------------
-st.subheader(t("audit.projector"))
-p1, p2 = st.columns(2)
-method = p1.radio(t("audit.method"), available(), key="audit_method", horizontal=True,
-                  format_func=lambda x: x.upper())
-# Regression values are not groups: colour by flag only.
-colour = p2.radio(t("audit.colour"), ("flag",) if data.problem_type == ProblemType.REGRESSION else ("given", "predicted", "flag"),
-                  key="audit_colour", horizontal=True,
-                  format_func=lambda x: t(f"audit.colour_{x}"))
-proj_key = (key, method)
-if ss.get("audit_projection", (None,))[0] != proj_key:
-    ss["audit_projection"] = (proj_key, project(found.vectors, method, seed=seed))
-proj = ss["audit_projection"][1]
-if proj.subsampled:
-    st.caption(t("audit.subsampled", shown=len(proj.rows), total=proj.total))
+# ---- projector, and the confusion matrix, where a click selects a cell's rows ------------------
 flag = np.zeros(len(data.texts), bool)
 flag[found.flagged] = True
-name_of = {"given": found.given, "predicted": found.suggested,
-           "flag": lambda r: t("audit.is_flagged") if flag[r] else t("audit.not_flagged")}[colour]
-st.plotly_chart(audit_plots.projection(proj.xy, [str(name_of(r)) for r in proj.rows], list(data.texts), proj.rows,
-                                 t("audit.projector_title", method=proj.method.upper()), t(f"audit.colour_{colour}")),
-                key="audit_projector")
-
-# ---- confusion matrix: a click selects a cell's rows -----------------------------------------
-rows = found.flagged
-if data.problem_type == ProblemType.SINGLE:
-    st.subheader(t("audit.confusion"))
-    names = list(data.label_names)
-    pred = found.predicted
-    counts = confusion_counts(data.y, pred, len(names))
-    event = st.plotly_chart(audit_plots.confusion_cells(counts, names, names, t("audit.confusion_title"),
-                                                  t("audit.predicted_axis"), t("audit.given_axis"), t("audit.count")),
-                            key="audit_confusion", on_select="rerun", selection_mode="points")
-    points = event.selection.points if event else []
-    if points:
-        given, predicted = names.index(points[0]["y"]), names.index(points[0]["x"])
-        cell = np.flatnonzero((data.y == given) & (pred == predicted))
-        rows = cell[np.argsort(found.quality[cell], kind="stable")]
-        st.caption(t("audit.cell", given=names[given], predicted=names[predicted], n=len(rows)))
-    else:
-        st.caption(t("audit.click_cell"))
+ui.panels.audit_projector(found, flag, key, seed)
+rows = ui.panels.audit_confusion(found)
 
 # ---- rows: a click opens the row in Attributions ---------------------------------------------
 st.subheader(t("audit.rows_title"))
@@ -120,7 +78,7 @@ def _open_row() -> None:
     picked = ss["audit_rows"].selection.rows
     if picked:
         row = ss["audit_shown_rows"][picked[0]]
-        ss["text"] = ss["_keep_text"] = data.texts[row]
+        ss["text"] = data.texts[row]
         ss["attr_target_label"] = str(found.given(row) if target == "given" else found.suggested(row))
         ss["audit_open"] = True
 
@@ -142,8 +100,8 @@ edited = st.data_editor(review, key="audit_review", hide_index=True, disabled=["
                         column_config={c: st.column_config.Column(t(f"audit.col_{c}")) for c in review.columns})
 ss["audit_accepted"] = accepted = {int(r) for r in edited.loc[edited["accept"], "row"]}
 d1, d2 = st.columns(2)
-stem = src["name"].rsplit(".", 1)[0]
+stem = src.name.rsplit(".", 1)[0]
 d1.download_button(tn("audit.download_csv", len(accepted)), corrected_csv(table, found, accepted),
                    file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv")
-d2.download_button(t("audit.download_report"), report_html(found, accepted, src["name"], ui.lang()),
+d2.download_button(t("audit.download_report"), report_html(found, accepted, src.name, ui.lang()),
                    file_name=f"{stem}-label-audit.html", mime="text/html", key="audit_report")

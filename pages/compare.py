@@ -11,7 +11,8 @@ st.caption(t("compare.intro"))
 
 a = current_analysis()
 if a is not None:
-    name, _, _, seed = selection()
+    sel = selection()
+    name, seed = sel.name, sel.seed
     results = compare.compare_heads(a.hidden_states[-1], {k: head(name, k, seed) for k in HEAD_KINDS}, a.labels,
                               a.problem_type, token_ids=a.token_ids)
     own = native_kind(checkpoint(name, seed)) or ""

@@ -1,12 +1,11 @@
 """Data & labels: upload a CSV (or use the demo) and see at once what is wrong with its labels."""
 import hashlib
 import json
-import time
 
 import streamlit as st
 
-from explorer import plots, ui
-from explorer.data.dataset import MAX_BYTES, demo_frame, read_csv
+from explorer import ui
+from explorer.data.dataset import MAX_BYTES, demo_csv, read_csv
 from explorer.data.labels import corrected_config, label_report, merge_labels
 from explorer.text.errors import ExplorerError
 from explorer.ui import sticky, t
@@ -29,22 +28,19 @@ if source == "upload":
     up = st.file_uploader(t("data.upload", mb=MAX_BYTES // 2**20), type=["csv", "tsv", "txt"], key="data_upload",
                           on_change=_forget_upload)
     if up is not None:
-        ss["data_uploaded"] = {"bytes": up.getvalue(), "name": up.name}
+        ss["data_uploaded"] = ui.Upload(up.getvalue(), up.name)
     kept = ss.get("data_uploaded")
     if kept is None:
         st.info(t("data.upload_first"))
         st.stop()
     if up is None:
-        st.caption(t("data.kept_upload", name=kept["name"]))
-    raw, name = kept["bytes"], kept["name"]
+        st.caption(t("data.kept_upload", name=kept.name))
+    raw, name = kept.bytes, kept.name
 else:
     left, right = st.columns(2)
     per_class = left.number_input(t("data.per_class"), 10, 1000, step=10, **sticky("data_per_class", 60))
     permute = right.checkbox(t("data.permute"), **sticky("data_permute", False))
-    df = demo_frame(per_class=int(per_class), seed=0)
-    if permute:  # shuffle the names so the debugger has something to find
-        df["label"] = df["label"].map({"negative": "positive", "positive": "neutral", "neutral": "negative"})
-    raw, name = df.to_csv(index=False).encode(), "demo.csv"
+    raw, name = demo_csv(int(per_class), permuted=permute), "demo.csv"
 
 # Fixes the user applied (merges, mappings) replace the file's bytes for this source.
 digest = hashlib.sha1(raw).hexdigest()
@@ -59,50 +55,37 @@ for note in table.notes:
     st.warning(ui.plain(note.message(ui.lang())))
 cols = ["—"] + list(table.frame.columns)
 for key in ("data_text_column", "data_label_column"):
-    if ss.get(f"_keep_{key}") not in cols:  # a column of another file
-        ss[f"_keep_{key}"] = "—"
+    if ss.get(key) not in cols:  # a column of another file
+        ss[key] = "—"
 c1, c2, c3 = st.columns(3)
 text_col = c1.selectbox(t("data.text_column"), cols, **sticky("data_text_column"))
 label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_column"))
-ck_name, _, _, seed = ui.selection()
+ck_name, seed = ui.selection().name, ui.selection().seed
 use_ck = c3.checkbox(t("data.compare", name=ui.plain(ck_name)), **sticky("data_compare", True))
 
-# Predicting with the checkpoint takes seconds: redo the report only when its inputs change, and
-# show that it is running.
+# Predicting with the checkpoint takes seconds: redo the report only when its inputs change, show
+# that it is running, and then how long it took.
 report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, ck_name if use_ck else None, seed)
 try:
-    if ss.get("data_report", (None, None))[0] != report_key:
-        with st.status(t("data.checking", name=ck_name) if use_ck else t("data.reading"), expanded=False) as status:
-            start = time.perf_counter()
-            ck = ui.checkpoint(ck_name, seed) if use_ck else None
-            guess = lambda c: None if c == "—" else c  # noqa: E731
-            ss["data_report"] = (report_key, label_report(table, guess(text_col), guess(label_col), ck))
-            status.update(label=t("data.checked", seconds=f"{time.perf_counter() - start:.1f}"), state="complete")
     ck = ui.checkpoint(ck_name, seed) if use_ck else None
+    with st.status(t("data.checking", name=ck_name) if use_ck else t("data.reading"), expanded=False) as status:
+        guess = lambda c: None if c == "—" else c  # noqa: E731
+        report, seconds = ui.memo("data_report", report_key, lambda: ui.timed(
+            lambda: label_report(table, guess(text_col), guess(label_col), ck)))
+        status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
 except ExplorerError as err:
     ui.error(err)
     st.stop()
-report = ss["data_report"][1]
-ss["data_csv"] = {"bytes": raw, "name": name, "text_column": report.text_column,
-                  "label_column": ",".join(report.label_columns), "labels": sorted(n for n, _ in report.labels)}
+ui.set_data_source(ui.DataSource(raw, name, report.text_column, ",".join(report.label_columns),
+                                 tuple(sorted(n for n, _ in report.labels))))
 
-m1, m2, m3 = st.columns(3)
-m1.metric(t("data.rows"), report.rows)
-m2.metric(t("data.problem_type"), t(f"data.ptype_{report.problem_type}"), help=report.problem_type)
-m3.metric(t("data.loss"), report.loss)
-if report.labels:
-    names, counts = zip(*report.labels)
-    st.plotly_chart(plots.label_bars(names, counts, t("data.counts_title"), t("data.label_axis"),
-                                     t("data.count_axis"), fmt=".0f"), key="data_counts")
-if not report.issues:
-    st.success(t("data.no_issues"))
-
+ui.panels.label_summary(report)
 
 def _apply(mapping: dict, to_checkpoint: str | None = None) -> None:
     frame = merge_labels(table.frame, report.label_columns[0], mapping)
     ss.setdefault("data_fixed", {})[digest] = frame.to_csv(index=False).encode()
     if to_checkpoint:  # the other fix, a corrected config.json, stays on offer
-        ss["data_mapping"] = {"digest": digest, "checkpoint": to_checkpoint, "mapping": mapping}
+        ss["data_mapping"] = ui.AppliedMapping(digest, to_checkpoint, mapping)
 
 
 for i, issue in enumerate(report.issues):
@@ -113,28 +96,20 @@ for trap in report.traps:
     st.info(ui.plain(trap.message(ui.lang())))
 
 applied = ss.get("data_mapping")
-if applied and (applied["digest"] != digest or applied["checkpoint"] != ck_name or ck is None):
-    applied = None
+offer = applied.mapping if applied and (applied.digest, applied.checkpoint) == (digest, ck_name) and ck else None
 if report.confusion is not None:
-    st.subheader(t("data.mapping_title"))
-    a1, a2 = st.columns(2)
-    a1.metric(t("data.acc_before"), f"{report.accuracy_before:.1%}")
-    a2.metric(t("data.acc_after"), f"{report.accuracy_after:.1%}")
-    st.plotly_chart(plots.confusion_heatmap(report.confusion, report.confusion_rows, report.confusion_cols,
-                                            t("data.confusion_title"), t("data.predicted_axis"), t("data.csv_axis"),
-                                            t("data.count_axis")),
-                    key="data_confusion")
+    ui.panels.mapping_check(report)
     if report.suggested_mapping:
         st.table([{t("data.col_csv"): ui.plain(a), t("data.col_checkpoint"): ui.plain(b)}  # st.table renders Markdown
                   for a, b in report.suggested_mapping.items()])
         b1, b2 = st.columns(2)
         b1.button(t("data.apply"), key="data_apply", on_click=_apply, args=(report.suggested_mapping, ck_name))
-        applied = {"mapping": report.suggested_mapping}
+        offer = report.suggested_mapping
     if report.misclassified:
         st.caption(t("data.misclassified"))
-        st.dataframe([{t(f"data.col_{k}"): v for k, v in row.items()} for row in report.misclassified], key="data_wrong")
-if applied:
+        st.dataframe(ui.headers(report.misclassified, "data.col_"), key="data_wrong")
+if offer is not None:
     if not report.suggested_mapping:
         st.success(t("data.mapping_applied", name=ck_name))
-    st.download_button(t("data.export_config"), json.dumps(corrected_config(ck, applied["mapping"]), indent=1),
+    st.download_button(t("data.export_config"), json.dumps(corrected_config(ck, offer), indent=1),
                        file_name="config.json", mime="application/json", key="data_export")

@@ -1,7 +1,7 @@
 """Dropout: what the head's dropout layers would do if they were switched on."""
 import streamlit as st
 
-from explorer import plots
+from explorer import plots, ui
 from explorer.explain import dropout
 from explorer.ui import current_analysis, current_head, selection, step_label, t, tn
 
@@ -10,13 +10,13 @@ st.caption(t("dropout.intro"))
 
 a = current_analysis()
 if a is not None:
-    hd, seed = current_head(), selection()[3]  # the seed also fixes the dropout masks
+    hd, seed = current_head(), selection().seed  # the seed also fixes the dropout masks
     ss = st.session_state
     ss.setdefault("dropout_p", round(hd.dropout_p, 2))
     ss.setdefault("dropout_n", 100)
     c1, c2 = st.columns(2)
-    p = c1.slider(t("dropout.p"), 0.0, 0.9, step=0.01, key="dropout_p", help=t("dropout.p_help", p=hd.dropout_p))
-    n = c2.slider(t("dropout.n"), 2, 500, step=1, key="dropout_n")
+    p = c1.slider(t("dropout.p"), 0.0, 0.9, step=0.01, **ui.sticky("dropout_p"), help=t("dropout.p_help", p=hd.dropout_p))
+    n = c2.slider(t("dropout.n"), 2, 500, step=1, **ui.sticky("dropout_n"))
     where = dropout.dropout_steps(hd)
     st.info(tn("dropout.where", len(where), kind=hd.kind,
                steps=" → ".join(f"**{step_label(s.name)}**" if i in where else step_label(s.name)
@@ -35,7 +35,7 @@ if a is not None:
         st.stop()
     which = 0
     if len(where) > 1:
-        which = st.radio(t("dropout.which"), range(len(where)), key="dropout_which", horizontal=True,
+        which = st.radio(t("dropout.which"), range(len(where)), **ui.sticky("dropout_which"), horizontal=True,
                          format_func=lambda i: f"#{i + 1}")
     sample = dropout.mask_sample(hd, a.hidden_states[-1], p, seed, min(which, len(where) - 1),
                                  token_ids=a.token_ids)

@@ -1,6 +1,7 @@
 """Inside the encoder: the head read out at every layer, the head view and the model view."""
 import streamlit as st
 
+from explorer import ui
 from explorer.explain import encoder
 from explorer.plots import encoder as encoder_plots
 from explorer.ui import current_analysis, plotly_js_src, t
@@ -8,7 +9,7 @@ from explorer.ui import current_analysis, plotly_js_src, t
 st.title(t("encoder.title"))
 st.caption(t("encoder.intro"))
 ss = st.session_state
-MODEL_VIEW = "model_view_chart"  # no encoder_ prefix: a chart's selection cannot be re-assigned by persist()
+MODEL_VIEW = "model_view_chart"  # a chart: its selection cannot be set, so it is not sticky
 
 
 def open_clicked_head() -> None:
@@ -32,10 +33,10 @@ if a is not None:
     ss.setdefault("encoder_layer", n_layers)
     ss.setdefault("encoder_hide_special", False)
     c1, c2, c3 = st.columns(3)
-    layer = c1.selectbox(t("encoder.layer"), range(1, n_layers + 1), key="encoder_layer")
-    head = c2.selectbox(t("encoder.head"), ["all", *range(n_heads)], key="encoder_head",
+    layer = c1.selectbox(t("encoder.layer"), range(1, n_layers + 1), **ui.sticky("encoder_layer"))
+    head = c2.selectbox(t("encoder.head"), ["all", *range(n_heads)], **ui.sticky("encoder_head"),
                         format_func=lambda h: t("encoder.all_heads") if h == "all" else str(h))
-    hide = c3.toggle(t("encoder.hide_special"), key="encoder_hide_special")
+    hide = c3.toggle(t("encoder.hide_special"), **ui.sticky("encoder_hide_special"))
     view = encoder.head_view(a, layer, None if head == "all" else head, hide)
     heads = t("encoder.all_heads") if head == "all" else f"{t('encoder.head_name')} {head}"
     title = t("encoder.headview_chart", layer=layer, heads=heads) + (t("encoder.renormalised") if hide else "")

@@ -4,7 +4,7 @@ import dataclasses
 import streamlit as st
 
 from explorer import plots, ui
-from explorer.data.dataset import demo_frame, prepare, read_csv
+from explorer.data.dataset import prepare, read_csv
 from explorer.text.errors import ExplorerError
 from explorer.train.finetune import Settings, check_memory, finetune, session_name
 from explorer.ui import sticky, t
@@ -15,14 +15,10 @@ ss = st.session_state
 st.title(t("finetune.title"))
 st.caption(t("finetune.intro"))
 
-src = ss.get("data_csv")
-if src is None:
-    demo = demo_frame(per_class=60, seed=0)
-    src = {"bytes": demo.to_csv(index=False).encode(), "name": "demo.csv", "text_column": "text",
-           "label_column": "label", "labels": sorted(demo["label"].unique())}
-st.caption(t("finetune.data", name=ui.plain(src["name"]), n=len(src.get("labels", [])),
-             labels=ui.plain(", ".join(map(str, src.get("labels", [])[:12])))))
-name, _, _, seed = ui.selection()
+src = ui.data_source()  # the Data page's CSV, or the demo
+st.caption(t("finetune.data", name=ui.plain(src.name), n=len(src.labels),
+             labels=ui.plain(", ".join(map(str, src.labels[:12])))))
+name, seed = ui.selection().name, ui.selection().seed
 c1, c2, c3 = st.columns(3)
 mode = c1.radio(t("finetune.mode"), ["head", "full"], format_func=lambda m: t(f"finetune.mode_{m}"),
                 **sticky("ft_mode", "head"))
@@ -40,7 +36,7 @@ running = job is not None and not job.done
 
 def _start():
     try:
-        data = prepare(read_csv(src["bytes"], name=src["name"]), src["text_column"], src["label_column"])
+        data = prepare(read_csv(src.bytes, name=src.name), src.text_column, src.label_column)
         ck = ui.checkpoint(name, seed)
         settings = Settings(mode=mode, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
                             max_length=int(max_len), seed=seed)

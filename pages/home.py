@@ -15,7 +15,7 @@ if a is not None:
     if a.truncated_tokens:
         st.warning(tn("home.truncated", a.truncated_tokens, max=a.max_length))
     if a.new_weights:
-        st.warning(t("home.untrained", names=", ".join(a.new_weights), seed=selection()[3]), icon="⚠️")
+        st.warning(t("home.untrained", names=", ".join(a.new_weights), seed=selection().seed), icon="⚠️")
     if a.unused_weights:
         st.warning(tn("arch.unused_weights", len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
     n_layers, n_heads = a.attentions.shape[:2]

@@ -1,5 +1,4 @@
 """Guided lesson: the chain from text to label, with the class's own live numbers."""
-import pandas as pd
 import streamlit as st
 
 from explorer import plots
@@ -9,7 +8,7 @@ from explorer.plots import lesson as lesson_plots
 from explorer.plots.attribution import sorted_bars
 from explorer.teach import handout, lesson
 from explorer.text.i18n import strings
-from explorer.ui import (checkpoint, current_analysis, head, keep_result, kept_result, lang, selection,
+from explorer.ui import (checkpoint, confirmed, current_analysis, current_head, lang, memo, selection,
                          step_label, t, table)
 from explorer.model.tokens import pair_boundary, token_rows
 
@@ -20,31 +19,19 @@ PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": 
 P = "lesson.panel."
 
 
-def encoder_figure(a):
-    """[CLS] attention per layer, mean over heads: (layers, seq)."""
-    layers = a.cls_attention.shape[0]
-    return plots.attention.token_heatmap(a.cls_attention.mean(axis=1), a.shown, range(1, layers + 1),
-                                         t(P + "enc_title"), t(P + "token"), t(P + "layer"), t(P + "attention"),
-                                         pair_at=pair_boundary(a.segments), pair_label=t("arch.boundary"))
-
-
 def panel(step: str, a) -> None:
-    name, kind, _, seed = selection()
+    sel = selection()
     if step == "tokenizer":
-        table(pd.DataFrame({
-            t(P + "token"): list(a.shown), t(P + "id"): list(a.token_ids),
-            t(P + "special"): list(a.special),
-            t(P + "subword"): [row["continues_word"] for row in token_rows(a)],
-        }).to_dict("records"))
+        table([{t(P + "token"): s, t(P + "id"): i, t(P + "special"): sp, t(P + "subword"): row["continues_word"]}
+               for s, i, sp, row in zip(a.shown, a.token_ids, a.special, token_rows(a))])
     elif step == "encoder":
-        st.plotly_chart(encoder_figure(a), key="lesson_enc")
+        st.plotly_chart(lesson_plots.cls_by_layer(a, t), key="lesson_enc")
     elif step == "cls":
         sims = lesson.cls_similarity(a.hidden_states, a.special)
         st.plotly_chart(lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
                                                 t(P + "layer"), t(P + "cosine")), key="lesson_cls")
     elif step == "head":
-        table(pd.DataFrame({t(P + "step_col"): [step_label(n) for n, _ in a.steps],
-                            t(P + "size_col"): [v.shape[-1] for _, v in a.steps]}).to_dict("records"))
+        table([{t(P + "step_col"): step_label(n), t(P + "size_col"): v.shape[-1]} for n, v in a.steps])
     elif step == "probabilities":
         left, right = st.columns(2)
         left.plotly_chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
@@ -52,23 +39,20 @@ def panel(step: str, a) -> None:
         right.plotly_chart(plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
                                             t("home.prob_axis"), y_range=(0, 1)), key="lesson_probs")
     elif step == "new_head":
-        rows = head(name, kind, seed).parameters_table()
-        table(pd.DataFrame({
-            t(P + "name_col"): [r["name"] for r in rows], t(P + "shape_col"): [r["shape"] for r in rows],
-            t(P + "params_col"): [r["params"] for r in rows],
-            t(P + "pretrained_col"): [t(P + "yes") if r["pretrained"] else t(P + "no") for r in rows],
-        }).to_dict("records"))
+        rows = current_head().parameters_table()
+        table([{t(P + "name_col"): r["name"], t(P + "shape_col"): r["shape"], t(P + "params_col"): r["params"],
+                t(P + "pretrained_col"): t(P + "yes") if r["pretrained"] else t(P + "no")} for r in rows])
         if a.new_weights:
             st.warning(t(P + "has_new", names=", ".join(a.new_weights)))
         else:
             st.success(t(P + "all_pretrained"))
     elif step == "finetuning":
-        counts = lesson.parameter_counts(checkpoint(name, seed).model, head(name, kind, seed))
+        counts = lesson.parameter_counts(checkpoint(sel.name, sel.seed).model, current_head())
         shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
         st.plotly_chart(lesson_plots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
                                               t(P + "option_axis"), t(P + "params_axis")), key="lesson_params")
     elif step == "token_heads":
-        scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), seed)
+        scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), sel.seed)
         st.plotly_chart(lesson_plots.token_label_heatmap(scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"),
                                                    t(P + "label"), t(P + "score"), pair_at=pair_boundary(a.segments),
                                                    pair_label=t("arch.boundary")), key="lesson_tokens")
@@ -76,19 +60,16 @@ def panel(step: str, a) -> None:
         st.plotly_chart(encoder_plots.readout(a, t), key="lesson_layers")
     elif step == "ablation":
         # One encoder pass per word: on a long text, ask first, and remember the answer for this text.
-        ss, params = st.session_state, (*selection(), selection().text_pair)
-        found = kept_result("loo", params)
+        found = memo("loo", sel.key())
         if found is None:
-            if whatif.loo_is_costly(a) and ss.get("lesson_loo_confirmed") != params:
-                st.warning(t("memory.loo_costly", n=whatif.loo_words(a), limit=whatif.LOO_WARN_WORDS))
-                if not st.button(t("safety.compute_anyway"), key="lesson_loo_anyway"):
-                    return
-                ss["lesson_loo_confirmed"] = params
+            if whatif.loo_is_costly(a) and not confirmed("lesson_loo", sel.key(), t(
+                    "memory.loo_costly", n=whatif.loo_words(a), limit=whatif.LOO_WARN_WORDS)):
+                return
             bar = st.progress(0.0, text=t("memory.loo_running"))
-            found = whatif.leave_one_out(checkpoint(name, seed), head(name, kind, seed), a, progress=lambda f: bar.progress(
-                min(1.0, f), text=t("memory.loo_running")))
+            found = memo("loo", sel.key(), lambda: whatif.leave_one_out(
+                checkpoint(sel.name, sel.seed), current_head(), a,
+                progress=lambda f: bar.progress(min(1.0, f), text=t("memory.loo_running"))))
             bar.empty()
-            keep_result("loo", params, found)
         words, support = found
         st.plotly_chart(sorted_bars(words, support, t(P + "drop_title", label=a.predicted), t(P + "drop_axis"),
                                     t(P + "word")), key="lesson_ablation")
@@ -123,11 +104,10 @@ if a is not None:
         for i in range(n):
             show_step(i, a)
             st.divider()
-    fig = encoder_figure(a)
+    fig = lesson_plots.cls_by_layer(a, t)
     doc = {k.rsplit(".", 1)[1]: v for k, v in strings(lang()).items() if k.startswith("lesson.handout_doc.")}
     bars = plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"), t("home.prob_axis"))
-    name, kind, _, seed = selection()
-    ck, hd = checkpoint(name, seed), head(name, kind, seed)
+    ck, hd = checkpoint(selection().name, selection().seed), current_head()
 
     def handout_file() -> str:  # runs on click, on another thread: no streamlit calls inside
         return handout.handout_with_attributions(ck, hd, a, [bars, fig], doc)

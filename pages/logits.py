@@ -2,7 +2,7 @@
 import numpy as np
 import streamlit as st
 
-from explorer import plots
+from explorer import plots, ui
 from explorer.model import problem as P
 from explorer.ui import current_analysis, t
 
@@ -13,7 +13,7 @@ a = current_analysis()
 if a is not None:
     ss = st.session_state
     ss.setdefault("logits_temperature", 1.0)
-    temp = st.slider(t("logits.temperature"), 0.1, 5.0, step=0.1, key="logits_temperature",
+    temp = st.slider(t("logits.temperature"), 0.1, 5.0, step=0.1, **ui.sticky("logits_temperature"),
                      help=t("logits.temperature_help"))
     left, right = st.columns(2)
     left.plotly_chart(plots.label_bars(a.labels, a.logits, t("logits.logits_title"), t("logits.label_axis"),
@@ -27,27 +27,27 @@ if a is not None:
 
     st.subheader(t("logits.loss_title"))
     ss.setdefault("logits_ptype", a.problem_type)
-    ptype = st.selectbox(t("logits.ptype"), P.PROBLEM_TYPES, key="logits_ptype",
+    ptype = st.selectbox(t("logits.ptype"), P.PROBLEM_TYPES, **ui.sticky("logits_ptype"),
                          format_func=lambda p: f"{p} → {P.LOSS_NAMES[p]}")
     n = len(a.labels)
     if ptype == P.ProblemType.SINGLE:
         ss["logits_target_label"] = min(ss.get("logits_target_label", 0), n - 1)
-        target = st.selectbox(t("logits.target_label"), range(n), key="logits_target_label",
+        target = st.selectbox(t("logits.target_label"), range(n), **ui.sticky("logits_target_label"),
                               format_func=lambda i: a.labels[i])
     elif ptype == P.ProblemType.MULTI:
         ss["logits_target_multi"] = [x for x in ss.get("logits_target_multi", []) if x in a.labels]
-        on = st.multiselect(t("logits.target_multi"), a.labels, key="logits_target_multi")
+        on = st.multiselect(t("logits.target_multi"), a.labels, **ui.sticky("logits_target_multi"))
         target = np.array([float(lab in on) for lab in a.labels])
     else:
         ss.setdefault("logits_target_value", 1.0)
-        target = np.full(n, st.number_input(t("logits.target_value"), step=0.1, key="logits_target_value"))
+        target = np.full(n, st.number_input(t("logits.target_value"), step=0.1, **ui.sticky("logits_target_value")))
     st.metric(P.LOSS_NAMES[ptype], f"{P.loss(a.logits, target, ptype):.4f}")
     st.caption(t(f"logits.loss_{ptype}"))
 
     st.subheader(t("logits.trap_title"))
     ss.setdefault("logits_trap_target", 1.0)
     z = float(a.logits[0])
-    y = st.number_input(t("logits.trap_target"), step=0.1, key="logits_trap_target")
+    y = st.number_input(t("logits.trap_target"), step=0.1, **ui.sticky("logits_trap_target"))
     default, regress = P.single_output_trap(z, y), P.single_output_trap(z, y, P.ProblemType.REGRESSION)
     c1, c2, c3 = st.columns(3)
     c1.metric(t("logits.trap_loss"), f"{default['loss']:.4f}")
@@ -57,7 +57,7 @@ if a is not None:
 
     st.subheader(t("logits.bce_title"))
     ss["logits_bce_label"] = min(ss.get("logits_bce_label", 0), n - 1)
-    k = st.selectbox(t("logits.bce_label"), range(n), key="logits_bce_label", format_func=lambda i: a.labels[i])
+    k = st.selectbox(t("logits.bce_label"), range(n), **ui.sticky("logits_bce_label"), format_func=lambda i: a.labels[i])
     errors = P.bce_integer_label_errors(a.logits, k)
     st.code(f"BCEWithLogitsLoss()(logits  # shape (1, {n})\n"
             f"                  , torch.tensor([{k}]))\n→ {errors['shape']}\n\n"

@@ -12,7 +12,8 @@ st.caption(t("pooled.intro"))
 
 a = current_analysis()
 if a is not None:
-    name, _, _, seed = selection()
+    sel = selection()
+    name, seed = sel.name, sel.seed
     hd = current_head()
     vecs = vectors.vectors(a)
     shown = {t(f"pooled.v_{k.replace(' ', '_')}"): v for k, v in vecs.items()}

@@ -13,18 +13,13 @@ ss = st.session_state
 ss.setdefault("tokens_flow", False)
 ss.setdefault("tokens_hide_special", False)
 c1, c2, c3, c4 = st.columns(4)
-flow = c3.toggle(t("tokens.flow_toggle"), key="tokens_flow", help=t("tokens.flow_help"))
-hide = c4.toggle(t("tokens.hide_special"), key="tokens_hide_special")
+flow = c3.toggle(t("tokens.flow_toggle"), **ui.sticky("tokens_flow"), help=t("tokens.flow_help"))
+hide = c4.toggle(t("tokens.hide_special"), **ui.sticky("tokens_hide_special"))
 a = current_analysis()
 if a is not None and flow:
     # Flow on a long text takes minutes: ask first, and remember the answer for this text.
-    confirmed = ss.get("tokens_flow_confirmed") == selection()
-    if attention.flow_is_costly(len(a.tokens)) and not confirmed:
-        st.warning(t("safety.flow_costly", n=len(a.tokens), limit=attention.FLOW_WARN_TOKENS))
-        confirmed = st.button(t("safety.compute_anyway"), key="tokens_flow_anyway")
-        if confirmed:
-            ss["tokens_flow_confirmed"] = selection()
-    if confirmed or not attention.flow_is_costly(len(a.tokens)):
+    if not attention.flow_is_costly(len(a.tokens)) or ui.confirmed("tokens_flow", selection(), t(
+            "safety.flow_costly", n=len(a.tokens), limit=attention.FLOW_WARN_TOKENS)):
         a = current_analysis(flow=True)
 if a is not None:
     n_layers, n_heads = a.attentions.shape[:2]
@@ -33,8 +28,8 @@ if a is not None:
     ss.setdefault("tokens_layer", n_layers)
     if ss.get("tokens_head", "all") != "all" and ss["tokens_head"] >= n_heads:
         ss["tokens_head"] = "all"
-    layer = c1.selectbox(t("tokens.layer"), range(1, n_layers + 1), key="tokens_layer")
-    head = c2.selectbox(t("tokens.head"), ["all", *range(n_heads)], key="tokens_head",
+    layer = c1.selectbox(t("tokens.layer"), range(1, n_layers + 1), **ui.sticky("tokens_layer"))
+    head = c2.selectbox(t("tokens.head"), ["all", *range(n_heads)], **ui.sticky("tokens_head"),
                         format_func=lambda h: t("tokens.all_heads") if h == "all" else str(h))
     if a.truncated_tokens:
         st.warning(tn("tokens.truncated", a.truncated_tokens, max=a.max_length))

@@ -19,10 +19,9 @@ a = current_analysis()
 if a is None:
     st.stop()
 sel = selection()
-name, kind, text, seed = sel
+name, kind, text, seed = sel.name, sel.head, sel.text, sel.seed
 if sel.text_pair:
     st.info(t("whatif.pair_kept"))
-ss.setdefault("whatif_text", text)  # text B starts as a copy of the sidebar's text, to be edited
 
 
 def copy_text_a() -> None:
@@ -36,27 +35,26 @@ def pick_word() -> None:
 
 
 c1, c2 = st.columns([5, 1])
-text_b = c1.text_area(t("whatif.text_b"), key="whatif_text", height=90, help=t("whatif.text_b_help"))
+text_b = c1.text_area(t("whatif.text_b"), height=90, help=t("whatif.text_b_help"),
+                      **ui.sticky("whatif_text", text))  # text B starts as a copy of the sidebar's text
 c2.button(t("whatif.copy"), key="whatif_copy", on_click=copy_text_a, help=t("whatif.copy_help"))
 
 params = (name, kind, seed, text, text_b, sel.text_pair)
-r = ui.kept_result("whatif", params)
+r = ui.memo("whatif", params)
 if r is None:
     try:
         ck = checkpoint(name, seed)
         # Both texts are attributed: on long texts ask first, and remember the answer for these texts.
         n = whatif.compare_tokens(ck, text, text_b, sel.text_pair)
-        if n > whatif.COMPARE_WARN_TOKENS and ss.get("whatif_confirmed") != params:
-            st.warning(t("memory.whatif_costly", n=n, limit=whatif.COMPARE_WARN_TOKENS))
-            if not st.button(t("safety.compute_anyway"), key="whatif_anyway"):
-                st.stop()
-            ss["whatif_confirmed"] = params
+        if n > whatif.COMPARE_WARN_TOKENS and not ui.confirmed("whatif", params, t(
+                "memory.whatif_costly", n=n, limit=whatif.COMPARE_WARN_TOKENS)):
+            st.stop()
         with st.spinner(t("whatif.running")):
-            r = whatif.compare_texts(ck, head(name, kind, seed), text, text_b, text_pair=sel.text_pair)
+            r = ui.memo("whatif", params, lambda: whatif.compare_texts(ck, head(name, kind, seed), text, text_b,
+                                                                 text_pair=sel.text_pair))
     except ExplorerError as err:
         error(err)
         st.stop()
-    ui.keep_result("whatif", params, r)
 labels, target = r.a.labels, r.a.labels[r.target]
 
 st.subheader(t("whatif.diff_title"))

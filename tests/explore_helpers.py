@@ -27,6 +27,13 @@ def open_page(name: str, checkpoint: str = "minilm-sentiment", head: str = "own"
     return at
 
 
+def give_csv(at: AppTest, raw: bytes, name: str, text_column: str = "text", label_column: str = "label") -> None:
+    """Hand a CSV to the Audit and Fine-tune pages as the Data page would (before at.run())."""
+    from explorer.ui.session import DATA_KEY, DataSource
+
+    at.session_state[DATA_KEY] = DataSource(raw, name, text_column, label_column)
+
+
 def specs(at: AppTest) -> list[dict]:
     return [json.loads(n.proto.spec) for n in at.get("plotly_chart")]
 

@@ -11,6 +11,7 @@ from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import prepare, read_csv
 from explorer.explain.projector import project
+from explore_helpers import give_csv
 from test_audit import FLIPPED, planted
 
 
@@ -21,14 +22,13 @@ def _charts(at) -> dict:
 def test_page_audits_the_data_page_csv_and_hooks_attributions():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state["checkpoint"] = "minilm"
-    at.session_state["data_csv"] = {"bytes": planted().to_csv(index=False).encode(), "name": "planted.csv",
-                                    "text_column": "text", "label_column": "label"}
+    give_csv(at, planted().to_csv(index=False).encode(), "planted.csv")
     at.run()
     at.switch_page("pages/audit.py").run()
     assert not at.exception and not at.error
     at.button(key="audit_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    found = at.session_state["audit_result"][1]
+    found = at.session_state["audit_result"].found
     assert set(found.flagged[:len(FLIPPED)]) == set(FLIPPED)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Flagged"] == str(len(found.flagged)) and metrics["Rows"] == "96"
@@ -45,7 +45,7 @@ def test_page_audits_the_data_page_csv_and_hooks_attributions():
     names = {tr["name"] for tr in _charts(at)["Every row's features, projected to 2-D (PCA)"]["data"]}
     assert names == {"flagged", "not flagged"}
     # the hook the page uses to open a row: Attributions picks the requested target label
-    at.session_state["checkpoint"] = at.session_state["_keep_checkpoint"] = "minilm-sentiment"
+    at.session_state["checkpoint"] = "minilm-sentiment"
     at.session_state["attr_target_label"] = "negative"
     at.switch_page("pages/attributions.py").run()
     assert not at.exception
@@ -118,13 +118,12 @@ def test_page_on_regression_data_ranks_residuals_without_a_confusion_matrix():
     df.loc[FLIPPED[0], "label"] = 9.75  # far off the scale the text suggests
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state["checkpoint"] = "minilm"
-    at.session_state["data_csv"] = {"bytes": df.to_csv(index=False).encode(), "name": "scores.csv",
-                                    "text_column": "text", "label_column": "label"}
+    give_csv(at, df.to_csv(index=False).encode(), "scores.csv")
     at.run()
     at.switch_page("pages/audit.py").run()
     at.button(key="audit_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    found = at.session_state["audit_result"][1]
+    found = at.session_state["audit_result"].found
     assert found.problem_type == "regression" and found.flagged[0] == FLIPPED[0]
     titles = set(_charts(at))
     assert "Click a cell to list its rows" not in titles and any(t.startswith("Every row") for t in titles)
@@ -134,8 +133,7 @@ def test_page_on_regression_data_ranks_residuals_without_a_confusion_matrix():
 def test_page_bad_input_is_one_error_line():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     one_row_class = pd.DataFrame({"text": [f"text {i}" for i in range(8)], "label": ["a"] * 7 + ["b"]})
-    at.session_state["data_csv"] = {"bytes": one_row_class.to_csv(index=False).encode(), "name": "bad.csv",
-                                    "text_column": "text", "label_column": "label"}
+    give_csv(at, one_row_class.to_csv(index=False).encode(), "bad.csv")
     at.run()
     at.switch_page("pages/audit.py").run()
     at.button(key="audit_run").click().run()

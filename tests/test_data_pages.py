@@ -6,6 +6,9 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from explore_helpers import give_csv
+from explorer.ui.session import DATA_KEY
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,7 +42,7 @@ def test_data_page_finds_and_fixes_a_permuted_mapping():
     assert heat["layout"]["xaxis"]["title"]["text"] and heat["layout"]["yaxis"]["title"]["text"]
     at.button(key="data_apply").click().run()
     assert not at.exception and "Permuted labels" not in _warnings(at)
-    assert at.session_state["data_csv"]["label_column"] == "label"
+    assert at.session_state[DATA_KEY].label_column == "label"
     # the other fix stays on offer after the data was fixed (item 6): a config.json renaming the
     # checkpoint's ids to the CSV's names
     (dl,) = at.get("download_button")
@@ -66,8 +69,7 @@ def test_data_page_upload_asks_for_a_file():
 
 def test_finetune_page_trains_registers_and_offers_zip():
     at = _app()
-    at.session_state["data_csv"] = {"bytes": _small_csv(), "name": "small.csv", "text_column": "text",
-                                    "label_column": "label"}
+    give_csv(at, _small_csv(), "small.csv")
     at.switch_page("pages/finetune.py").run()
     assert not at.exception
     at.number_input(key="ft_epochs_head").set_value(5).run()

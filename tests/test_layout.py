@@ -26,3 +26,50 @@ def test_readme_quick_start_has_exactly_the_two_commands():
     block = text.split("## Quick start", 1)[1].split("##", 1)[0]
     commands = re.findall(r"^\s*(make \w+)\s*$", block, re.M)
     assert commands == ["make run", "make test"]
+
+
+PAGES = sorted((ROOT / "pages").glob("*.py"))
+MAX_PAGE_LINES = 120
+
+
+def test_pages_are_thin():
+    long = {p.name: n for p in PAGES if (n := len(p.read_text().splitlines())) >= MAX_PAGE_LINES}
+    assert PAGES and long == {}
+
+
+# A page reads widgets, calls explorer and renders: threads, locks and caches live in explorer.ui
+# (jobs, memo) and explorer.runtime, where they are bounded and shared.
+OWN_MACHINERY = re.compile(r"\bthreading\b|\bLock\(|\bSemaphore\(|cache_data|cache_resource|lru_cache|\bcache\b\s*="
+                           r"|^\w*(cache|memo)\w*\s*(:[^=]+)?=\s*(\{|dict\(|OrderedDict\()", re.M | re.I)
+
+
+def test_pages_keep_no_threads_locks_or_caches():
+    offenders = {p.name: OWN_MACHINERY.findall(p.read_text()) for p in PAGES}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_checks_catch_what_they_forbid():
+    """The page checks are not vacuous: each forbidden form is found."""
+    for bad in ("import threading", "LOCK = Lock()", "s = Semaphore(2)", "@st.cache_data", "@st.cache_resource",
+                "@functools.lru_cache", "_cache = {}", "RESULTS_CACHE: dict = dict()", "memo = OrderedDict()"):
+        assert OWN_MACHINERY.search(bad), bad
+    assert not OWN_MACHINERY.search('ss.setdefault("data_fixed", {})\nr = ui.memo("attr", params)')
+    assert POSITIONAL.search("name, _, _, seed = ui.selection()") and POSITIONAL.search("selection()[3]")
+    assert not POSITIONAL.search("sel = selection()\nname, seed = ui.selection().name, ui.selection().seed")
+
+
+# The sidebar's picks are a frozen dataclass read by field name, never unpacked by position.
+POSITIONAL = re.compile(r",\s*\w+\s*=\s*(\w+\.)?selection\(\)(?!\.)|selection\(\)\s*\[|\*(\w+\.)?selection\(\)")
+
+
+def test_selection_is_read_by_field_name():
+    files = PAGES + [ROOT / "app.py"] + list((ROOT / "explorer").rglob("*.py"))
+    offenders = [str(p.relative_to(ROOT)) for p in files if POSITIONAL.search(p.read_text())]
+    assert offenders == []
+
+
+def test_widget_persistence_keys_stay_inside_the_ui_package():
+    """One mechanism (ui.sticky); its private keys are not spelled out in app.py, pages or tests."""
+    files = PAGES + [ROOT / "app.py"] + [p for p in (ROOT / "tests").glob("*.py") if p.name != "test_layout.py"]
+    offenders = [str(p.relative_to(ROOT)) for p in files if re.search(r"(?<!\w)_keep_|_sticky_keys|\bpersist\(", p.read_text())]
+    assert offenders == []

@@ -5,6 +5,7 @@ import pytest
 
 from explorer.data.dataset import demo_frame, read_csv
 from explorer.text.errors import ExplorerError
+from explorer.ui.session import Upload
 
 from explore_helpers import open_page, specs, values
 
@@ -13,8 +14,8 @@ def test_errors_name_the_uploaded_file():
     with pytest.raises(ExplorerError, match="'tweets.csv' is empty"):
         read_csv(b"  ", name="tweets.csv")
     at = open_page("data")
-    at.session_state["_keep_data_source"] = "upload"
-    at.session_state["data_uploaded"] = {"bytes": b"\x00\x01binary", "name": "tweets.csv"}
+    at.session_state["data_source"] = "upload"
+    at.session_state["data_uploaded"] = Upload(b"\x00\x01binary", "tweets.csv")
     at.run()
     assert not at.exception and len(at.error) == 1 and "tweets.csv" in at.error[0].value
     assert "upload" not in at.error[0].value.replace("tweets.csv", "")

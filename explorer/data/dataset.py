@@ -90,6 +90,15 @@ class LabeledData:
     notes: tuple[str, ...]
 
 
+def demo_csv(per_class: int, permuted: bool = False) -> bytes:
+    """The demo tweets as CSV bytes; `permuted` renames the labels in a cycle, so the label report has
+    a permuted mapping to find."""
+    df = demo_frame(per_class=per_class, seed=0)
+    if permuted:
+        df["label"] = df["label"].map({"negative": "positive", "positive": "neutral", "neutral": "negative"})
+    return df.to_csv(index=False).encode()
+
+
 def _read_bytes(source, max_bytes: int) -> tuple[bytes, str]:
     """(content, display name) from a path, raw bytes or an uploaded file object."""
     if isinstance(source, (bytes, bytearray)):

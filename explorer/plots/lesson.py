@@ -33,3 +33,16 @@ def token_label_heatmap(scores: np.ndarray, tokens, labels, title: str, x_title:
                       colorscale=DIVERGING, zmin=-lim, zmax=lim, colorbar=colorbar(value_name),
                       hovertemplate=f"%{{x}}<br>{y_title} %{{y}}: %{{z:.3f}}<extra></extra>")
     return figure([heat], title, x_title, y_title, height=260, margin=_MARGIN, **boundary(pair_at, pair_label))
+
+
+def cls_by_layer(a, t) -> go.Figure:
+    """An analysis' [CLS] attention per layer, mean over heads: (layers, seq); `t` translates the titles."""
+    from explorer.model.tokens import pair_boundary
+
+    from .attention import token_heatmap
+
+    p = "lesson.panel."
+    layers = a.cls_attention.shape[0]
+    return token_heatmap(a.cls_attention.mean(axis=1), a.shown, range(1, layers + 1), t(p + "enc_title"),
+                         t(p + "token"), t(p + "layer"), t(p + "attention"), pair_at=pair_boundary(a.segments),
+                         pair_label=t("arch.boundary"))

@@ -1,6 +1,7 @@
 """The streamlit side of the app, and the only package that imports streamlit: cache (cached models,
 analyses and results), session (owner, language, selection, widget values, session models and jobs)
-and render (literal text, one-line errors, tables). Pages import what they use from here."""
+render (literal text, one-line errors, tables, asks before costly work, progress with Stop) and panels
+(sections of the longer pages). Pages import what they use from here."""
 import torch
 
 from explorer.runtime.session_models import env_int
@@ -10,15 +11,20 @@ from explorer.runtime.session_models import env_int
 # Set here, where the server's side is first imported, not at a core module's import.
 torch.set_num_threads(env_int("HEAD_EXPLORER_TORCH_THREADS", 1))
 
+from explorer.ui import panels  # noqa: E402
 from explorer.ui.cache import (ANALYSES, analysis, checkpoint, current_analysis, current_head,  # noqa: E402
-                               head, keep_result, kept_result, plotly_js_src)
-from explorer.ui.render import error, guarded, headers, plain, show_evictions, step_label, table  # noqa: E402
-from explorer.ui.session import (JOBS, MODELS, OTHER, Selection, lang, persist, progress_to,  # noqa: E402
+                               head, memo, plotly_js_src, timed)
+from explorer.ui.render import (cancelled, confirmed, error, guarded, headers, plain,  # noqa: E402
+                                show_evictions, step_label, table, with_progress)
+from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, Selection,  # noqa: E402
+                                 Upload, data_source, keep_widgets, lang, progress_to,
                                  register_session_checkpoint, selection, session_checkpoint,
-                                 session_checkpoint_names, session_zip, start_job, sticky, stop_if_gone, t, tn)
+                                 session_checkpoint_names, session_zip, set_data_source, start_job, sticky,
+                                 stop_if_gone, t, tn)
 
-__all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "Selection", "analysis", "checkpoint", "current_analysis",
-           "current_head", "error", "guarded", "headers", "keep_result", "kept_result", "lang", "persist",
-           "plain", "plotly_js_src", "progress_to", "register_session_checkpoint", "selection",
-           "session_checkpoint", "session_checkpoint_names", "session_zip", "show_evictions", "start_job",
-           "step_label", "sticky", "stop_if_gone", "t", "table", "tn"]
+__all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", "DataSource", "Selection", "Upload",
+           "analysis", "cancelled", "checkpoint", "confirmed", "current_analysis", "current_head",
+           "data_source", "error", "guarded", "headers", "keep_widgets", "lang", "memo", "panels", "plain",
+           "plotly_js_src", "progress_to", "register_session_checkpoint", "selection", "session_checkpoint",
+           "session_checkpoint_names", "session_zip", "set_data_source", "show_evictions", "start_job",
+           "step_label", "sticky", "stop_if_gone", "t", "table", "timed", "tn", "with_progress"]

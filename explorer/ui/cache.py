@@ -3,6 +3,8 @@ every session, so they are read-only; analyses and pages' results share one byte
 from __future__ import annotations
 
 import dataclasses
+import time
+from typing import Callable, Hashable, TypeVar
 
 import streamlit as st
 
@@ -14,6 +16,8 @@ from explorer.runtime import budget, device
 from explorer.text.errors import ExplorerError
 from explorer.ui.render import error
 from explorer.ui.session import _owner, selection, session_checkpoint, t
+
+T = TypeVar("T")
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -59,14 +63,20 @@ def _cached_flow(name: str, kind: str, text: str, seed: int, text_pair: str = ""
         _cached_analysis(name, kind, text, seed, text_pair).attentions))
 
 
-def kept_result(page: str, params: tuple):
-    """A result this session's `page` computed for `params` and the budget still holds, or None."""
-    return ANALYSES.get((_owner(), page, params))
+def memo(page: str, params: Hashable, compute: Callable[[], T] | None = None) -> T | None:
+    """A page's result for `params`: this session's kept one, or `compute()` kept now within the
+    analyses' byte budget (oldest evicted first), or None when nothing is kept and there is no
+    `compute` (a page that asks before costly work looks first). The one cache pages use."""
+    key = (_owner(), page, params)
+    if compute is None:
+        return ANALYSES.get(key)
+    return ANALYSES.get_or_compute(key, compute)
 
 
-def keep_result(page: str, params: tuple, value) -> None:
-    """Keep a page's result for this session, within the analyses' byte budget."""
-    ANALYSES.put((_owner(), page, params), value)
+def timed(compute: Callable[[], T]) -> tuple[T, float]:
+    """compute() and the seconds it took, to keep together in a memo (a page shows how long it took)."""
+    start = time.perf_counter()
+    return compute(), time.perf_counter() - start
 
 
 def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False,
@@ -85,9 +95,8 @@ def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False,
 def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
     """The analysis for the sidebar's picks, or None after showing a one-line st.error."""
     sel = selection()
-    name, kind, text, seed = sel
     try:
-        return analysis(name, kind, text, seed, flow, sel.text_pair)
+        return analysis(sel.name, sel.head, sel.text, sel.seed, flow, sel.text_pair)
     except ExplorerError as err:
         error(err)
         return None
@@ -95,8 +104,8 @@ def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
 
 def current_head() -> heads.Head:
     """The head for the sidebar's picks (call after current_analysis() succeeded)."""
-    name, kind, _, seed = selection()
-    return head(name, kind, seed)
+    sel = selection()
+    return head(sel.name, sel.head, sel.seed)
 
 
 _STATIC = resources.STATIC  # served as app/static/

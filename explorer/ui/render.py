@@ -82,3 +82,41 @@ def show_evictions() -> None:
     """Say which of this session's models were evicted to stay within the memory bounds."""
     for name, why in MODELS.take_evicted(_owner()):
         st.info(t(f"safety.evicted_{why}", name=plain(name), n=MODELS.per_owner, mb=MODELS.budget_bytes // 2**20))
+
+
+def confirmed(what: str, params: object, warning: str) -> bool:
+    """Ask before costly work: the warning and a "compute anyway" button until the user agrees for
+    these `params`; the answer is remembered for them. True once agreed."""
+    ss, key = st.session_state, f"_confirmed_{what}"
+    if ss.get(key) == params:
+        return True
+    st.warning(warning)
+    if st.button(t("safety.compute_anyway"), key=f"{what}_anyway"):
+        ss[key] = params
+        return True
+    return False
+
+
+def with_progress(what: str, params: object, work: Callable[[Callable[[float, str], None]], object],
+                  running: str, stop: str):
+    """Run `work(progress)` under a progress bar with a Stop button (`{what}_stop`); a click on Stop
+    ends this run and is remembered for `params` (see cancelled)."""
+    from explorer.ui.session import progress_to
+
+    holder = st.empty()
+    with holder.container():
+        st.button(stop, key=f"{what}_stop", on_click=_cancel, args=(what, params))
+        bar = st.progress(0.0, text=running)
+    out = work(progress_to(bar))
+    holder.empty()
+    return out
+
+
+def _cancel(what: str, params: object) -> None:
+    st.session_state[f"_cancelled_{what}"] = params
+
+
+def cancelled(what: str, params: object) -> bool:
+    """Did the user stop `what`'s work for these `params` (with_progress's Stop button)?"""
+    return st.session_state.get(f"_cancelled_{what}") == params
+

@@ -6,9 +6,10 @@ process (explorer/runtime/session_models.py); the session holds only its owner k
 """
 from __future__ import annotations
 
+import dataclasses
 import uuid
 import weakref
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import streamlit as st
 from streamlit.logger import get_logger
@@ -17,6 +18,10 @@ from explorer.model import checkpoints
 from explorer.runtime import jobs, session_models
 from explorer.text import i18n
 from explorer.train import finetune
+
+if TYPE_CHECKING:
+    from explorer.data.audit import LabelAudit
+    from explorer.data.dataset import Table
 
 _log = get_logger("head_explorer")
 
@@ -136,17 +141,22 @@ def progress_to(bar) -> Callable[[float, str], None]:
     return report
 
 
-class Selection(tuple):
-    """(checkpoint name, head kind, text, seed), unpacked as four; `.text_pair` is the optional text B."""
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    """The sidebar's picks: checkpoint name, head kind, text, seed and the optional text B ("" for none)."""
+    name: str
+    head: str
+    text: str
+    seed: int
+    text_pair: str = ""
 
-    def __new__(cls, name: str, kind: str, text: str, seed: int, text_pair: str = ""):
-        sel = super().__new__(cls, (name, kind, text, seed))
-        sel.text_pair = text_pair
-        return sel
+    def key(self) -> tuple:
+        """The picks as a hashable key for a page's results (memo)."""
+        return dataclasses.astuple(self)
 
 
 def selection() -> Selection:
-    """(checkpoint name, head kind, text, seed) as picked in the sidebar, plus `.text_pair`."""
+    """The picks as made in the sidebar."""
     ss = st.session_state
     name = ss.get("checkpoint_other") if ss.get("checkpoint") == OTHER else ss.get("checkpoint")
     # Keys are absent when a page runs without the sidebar (AppTest's switch_page): use the defaults.
@@ -156,34 +166,84 @@ def selection() -> Selection:
 
 
 OTHER = "other…"
-
-
-def _save(key: str) -> None:
-    st.session_state[f"_keep_{key}"] = st.session_state[key]
+_STICKY = "_sticky_keys"  # the widget keys sticky() was asked to keep, for keep_widgets()
 
 
 def sticky(key: str, default=None) -> dict:
-    """Widget kwargs that keep a value when the widget is rebuilt or was not drawn for a while.
+    """Widget kwargs (`key=`) for a widget whose value is kept across reruns, page switches and
+    language switches: the one widget-persistence mechanism.
 
-    Streamlit gives a widget a new identity when its label changes (a language switch does
-    that), and drops its value when a run does not draw it (another page was open); the value is
-    kept under a second key and restored first. `default` is the first value: pass it here, not to
-    the widget, which would warn that its value was also set through session state.
+    Streamlit drops a widget's value when a run does not draw it (another page was open) and gives a
+    widget a new identity when its label changes (a language switch). keep_widgets(), called by
+    app.py at the start of every run, re-assigns each kept key through session state, which makes
+    the value the user's own: it survives both. `default` is the first value: pass it here, not to
+    the widget, which would warn that its value was also set through session state. Not for buttons,
+    uploaders, editors or charts, whose keys cannot be set.
     """
-    kept = f"_keep_{key}"
-    if default is not None:
-        st.session_state.setdefault(kept, default)
-    if kept in st.session_state:
-        st.session_state[key] = st.session_state[kept]
-    elif key in st.session_state:
-        st.session_state[kept] = st.session_state[key]
-    return {"key": key, "on_change": _save, "args": (key,)}
-
-
-def persist(prefixes: tuple[str, ...]) -> None:
-    """Keep widget values across page switches: streamlit drops the state of widgets that were not
-    drawn in the last run, unless the value is re-assigned through session state. Call it on every
-    run (from app.py), and only for pages without buttons or uploaders, whose keys cannot be set."""
     ss = st.session_state
-    for key in [k for k in ss if isinstance(k, str) and k.startswith(prefixes)]:
-        ss[key] = ss[key]
+    ss.setdefault(_STICKY, set()).add(key)
+    if default is not None:
+        ss.setdefault(key, default)
+    return {"key": key}
+
+
+def keep_widgets() -> None:
+    """Re-assign every sticky widget's value (see sticky); call it on every run before any widget is drawn."""
+    ss = st.session_state
+    for key in ss.get(_STICKY, ()):
+        if key in ss:
+            ss[key] = ss[key]
+
+
+# ---- typed session data: what the pages hand each other ------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class DataSource:
+    """The CSV the Data page prepared for the Audit and Fine-tune pages (the demo tweets until then)."""
+    bytes: bytes
+    name: str
+    text_column: str
+    label_column: str  # comma-separated for multi-label
+    labels: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Upload:
+    """An uploaded file's bytes, kept because an uploader comes back empty after a page switch."""
+    bytes: bytes
+    name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class AppliedMapping:
+    """A label mapping the user applied on the Data page, for a file (digest) and a checkpoint."""
+    digest: str
+    checkpoint: str
+    mapping: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditRun:
+    """The Label audit page's last run: its inputs (CSV digest, columns, checkpoint, seed, folds), the
+    audit and the CSV's table, kept until the inputs change."""
+    key: tuple
+    found: LabelAudit
+    table: Table
+
+
+DATA_KEY = "data_csv"  # where the Data page leaves its DataSource
+
+
+def data_source() -> DataSource:
+    """The Data page's CSV, or the demo tweets (60 per class) before the Data page has run."""
+    src = st.session_state.get(DATA_KEY)
+    if src is not None:
+        return src
+    from explorer.data.dataset import demo_frame
+
+    demo = demo_frame(per_class=60, seed=0)
+    return DataSource(demo.to_csv(index=False).encode(), "demo.csv", "text", "label",
+                      tuple(sorted(demo["label"].unique())))
+
+
+def set_data_source(src: DataSource) -> None:
+    st.session_state[DATA_KEY] = src
