@@ -4,7 +4,7 @@ import sys
 
 import streamlit as st
 
-from explorer.text import i18n  # light: json only
+from explorer.text import i18n  # light: no torch, so the notice below shows first
 
 st.set_page_config(page_title="Head Explorer", page_icon="🧠", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("presenter") else "auto")

@@ -77,7 +77,7 @@ def test_cold_start_hides_raw_page_names_and_says_it_is_starting():
     src = (Path(__file__).resolve().parent.parent / "app.py").read_text()
     # the sidebar's list of pages/ file names is hidden before the slow imports, and shown again
     # once st.navigation has titled the pages
-    assert src.index("[data-testid=stSidebarNav] {display: none;}") < src.index("from explorer import checkpoints")
+    assert src.index("[data-testid=stSidebarNav] {display: none;}") < src.index("from explorer import ui")
     assert src.index("st.navigation(") < src.index("boot.empty()")
     assert (Path(__file__).resolve().parent.parent / "pages").is_dir()
     at = open_page("home")  # a warm start: no notice
