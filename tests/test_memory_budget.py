@@ -152,8 +152,8 @@ def test_lesson_asks_before_leave_one_out_on_a_long_text(monkeypatch):
 
 def test_whatif_asks_before_comparing_long_texts(monkeypatch):
     calls = []
-    real = whatif.compare
-    monkeypatch.setattr(whatif, "compare", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    real = whatif.compare_texts
+    monkeypatch.setattr(whatif, "compare_texts", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     at = _long_text_page("whatif")
     assert not at.exception and not at.error and not calls
     assert any("Comparing texts of up to 152 tokens" in w.value for w in at.warning) and not at.metric
