@@ -48,7 +48,11 @@ def nbytes(obj, _seen: set | None = None) -> int:
 
 
 class ByteCache:
-    """Thread-safe LRU of computed values under `env`'s MB budget (and at most `max_entries`)."""
+    """Thread-safe LRU of computed values under `env`'s MB budget (and at most `max_entries`).
+
+    Not cachetools.LRUCache(getsizeof=...): it refuses a value larger than its maxsize, where this keeps
+    the newest entry however large (the page is using it), and its maxsize is fixed when it is made,
+    where this reads the budget from the environment on each insert."""
 
     def __init__(self, env: str, default_mb: int, max_entries: int | None = None,
                  size: Callable[[object], int] = nbytes):

@@ -2,7 +2,7 @@
 bounded number of slots.
 
 No streamlit here: explorer/ui/ ties each job to its browser session by passing `alive`, a
-question the watchdog asks every second ("is the owner's tab still connected?"). A closed tab's
+question the watchdog asks every POLL_S seconds ("is the owner's tab still connected?"). A closed tab's
 session object can linger for minutes (Streamlit keeps it for a reconnect), so waiting for it to be
 collected would keep a core busy and a slot taken; instead a job whose owner has been gone for
 `grace` seconds is told to stop, and its slot is freed when its thread ends. Each end is logged on
