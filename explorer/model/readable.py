@@ -28,8 +28,9 @@ def _decode(tokenizer, tokens: Sequence[str]) -> str:
 
 # A token's form and a word's pieces depend only on the tokenizer and the tokens, and a class's texts
 # keep meeting the same ones: remembered, they cost nothing the second time (~0.15 ms per short analysis
-# otherwise). Keyed by the tokenizer object, which the cache holds: shared tokenizers live as long as
-# the process anyway, and the bound keeps a stream of new words from growing it.
+# otherwise). Keyed by the tokenizer object, which the cache holds: a tokenizer whose checkpoint left the
+# model cache stays referenced (a few MB) until its entries age out; the bound keeps a stream of new words
+# from growing it.
 @functools.lru_cache(maxsize=1 << 16)
 def _token_form(tokenizer, tok: str) -> str:
     text = _decode(tokenizer, [tok])
