@@ -7,6 +7,7 @@ from explorer.explain import attribution as attr
 from explorer.explain import faithfulness
 from explorer.model.analysis import AnalysisError
 from explorer.plots import attribution as attribution_plots
+from explorer.text.plain import csv_bytes
 from explorer.ui import checkpoint, current_analysis, head, selection, t
 
 st.title(t("nav.attributions"))
@@ -23,7 +24,7 @@ want = ss.pop("attr_target_label", None)  # set by the Label audit page when it 
 if want is not None:
     ss["attr_target"] = a.labels.index(want) if want in a.labels else -1
     if want not in a.labels:
-        st.info(t("audit.target_missing", label=want))
+        st.info(t("audit.target_missing", label=ui.plain(want)))
 c1, c2, c3, c4 = st.columns([3, 2, 2, 3])  # wide enough for the longest method name
 method = c1.selectbox(t("attributions.method"), attr.METHODS, key="attr_method",
                       format_func=lambda m: t(f"attributions.m_{m}"))
@@ -86,7 +87,7 @@ st.plotly_chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.ba
                                   pair_at=pair_at),
                 key="attr_bars")
 d1, d2 = st.columns(2)
-d1.download_button(t("attributions.csv"), pd.DataFrame(attr.table(r, level)).to_csv(index=False),
+d1.download_button(t("attributions.csv"), csv_bytes(pd.DataFrame(attr.table(r, level))), help=t("plain.csv_guard"),
                    file_name=f"attributions-{r.method}.csv", mime="text/csv", key="attr_csv")
 d2.download_button(t("attributions.html"), attribution_plots.highlight_html(
     pieces, scores, title=f"{r.method}: {r.target_label}", legend=legend, standalone=True, pair_at=pair_at,

@@ -19,7 +19,7 @@ st.caption(t("audit.intro"))
 
 src = ui.data_source()  # set by the Data page; the demo tweets until then
 name, seed = ui.selection().name, ui.selection().seed
-st.caption(t("audit.data", name=src.name, checkpoint=name))
+st.caption(t("audit.data", name=ui.plain(src.name), checkpoint=ui.plain(name)))
 folds = int(st.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **ui.sticky("audit_folds")))
 key = (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, name, seed, folds)
 
@@ -43,7 +43,7 @@ found, table = ss["audit_result"].found, ss["audit_result"].table
 data = found.data
 s = found.summary()
 for note in found.notes:
-    st.info(note.message(ui.lang()))
+    st.info(ui.plain(note.message(ui.lang())))
 m = st.columns(5)
 m[0].metric(t("audit.rows"), len(data.texts))
 m[1].metric(t("audit.flagged"), s["flagged"])
@@ -102,6 +102,6 @@ ss["audit_accepted"] = accepted = {int(r) for r in edited.loc[edited["accept"], 
 d1, d2 = st.columns(2)
 stem = src.name.rsplit(".", 1)[0]
 d1.download_button(tn("audit.download_csv", len(accepted)), corrected_csv(table, found, accepted),
-                   file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv")
+                   file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv", help=t("plain.csv_guard"))
 d2.download_button(t("audit.download_report"), report_html(found, accepted, src.name, ui.lang()),
                    file_name=f"{stem}-label-audit.html", mime="text/html", key="audit_report")

@@ -34,7 +34,7 @@ if source == "upload":
         st.info(t("data.upload_first"))
         st.stop()
     if up is None:
-        st.caption(t("data.kept_upload", name=kept.name))
+        st.caption(t("data.kept_upload", name=ui.plain(kept.name)))
     raw, name = kept.bytes, kept.name
 else:
     left, right = st.columns(2)
@@ -110,6 +110,6 @@ if report.confusion is not None:
         st.dataframe(ui.headers(report.misclassified, "data.col_"), key="data_wrong")
 if offer is not None:
     if not report.suggested_mapping:
-        st.success(t("data.mapping_applied", name=ck_name))
+        st.success(t("data.mapping_applied", name=ui.plain(ck_name)))
     st.download_button(t("data.export_config"), json.dumps(corrected_config(ck, offer), indent=1),
                        file_name="config.json", mime="application/json", key="data_export")

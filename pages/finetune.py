@@ -96,7 +96,7 @@ if job is not None and job.done:
             st.rerun()  # the sidebar was drawn before this page: redraw it with the new model
         if res.stopped:
             st.info(t("finetune.stopped", epoch=res.best_epoch))
-        st.success(t("finetune.done", name=job.name, seconds=f"{res.train_seconds:.1f}"))
+        st.success(t("finetune.done", name=ui.plain(job.name), seconds=f"{res.train_seconds:.1f}"))
         cols = st.columns(len(res.metrics))
         for col, (k, v) in zip(cols, res.metrics.items()):
             col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")

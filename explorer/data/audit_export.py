@@ -9,6 +9,7 @@ from explorer.data.audit import LabelAudit
 from explorer.model.problem import ProblemType
 from explorer.data.dataset import Table
 from explorer.text import i18n
+from explorer.text.plain import csv_bytes
 
 
 def corrected_frame(table: Table, found: LabelAudit, accepted) -> pd.DataFrame:
@@ -25,7 +26,7 @@ def corrected_frame(table: Table, found: LabelAudit, accepted) -> pd.DataFrame:
 
 
 def corrected_csv(table: Table, found: LabelAudit, accepted) -> bytes:
-    return corrected_frame(table, found, accepted).to_csv(index=False, sep=table.delimiter).encode("utf-8")
+    return csv_bytes(corrected_frame(table, found, accepted), sep=table.delimiter)  # formulas guarded
 
 
 def report_html(found: LabelAudit, accepted, source: str, lang: str = "en") -> str:

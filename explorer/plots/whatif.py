@@ -6,6 +6,8 @@ import html
 
 import plotly.graph_objects as go
 
+from explorer.text.plain import plotly as esc
+
 from explorer.explain.whatif import Row
 from .common import figure
 
@@ -47,6 +49,6 @@ def word_comparison(rows: tuple[Row, ...], names: tuple[str, str, str], title: s
         [r.b.score if r.b else None for r in rows],
         [r.difference for r in rows],
     )
-    bars = [go.Bar(x=x, y=ys, name=name, hovertemplate=f"{name}<br>%{{x}}: %{{y:+.4f}}<extra></extra>")
+    bars = [go.Bar(x=x, y=ys, name=name, hovertemplate=f"{esc(name)}<br>%{{x}}: %{{y:+.4f}}<extra></extra>")
             for name, ys in zip(names, series)]
     return figure(bars, title, x_title, y_title, barmode="group", height=380)

@@ -5,6 +5,7 @@ import numpy as np
 import streamlit as st
 
 from explorer import plots
+from explorer.ui.render import plain
 from explorer.ui.session import t
 
 
@@ -98,8 +99,8 @@ def audit_confusion(found) -> np.ndarray:
     if not points:
         st.caption(t("audit.click_cell"))
         return found.flagged
-    given, predicted = names.index(points[0]["y"]), names.index(points[0]["x"])
+    given, predicted = (int(v) for v in points[0]["customdata"])  # x and y are the escaped names
     cell = np.flatnonzero((data.y == given) & (pred == predicted))
     rows = cell[np.argsort(found.quality[cell], kind="stable")]
-    st.caption(t("audit.cell", given=names[given], predicted=names[predicted], n=len(rows)))
+    st.caption(t("audit.cell", given=plain(names[given]), predicted=plain(names[predicted]), n=len(rows)))
     return rows
