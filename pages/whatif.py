@@ -73,7 +73,7 @@ right.plotly_chart(logit_plots.grouped(labels, {t("whatif.a"): r.a.logits, t("wh
                                   t("whatif.logits_title"), t("home.label_axis"), t("home.logit_axis")),
                    key="whatif_logits")
 
-st.subheader(t("whatif.words_title", label=shown))
+st.subheader(t("whatif.words_title", label=shown), anchor=False)  # no anchor slug made of a label
 st.caption(t("whatif.words_help", label=shown))
 st.plotly_chart(whatif_plots.word_comparison(r.rows, (t("whatif.a"), t("whatif.b"), t("whatif.difference")),
                                        t("whatif.words_chart", label=target), t("whatif.word_axis"),
