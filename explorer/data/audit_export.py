@@ -1,7 +1,6 @@
 """What a label audit hands back: the CSV with accepted suggestions applied, and an HTML report."""
 from __future__ import annotations
 
-import html
 
 import pandas as pd
 
@@ -9,7 +8,7 @@ from explorer.data.audit import LabelAudit
 from explorer.model.problem import ProblemType
 from explorer.data.dataset import Table
 from explorer.text import i18n
-from explorer.text.plain import csv_bytes
+from explorer.text.plain import csv_bytes, html as escape_html
 
 
 def corrected_frame(table: Table, found: LabelAudit, accepted) -> pd.DataFrame:
@@ -31,14 +30,14 @@ def corrected_csv(table: Table, found: LabelAudit, accepted) -> bytes:
 
 def report_html(found: LabelAudit, accepted, source: str, lang: str = "en") -> str:
     """A standalone page: the summary, then every flagged row with the reviewer's decision."""
-    t = lambda key, **kw: html.escape(i18n.t(f"audit.report_{key}", lang, **kw))  # noqa: E731
+    t = lambda key, **kw: escape_html(i18n.t(f"audit.report_{key}", lang, **kw))  # noqa: E731
     s = found.summary()
     accepted = {int(r) for r in accepted}
     head = "".join(f"<th>{t(k)}</th>" for k in ("row", "given", "suggested", "score", "p_given", "decision", "text"))
     body = "".join(
-        f"<tr><td>{i['row']}</td><td>{html.escape(str(i['given']))}</td><td>{html.escape(str(i['suggested']))}</td>"
+        f"<tr><td>{i['row']}</td><td>{escape_html(str(i['given']))}</td><td>{escape_html(str(i['suggested']))}</td>"
         f"<td>{i['score']:.3f}</td><td>{'' if i['p_given'] is None else format(i['p_given'], '.3f')}</td>"
-        f"<td>{t('accepted') if i['row'] in accepted else t('kept')}</td><td>{html.escape(i['text'])}</td></tr>"
+        f"<td>{t('accepted') if i['row'] in accepted else t('kept')}</td><td>{escape_html(i['text'])}</td></tr>"
         for i in found.issues())
     acc = "—" if s["cv_accuracy"] is None else f"{s['cv_accuracy']:.1%}"
     summary = t("summary", rows=len(found.data.texts), flagged=s["flagged"], noise=f"{s['estimated_noise_rate']:.1%}",
@@ -46,5 +45,5 @@ def report_html(found: LabelAudit, accepted, source: str, lang: str = "en") -> s
     return (f"<!doctype html><html lang='{lang}'><head><meta charset='utf-8'><title>{t('title')}</title>"
             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}</style></head><body>"
-            f"<h1>{t('title')}</h1><p>{html.escape(source)}</p><p>{summary}</p>"
+            f"<h1>{t('title')}</h1><p>{escape_html(source)}</p><p>{summary}</p>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>")

@@ -2,7 +2,6 @@
 columns, hover highlights one token's lines) with its standalone HTML, and the model-view thumbnails."""
 from __future__ import annotations
 
-import html
 
 import numpy as np
 import plotly.graph_objects as go
@@ -10,7 +9,7 @@ from plotly.colors import qualitative
 
 from explorer.explain.encoder import HeadView
 from explorer.model.problem import ProblemType
-from explorer.text.plain import plotly as esc
+from explorer.text.plain import html as escape_html, plotly as esc
 from .common import SEQUENTIAL, colorbar, figure
 
 LEVELS = 10  # line opacity steps: a weight under 5% rounds to no line (near invisible, and it keeps the trace count low)
@@ -137,7 +136,7 @@ def head_view_html(fig: go.Figure, title: str, plotly_src: str | None = None) ->
     (standalone, works offline: the download); with it, the page loads plotly.js from that URL (the app)."""
     page = fig.to_html(full_html=True, include_plotlyjs=plotly_src or True, div_id="headview", post_script=_HOVER_JS,
                        config={"displayModeBar": False, "responsive": True})
-    return page.replace("<head>", f"<head><title>{html.escape(title)}</title>", 1)
+    return page.replace("<head>", f"<head><title>{escape_html(title)}</title>", 1)
 
 
 def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_name: str,

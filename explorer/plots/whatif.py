@@ -2,11 +2,10 @@
 their difference."""
 from __future__ import annotations
 
-import html
 
 import plotly.graph_objects as go
 
-from explorer.text.plain import plotly as esc
+from explorer.text.plain import html as escape_html, plotly as esc
 
 from explorer.explain.whatif import Row
 from .common import figure
@@ -23,14 +22,14 @@ def diff_html(rows: tuple[Row, ...], legend: str = "") -> str:
         if out and any(c.isalnum() for c in word):  # no space before punctuation
             out.append(" ")
         if r.op == "equal":
-            out.append(html.escape(r.b.text))
+            out.append(escape_html(r.b.text))
             continue
         if r.a:
-            out.append(f"<span style='{_DEL}'>{html.escape(r.a.text)}</span>")
+            out.append(f"<span style='{_DEL}'>{escape_html(r.a.text)}</span>")
         if r.b:
-            out.append(f"<span style='{_INS}'>{html.escape(r.b.text)}</span>")
+            out.append(f"<span style='{_INS}'>{escape_html(r.b.text)}</span>")
     body = "".join(out)
-    note = f"<div style='font-size:small;color:gray'>{html.escape(legend)}</div>" if legend else ""
+    note = f"<div style='font-size:small;color:gray'>{escape_html(legend)}</div>" if legend else ""
     return f"<div style='font-family:sans-serif;line-height:1.9'>{body}{note}</div>"
 
 
