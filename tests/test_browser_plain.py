@@ -29,10 +29,10 @@ LINK = f'<a href="{URL}/label-link" target="_blank">newtab</a>'
 STYLE = '<span style="font-size:60px;fill:red">big</span>'
 LABEL_IMG = f"![lbl]({URL}/lbl.png)"
 FORMULA = f'=HYPERLINK("{URL}/csv","open")'
-BARE = f"{URL}/bare"  # GFM would make a bare URL a live link
+BARE = f"{URL}/bare www.bait-{BAIT}.example x@bait.example"  # GFM would make each of these a live link
 LABELS = (LINK, STYLE, LABEL_IMG, FORMULA)
-TEXT = f"hello {WORD} the cat {BARE} {FORMULA} {IMG}"
-TEXT_B = f"{STYLE} good movie {LINK}"
+TEXT = f"hello {WORD} the cat {FORMULA} {IMG}"
+TEXT_B = f"{STYLE} good movie {LINK} {BARE}"  # a GPT-2 head reads the last token: BARE
 PAGES = ("attention", "pooled-vector", "dropout-effect", "probabilities", "compare-heads", "attribution",
          "inside-encoder", "what-if", "guided-lesson", "review-quiz", "labels", "label-audit", "fine-tune")
 
@@ -58,7 +58,7 @@ def _hostile_checkpoint(root):
     from transformers import AutoModelForSequenceClassification
 
     tok = tiny_tokenizers.gpt2_style()
-    tok.add_tokens([IMG, WORD, LINK, STYLE, FORMULA])  # whole payloads as single vocabulary entries
+    tok.add_tokens([IMG, WORD, LINK, STYLE, FORMULA, BARE])  # whole payloads as single vocabulary entries
     cfg = tiny_archs.config("gpt2")
     cfg.id2label, cfg.label2id = dict(enumerate(LABELS)), {n: i for i, n in enumerate(LABELS)}
     out = root / "hostile-gpt2"
@@ -129,7 +129,7 @@ def test_every_page_keeps_user_text_plain(browser, hostile):
         _fill(pg, "[data-testid=stSidebar]", T("arch.text_b"), TEXT_B)
         # the Pipeline page: the payloads are there, as typed
         main = pg.locator("[data-testid=stMain]").inner_text()
-        assert IMG in main, main[:2000]
+        assert IMG in main and f"(“{BARE}”)" in main, main[:2000]  # the "head reads token N (…)" caption
         svg = " ".join(pg.locator(".js-plotly-plot .xtick text").all_text_contents())
         assert "<a href=" in svg and "<span style=" in svg, svg  # label names drawn as text on the axis
         bad = _check(pg, "pipeline")
@@ -150,8 +150,9 @@ def test_every_page_keeps_user_text_plain(browser, hostile):
             if slug == "labels":
                 pg.get_by_text(T("data.source_upload"), exact=True).click()
                 wait_idle(pg)
+                name = f"![f](bait-file.png) www.bait-{BAIT}.example.csv"  # shown in captions on later pages
                 pg.locator("[data-testid=stFileUploader] input[type=file]").set_input_files(
-                    files=[{"name": "![f](bait-file.png).csv", "mimeType": "text/csv", "buffer": _csv()}])
+                    files=[{"name": name, "mimeType": "text/csv", "buffer": _csv()}])
                 wait_idle(pg)
             if slug == "label-audit":
                 pg.get_by_role("button", name=T("audit.run")).click()

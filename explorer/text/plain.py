@@ -26,8 +26,9 @@ import pandas as pd
 # Characters that start Markdown (and Streamlit's :color[...] / :emoji:) anywhere in a line, and the
 # list or heading markers that only count at its start.
 # `_` inside a word and `:` before anything but a letter are literal already (CommonMark, Streamlit's
-# :color[...] and :emoji: forms), so LABEL_0 and "error: x" stay as typed. A `:` before `//` and a `.`
-# after "www" are escaped too: GFM turns a bare http://… or www.… into a live link.
+# :color[...] and :emoji: forms), so LABEL_0 and "error: x" stay as typed. A `:` before `//`, a `.`
+# after "www" and every `@` are escaped too: GFM turns a bare http://…, www.… or x@y.z into a live link;
+# `&` too, or &lt; would show as <.
 _MARKDOWN = re.compile(r"([\\`*\[\]<>!~|$#@&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z]|//)|(?<=[wW]{3})\.)")
 _LINE_START = re.compile(r"^(\s*|\s*\d+)((?<=\d)[.)]|(?<!\d)[-+=])", re.M)
 
