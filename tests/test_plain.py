@@ -47,7 +47,7 @@ def test_csv_bytes_guards_string_cells_and_names_only():
 def test_markdown_breaks_images_links_autolinks_and_html():
     out = plain.markdown(IMG + f" {URL}bare www.evil.example x@y.example {LINK} & # h")
     assert "![" not in out and "](" not in out.replace("\\](", "") and "http://" not in out
-    assert "www\\." in out and "x\\@" in out and "\\<a" in out and "\\&" in out
+    assert "www\u2060." in out and "x\u2060@" in out and "\\<a" in out and "\\&" in out  # GFM autolinks broken
     assert not re.search(r"(?<!\\)[<>\[\]!]", out)  # every markup character backslash-escaped
     assert plain.markdown("# title\n- item") == "\\# title  \n\\- item"
     assert plain.markdown("LABEL_0 f: g") == "LABEL_0 f: g"  # what is literal already stays as typed

@@ -5,7 +5,8 @@ vocabulary can hold any string), label names, column, file and checkpoint names.
 some characters as markup, so each gets the one rule that makes those characters literal:
 
 - Markdown (st.markdown, captions, st.info/warning/error, metric labels and values, headings and their
-  anchors): `markdown` backslash-escapes Markdown's characters and breaks GFM's autolinks.
+  anchors): `markdown` backslash-escapes Markdown's characters and breaks GFM's autolinks; `markdown_code`
+  makes a code span.
 - plotly text (titles, tick labels, hover, annotations, legend names): plotly.js reads a subset of HTML
   there (<a href>, <span style>, <b>, <br>...) and shows the entities &lt; &gt; &amp; as the characters,
   so `plotly` turns < > & into those entities. `figure_spec` applies it to every string of a figure
@@ -26,17 +27,22 @@ import pandas as pd
 # Characters that start Markdown (and Streamlit's :color[...] / :emoji:) anywhere in a line, and the
 # list or heading markers that only count at its start.
 # `_` inside a word and `:` before anything but a letter are literal already (CommonMark, Streamlit's
-# :color[...] and :emoji: forms), so LABEL_0 and "error: x" stay as typed. A `:` before `//`, a `.`
-# after "www" and every `@` are escaped too: GFM turns a bare http://…, www.… or x@y.z into a live link;
-# `&` too, or &lt; would show as <.
-_MARKDOWN = re.compile(r"([\\`*\[\]<>!~|$#@&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z]|//)|(?<=[wW]{3})\.)")
+# :color[...] and :emoji: forms), so LABEL_0 and "error: x" stay as typed. `&` is escaped too, or &lt;
+# would show as <.
+_MARKDOWN = re.compile(r"([\\`*\[\]<>!~|$#&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z]))")
 _LINE_START = re.compile(r"^(\s*|\s*\d+)((?<=\d)[.)]|(?<!\d)[-+=])", re.M)
+# GFM links a bare http://…, www.… or x@y.z found in the text after escapes are resolved (remark-gfm's
+# autolink literals), so no backslash stops it: an invisible WORD JOINER inside "://", "www." and before
+# "@" does (measured in Chromium: tests/test_browser_plain.py). It stays in text copied from the page.
+_AUTOLINK = re.compile(r"(?i)(?<=:)(?=//)|(?<=www)(?=\.)|(?=@)")
+WORD_JOINER = "\u2060"
 
 
 def markdown(text: object) -> str:
     """`text` as literal text inside Markdown: `![x](http://…)` shows as typed and fetches nothing,
     no link, image, heading, list or emphasis is made from it. Line breaks stay line breaks."""
-    out = _LINE_START.sub(lambda m: m[1] + "\\" + m[2], _MARKDOWN.sub(r"\\\1", str(text)))
+    out = _AUTOLINK.sub(WORD_JOINER, str(text))
+    out = _LINE_START.sub(lambda m: m[1] + "\\" + m[2], _MARKDOWN.sub(r"\\\1", out))
     return out.replace("\n", "  \n")
 
 
