@@ -160,6 +160,12 @@ def _evil(folder: Path, marker: Path) -> None:
     folder.mkdir()
     (folder / "config.json").write_text("{}")
     torch.save({"w": torch.zeros(2), "x": Evil()}, folder / "pytorch_model.bin")
+    shards = folder.parent / f"{folder.name}-shards"  # the second shard is refused after the first is written
+    shards.mkdir()
+    torch.save({"a": torch.ones(2)}, shards / "pytorch_model-00001-of-00002.bin")
+    (shards / "pytorch_model-00002-of-00002.bin").write_bytes((folder / "pytorch_model.bin").read_bytes())
+    (shards / "pytorch_model.bin.index.json").write_text(json.dumps({"weight_map": {
+        "a": "pytorch_model-00001-of-00002.bin", "w": "pytorch_model-00002-of-00002.bin"}}))
 
 
 def test_convert_refuses_with_one_line_and_writes_nothing(root, capsys, tmp_path, tmp_path_factory):
@@ -172,6 +178,7 @@ def test_convert_refuses_with_one_line_and_writes_nothing(root, capsys, tmp_path
         (root / "seq-bin", taken, "already exists"),
         (root / "token", tmp_path / "a", "no pytorch_model.bin"),
         (root / "evil", tmp_path / "b", "refused pytorch_model.bin (Trying to load unsupported GLOBAL posix.system"),
+        (root / "evil-shards", tmp_path / "b", "refused pytorch_model-00002-of-00002.bin (Trying to load"),
         (tmp_path_factory.mktemp("outside"), tmp_path / "c", "not an allowed checkpoint folder"),
         (root / "seq-bin", tmp_path / "no" / "d", "does not exist"),
     ]

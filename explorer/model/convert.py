@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import torch
 
 from explorer.model.checkpoints import PICKLE_WEIGHTS, CheckpointError, local_folder
+from explorer.runtime import scratch
 
 # Files copied as they are: config, tokenizer (JSON, vocab.txt, merges.txt, sentencepiece protobuf, chat
 # template) and the model card; plain text or protobuf, never pickle. Everything else (training_args.bin,
@@ -54,7 +54,7 @@ def convert_checkpoint(source: str, out: str) -> Conversion:
         raise CheckpointError("convert_out_exists", out=out)
     if not target.parent.is_dir():
         raise CheckpointError("convert_out_parent", out=out)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    tmp = scratch.partial_for(target)  # removed on any failure; a killed run's by the next run
     try:
         weight_map, total = {}, 0
         for pickle_name, st_name in shards:
@@ -75,6 +75,7 @@ def convert_checkpoint(source: str, out: str) -> Conversion:
                 copied.append(entry.name)
             else:
                 skipped.append(entry.name)
+        scratch.normal_modes(tmp)
         if os.path.lexists(target):  # made while we wrote: theirs stays
             raise CheckpointError("convert_out_exists", out=out)
         os.rename(tmp, target)
