@@ -1,4 +1,4 @@
-"""Command line: `head-explorer analyze|train-sentiment|inspect-data|finetune|app ...` (or `python -m explorer ...`).
+"""Command line: `head-explorer analyze|train-sentiment|inspect-data|finetune|convert-checkpoint|app ...` (or `python -m explorer ...`).
 
 Bad input exits with code 2 and one line on stderr, never a traceback.
 """
@@ -183,6 +183,18 @@ def cmd_finetune(args) -> int:
     return 0
 
 
+def cmd_convert_checkpoint(args) -> int:
+    from explorer.model.convert import convert_checkpoint
+
+    done = convert_checkpoint(args.checkpoint, args.out)
+    if args.json:
+        print(json.dumps(done.to_dict()))
+    else:
+        print(f"wrote {done.out}: {done.tensors} tensors in {', '.join(done.weights)}; copied: "
+              f"{', '.join(done.copied) or 'nothing'}; left behind: {', '.join(done.skipped) or 'nothing'}")
+    return 0
+
+
 def streamlit_command(extra: list[str]) -> list[str]:
     """`streamlit run <app.py>`, with .streamlit/config.toml's settings (headless, loopback only, static
     serving, no tracebacks for visitors) as flags: Streamlit reads that file only from the working
@@ -299,6 +311,14 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", required=True, help="a new folder for the fine-tuned model")
     f.add_argument("--json", action="store_true", help="print one JSON object")
     f.set_defaults(func=cmd_finetune)
+    c = sub.add_parser("convert-checkpoint", help="write a folder's pytorch_model.bin weights as safetensors",
+                       description="Read pytorch_model.bin (or its shards) with torch.load(weights_only=True), "
+                                   "which runs no code, and write a new folder with model.safetensors and the "
+                                   "config and tokenizer files.")
+    c.add_argument("--checkpoint", required=True, help="a local folder under the allowed roots")
+    c.add_argument("--out", required=True, help="a new folder (it must not exist)")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.set_defaults(func=cmd_convert_checkpoint)
     s = sub.add_parser("app", help="serve the Streamlit app (on 127.0.0.1:8501 unless told otherwise)",
                        description="Serve the app with `streamlit run`. Any further arguments go to Streamlit, "
                                    "e.g. `head-explorer app --server.port 8600`.")
