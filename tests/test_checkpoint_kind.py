@@ -1,5 +1,5 @@
 """Pickle-only folders are named and converted without running their code; checkpoints of another task
-(token classification, masked LM...) are named and refused, never analysed as sentence classifiers."""
+(token classification, question answering...) are named and refused, never analysed as sentence classifiers."""
 from __future__ import annotations
 
 import json
@@ -205,9 +205,19 @@ def test_a_bare_encoder_keeps_its_new_head(minilm):
     assert set(minilm.new_weights) == {"classifier.weight", "classifier.bias"}
 
 
-@pytest.mark.parametrize("folder, architecture, kind", [("token", "BertForTokenClassification", "token classification"),
-                                                        ("mlm", "BertForMaskedLM", "masked LM"),
-                                                        ("mlm-bin", "BertForMaskedLM", "masked LM")])
+def test_a_pretraining_head_loads_as_its_encoder_with_a_new_head(root):
+    """bert-base-uncased and gpt2 are saved as LM heads: the usual start for fine-tuning, not refused."""
+    ck = api.load(str(root / "mlm"), device="cpu")
+    assert {"classifier.weight", "classifier.bias"} <= set(ck.new_weights)
+    assert any(w.startswith("cls.predictions") for w in ck.unused_weights)  # the page names them
+
+
+def test_a_pickle_only_pretraining_head_gets_the_pickle_line(root):
+    with pytest.raises(CheckpointError, match="convert-checkpoint"):
+        api.load(str(root / "mlm-bin"), device="cpu")
+
+
+@pytest.mark.parametrize("folder, architecture, kind", [("token", "BertForTokenClassification", "token classification")])
 def test_other_tasks_are_named_and_refused(root, capsys, folder, architecture, kind):
     name = str(root / folder)
     with pytest.raises(CheckpointError) as err:

@@ -165,6 +165,11 @@ def _check_numbers(cfg, name: str) -> None:
 # LMs are <Prefix>LMHeadModel (GPT2LMHeadModel, BertLMHeadModel). A bare <Prefix>Model names no head.
 _TASK_SUFFIX = re.compile(r"For([A-Z][A-Za-z]*)$")
 SEQUENCE_CLASSIFICATION = "SequenceClassification"
+# A pre-training head (bert-base-uncased is a BertForMaskedLM, gpt2 a GPT2LMHeadModel) sits on a plain encoder:
+# the usual start for fine-tuning. It loads as that encoder with a new head, and the page names both the new
+# head and the unused LM weights. Task heads (token, span, choice) are refused: their own weights would be
+# dropped, or, for a token classifier, silently read as a sentence head.
+PRETRAINING_TASKS = frozenset({"MaskedLM", "CausalLM", "PreTraining"})
 
 
 def architecture_task(architecture: str) -> str | None:
@@ -182,13 +187,13 @@ def other_task(cfg) -> tuple[str, str] | None:
     named = [(a, architecture_task(a)) for a in (getattr(cfg, "architectures", None) or ()) if isinstance(a, str)]
     if any(task == SEQUENCE_CLASSIFICATION for _, task in named):
         return None
-    return next(((a, task) for a, task in named if task), None)
+    return next(((a, task) for a, task in named if task and task not in PRETRAINING_TASKS), None)
 
 
 def _check_task(cfg, name: str) -> None:
     """A token classifier's `classifier` has the shape a sentence classifier's would, so it would load as
-    one without a word of warning (only the pooler new); every other task head is refused the same way
-    until it has a path of its own."""
+    one without a word of warning (only the pooler new); every other task head but pre-training is refused
+    the same way until it has a path of its own."""
     found = other_task(cfg)
     if found:
         architecture, task = found
