@@ -40,7 +40,12 @@ class Analysis(JsonResult):
     layer_logits: np.ndarray  # (layers+1, labels): the head applied to the embeddings, then each layer
     softmax: np.ndarray  # (labels,)
     sigmoid: np.ndarray  # (labels,)
-    predicted: str
+    predicted: problem.Prediction  # by the model's own rule (ProblemType.predict): a label, labels, or a value
+    # What transformers.pipeline("text-classification", top_k=None) returns for this text: its default
+    # function (problem.pipeline_rule; not always the loss's: num_labels == 1 trains on the raw value,
+    # yet the pipeline returns its sigmoid) and the (labels,) scores it gives each label.
+    pipeline_function: str
+    pipeline_scores: np.ndarray
     attentions: np.ndarray  # (layers, heads, seq, seq)
     rollout: np.ndarray  # (layers, seq, seq)
     flow: np.ndarray | None  # (layers, seq), or None unless asked for
@@ -56,6 +61,15 @@ class Analysis(JsonResult):
     # of its word's text (a word's pieces concatenated are the word; byte-level tokens decoded).
     shown: tuple[str, ...] = ()
     pieces: tuple[str, ...] = ()
+
+    @property
+    def scores(self) -> np.ndarray:  # (labels,): through the function the model's loss reads (softmax, sigmoid, none)
+        return problem.probabilities(self.logits, self.problem_type)
+
+    @property
+    def pipeline_differs(self) -> bool:
+        """pipeline() reads the logits through another function than the model's own loss does."""
+        return problem.ProblemType(self.problem_type).output != self.pipeline_function
 
     @property
     def cls_hidden(self) -> np.ndarray:  # (hidden,)
@@ -82,7 +96,10 @@ class Analysis(JsonResult):
             "softmax": rounded(self.softmax),
             "sigmoid": rounded(self.sigmoid),
             "problem_type": self.problem_type,
-            "predicted": self.predicted,
+            # A label; for multi-label the list of labels over 0.5 ([] when none is); a regression's value.
+            "predicted": _prediction_json(self.predicted),
+            "pipeline": {"function": self.pipeline_function,
+                         "scores": dict(zip(self.labels, rounded(self.pipeline_scores)))},
             "new_weights": list(self.new_weights),
             "head": {"kind": self.head_kind, "steps": [{"name": n, "values": rounded(v)} for n, v in self.steps]},
             "attention": {"cls_raw": rounded(self.cls_attention), "rollout": rounded(self.cls_rollout),
@@ -97,9 +114,17 @@ class Analysis(JsonResult):
     def _repr_html_(self) -> str:
         rows = [{"label": name, "logit": float(self.logits[i]), "softmax": float(self.softmax[i]),
                  "sigmoid": float(self.sigmoid[i])} for i, name in enumerate(self.labels)]
-        return (f"<p><b>{html.escape(str(self.predicted))}</b> ({html.escape(self.checkpoint)}, "
+        return (f"<p><b>{html.escape(problem.prediction_text(self.predicted))}</b> ({html.escape(self.checkpoint)}, "
                 f"{html.escape(self.head_kind)} head) &middot; {html.escape(' '.join(self.shown))}</p>"
                 + html_table(rows))
+
+
+def _prediction_json(pred: problem.Prediction):
+    if isinstance(pred, str):
+        return pred
+    if isinstance(pred, tuple):
+        return [_prediction_json(p) for p in pred]
+    return round(float(pred), 6)
 
 
 MAX_TEXT_CHARS = 20_000  # characters read before tokenizing (the sidebar shows the same limit)
@@ -218,6 +243,8 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         softmax=problem.softmax(logits),
         sigmoid=problem.sigmoid(logits),
         predicted=problem.predicted(logits, labels, ptype),
+        pipeline_function=(rule := problem.pipeline_rule(ck.model.config)),
+        pipeline_scores=problem.pipeline_scores(logits, rule),
         attentions=att,
         rollout=attention.rollout(att),
         flow=attention.flow(att) if flow else None,

@@ -1,0 +1,98 @@
+"""What pipeline() says, for every problem type: `analyze`'s `pipeline` block against
+transformers.pipeline("text-classification", top_k=None), honest predictions (no label when no sigmoid
+passes 0.5; a regression's value), and the Logits page showing a one-output head's two readings."""
+import json
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification, pipeline
+
+from explorer.cli import main
+from explorer.model.checkpoints import embedded_encoder_dir
+
+from explore_helpers import open_page
+
+TEXT = "A quiet, surprising little film."
+LABELS = ("joy", "anger", "fear")
+# name -> (num_labels, problem_type, classifier bias): the bias puts each head where its case lives
+# (every sigmoid under 0.5; a one-output logit far from 0, where its sigmoid and raw value part).
+KINDS = {
+    "pipe-single": (3, "single_label_classification", 0.0),
+    "pipe-multi-none": (3, "multi_label_classification", -6.0),
+    "pipe-regression": (1, "regression", 1.0),
+    "pipe-one-output": (1, None, 1.0),
+}
+
+
+@pytest.fixture(scope="module")
+def pipe_root(tiny_root):
+    """The four checkpoints, saved under the tests' models root so `analyze --checkpoint DIR` loads them."""
+    tok = AutoTokenizer.from_pretrained(str(embedded_encoder_dir()))
+    for name, (n, ptype, bias) in KINDS.items():
+        labels = LABELS[:n] if n > 1 else ("LABEL_0",)
+        cfg = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+                         num_labels=n, id2label=dict(enumerate(labels)), label2id={v: k for k, v in enumerate(labels)})
+        if ptype:
+            cfg.problem_type = ptype
+        torch.manual_seed(3)
+        model = BertForSequenceClassification(cfg)
+        with torch.no_grad():
+            model.classifier.bias.fill_(bias)
+        model.save_pretrained(tiny_root / name)
+        tok.save_pretrained(tiny_root / name)
+    return tiny_root
+
+
+def _analyze(capsys, path) -> dict:
+    assert main(["analyze", "--checkpoint", str(path), "--text", TEXT, "--json", "--device", "cpu"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("name", list(KINDS))
+def test_pipeline_scores_equal_transformers(capsys, pipe_root, name):
+    d = _analyze(capsys, pipe_root / name)
+    hf = pipeline("text-classification", model=str(pipe_root / name), top_k=None, device="cpu")([TEXT])[0]
+    want = {r["label"]: r["score"] for r in hf}
+    assert d["pipeline"]["scores"].keys() == want.keys()
+    np.testing.assert_allclose([d["pipeline"]["scores"][k] for k in want], list(want.values()), atol=1e-6, rtol=0)
+    expected = {"pipe-single": "softmax", "pipe-multi-none": "sigmoid", "pipe-regression": "none",
+                "pipe-one-output": "sigmoid"}[name]
+    assert d["pipeline"]["function"] == expected
+
+
+def test_multi_label_with_no_sigmoid_over_half_predicts_none(capsys, pipe_root):
+    d = _analyze(capsys, pipe_root / "pipe-multi-none")
+    assert max(d["sigmoid"]) < 0.5 and d["predicted"] == []
+    main(["analyze", "--checkpoint", str(pipe_root / "pipe-multi-none"), "--text", TEXT, "--device", "cpu"])
+    out = capsys.readouterr().out.splitlines()
+    assert "predicted: none" in out
+    layers = next(x for x in out if x.startswith("predicted with the head on each")).split(": ", 1)[1]
+    # Each layer's read-out is "none" or labels over 0.5, never the top label by default.
+    sig = 1 / (1 + np.exp(-np.asarray(d["layer_logits"])))
+    for k, row in enumerate(sig):
+        want = "|".join(LABELS[i] for i in np.flatnonzero(row > 0.5)) or "none"
+        assert f"{k}: {want}" in layers.split(", ")
+
+
+@pytest.mark.parametrize("name", ["pipe-regression", "pipe-one-output"])
+def test_regression_prediction_is_its_value(capsys, pipe_root, name):
+    d = _analyze(capsys, pipe_root / name)
+    assert d["problem_type"] == "regression"  # HF's loss rule: num_labels == 1 with no problem_type
+    assert isinstance(d["predicted"], float) and d["predicted"] == pytest.approx(d["logits"][0], abs=1e-6)
+    main(["analyze", "--checkpoint", str(pipe_root / name), "--text", TEXT, "--device", "cpu"])
+    out = capsys.readouterr().out
+    assert f"predicted: {d['logits'][0]:.4f}" in out and "LABEL_0" not in out.split("predicted:", 1)[1]
+    # pipeline() reads a one-output head without problem_type through a sigmoid; the summary says so.
+    assert ("pipeline() returns the sigmoid" in out) == (name == "pipe-one-output")
+
+
+def test_logits_page_shows_raw_value_and_pipeline_sigmoid(capsys, pipe_root):
+    d = _analyze(capsys, pipe_root / "pipe-one-output")
+    raw, sig = d["logits"][0], d["pipeline"]["scores"]["LABEL_0"]
+    at = open_page("logits", checkpoint=str(pipe_root / "pipe-one-output"), text=TEXT)
+    assert not at.error
+    shown = {m.label: m.value for m in at.metric}
+    assert any(v == f"{raw:.4f}" for v in shown.values()), shown
+    assert any(v == f"{sig:.4f}" for v in shown.values()), shown
+    assert any("pipeline()" in c.value and "MSELoss" in c.value for c in at.caption)
