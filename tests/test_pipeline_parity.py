@@ -10,6 +10,7 @@ from transformers import AutoTokenizer, BertConfig, BertForSequenceClassificatio
 
 from explorer.cli import main
 from explorer.model.checkpoints import embedded_encoder_dir
+from explorer.text.i18n import t
 
 from explore_helpers import open_page
 
@@ -93,6 +94,17 @@ def test_logits_page_shows_raw_value_and_pipeline_sigmoid(capsys, pipe_root):
     at = open_page("logits", checkpoint=str(pipe_root / "pipe-one-output"), text=TEXT)
     assert not at.error
     shown = {m.label: m.value for m in at.metric}
-    assert any(v == f"{raw:.4f}" for v in shown.values()), shown
-    assert any(v == f"{sig:.4f}" for v in shown.values()), shown
-    assert any("pipeline()" in c.value and "MSELoss" in c.value for c in at.caption)
+    own = t("pipeline.own_metric", "en", label="LABEL_0", function=t("pipeline.fn_none", "en"), loss="MSELoss")
+    pipe = t("pipeline.pipe_metric", "en", label="LABEL_0", function="sigmoid")
+    assert shown[own] == f"{raw:.4f}" and shown[pipe] == f"{sig:.4f}", shown
+    assert any('pipeline("text-classification")' in c.value and "MSELoss" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("name", ["pipe-one-output", "pipe-multi-none"])
+def test_home_page_prediction_is_honest(capsys, pipe_root, name):
+    d = _analyze(capsys, pipe_root / name)
+    at = open_page("home", checkpoint=str(pipe_root / name), text=TEXT)
+    pred = next(m.value for m in at.metric if m.label == t("home.prediction", "en"))
+    assert pred == (f"{d['logits'][0]:.4f}" if name == "pipe-one-output" else t("pipeline.none", "en"))
+    # pipeline()'s sigmoid beside the raw value only where the two rules differ.
+    assert any('pipeline("text-classification")' in c.value for c in at.caption) == (name == "pipe-one-output")

@@ -9,6 +9,7 @@ from explorer.explain import attribution
 from explorer.model.analysis import Analysis
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head
+from explorer.model.problem import prediction_text
 from explorer.plots.attribution import sorted_bars
 
 
@@ -28,7 +29,7 @@ def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str])
 <h1>{s['title']}</h1>
 <p><b>{s['text']}:</b> {html.escape(a.text)}</p>
 <p><b>{s['checkpoint']}:</b> {html.escape(a.checkpoint)} · <b>{s['head']}:</b> {html.escape(a.head_kind)} ·
-<b>{s['prediction']}:</b> {html.escape(a.predicted)}</p>
+<b>{s['prediction']}:</b> {html.escape(prediction_text(a.predicted, strings.get("none", "none")))}</p>
 <p><b>{s['tokens']}:</b> {' '.join('<code>' + html.escape(t) + '</code>' for t in a.shown)}</p>
 <p><b>{s['head']}:</b> {steps}</p>
 <table><tr><th>{s['label']}</th><th>logit</th><th>softmax</th></tr>{rows}</table>
