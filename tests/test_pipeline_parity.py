@@ -108,3 +108,45 @@ def test_home_page_prediction_is_honest(capsys, pipe_root, name):
     assert pred == (f"{d['logits'][0]:.4f}" if name == "pipe-one-output" else t("pipeline.none", "en"))
     # pipeline()'s sigmoid beside the raw value only where the two rules differ.
     assert any('pipeline("text-classification")' in c.value for c in at.caption) == (name == "pipe-one-output")
+
+
+# ---- precision per dtype ----------------------------------------------------------------------
+# The analysis loads a checkpoint in its own dtype with eager attention (attention maps need it), while
+# HF's default is sdpa: in float32 the two agree to 1e-5; in fp16 and bf16 the analysis equals HF's
+# eager model and differs from sdpa's by its summation order (the figures below go to the README).
+PRECISION_TEXT = "A quiet, surprising little film that stays with you long after the credits roll."
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_analysis_logits_per_dtype(tiny_root, dtype, record_property):
+    from transformers import AutoModelForSequenceClassification
+
+    from explorer.model.analysis import analyze
+    from explorer.model.checkpoints import load_checkpoint
+    from explorer.model.heads import build_head
+
+    # The real MiniLM-L6 encoder (magnitudes like a real checkpoint's) with a seeded 3-label head.
+    folder = tiny_root / f"precision-{str(dtype).split('.')[1]}"
+    tok = AutoTokenizer.from_pretrained(str(embedded_encoder_dir()))
+    torch.manual_seed(0)
+    model = AutoModelForSequenceClassification.from_pretrained(str(embedded_encoder_dir()), num_labels=3)
+    model.to(dtype).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    ck = load_checkpoint(str(folder), device="cpu")
+    assert ck.model.dtype == dtype  # analysed in the checkpoint's own dtype, as HF loads it
+    own = analyze(ck, build_head(ck, "own"), PRECISION_TEXT).logits
+    enc = tok(PRECISION_TEXT, return_tensors="pt")
+    hf = {}
+    for impl in ("sdpa", "eager"):
+        m = AutoModelForSequenceClassification.from_pretrained(folder, attn_implementation=impl).eval()
+        assert m.dtype == dtype
+        with torch.inference_mode():
+            hf[impl] = m(**enc).logits[0].float().numpy().astype(np.float64)
+    vs_sdpa, vs_eager = float(np.abs(own - hf["sdpa"]).max()), float(np.abs(own - hf["eager"]).max())
+    record_property("max_abs_vs_sdpa", vs_sdpa)
+    print(f"{dtype}: analysis vs HF eager {vs_eager:.2e}, vs HF default (sdpa) {vs_sdpa:.2e}")
+    if dtype == torch.float32:
+        assert vs_sdpa <= 1e-5 and vs_eager <= 1e-5
+    else:  # the same kernels as HF's eager model: equal up to float32 printing of half values
+        assert vs_eager <= 1e-6
+        assert vs_sdpa <= 5e-3  # sdpa's other summation order, a few half-precision steps at most

@@ -188,6 +188,13 @@ def encoder_inputs(enc, ck: Checkpoint | None = None) -> dict:
     return {k: v for k, v in enc.items() if k in names}
 
 
+def _numpy(x: torch.Tensor) -> np.ndarray:
+    """A tensor as float32 numpy (or float64 as it is): numpy has no bfloat16, and a half-precision
+    checkpoint's numbers are shown, charted and compared in float32 (exact for fp16 and bf16 values)."""
+    return x.detach().cpu().numpy() if x.dtype in (torch.float32, torch.float64) or not x.is_floating_point() \
+        else x.detach().float().cpu().numpy()
+
+
 def _reads(hidden: np.ndarray, pooled: np.ndarray) -> int | None:
     """The token whose last hidden state is the pooled vector, if one is."""
     if pooled.shape != hidden.shape[1:]:
@@ -210,9 +217,9 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
                            input_ids=enc["input_ids"].expand(rows, -1))
     if not out.attentions:
         raise AnalysisError("analysis_no_attention")
-    att = torch.stack(out.attentions)[:, 0].cpu().numpy()  # (layers, heads, seq, seq)
-    steps = tuple((name, t[-1].cpu().numpy()) for name, t in batched)  # the last row: the head's real input
-    layer_logits = batched[-1][1].cpu().numpy().astype(np.float64)  # (layers+1, labels)
+    att = _numpy(torch.stack(out.attentions)[:, 0])  # (layers, heads, seq, seq)
+    steps = tuple((name, _numpy(t[-1])) for name, t in batched)  # the last row: the head's real input
+    layer_logits = _numpy(batched[-1][1]).astype(np.float64)  # (layers+1, labels)
     logits = layer_logits[-1]
     ptype = problem.problem_type(ck.model.config)
     labels = ck.labels
@@ -220,8 +227,8 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
     unk = ck.tokenizer.unk_token_id  # a property that looks the token up: read once, not per token
     # The embeddings, then each layer's output: the rows of `states` wherever hidden_states ends with
     # last_hidden_state itself (every architecture we test), so no second copy is made.
-    hidden = states.cpu().numpy() if out.hidden_states[-1] is out.last_hidden_state \
-        else torch.stack(out.hidden_states)[:, 0].cpu().numpy()
+    hidden = _numpy(states) if out.hidden_states[-1] is out.last_hidden_state \
+        else _numpy(torch.stack(out.hidden_states)[:, 0])
     tokens, segs = tuple(ck.tokenizer.convert_ids_to_tokens(ids)), segments(enc)
     return Analysis(
         checkpoint=ck.name,
@@ -252,6 +259,6 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         text_pair=text_pair or "",
         segments=segs,
         unused_weights=ck.unused_weights,
-        reads=_reads(out.last_hidden_state[0].cpu().numpy(), steps[0][1]),
+        reads=_reads(_numpy(out.last_hidden_state[0]), steps[0][1]),
         **readable(ck, tokens, special, word_ids, segs),
     )
