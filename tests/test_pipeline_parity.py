@@ -104,7 +104,8 @@ def test_logits_page_shows_raw_value_and_pipeline_sigmoid(capsys, pipe_root):
 def test_home_page_prediction_is_honest(capsys, pipe_root, name):
     d = _analyze(capsys, pipe_root / name)
     at = open_page("home", checkpoint=str(pipe_root / name), text=TEXT)
-    pred = next(m.value for m in at.metric if m.label == t("home.prediction", "en")).replace("\\", "")  # Markdown-escaped
+    pred = next(m.value for m in at.metric if m.label == t("home.prediction", "en"))
+    pred = pred.replace("\\", "")  # Markdown-escaped
     assert pred == (f"{d['logits'][0]:.4f}" if name == "pipe-one-output" else t("pipeline.none", "en"))
     # pipeline()'s sigmoid beside the raw value only where the two rules differ.
     assert any('pipeline("text-classification")' in c.value for c in at.caption) == (name == "pipe-one-output")

@@ -113,7 +113,8 @@ class Analysis(JsonResult):
 
     def _repr_html_(self) -> str:
         rows = [{"label": name, "logit": float(self.logits[i]), "softmax": float(self.softmax[i]),
-                 "sigmoid": float(self.sigmoid[i])} for i, name in enumerate(self.labels)]
+                 "sigmoid": float(self.sigmoid[i]), f"pipeline() {self.pipeline_function}": float(self.pipeline_scores[i])}
+                for i, name in enumerate(self.labels)]
         return (f"<p><b>{html.escape(problem.prediction_text(self.predicted))}</b> ({html.escape(self.checkpoint)}, "
                 f"{html.escape(self.head_kind)} head) &middot; {html.escape(' '.join(self.shown))}</p>"
                 + html_table(rows))

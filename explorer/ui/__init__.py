@@ -25,6 +25,7 @@ from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, 
 __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", "DataSource", "Selection", "Upload",
            "analysis", "cancelled", "checkpoint", "confirmed", "current_analysis", "current_head",
            "data_source", "error", "guarded", "headers", "keep_widgets", "lang", "memo", "panels", "plain",
-           "plotly_js_src", "prediction", "progress_to", "register_session_checkpoint", "selection", "session_checkpoint",
+           "plotly_js_src", "prediction", "progress_to", "register_session_checkpoint", "selection",
+           "session_checkpoint",
            "session_checkpoint_names", "session_zip", "set_data_source", "show_evictions", "start_job",
            "step_label", "sticky", "stop_if_gone", "t", "table", "timed", "tn", "with_progress"]
