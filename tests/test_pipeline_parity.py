@@ -151,3 +151,10 @@ def test_analysis_logits_per_dtype(tiny_root, dtype, record_property):
     else:  # the same kernels as HF's eager model: equal up to float32 printing of half values
         assert vs_eager <= 1e-6
         assert vs_sdpa <= 5e-3  # sdpa's other summation order, a few half-precision steps at most
+
+
+def test_dropout_page_claims_no_label_agreement_for_a_value(pipe_root):
+    at = open_page("dropout", checkpoint=str(pipe_root / "pipe-one-output"), text=TEXT)
+    assert not at.error
+    agree = t("dropout.agree", "en", share="").strip()
+    assert not any(agree in c.value for c in at.caption)
