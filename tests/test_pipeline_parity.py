@@ -27,9 +27,14 @@ KINDS = {
 
 
 @pytest.fixture(scope="module")
-def pipe_root(tiny_root):
+def tokenizer():
+    return AutoTokenizer.from_pretrained(str(embedded_encoder_dir()))
+
+
+@pytest.fixture(scope="module")
+def pipe_root(tiny_root, tokenizer):
     """The four checkpoints, saved under the tests' models root so `analyze --checkpoint DIR` loads them."""
-    tok = AutoTokenizer.from_pretrained(str(embedded_encoder_dir()))
+    tok = tokenizer
     for name, (n, ptype, bias) in KINDS.items():
         labels = LABELS[:n] if n > 1 else ("LABEL_0",)
         cfg = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
@@ -119,7 +124,7 @@ PRECISION_TEXT = "A quiet, surprising little film that stays with you long after
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
-def test_analysis_logits_per_dtype(tiny_root, dtype, record_property):
+def test_analysis_logits_per_dtype(tiny_root, tokenizer, dtype, record_property):
     from transformers import AutoModelForSequenceClassification
 
     from explorer.model.analysis import analyze
@@ -128,7 +133,7 @@ def test_analysis_logits_per_dtype(tiny_root, dtype, record_property):
 
     # The real MiniLM-L6 encoder (magnitudes like a real checkpoint's) with a seeded 3-label head.
     folder = tiny_root / f"precision-{str(dtype).split('.')[1]}"
-    tok = AutoTokenizer.from_pretrained(str(embedded_encoder_dir()))
+    tok = tokenizer
     torch.manual_seed(0)
     model = AutoModelForSequenceClassification.from_pretrained(str(embedded_encoder_dir()), num_labels=3)
     model.to(dtype).save_pretrained(folder)
@@ -158,3 +163,25 @@ def test_dropout_page_claims_no_label_agreement_for_a_value(pipe_root):
     assert not at.error
     agree = t("dropout.agree", "en", share="").strip()
     assert not any(agree in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+@pytest.mark.parametrize("ptype", [None, "single_label_classification", "multi_label_classification", "regression"])
+def test_pipeline_rule_is_postprocess_default_for_every_config(n, ptype, tokenizer):
+    """Every (num_labels, problem_type) pair through TextClassificationPipeline.postprocess itself."""
+    from transformers import TextClassificationPipeline
+
+    from explorer.model import problem as P
+
+    cfg = BertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8,
+                     num_labels=n)
+    cfg.problem_type = ptype
+    pipe = TextClassificationPipeline(model=BertForSequenceClassification(cfg).eval(),
+                                      tokenizer=tokenizer)
+    logits = np.array([1.015, -0.4, 2.2][:n], dtype=np.float32)
+    hf = pipe.postprocess({"logits": torch.tensor(logits)[None]}, top_k=None, _legacy=False)
+    fn = P.pipeline_rule(cfg)
+    got = dict(zip(pipe.model.config.id2label.values(), P.pipeline_scores(logits.astype(np.float64), fn)))
+    assert sorted(got) == sorted(r["label"] for r in hf)
+    for r in hf:
+        assert r["score"] == pytest.approx(got[r["label"]], abs=1e-6), (fn, r)

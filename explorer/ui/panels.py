@@ -5,7 +5,7 @@ import numpy as np
 import streamlit as st
 
 from explorer import plots
-from explorer.model.problem import ProblemType
+from explorer.model.problem import PIPELINE_FUNCTIONS, ProblemType
 from explorer.ui.session import t
 
 
@@ -14,7 +14,7 @@ def pipeline_readings(a) -> None:
     metrics for the top label when the two functions differ (a one-output head: MSE on the raw value,
     a sigmoid in pipeline()), and one sentence saying which tool returns which."""
     own = ProblemType(a.problem_type)
-    fn = {f: t(f"pipeline.fn_{f}") for f in ("softmax", "sigmoid", "none")}
+    fn = {f: t(f"pipeline.fn_{f}") for f in PIPELINE_FUNCTIONS}
     if not a.pipeline_differs:
         st.caption(t("pipeline.same", function=fn[a.pipeline_function], loss=own.loss_name))
         return
