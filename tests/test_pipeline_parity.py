@@ -185,3 +185,14 @@ def test_pipeline_rule_is_postprocess_default_for_every_config(n, ptype, tokeniz
     assert sorted(got) == sorted(r["label"] for r in hf)
     for r in hf:
         assert r["score"] == pytest.approx(got[r["label"]], abs=1e-6), (fn, r)
+
+
+def test_handout_reads_a_multi_label_head_by_its_own_rule(pipe_root):
+    import explorer
+    from explorer.teach.handout import handout_html
+
+    a = explorer.analyze(explorer.load(str(pipe_root / "pipe-multi-none"), device="cpu"), TEXT)
+    keys = ("title", "text", "checkpoint", "head", "prediction", "tokens", "label")
+    doc = handout_html(a, [], {**{k: k.capitalize() for k in keys}, "none": "none"})
+    assert "<b>Prediction:</b> none</p>" in doc and "<th>sigmoid</th>" in doc
+    assert f"<td>{a.sigmoid[0]:.4f}</td>" in doc
