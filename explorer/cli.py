@@ -37,14 +37,24 @@ def _summary(a) -> str:
     ]
     if a.truncated_tokens:
         lines.append(f"truncated: {a.truncated_tokens} tokens dropped (max {a.max_length})")
-    lines.append(f"{'label':<16}{'logit':>10}{'softmax':>10}{'sigmoid':>10}")
-    for i, name in enumerate(a.labels):
-        lines.append(f"{name:<16}{a.logits[i]:>10.4f}{a.softmax[i]:>10.4f}{a.sigmoid[i]:>10.4f}")
-    lines.append(f"predicted: {a.predicted}")
-    from explorer.model.problem import predicted  # the head on every layer: where the decision forms
+    from explorer.model.problem import ProblemType, predicted, prediction_text
 
+    own = ProblemType(a.problem_type)
+    # The model's own rule (a regression's would repeat the logit), then pipeline()'s where it differs.
+    same = "" if a.pipeline_differs else " = pipeline()"
+    cols = [] if own is ProblemType.REGRESSION else [(own.output + same, a.scores)]
+    if a.pipeline_differs:
+        cols.append((f"pipeline() {a.pipeline_function}", a.pipeline_scores))
+    lines.append(f"{'label':<16}{'logit':>10}" + "".join(f"{name:>20}" for name, _ in cols))
+    for i, name in enumerate(a.labels):
+        lines.append(f"{name:<16}{a.logits[i]:>10.4f}" + "".join(f"{v[i]:>20.4f}" for _, v in cols))
+    lines.append(f"predicted: {prediction_text(a.predicted)}")
+    if a.pipeline_differs:
+        lines.append(f"note: the model trains with {own.loss_name} on {_read_as(own.output)} (problem_type "
+                     f"{a.problem_type}), while transformers' pipeline() returns {_read_as(a.pipeline_function)}")
+    # The head on every layer: where the decision forms.
     lines.append("predicted with the head on each layer (0 = embeddings; trained on the last only): " + ", ".join(
-        f"{k}: {predicted(row, a.labels, a.problem_type)}" for k, row in enumerate(a.layer_logits)))
+        f"{k}: {prediction_text(predicted(row, a.labels, a.problem_type))}" for k, row in enumerate(a.layer_logits)))
     if a.reads is not None:
         lines.append(f"the head reads token {a.reads}: {a.shown[a.reads]}")
     if a.new_weights:
@@ -52,6 +62,10 @@ def _summary(a) -> str:
     if a.unused_weights:
         lines.append("warning: the checkpoint holds weights the model does not use: " + ", ".join(a.unused_weights))
     return "\n".join(lines)
+
+
+def _read_as(function: str) -> str:
+    return "the raw logit" if function == "none" else f"the {function} of the logits"
 
 
 def _refuse_costly(costly: bool, what: str, n: int, limit: int, force: bool) -> None:

@@ -5,7 +5,27 @@ import numpy as np
 import streamlit as st
 
 from explorer import plots
+from explorer.model.problem import PIPELINE_FUNCTIONS, ProblemType
 from explorer.ui.session import t
+
+
+def pipeline_readings(a) -> None:
+    """What transformers' pipeline() returns beside the model's own reading of the same logits: two
+    metrics for the top label when the two functions differ (a one-output head: MSE on the raw value,
+    a sigmoid in pipeline()), and one sentence saying which tool returns which."""
+    own = ProblemType(a.problem_type)
+    fn = {f: t(f"pipeline.fn_{f}") for f in PIPELINE_FUNCTIONS}
+    if not a.pipeline_differs:
+        st.caption(t("pipeline.same", function=fn[a.pipeline_function], loss=own.loss_name))
+        return
+    k = int(np.argmax(a.pipeline_scores))
+    c1, c2 = st.columns(2)
+    c1.metric(t("pipeline.own_metric", label=a.labels[k], function=fn[own.output], loss=own.loss_name),
+              f"{a.scores[k]:.4f}")
+    c2.metric(t("pipeline.pipe_metric", label=a.labels[k], function=fn[a.pipeline_function]),
+              f"{a.pipeline_scores[k]:.4f}")
+    st.caption(t("pipeline.differs", loss=own.loss_name, own=fn[own.output], ptype=a.problem_type,
+                 pipe=fn[a.pipeline_function]))
 
 
 def completeness(r) -> None:
