@@ -153,8 +153,7 @@ def cmd_inspect_data(args) -> int:
         print("suggested mapping: " + ", ".join(f"{a} -> {b}" for a, b in report.suggested_mapping.items()))
         print(f"fix ({report.fix['side']}): {report.fix['advice']}")
         print("config.json: " + json.dumps(report.fix["config"], ensure_ascii=False))
-        if args.out_csv is not None:
-            print(f"corrected CSV: {args.out_csv}")
+        print(f"corrected CSV: {args.out_csv}" if args.out_csv is not None else "corrected CSV: add --out-csv PATH")
     if found:
         s = found.summary()
         print(f"label issues: {s['flagged']} flagged of {report.rows} (estimated noise {s['estimated_noise_rate']:.1%}, "
@@ -172,7 +171,10 @@ def _write_new(path: str, data: bytes) -> None:
     import tempfile
 
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".head-explorer-", suffix=".csv")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".head-explorer-", suffix=".csv")
+    except OSError as err:  # e.g. no such folder: said about the user's path, not the temporary one
+        raise OSError(err.errno, err.strerror, path) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -176,15 +176,18 @@ def test_cli_out_csv_writes_a_fixed_csv(permuted_csv, tmp_path, capsys):
     assert again["issues"] == [] and again["fix"] is None and again["accuracy_before"] == report["accuracy_after"]
 
 
-@pytest.mark.parametrize("extra,message", [(["--checkpoint", "minilm-sentiment"], "already exists"),
-                                           ([], "needs --checkpoint")])
-def test_cli_out_csv_bad_input_is_one_line_and_writes_nothing(permuted_csv, tmp_path, capsys, extra, message):
-    out = tmp_path / "taken.csv"
-    out.write_bytes(b"keep me")
+@pytest.mark.parametrize("extra,target,message", [
+    (["--checkpoint", "minilm-sentiment"], "taken.csv", "already exists"),
+    ([], "taken.csv", "needs --checkpoint"),
+    (["--checkpoint", "minilm-sentiment"], "no/such/folder.csv", "No such file or directory: '{out}'")])
+def test_cli_out_csv_bad_input_is_one_line_and_writes_nothing(permuted_csv, tmp_path, capsys, extra, target, message):
+    (tmp_path / "taken.csv").write_bytes(b"keep me")
+    out = tmp_path / target
     assert cli.main(["inspect-data", "--csv", str(permuted_csv), *extra, "--out-csv", str(out)]) == 2
     err = capsys.readouterr().err
-    assert message in err and err.count("\n") == 1 and err.startswith("error: ")
-    assert out.read_bytes() == b"keep me" and sorted(p.name for p in tmp_path.iterdir()) == ["permuted.csv", "taken.csv"]
+    assert message.format(out=out) in err and err.count("\n") == 1 and err.startswith("error: ")
+    assert (tmp_path / "taken.csv").read_bytes() == b"keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["permuted.csv", "taken.csv"]
 
 
 def test_data_page_offers_both_fixes_for_a_permuted_csv():
