@@ -3,6 +3,7 @@ sets, which side to change, and both fixes (corrected CSV, id2label/label2id) ap
 import copy
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -91,14 +92,26 @@ def test_a_multi_label_swap_is_found_with_the_fix(emotions):
     assert "permuted_mapping" not in as_is.kinds and as_is.accuracy_before == pytest.approx(r.accuracy_after)
 
 
-def test_a_swap_in_zero_one_columns_is_found_and_the_columns_renamed(emotions):
-    table = read_csv(_csv(_columns(_emotions(SWAP))))
+def _json_lists(df: pd.DataFrame) -> pd.DataFrame:
+    return df.assign(labels=df["labels"].map(lambda v: json.dumps(v.split("|") if v else [])))
+
+
+@pytest.mark.parametrize("form", [_columns, _json_lists])
+def test_a_swap_in_other_multi_label_forms_is_found_and_fixed_in_that_form(emotions, form):
+    table = read_csv(_csv(form(_emotions(SWAP))))
     r = label_report(table, ck=emotions)
-    assert r.label_columns == ("anger", "joy", "sadness") and "permuted_mapping" in r.kinds
-    assert r.suggested_mapping == {"anger": "anger", **SWAP}
+    assert "permuted_mapping" in r.kinds and r.suggested_mapping == {"anger": "anger", **SWAP}
     fixed = read_csv(corrected_csv(table, r))
     assert "permuted_mapping" not in label_report(fixed, ck=emotions).kinds
-    assert fixed.frame["joy"].tolist() == table.frame["sadness"].tolist()
+    expected = read_csv(_csv(form(_emotions()))).frame
+    assert fixed.frame[list(expected.columns)].equals(expected)  # 0/1 columns renamed in place, JSON lists kept
+
+
+def test_the_assignment_never_moves_a_label_without_evidence():
+    from explorer.data.labels import _assign
+
+    names = ["a", "b", "c"]
+    assert _assign(np.zeros((3, 3)), names, tuple(names), {n: n for n in names}) == {n: n for n in names}
 
 
 def test_empty_label_sets_are_valid_rows():
@@ -208,3 +221,20 @@ def test_data_page_offers_both_fixes_for_a_permuted_csv():
     assert config == {"id2label": {"0": "positive", "1": "negative", "2": "neutral"},
                       "label2id": {"positive": 0, "negative": 1, "neutral": 2}}
     assert any("cannot tell which side" in i.value for i in at.info)
+
+
+def test_the_fixes_read_in_vietnamese():
+    from streamlit.testing.v1 import AppTest
+
+    from test_data_pages import ROOT
+    from test_vi_pages import english_left, shown
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.number_input(key="data_per_class").set_value(20).run()
+    at.checkbox(key="data_permute").check().run()
+    at.session_state["lang"] = "vi"  # after the clicks: AppTest's radio reads its English option names
+    at.run()
+    assert not at.exception and at.code and len(at.get("download_button")) == 2
+    assert english_left([s for s in shown(at) if s not in ("text", "label")]) == []
