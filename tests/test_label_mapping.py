@@ -125,8 +125,9 @@ def test_empty_label_sets_are_valid_rows():
     assert "missing_labels" in label_report(read_csv(b"text,label\na,x\nb,\nc,y\n")).kinds
 
 
-def test_every_row_empty_is_missing_labels():
-    r = label_report(read_csv(b"text,labels\na,\nb,\n"))
+@pytest.mark.parametrize("body", [b"text,labels\na,\nb,\n", b"text,labels\na,[]\nb,[]\n"])
+def test_every_row_empty_is_missing_labels(body):
+    r = label_report(read_csv(body))
     assert [i.detail for i in r.issues if i.kind == "missing_labels"] == [{"rows": 2}]
 
 

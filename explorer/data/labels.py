@@ -284,8 +284,9 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
     issues: list[Issue] = [Issue("invisible_characters", note) for note in cleaned]
     cells = frame[list(label_cols)]
     missing = cells.isna() | (cells.fillna("").apply(lambda c: c.str.strip()) == "")
-    if empty_set_is_valid(kind, label_cols):
-        missing &= False  # an empty label set says no label applies (label_shape saw labels elsewhere)
+    if empty_set_is_valid(kind, label_cols):  # an empty label set says no label applies, unless all are empty
+        empty = frame[label_cols[0]].map(lambda v: not label_set(v))
+        missing = empty.to_frame() if empty.all() else missing & False
     n_missing = int(missing.any(axis=1).sum())
     if n_missing:
         issues.append(Issue("missing_labels", Message("issue_missing_labels", n=n_missing, total=len(frame)),
@@ -328,9 +329,9 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
             csv_set = set(names) - set(merge)
             renames = name_matches(sorted(csv_set), ck.labels)
             if renames:
-                issues.append(Issue("label_name_mismatch", Message(
-                    "issue_label_name_mismatch", name=ck.name, pairs=", ".join(f"'{a}' → '{b}'" for a, b in renames.items())),
-                    {"mapping": renames}))
+                pairs = ", ".join(f"'{a}' → '{b}'" for a, b in renames.items())
+                issues.append(Issue("label_name_mismatch",
+                                    Message("issue_label_name_mismatch", name=ck.name, pairs=pairs), {"mapping": renames}))
             extra, unused = sorted(csv_set - ck_set - set(renames)), sorted(ck_set - csv_set - set(renames.values()))
             if extra or unused:
                 issues.append(Issue("unseen_labels", Message("issue_unseen_labels", csv_only=", ".join(extra) or "—",
@@ -374,10 +375,12 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
         traps=tuple(_traps(kind, names)), notes=table.notes, **report)
 
 
-def _label_matrix(frame: pd.DataFrame, label_cols: tuple[str, ...], merge: dict[str, str]) -> tuple[np.ndarray, list[str]]:
-    """((rows, labels) 0/1, label names) from 0/1 columns or one label-set column (a|b, JSON lists)."""
+def _label_matrix(frame: pd.DataFrame, label_cols: tuple[str, ...],
+                  merge: dict[str, str]) -> tuple[np.ndarray, list[str]]:
+    """((rows, labels) bool, label names) from 0/1 columns or one label-set column (a|b, JSON lists)."""
     if len(label_cols) > 1:
-        return (frame[list(label_cols)].apply(pd.to_numeric, errors="coerce").fillna(0).to_numpy() > 0), list(label_cols)
+        y = frame[list(label_cols)].apply(pd.to_numeric, errors="coerce").fillna(0).to_numpy() > 0
+        return y, list(label_cols)
     sets = [[merge.get(p, p) for p in label_set(v)] for v in frame[label_cols[0]]]
     names = sorted_names(p for row in sets for p in row)
     index = {n: i for i, n in enumerate(names)}
