@@ -118,13 +118,18 @@ def cmd_train_sentiment(args) -> int:
 
 def cmd_inspect_data(args) -> int:
     from explorer.data.dataset import read_csv
-    from explorer.data.labels import label_report
+    from explorer.data.labels import corrected_csv, label_report
 
     _quiet_transformers()
     if args.label_issues and not args.checkpoint:
         from explorer.data.dataset import DataError
 
         raise DataError("audit_needs_checkpoint")
+    if args.out_csv is not None:  # refused before any costly work
+        if not args.checkpoint:
+            raise UsageError("out_csv_needs_checkpoint")
+        if os.path.lexists(args.out_csv):
+            raise UsageError("out_csv_exists", path=args.out_csv)
     table = read_csv(args.csv, max_rows=args.max_rows)
     ck = None
     if args.checkpoint:
@@ -142,6 +147,11 @@ def cmd_inspect_data(args) -> int:
         found = audit(ck, data, folds=args.folds)
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun/accelerate only one process prints
         return 0
+    if args.out_csv is not None:
+        if report.fix:
+            _write_new(args.out_csv, corrected_csv(table, report))
+        else:
+            print(f"note: {UsageError('out_csv_nothing', path=args.out_csv)}", file=sys.stderr)
     for note in found.notes if found else ():
         print(f"note: {note.message()}", file=sys.stderr)
     if args.json:
@@ -155,6 +165,9 @@ def cmd_inspect_data(args) -> int:
         print(f"{issue.kind}: {issue.message}")
     if report.suggested_mapping:
         print("suggested mapping: " + ", ".join(f"{a} -> {b}" for a, b in report.suggested_mapping.items()))
+        print(f"fix ({report.fix['side']}): {report.fix['advice']}")
+        print("config.json: " + json.dumps(report.fix["config"], ensure_ascii=False))
+        print(f"corrected CSV: {args.out_csv}" if args.out_csv is not None else "corrected CSV: add --out-csv PATH")
     if found:
         s = found.summary()
         print(f"label issues: {s['flagged']} flagged of {report.rows} (estimated noise {s['estimated_noise_rate']:.1%}, "
@@ -164,6 +177,27 @@ def cmd_inspect_data(args) -> int:
             print(f"  row {row['row']:>6}  {row['given']!s:>12} -> {row['suggested']!s:<12} {row['score']:.3f}  "
                   f"{row['text'][:70]}")
     return 0
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """Write `data` to a new file at `path`: a temporary file beside it, hard-linked into place, which
+    fails if `path` appeared meanwhile. Never overwrites, never leaves half a file."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".head-explorer-", suffix=".csv")
+    except OSError as err:  # e.g. no such folder: said about the user's path, not the temporary one
+        raise OSError(err.errno, err.strerror, path) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise UsageError("out_csv_exists", path=path) from None
+    finally:
+        os.unlink(tmp)
 
 
 def cmd_finetune(args) -> int:
@@ -306,6 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--max-rows", type=_bounded(int, 1, 10**9), default=MAX_ROWS,
                    help=f"read at most this many rows (default {MAX_ROWS:,}, the app's limit)")
     d.add_argument("--show", type=_bounded(int, 0, 10**6), default=20, help="label issues listed without --json")
+    d.add_argument("--out-csv", help="write the CSV with the suggested mapping applied to this new file "
+                                     "(needs --checkpoint; an existing file is never overwritten)")
     d.add_argument("--json", action="store_true", help="print one JSON object")
     d.set_defaults(func=cmd_inspect_data)
     f = sub.add_parser("finetune", help="fine-tune a checkpoint on a CSV and save an HF folder")
