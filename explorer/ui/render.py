@@ -6,9 +6,15 @@ from typing import Callable
 import numpy as np
 import streamlit as st
 
+from explorer.model.problem import Prediction, prediction_text
 from explorer.text.errors import ExplorerError
 from explorer.text.plain import markdown as plain  # user text in Markdown: the one rule, in explorer.text.plain
 from explorer.ui.session import MODELS, _log, _owner, lang, t
+
+
+def prediction(pred: Prediction) -> str:
+    """A prediction as the views show it, "none" translated (a multi-label prediction of no label)."""
+    return prediction_text(pred, none=t("pipeline.none"))
 
 
 def error(err: BaseException | str) -> None:
