@@ -68,7 +68,7 @@ use_ck = c3.checkbox(t("data.compare", name=ui.plain(ck_name)), **sticky("data_c
 report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, ck_name if use_ck else None, seed)
 try:
     ck = ui.checkpoint(ck_name, seed) if use_ck else None
-    with st.status(t("data.checking", name=ck_name) if use_ck else t("data.reading"), expanded=False) as status:
+    with st.status(t("data.checking", name=ui.plain(ck_name)) if use_ck else t("data.reading"), expanded=False) as status:
         guess = lambda c: None if c == "—" else c  # noqa: E731
         report, seconds = ui.memo("data_report", report_key, lambda: ui.timed(
             lambda: label_report(table, guess(text_col), guess(label_col), ck)))
@@ -103,9 +103,9 @@ if report.confusion is not None:
 if report.suggested_mapping:
     st.table([{t("data.col_csv"): ui.plain(a), t("data.col_checkpoint"): ui.plain(b)}  # st.table renders Markdown
               for a, b in report.suggested_mapping.items()])
-    fixed_csv = corrected_csv(table, report)
+    fixed_csv = corrected_csv(table, report, raw=True)  # the data the next pages read: cells as they came
     st.button(t("data.apply"), key="data_apply", on_click=_keep, args=(fixed_csv, report.suggested_mapping))
-    ui.panels.label_fixes(report, fixed_csv, name)
+    ui.panels.label_fixes(report, corrected_csv(table, report), name)
     offer = report.suggested_mapping
 if report.misclassified:
     st.caption(t("data.misclassified"))

@@ -124,3 +124,19 @@ def test_every_renderer_sends_no_markup_made_from_user_text():
                 s = s.replace("<br>", "").replace("<b>", "").replace("</b>", "").replace("<extra>", "").replace("</extra>", "")
             assert "<a" not in s and "<span" not in s, (i, key, s)
         assert plain.plotly(STYLE) in str(fig.to_plotly_json()) or plain.plotly(LINK) in str(fig.to_plotly_json()), i
+
+
+def test_cli_out_csv_guards_formulas_unless_raw_csv(tmp_path, capsys):
+    from explorer import cli
+    from explorer.data.dataset import demo_frame
+
+    df = demo_frame(per_class=10, seed=0)
+    df["label"] = df["label"].map({"negative": "positive", "positive": "neutral", "neutral": "negative"})
+    df.loc[0, "text"], df.loc[1, "text"] = FORMULA, "-0.5"
+    (tmp_path / "in.csv").write_bytes(df.to_csv(index=False).encode())
+    args = ["inspect-data", "--csv", str(tmp_path / "in.csv"), "--checkpoint", "minilm-sentiment", "--json", "--out-csv"]
+    assert cli.main(args + [str(tmp_path / "guarded.csv")]) == 0
+    assert cli.main(args + [str(tmp_path / "raw.csv"), "--raw-csv"]) == 0
+    capsys.readouterr()
+    guarded, raw = (pd.read_csv(tmp_path / n, dtype=str)["text"].tolist()[:2] for n in ("guarded.csv", "raw.csv"))
+    assert guarded == ["'" + FORMULA, "-0.5"] and raw == [FORMULA, "-0.5"]

@@ -84,7 +84,7 @@ def label_fixes(report, fixed_csv: bytes, file_name: str) -> None:
     st.info(plain(report.fix["advice"].message(lang())))
     stem = file_name.rsplit(".", 1)[0] or "data"
     st.download_button(t("data.download_csv"), fixed_csv, file_name=f"{stem}-corrected.csv", mime="text/csv",
-                       key="data_fixed_csv")
+                       key="data_fixed_csv", help=t("plain.csv_guard"))
     st.caption(t("data.config_paste"))
     st.code(json.dumps(report.fix["config"], indent=1, ensure_ascii=False), language="json")
 
