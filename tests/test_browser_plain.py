@@ -33,6 +33,7 @@ BARE = f"{URL}/bare www.bait-{BAIT}.example x@bait.example"  # GFM would make ea
 LABELS = (LINK, STYLE, LABEL_IMG, FORMULA)
 TEXT = f"hello {WORD} the cat {FORMULA} {IMG}"
 TEXT_B = f"{STYLE} good movie {LINK} {BARE}"  # a GPT-2 head reads the last token: BARE
+UNEXPECTED = T("errors.unexpected", kind="@").split("@")[0]
 PAGES = ("attention", "pooled-vector", "dropout-effect", "probabilities", "compare-heads", "attribution",
          "inside-encoder", "what-if", "guided-lesson", "review-quiz", "labels", "label-audit", "fine-tune")
 
@@ -61,7 +62,9 @@ def _hostile_checkpoint(root):
 
     tok = tiny_tokenizers.gpt2_style()
     tok.add_tokens([IMG, WORD, LINK, STYLE, FORMULA, BARE])  # whole payloads as single vocabulary entries
+    tok.model_max_length = 64  # its position table
     cfg = tiny_archs.config("gpt2")
+    cfg.pad_token_id = tok.pad_token_id  # as GPT-2 classifiers set it: batches of texts
     cfg.id2label, cfg.label2id = dict(enumerate(LABELS)), {n: i for i, n in enumerate(LABELS)}
     out = root / "hostile-gpt2"
     torch.manual_seed(0)
@@ -73,8 +76,9 @@ def _hostile_checkpoint(root):
 def _csv() -> bytes:
     col = f"![col]({URL}/col.png)"
     cells = [FORMULA, "+1+1", "-2+3", "@SUM(1)", "\tx", IMG, LINK]
-    rows = [{"text": f"{cells[i % len(cells)]} row {i}", "label": LABELS[i % len(LABELS)], col: cells[i % len(cells)]}
-            for i in range(40)]
+    single = [n for n in LABELS if ";" not in n]  # a ; would make the column a multi-label one
+    rows = [{"text": f"{cells[i % len(cells)]} row {i}", "label": single[i % len(single)], col: cells[i % len(cells)]}
+            for i in range(42)]
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=["text", "label", col])
     w.writeheader()
@@ -166,11 +170,12 @@ def test_every_page_keeps_user_text_plain(browser, hostile):
                 pg.get_by_role("button", name=T("audit.run")).click()
                 wait_idle(pg)
                 rows = _download(pg, T("audit.download_csv", n=0).split(" (")[0])
-                assert rows[0][2] == f"![col]({URL}/col.png)" and len(rows) == 41
+                assert rows[0][2] == f"![col]({URL}/col.png)" and len(rows) == 43
                 starts = {row[0][:1] for row in rows[1:]} | {row[2][:1] for row in rows[1:]}
                 assert not starts & {"=", "+", "-", "@", "\t"}, starts
                 assert f"'{FORMULA}" in [row[2] for row in rows]
             bad += _check(pg, slug, origin)
+            assert UNEXPECTED not in pg.locator("[data-testid=stMain]").inner_text(), slug  # the page really ran
     finally:
         ctx.close()
     assert bad == [], "\n".join(bad)
