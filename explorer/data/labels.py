@@ -19,7 +19,7 @@ from scipy.optimize import linear_sum_assignment
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.problem import ProblemType, confusion_counts
 from explorer.text.errors import Message
-from explorer.data.dataset import (Table, clean_label_cells, guess_columns,
+from explorer.data.dataset import (Table, clean_label_cells, guess_pair_columns,
                                    label_shape, sorted_names, split_multi, strip_invisible)
 
 IMBALANCE_RATIO = 5.0  # largest / smallest class count that counts as imbalanced
@@ -53,6 +53,7 @@ class LabelReport:
     confusion_rows: tuple[str, ...] = ()
     confusion_cols: tuple[str, ...] = ()
     misclassified: tuple[dict, ...] = ()  # {text, label, expected, predicted} under the best mapping
+    text_pair_column: str | None = None  # the second text of sentence pairs, read with the pair encoding
 
     @property
     def kinds(self) -> set[str]:
@@ -60,7 +61,8 @@ class LabelReport:
 
     def to_json(self) -> dict:
         return {
-            "rows": self.rows, "text_column": self.text_column, "label_columns": list(self.label_columns),
+            "rows": self.rows, "text_column": self.text_column, "text_pair_column": self.text_pair_column,
+            "label_columns": list(self.label_columns),
             "problem_type": self.problem_type, "loss": self.loss,
             "labels": [{"name": n, "count": c} for n, c in self.labels],
             "issues": [{"kind": i.kind, "message": i.message, **({"detail": i.detail} if i.detail else {})}
@@ -116,12 +118,15 @@ def checkpoint_issues(ck: Checkpoint) -> list[Issue]:
     return issues
 
 
-def predict_ids(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128) -> np.ndarray:
-    """(n,) argmax label ids from the checkpoint, read-only (inference mode)."""
+def predict_ids(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128,
+                text_pairs: list[str] | None = None) -> np.ndarray:
+    """(n,) argmax label ids from the checkpoint, read-only (inference mode). With `text_pairs`, each row
+    is the tokenizer's pair encoding of (text, pair), as a sentence-pair classifier reads it."""
     out = []
     with torch.inference_mode():
         for i in range(0, len(texts), batch_size):
-            enc = ck.tokenizer(texts[i:i + batch_size], truncation=True, max_length=max_length,
+            pairs = text_pairs[i:i + batch_size] if text_pairs is not None else None
+            enc = ck.tokenizer(texts[i:i + batch_size], pairs, truncation=True, max_length=max_length,
                                padding=True, return_tensors="pt").to(ck.model.device)
             out.append(ck.model(**enc).logits.argmax(-1).cpu().numpy())
     return np.concatenate(out) if out else np.zeros(0, np.int64)
@@ -136,11 +141,12 @@ def _identity_target(name: str, ck_labels: tuple[str, ...]) -> str | None:
     return None
 
 
-def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint) -> dict:
-    """Confusion matrix, Hungarian mapping and before/after accuracy for single-label data."""
+def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, text_pairs: list[str] | None = None) -> dict:
+    """Confusion matrix, Hungarian mapping and before/after accuracy for single-label data (sentence
+    pairs when `text_pairs` is given)."""
     ck_labels = ck.labels
     rows = sorted_names(labels)
-    pred = predict_ids(ck, texts)
+    pred = predict_ids(ck, texts, text_pairs=text_pairs)
     r_index = {n: i for i, n in enumerate(rows)}
     conf = confusion_counts([r_index[v] for v in labels], pred, len(rows), len(ck_labels))
     r, c = linear_sum_assignment(-conf)
@@ -167,9 +173,11 @@ def _traps(kind: str, names: list[str]) -> list[Message]:
 
 
 def label_report(table: Table, text_column: str | None = None, label_column: str | None = None,
-                 ck: Checkpoint | None = None, max_predict: int = MAX_PREDICT, seed: int = 0) -> LabelReport:
-    """Everything worth knowing about a table's labels; raises DataError only for missing columns."""
-    text_col, label_cols = guess_columns(table.frame, text_column, label_column)
+                 ck: Checkpoint | None = None, max_predict: int = MAX_PREDICT, seed: int = 0,
+                 text_pair_column: str | None = None) -> LabelReport:
+    """Everything worth knowing about a table's labels; raises DataError only for unusable columns.
+    `text_pair_column`: None guesses a sentence pair from the header, "" means one text (guess_pair_columns)."""
+    text_col, label_cols, pair_col = guess_pair_columns(table.frame, text_column, label_column, text_pair_column)
     frame, cleaned = clean_label_cells(table.frame, label_cols)
     kind = label_shape(frame, label_cols)
     # Shown with the other issues (the data page and inspect-data list them); prepare() notes the same.
@@ -226,7 +234,8 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
             sample = valid.sample(n=min(max_predict, len(valid)), random_state=seed)
             texts = sample[text_col].fillna("").astype(str).tolist()
             labels = sample[label_cols[0]].str.strip().map(lambda v: merge.get(v, v)).tolist()
-            check = mapping_check(texts, labels, ck)
+            pairs = sample[pair_col].astype(str).tolist() if pair_col else None
+            check = mapping_check(texts, labels, ck, text_pairs=pairs)
             report.update(accuracy_before=check["before"], accuracy_after=check["after"],
                           confusion=check["confusion"], confusion_rows=check["rows"], confusion_cols=check["cols"],
                           misclassified=check["misclassified"])
@@ -240,7 +249,7 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
     return LabelReport(
         rows=len(frame), text_column=text_col, label_columns=label_cols, problem_type=kind, loss=kind.loss_name,
         labels=tuple(sorted(counts.items(), key=lambda kv: -kv[1])), issues=tuple(issues),
-        traps=tuple(_traps(kind, names)), notes=table.notes, **report)
+        traps=tuple(_traps(kind, names)), notes=table.notes, text_pair_column=pair_col, **report)
 
 
 def corrected_config(ck: Checkpoint, mapping: dict[str, str]) -> dict:
