@@ -213,3 +213,17 @@ def test_data_page_shows_the_guessed_pair_picker(pair_model):
     at.switch_page("pages/finetune.py").run()
     assert not at.exception and at.selectbox(key="data_pair_column").value == "—"
     assert at.selectbox(key="data_pair_column").options == ["—", "sentence1", "sentence2", "label"]
+
+
+def test_pair_features_match_transformers(minilm):
+    """The audit's and head mode's pair features are the base model's states on `tokenizer(a, b)`, token
+    types included (MiniLM gives text B segment 1), and not the first text's."""
+    from explorer.model.features import POOLS, encoder_features
+
+    a, b = ["The soup was hot and salty.", "He tuned his old guitar."], ["Snow covered the road.", "It rained."]
+    got = encoder_features(minilm, a, text_pairs=b)[:, POOLS.index("first")]  # (2, hidden)
+    with torch.inference_mode():
+        enc = minilm.tokenizer(a, b, padding=True, return_tensors="pt")
+        want = minilm.model.base_model(**enc).last_hidden_state[:, 0].numpy()
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert not np.allclose(got, encoder_features(minilm, a)[:, POOLS.index("first")], atol=1e-3)
