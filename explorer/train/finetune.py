@@ -364,7 +364,7 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
         was_training = model.training
         model.eval()
         logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size,
-                         pairs(val_idx))
+                         pairs=pairs(val_idx))
         model.train(was_training)
         return logits.numpy(), float(ProblemType(data.problem_type).batch_loss(logits, _target(data, val_idx)))
 
