@@ -149,8 +149,9 @@ def cmd_inspect_data(args) -> int:
               f"{s['folds']}-fold accuracy {s['cv_accuracy'] if s['cv_accuracy'] is None else format(s['cv_accuracy'], '.1%')}, "
               f"{s['features']} features)")
         for row in found.issues()[:args.show]:
+            text = row["text"] + (f" || {row['text_pair']}" if "text_pair" in row else "")
             print(f"  row {row['row']:>6}  {row['given']!s:>12} -> {row['suggested']!s:<12} {row['score']:.3f}  "
-                  f"{row['text'][:70]}")
+                  f"{text[:70]}")
     return 0
 
 

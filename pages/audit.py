@@ -70,7 +70,7 @@ table_rows = pd.DataFrame({
     t("audit.col_suggested"): [str(found.suggested(r)) for r in rows],
     t("audit.col_score"): found.quality[rows].round(3),
     t("audit.col_text"): [data.texts[r] for r in rows],
-    **({t("data.pair_column"): [data.text_pairs[r] for r in rows]} if data.text_pairs else {})})
+    **({t("audit.col_text_pair"): [data.text_pairs[r] for r in rows]} if data.text_pairs else {})})
 if p_given is not None:
     table_rows.insert(5, t("audit.col_p_given"), p_given[rows].round(3))
 ss["audit_shown_rows"] = [int(r) for r in rows]  # what a selection's positions refer to

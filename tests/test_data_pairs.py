@@ -227,3 +227,35 @@ def test_pair_features_match_transformers(minilm):
         want = minilm.model.base_model(**enc).last_hidden_state[:, 0].numpy()
     np.testing.assert_allclose(got, want, atol=1e-5)
     assert not np.allclose(got, encoder_features(minilm, a)[:, POOLS.index("first")], atol=1e-3)
+
+
+def test_audit_page_audits_pairs(pair_model):
+    """The Label audit page reads the Data page's pair column: the pair model's features separate the
+    labels (a first-text-only audit is near chance), and the rows list shows text B."""
+    from streamlit.testing.v1 import AppTest
+
+    from conftest import ROOT
+    from explorer.ui.session import DATA_KEY, DataSource
+
+    right, _, csv, _ = pair_model
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["checkpoint"] = "other…"
+    at.session_state["checkpoint_other"] = str(right)
+    at.session_state[DATA_KEY] = DataSource(csv.read_bytes(), "pairs.csv", "sentence1", "label", NAMES, "sentence2",
+                                            ("sentence1", "sentence2", "label"))
+    at.run()
+    at.switch_page("pages/audit.py").run()
+    assert not at.exception and at.selectbox(key="data_pair_column").value == "sentence2"
+    at.button(key="audit_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    found = at.session_state["audit_result"].found
+    assert found.data.text_pairs is not None and found.cv_accuracy >= 0.85
+    assert "text B" in at.dataframe[0].value.columns
+
+
+def test_api_takes_the_pair_column():
+    from explorer import api
+
+    df = pd.DataFrame({"premise": ["a b", "c d"], "hypothesis": ["e", "f"], "label": ["x", "y"]})
+    assert api.inspect(df).report.text_pair_column == "hypothesis"
+    assert api.inspect(df, text_pair="").report.text_pair_column is None
