@@ -1,4 +1,4 @@
-"""Command line: `head-explorer analyze|train-sentiment|inspect-data|finetune|app ...` (or `python -m explorer ...`).
+"""Command line: `head-explorer analyze|train-sentiment|inspect-data|finetune|convert-checkpoint|app ...` (or `python -m explorer ...`).
 
 Bad input exits with code 2 and one line on stderr, never a traceback.
 """
@@ -37,14 +37,24 @@ def _summary(a) -> str:
     ]
     if a.truncated_tokens:
         lines.append(f"truncated: {a.truncated_tokens} tokens dropped (max {a.max_length})")
-    lines.append(f"{'label':<16}{'logit':>10}{'softmax':>10}{'sigmoid':>10}")
-    for i, name in enumerate(a.labels):
-        lines.append(f"{name:<16}{a.logits[i]:>10.4f}{a.softmax[i]:>10.4f}{a.sigmoid[i]:>10.4f}")
-    lines.append(f"predicted: {a.predicted}")
-    from explorer.model.problem import predicted  # the head on every layer: where the decision forms
+    from explorer.model.problem import ProblemType, predicted, prediction_text
 
+    own = ProblemType(a.problem_type)
+    # The model's own rule (a regression's would repeat the logit), then pipeline()'s where it differs.
+    same = "" if a.pipeline_differs else " = pipeline()"
+    cols = [] if own is ProblemType.REGRESSION else [(own.output + same, a.scores)]
+    if a.pipeline_differs:
+        cols.append((f"pipeline() {a.pipeline_function}", a.pipeline_scores))
+    lines.append(f"{'label':<16}{'logit':>10}" + "".join(f"{name:>20}" for name, _ in cols))
+    for i, name in enumerate(a.labels):
+        lines.append(f"{name:<16}{a.logits[i]:>10.4f}" + "".join(f"{v[i]:>20.4f}" for _, v in cols))
+    lines.append(f"predicted: {prediction_text(a.predicted)}")
+    if a.pipeline_differs:
+        lines.append(f"note: the model trains with {own.loss_name} on {_read_as(own.output)} (problem_type "
+                     f"{a.problem_type}), while transformers' pipeline() returns {_read_as(a.pipeline_function)}")
+    # The head on every layer: where the decision forms.
     lines.append("predicted with the head on each layer (0 = embeddings; trained on the last only): " + ", ".join(
-        f"{k}: {predicted(row, a.labels, a.problem_type)}" for k, row in enumerate(a.layer_logits)))
+        f"{k}: {prediction_text(predicted(row, a.labels, a.problem_type))}" for k, row in enumerate(a.layer_logits)))
     if a.reads is not None:
         lines.append(f"the head reads token {a.reads}: {a.shown[a.reads]}")
     if a.new_weights:
@@ -52,6 +62,10 @@ def _summary(a) -> str:
     if a.unused_weights:
         lines.append("warning: the checkpoint holds weights the model does not use: " + ", ".join(a.unused_weights))
     return "\n".join(lines)
+
+
+def _read_as(function: str) -> str:
+    return "the raw logit" if function == "none" else f"the {function} of the logits"
 
 
 def _refuse_costly(costly: bool, what: str, n: int, limit: int, force: bool) -> None:
@@ -104,13 +118,18 @@ def cmd_train_sentiment(args) -> int:
 
 def cmd_inspect_data(args) -> int:
     from explorer.data.dataset import read_csv
-    from explorer.data.labels import label_report
+    from explorer.data.labels import corrected_csv, label_report
 
     _quiet_transformers()
     if args.label_issues and not args.checkpoint:
         from explorer.data.dataset import DataError
 
         raise DataError("audit_needs_checkpoint")
+    if args.out_csv is not None:  # refused before any costly work
+        if not args.checkpoint:
+            raise UsageError("out_csv_needs_checkpoint")
+        if os.path.lexists(args.out_csv):
+            raise UsageError("out_csv_exists", path=args.out_csv)
     table = read_csv(args.csv, max_rows=args.max_rows)
     ck = None
     if args.checkpoint:
@@ -129,6 +148,11 @@ def cmd_inspect_data(args) -> int:
         found = audit(ck, data, folds=args.folds)
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun/accelerate only one process prints
         return 0
+    if args.out_csv is not None:
+        if report.fix:
+            _write_new(args.out_csv, corrected_csv(table, report))
+        else:
+            print(f"note: {UsageError('out_csv_nothing', path=args.out_csv)}", file=sys.stderr)
     for note in found.notes if found else ():
         print(f"note: {note.message()}", file=sys.stderr)
     if args.json:
@@ -143,6 +167,9 @@ def cmd_inspect_data(args) -> int:
         print(f"{issue.kind}: {issue.message}")
     if report.suggested_mapping:
         print("suggested mapping: " + ", ".join(f"{a} -> {b}" for a, b in report.suggested_mapping.items()))
+        print(f"fix ({report.fix['side']}): {report.fix['advice']}")
+        print("config.json: " + json.dumps(report.fix["config"], ensure_ascii=False))
+        print(f"corrected CSV: {args.out_csv}" if args.out_csv is not None else "corrected CSV: add --out-csv PATH")
     if found:
         s = found.summary()
         print(f"label issues: {s['flagged']} flagged of {report.rows} (estimated noise {s['estimated_noise_rate']:.1%}, "
@@ -153,6 +180,27 @@ def cmd_inspect_data(args) -> int:
             print(f"  row {row['row']:>6}  {row['given']!s:>12} -> {row['suggested']!s:<12} {row['score']:.3f}  "
                   f"{text[:70]}")
     return 0
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """Write `data` to a new file at `path`: a temporary file beside it, hard-linked into place, which
+    fails if `path` appeared meanwhile. Never overwrites, never leaves half a file."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".head-explorer-", suffix=".csv")
+    except OSError as err:  # e.g. no such folder: said about the user's path, not the temporary one
+        raise OSError(err.errno, err.strerror, path) from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise UsageError("out_csv_exists", path=path) from None
+    finally:
+        os.unlink(tmp)
 
 
 def cmd_finetune(args) -> int:
@@ -184,6 +232,18 @@ def cmd_finetune(args) -> int:
         print(json.dumps(summary))
     else:
         print(", ".join(f"{k}: {v}" for k, v in summary.items() if k != "metrics"))
+    return 0
+
+
+def cmd_convert_checkpoint(args) -> int:
+    from explorer.model.convert import convert_checkpoint
+
+    done = convert_checkpoint(args.checkpoint, args.out)
+    if args.json:
+        print(json.dumps(done.to_dict()))
+    else:
+        print(f"wrote {done.out}: {done.tensors} tensors in {', '.join(done.weights)}; copied: "
+              f"{', '.join(done.copied) or 'nothing'}; left behind: {', '.join(done.skipped) or 'nothing'}")
     return 0
 
 
@@ -296,6 +356,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--max-rows", type=_bounded(int, 1, 10**9), default=MAX_ROWS,
                    help=f"read at most this many rows (default {MAX_ROWS:,}, the app's limit)")
     d.add_argument("--show", type=_bounded(int, 0, 10**6), default=20, help="label issues listed without --json")
+    d.add_argument("--out-csv", help="write the CSV with the suggested mapping applied to this new file "
+                                     "(needs --checkpoint; an existing file is never overwritten)")
     d.add_argument("--json", action="store_true", help="print one JSON object")
     d.set_defaults(func=cmd_inspect_data)
     f = sub.add_parser("finetune", help="fine-tune a checkpoint on a CSV and save an HF folder")
@@ -316,6 +378,14 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", required=True, help="a new folder for the fine-tuned model")
     f.add_argument("--json", action="store_true", help="print one JSON object")
     f.set_defaults(func=cmd_finetune)
+    c = sub.add_parser("convert-checkpoint", help="write a folder's pytorch_model.bin weights as safetensors",
+                       description="Read pytorch_model.bin (or its shards) with torch.load(weights_only=True), "
+                                   "which runs no code, and write a new folder with model.safetensors and the "
+                                   "config and tokenizer files.")
+    c.add_argument("--checkpoint", required=True, help="a local folder under the allowed roots")
+    c.add_argument("--out", required=True, help="a new folder (it must not exist)")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.set_defaults(func=cmd_convert_checkpoint)
     s = sub.add_parser("app", help="serve the Streamlit app (on 127.0.0.1:8501 unless told otherwise)",
                        description="Serve the app with `streamlit run`. Any further arguments go to Streamlit, "
                                    "e.g. `head-explorer app --server.port 8600`.")

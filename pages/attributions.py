@@ -28,7 +28,8 @@ c1, c2, c3, c4 = st.columns([3, 2, 2, 3])  # wide enough for the longest method 
 method = c1.selectbox(t("attributions.method"), attr.METHODS, key="attr_method",
                       format_func=lambda m: t(f"attributions.m_{m}"))
 target = c2.selectbox(t("attributions.target"), [-1] + list(range(len(a.labels))), key="attr_target",
-                      format_func=lambda i: t("attributions.predicted", label=a.predicted) if i < 0 else a.labels[i])
+                      format_func=lambda i: t("attributions.predicted", label=ui.prediction(a.predicted))
+                      if i < 0 else a.labels[i])
 quantity = c3.radio(t("attributions.quantity"), attr.QUANTITIES, key="attr_quantity", horizontal=True,
                     format_func=lambda q: t(f"attributions.q_{q}"))
 baseline = c4.selectbox(t("attributions.baseline"), attr.BASELINES, key="attr_baseline",

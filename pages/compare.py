@@ -1,7 +1,7 @@
 """Compare heads: one encoder pass, every head kind on top of it."""
 import streamlit as st
 
-from explorer import plots
+from explorer import plots, ui
 from explorer.explain import compare
 from explorer.model.heads import HEAD_KINDS, native_kind
 from explorer.ui import checkpoint, current_analysis, head, selection, step_label, t
@@ -22,7 +22,7 @@ if a is not None:
         t("compare.col_head"): names[r.kind],
         t("compare.col_steps"): " → ".join(map(step_label, r.steps)),
         t("compare.col_logits"): ", ".join(f"{v:.3f}" for v in r.logits),
-        t("compare.col_pred"): r.predicted,
+        t("compare.col_pred"): ui.prediction(r.predicted),
         t("compare.col_trained"): t("compare.trained") if not r.new_parameters else t("compare.untrained"),
     } for r in results], hide_index=True)
     st.plotly_chart(plots.logits.grouped(a.labels, {names[r.kind]: r.logits for r in results},

@@ -6,7 +6,7 @@ import streamlit as st
 
 from explorer import ui
 from explorer.data.dataset import MAX_BYTES, demo_csv, header_pair, read_csv
-from explorer.data.labels import corrected_config, label_report, merge_labels
+from explorer.data.labels import corrected_config, corrected_csv, label_report, merge_labels
 from explorer.text.errors import ExplorerError
 from explorer.ui import sticky, t
 
@@ -82,17 +82,18 @@ ui.set_data_source(ui.DataSource(raw, name, report.text_column, ",".join(report.
 
 ui.panels.label_summary(report)
 
-def _apply(mapping: dict, to_checkpoint: str | None = None) -> None:
-    frame = merge_labels(table.frame, report.label_columns[0], mapping)
-    ss.setdefault("data_fixed", {})[digest] = frame.to_csv(index=False).encode()
-    if to_checkpoint:  # the other fix, a corrected config.json, stays on offer
-        ss["data_mapping"] = ui.AppliedMapping(digest, to_checkpoint, mapping)
+
+def _keep(fixed_bytes: bytes, mapping: dict | None = None) -> None:
+    ss.setdefault("data_fixed", {})[digest] = fixed_bytes
+    if mapping:  # the other fix, a corrected config.json, stays on offer
+        ss["data_mapping"] = ui.AppliedMapping(digest, ck_name, mapping)
 
 
 for i, issue in enumerate(report.issues):
     st.warning(f"**{t('data.issue_' + issue.kind)}**: {ui.plain(issue.message.message(ui.lang()))}")
     if issue.kind == "near_duplicate_labels":
-        st.button(t("data.merge"), key=f"data_merge_{i}", on_click=_apply, args=(issue.detail["merge"],))
+        merged = merge_labels(table.frame, report.label_columns[0], issue.detail["merge"])
+        st.button(t("data.merge"), key=f"data_merge_{i}", on_click=_keep, args=(merged.to_csv(index=False).encode(),))
 for trap in report.traps:
     st.info(ui.plain(trap.message(ui.lang())))
 
@@ -100,15 +101,16 @@ applied = ss.get("data_mapping")
 offer = applied.mapping if applied and (applied.digest, applied.checkpoint) == (digest, ck_name) and ck else None
 if report.confusion is not None:
     ui.panels.mapping_check(report)
-    if report.suggested_mapping:
-        st.table([{t("data.col_csv"): ui.plain(a), t("data.col_checkpoint"): ui.plain(b)}  # st.table renders Markdown
-                  for a, b in report.suggested_mapping.items()])
-        b1, b2 = st.columns(2)
-        b1.button(t("data.apply"), key="data_apply", on_click=_apply, args=(report.suggested_mapping, ck_name))
-        offer = report.suggested_mapping
-    if report.misclassified:
-        st.caption(t("data.misclassified"))
-        st.dataframe(ui.headers(report.misclassified, "data.col_"), key="data_wrong")
+if report.suggested_mapping:
+    st.table([{t("data.col_csv"): ui.plain(a), t("data.col_checkpoint"): ui.plain(b)}  # st.table renders Markdown
+              for a, b in report.suggested_mapping.items()])
+    fixed_csv = corrected_csv(table, report)
+    st.button(t("data.apply"), key="data_apply", on_click=_keep, args=(fixed_csv, report.suggested_mapping))
+    ui.panels.label_fixes(report, fixed_csv, name)
+    offer = report.suggested_mapping
+if report.misclassified:
+    st.caption(t("data.misclassified"))
+    st.dataframe(ui.headers(report.misclassified, "data.col_"), key="data_wrong")
 if offer is not None:
     if not report.suggested_mapping:
         st.success(t("data.mapping_applied", name=ck_name))

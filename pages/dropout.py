@@ -3,6 +3,7 @@ import streamlit as st
 
 from explorer import plots, ui
 from explorer.explain import dropout
+from explorer.model.problem import ProblemType
 from explorer.ui import current_analysis, current_head, selection, step_label, t, tn
 
 st.title(t("dropout.title"))
@@ -29,7 +30,8 @@ if a is not None:
     right.plotly_chart(plots.dropout.samples(a.labels, mc.probs, mc.eval_probs, t("dropout.probs_title", n=n, p=p),
                                              t("dropout.label_axis"), t("dropout.prob_axis"), t("dropout.sample"),
                                              t("dropout.eval")), key="dropout_probs")
-    st.caption(t("dropout.agree", share=f"{mc.agreement:.0%}"))
+    if a.problem_type != ProblemType.REGRESSION:  # a value is no label: no sample predicts it exactly
+        st.caption(t("dropout.agree", share=f"{mc.agreement:.0%}"))
     if not where:  # e.g. decoder-only classifiers: the score layer reads the pooled token directly
         st.info(t("arch.no_dropout"))
         st.stop()

@@ -2,10 +2,10 @@
 import pandas as pd
 import streamlit as st
 
-from explorer import plots
+from explorer import plots, ui
 from explorer.model import problem
 from explorer.model.tokens import reads_line
-from explorer.ui import current_analysis, plain, selection, step_label, t, tn
+from explorer.ui import current_analysis, plain, prediction, selection, step_label, t, tn
 
 st.title(t("home.title"))
 st.caption(t("home.intro"))
@@ -20,6 +20,7 @@ if a is not None:
         st.warning(tn("arch.unused_weights", len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
     n_layers, n_heads = a.attentions.shape[:2]
     head_desc = " → ".join(step_label(name) for name, _ in a.steps)
+    own = problem.ProblemType(a.problem_type).output
     shown = problem.top_labels(a.logits)  # many labels: the largest only (the download has all)
     hidden = len(a.labels) - len(shown)
     more = ", …" if hidden else ""
@@ -30,8 +31,12 @@ if a is not None:
         (t("home.step_cls"), t("home.vector", n=a.cls_hidden.shape[0])),
         (t("home.step_head"), a.head_kind),
         (t("home.step_logits"), ", ".join(f"{v:.2f}" for v in a.logits[shown]) + more),
-        (t("home.step_probs"), ", ".join(f"{v:.2f}" for v in a.softmax[shown]) + more),
-        (t("home.step_label"), a.predicted),
+        # The model's own reading (softmax, sigmoid, or a regression's value), then pipeline()'s where it differs.
+        (t("home.step_probs") if own == "softmax" else t(f"pipeline.fn_{own}"),
+         ", ".join(f"{v:.2f}" for v in a.scores[shown]) + more),
+        *([(t("pipeline.step"), ", ".join(f"{v:.2f}" for v in a.pipeline_scores[shown]) + more)]
+          if a.pipeline_differs else []),
+        (t("home.step_label"), prediction(a.predicted)),
     ]
     for col, (title, value) in zip(st.columns(len(chain)), chain):
         col.markdown(f"**{title}**")
@@ -39,13 +44,20 @@ if a is not None:
     st.caption(reads_line(a, t))
     st.caption(" ".join(f"`{tok}`" for tok in a.shown))
     st.caption(f"{t('home.step_head')}: {head_desc}")
-    st.metric(t("home.prediction"), plain(a.predicted))  # metric values render Markdown
+    st.metric(t("home.prediction"), plain(prediction(a.predicted)))  # metric values render Markdown
     names = [a.labels[i] for i in shown]
     left, right = st.columns(2)
     left.plotly_chart(plots.label_bars(names, a.logits[shown], t("home.logits_title"), t("home.label_axis"),
                                        t("home.logit_axis")), key="home_logits")
-    right.plotly_chart(plots.label_bars(names, a.softmax[shown], t("home.probs_title"), t("home.label_axis"),
-                                        t("home.prob_axis"), y_range=(0, 1)), key="home_probs")
+    y_range = None if own == "none" else (0, 1)
+    if a.pipeline_differs:
+        right.plotly_chart(plots.logits.grouped(
+            names, {t(f"pipeline.fn_{own}"): a.scores[shown], t("pipeline.step"): a.pipeline_scores[shown]},
+            t("home.probs_title"), t("home.label_axis"), t("home.prob_axis")), key="home_probs")
+        ui.panels.pipeline_readings(a)
+    else:
+        right.plotly_chart(plots.label_bars(names, a.scores[shown], t("home.probs_title"), t("home.label_axis"),
+                                            t("home.prob_axis"), y_range=y_range), key="home_probs")
     if hidden:
         st.caption(t("home.labels_hidden", shown=len(shown), hidden=hidden, n=len(a.labels)))
         rows = problem.label_rows(a.labels, a.logits, a.softmax, a.sigmoid)

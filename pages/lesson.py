@@ -1,7 +1,7 @@
 """Guided lesson: the chain from text to label, with the class's own live numbers."""
 import streamlit as st
 
-from explorer import plots
+from explorer import plots, ui
 from explorer.explain import whatif
 from explorer.plots import encoder as encoder_plots
 from explorer.plots import lesson as lesson_plots
@@ -71,7 +71,7 @@ def panel(step: str, a) -> None:
                 progress=lambda f: bar.progress(min(1.0, f), text=t("memory.loo_running"))))
             bar.empty()
         words, support = found
-        st.plotly_chart(sorted_bars(words, support, t(P + "drop_title", label=a.predicted), t(P + "drop_axis"),
+        st.plotly_chart(sorted_bars(words, support, t(P + "drop_title", label=ui.prediction(a.predicted)), t(P + "drop_axis"),
                                     t(P + "word")), key="lesson_ablation")
 
 

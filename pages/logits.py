@@ -24,6 +24,8 @@ if a is not None:
         key="logits_probs")
     st.caption(t("logits.probs_help", sm=f"{P.softmax(a.logits, temp).sum():.4f}",
                  sg=f"{P.sigmoid(a.logits, temp).sum():.4f}"))
+    st.subheader(t("pipeline.title"))
+    ui.panels.pipeline_readings(a)
 
     st.subheader(t("logits.loss_title"))
     ss.setdefault("logits_ptype", a.problem_type)

@@ -61,8 +61,8 @@ st.subheader(t("whatif.diff_title"))
 st.html(whatif_plots.diff_html(r.rows, t("whatif.diff_legend")))
 m1, m2 = st.columns(2)
 pa, pb = r.probs
-m1.metric(t("whatif.pred_a"), r.a.predicted)
-m2.metric(t("whatif.pred_b"), r.b.predicted, delta=f"{pb[r.target] - pa[r.target]:+.3f} ({target})")
+m1.metric(t("whatif.pred_a"), ui.prediction(r.a.predicted))
+m2.metric(t("whatif.pred_b"), ui.prediction(r.b.predicted), delta=f"{pb[r.target] - pa[r.target]:+.3f} ({target})")
 names = {t("whatif.a"): pa, t("whatif.b"): pb}
 regression = r.a.problem_type == ProblemType.REGRESSION
 left, right = st.columns(2)
@@ -98,7 +98,7 @@ if choice is not None:
     st.markdown(t("whatif.without", word=words[choice].text))
     st.code(dropped, language=None, wrap_lines=True)
     pd_ = whatif.probabilities_of(d)
-    st.metric(t("whatif.pred_dropped"), d.predicted, delta=f"{pd_[r.target] - pa[r.target]:+.3f} ({target})")
+    st.metric(t("whatif.pred_dropped"), ui.prediction(d.predicted), delta=f"{pd_[r.target] - pa[r.target]:+.3f} ({target})")
     st.plotly_chart(logit_plots.grouped(labels, {t("whatif.a"): pa, t("whatif.dropped"): pd_}, t("whatif.dropped_title"),
                                    t("home.label_axis"), t("home.prob_axis"), y_range=None if regression else (0, 1)),
                     key="whatif_dropped")

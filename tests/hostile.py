@@ -61,7 +61,7 @@ BROKEN = {
     "unknown-model-type": (_config_edit(model_type="nonesuch"), "nonesuch"),
     "garbage-weights": (_write("model.safetensors", b"garbage" * 10), "cannot load"),
     "no-weights": (lambda f: (f / "model.safetensors").unlink(), "model.safetensors"),
-    "pickle-only": (lambda f: (f / "model.safetensors").rename(f / "pytorch_model.bin"), "model.safetensors"),
+    "pickle-only": (lambda f: (f / "model.safetensors").rename(f / "pytorch_model.bin"), "convert-checkpoint"),
     "id2label-ints": (_config_edit(id2label={"0": 1, "1": 2, "2": 3}, label2id={"1": 0, "2": 1, "3": 2}),
                       "one value is 1"),
     "id2label-null": (_config_edit(id2label={"0": None, "1": "b", "2": "c"}), "one value is None"),

@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 
 TEXT = "What a wonderful, surprising little film."
 KEYS = {"tokens", "labels", "logits", "layer_logits", "softmax", "sigmoid", "problem_type", "predicted", "new_weights",
-        "head", "attention", "truncated_tokens"}
+        "pipeline", "head", "attention", "truncated_tokens"}
 
 
 def _run_json(capsys, *args) -> dict:

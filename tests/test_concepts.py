@@ -45,9 +45,10 @@ def test_problem_type_loss_output_and_prediction_are_hfs(ptype, labels, target):
     assert ptype.output == {ProblemType.SINGLE: "softmax", ProblemType.MULTI: "sigmoid"}.get(ptype, "none")
     np.testing.assert_allclose(ptype.probabilities(logits), expected, rtol=1e-5, atol=1e-6)
     names = tuple(f"l{i}" for i in range(labels))
-    if ptype is ProblemType.MULTI:
-        on = [names[i] for i in np.flatnonzero(expected > 0.5)]
-        assert ptype.predict(logits, names) == ("|".join(on) if on else names[int(logits.argmax())])
+    if ptype is ProblemType.MULTI:  # the labels over 0.5, none when none is
+        assert ptype.predict(logits, names) == tuple(names[i] for i in np.flatnonzero(expected > 0.5))
+    elif ptype is ProblemType.REGRESSION:  # the value, never a label's name
+        assert ptype.predict(logits, names) == pytest.approx(float(logits[0]))
     else:
         assert ptype.predict(logits, names) == names[int(logits.argmax())]
     assert P.LOSS_NAMES[ptype] == type(ptype.loss_class()).__name__ == ptype.loss_name

@@ -365,6 +365,15 @@ def split_multi(value: str) -> list[str] | None:
     return None
 
 
+def label_set(value) -> list[str]:
+    """The labels of one multi-label cell: its parts, [] for an empty cell or an empty JSON list ("no
+    label applies"), else the cell as one label."""
+    if not isinstance(value, str) or not value.strip():
+        return []
+    parts = split_multi(value)
+    return [value.strip()] if parts is None else parts
+
+
 def label_shape(frame: pd.DataFrame, label_columns: tuple[str, ...]) -> ProblemType:
     """The problem type the label cells imply (missing cells ignored)."""
     if len(label_columns) > 1:
@@ -376,6 +385,12 @@ def label_shape(frame: pd.DataFrame, label_columns: tuple[str, ...]) -> ProblemT
     if nums is None and col.map(lambda v: split_multi(v) is not None).any():
         return ProblemType.MULTI
     return ProblemType.SINGLE
+
+
+def empty_set_is_valid(kind: ProblemType, label_columns: tuple[str, ...]) -> bool:
+    """An empty cell in a label-set column (a|b, JSON lists) says that no label applies; in a 0/1
+    column or a single-label column it is a missing value."""
+    return kind == ProblemType.MULTI and len(label_columns) == 1
 
 
 def sorted_names(names) -> list[str]:
@@ -407,9 +422,9 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
     missing = frame[list(label_cols)].isna().any(axis=1)
     if missing.all():
         raise DataError("data_no_labels", columns=", ".join(label_cols))
-    if missing.any():
-        raise DataError("data_missing_labels", n=int(missing.sum()), row=_row(missing))
     kind = label_shape(frame, label_cols)
+    if missing.any() and not empty_set_is_valid(kind, label_cols):
+        raise DataError("data_missing_labels", n=int(missing.sum()), row=_row(missing))
     if len(label_cols) == 1:
         _refuse_non_finite(frame[label_cols[0]])
     if kind == ProblemType.REGRESSION:
@@ -424,7 +439,7 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
         names = list(label_cols)
         y = frame[names].astype(float).to_numpy(np.float32)
     elif kind == ProblemType.MULTI:
-        parts = [split_multi(v) or [v.strip()] for v in frame[label_cols[0]]]
+        parts = [label_set(v) for v in frame[label_cols[0]]]
         names = sorted_names(p for row in parts for p in row)
         index = {n: i for i, n in enumerate(names)}
         y = np.zeros((len(parts), len(names)), np.float32)

@@ -16,7 +16,7 @@ class HeadResult:
     steps: tuple[str, ...]
     logits: np.ndarray  # (labels,)
     probs: np.ndarray  # (labels,) by the problem type's own rule
-    predicted: str
+    predicted: problem.Prediction
     new_parameters: tuple[str, ...]  # empty when every layer came from the checkpoint
 
 

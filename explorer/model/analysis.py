@@ -40,7 +40,12 @@ class Analysis(JsonResult):
     layer_logits: np.ndarray  # (layers+1, labels): the head applied to the embeddings, then each layer
     softmax: np.ndarray  # (labels,)
     sigmoid: np.ndarray  # (labels,)
-    predicted: str
+    predicted: problem.Prediction  # by the model's own rule (ProblemType.predict): a label, labels, or a value
+    # What transformers.pipeline("text-classification", top_k=None) returns for this text: its default
+    # function (problem.pipeline_rule; not always the loss's: num_labels == 1 trains on the raw value,
+    # yet the pipeline returns its sigmoid) and the (labels,) scores it gives each label.
+    pipeline_function: str
+    pipeline_scores: np.ndarray
     attentions: np.ndarray  # (layers, heads, seq, seq)
     rollout: np.ndarray  # (layers, seq, seq)
     flow: np.ndarray | None  # (layers, seq), or None unless asked for
@@ -56,6 +61,15 @@ class Analysis(JsonResult):
     # of its word's text (a word's pieces concatenated are the word; byte-level tokens decoded).
     shown: tuple[str, ...] = ()
     pieces: tuple[str, ...] = ()
+
+    @property
+    def scores(self) -> np.ndarray:  # (labels,): through the function the model's loss reads (softmax, sigmoid, none)
+        return problem.probabilities(self.logits, self.problem_type)
+
+    @property
+    def pipeline_differs(self) -> bool:
+        """pipeline() reads the logits through another function than the model's own loss does."""
+        return problem.ProblemType(self.problem_type).output != self.pipeline_function
 
     @property
     def cls_hidden(self) -> np.ndarray:  # (hidden,)
@@ -82,7 +96,10 @@ class Analysis(JsonResult):
             "softmax": rounded(self.softmax),
             "sigmoid": rounded(self.sigmoid),
             "problem_type": self.problem_type,
-            "predicted": self.predicted,
+            # A label; for multi-label the list of labels over 0.5 ([] when none is); a regression's value.
+            "predicted": _prediction_json(self.predicted),
+            "pipeline": {"function": self.pipeline_function,
+                         "scores": dict(zip(self.labels, rounded(self.pipeline_scores)))},
             "new_weights": list(self.new_weights),
             "head": {"kind": self.head_kind, "steps": [{"name": n, "values": rounded(v)} for n, v in self.steps]},
             "attention": {"cls_raw": rounded(self.cls_attention), "rollout": rounded(self.cls_rollout),
@@ -96,10 +113,19 @@ class Analysis(JsonResult):
 
     def _repr_html_(self) -> str:
         rows = [{"label": name, "logit": float(self.logits[i]), "softmax": float(self.softmax[i]),
-                 "sigmoid": float(self.sigmoid[i])} for i, name in enumerate(self.labels)]
-        return (f"<p><b>{html.escape(str(self.predicted))}</b> ({html.escape(self.checkpoint)}, "
+                 "sigmoid": float(self.sigmoid[i]), f"pipeline() {self.pipeline_function}": float(self.pipeline_scores[i])}
+                for i, name in enumerate(self.labels)]
+        return (f"<p><b>{html.escape(problem.prediction_text(self.predicted))}</b> ({html.escape(self.checkpoint)}, "
                 f"{html.escape(self.head_kind)} head) &middot; {html.escape(' '.join(self.shown))}</p>"
                 + html_table(rows))
+
+
+def _prediction_json(pred: problem.Prediction):
+    if isinstance(pred, str):
+        return pred
+    if isinstance(pred, tuple):
+        return [_prediction_json(p) for p in pred]
+    return round(float(pred), 6)
 
 
 MAX_TEXT_CHARS = 20_000  # characters read before tokenizing (the sidebar shows the same limit)
@@ -163,6 +189,13 @@ def encoder_inputs(enc, ck: Checkpoint | None = None) -> dict:
     return {k: v for k, v in enc.items() if k in names}
 
 
+def _numpy(x: torch.Tensor) -> np.ndarray:
+    """A tensor as float32 numpy (or float64 as it is): numpy has no bfloat16, and a half-precision
+    checkpoint's numbers are shown, charted and compared in float32 (exact for fp16 and bf16 values)."""
+    return x.detach().cpu().numpy() if x.dtype in (torch.float32, torch.float64) or not x.is_floating_point() \
+        else x.detach().float().cpu().numpy()
+
+
 def _reads(hidden: np.ndarray, pooled: np.ndarray) -> int | None:
     """The token whose last hidden state is the pooled vector, if one is."""
     if pooled.shape != hidden.shape[1:]:
@@ -185,9 +218,9 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
                            input_ids=enc["input_ids"].expand(rows, -1))
     if not out.attentions:
         raise AnalysisError("analysis_no_attention")
-    att = torch.stack(out.attentions)[:, 0].cpu().numpy()  # (layers, heads, seq, seq)
-    steps = tuple((name, t[-1].cpu().numpy()) for name, t in batched)  # the last row: the head's real input
-    layer_logits = batched[-1][1].cpu().numpy().astype(np.float64)  # (layers+1, labels)
+    att = _numpy(torch.stack(out.attentions)[:, 0])  # (layers, heads, seq, seq)
+    steps = tuple((name, _numpy(t[-1])) for name, t in batched)  # the last row: the head's real input
+    layer_logits = _numpy(batched[-1][1]).astype(np.float64)  # (layers+1, labels)
     logits = layer_logits[-1]
     ptype = problem.problem_type(ck.model.config)
     labels = ck.labels
@@ -195,8 +228,8 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
     unk = ck.tokenizer.unk_token_id  # a property that looks the token up: read once, not per token
     # The embeddings, then each layer's output: the rows of `states` wherever hidden_states ends with
     # last_hidden_state itself (every architecture we test), so no second copy is made.
-    hidden = states.cpu().numpy() if out.hidden_states[-1] is out.last_hidden_state \
-        else torch.stack(out.hidden_states)[:, 0].cpu().numpy()
+    hidden = _numpy(states) if out.hidden_states[-1] is out.last_hidden_state \
+        else _numpy(torch.stack(out.hidden_states)[:, 0])
     tokens, segs = tuple(ck.tokenizer.convert_ids_to_tokens(ids)), segments(enc)
     return Analysis(
         checkpoint=ck.name,
@@ -218,6 +251,8 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         softmax=problem.softmax(logits),
         sigmoid=problem.sigmoid(logits),
         predicted=problem.predicted(logits, labels, ptype),
+        pipeline_function=(rule := problem.pipeline_rule(ck.model.config)),
+        pipeline_scores=problem.pipeline_scores(logits, rule),
         attentions=att,
         rollout=attention.rollout(att),
         flow=attention.flow(att) if flow else None,
@@ -225,6 +260,6 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         text_pair=text_pair or "",
         segments=segs,
         unused_weights=ck.unused_weights,
-        reads=_reads(out.last_hidden_state[0].cpu().numpy(), steps[0][1]),
+        reads=_reads(_numpy(out.last_hidden_state[0]), steps[0][1]),
         **readable(ck, tokens, special, word_ids, segs),
     )

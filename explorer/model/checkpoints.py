@@ -13,6 +13,8 @@ import inspect
 import json
 import math
 import os
+import re
+import shlex
 import socket
 import weakref
 from dataclasses import dataclass
@@ -159,6 +161,64 @@ def _check_numbers(cfg, name: str) -> None:
                 raise CheckpointError("checkpoint_config_negative", name=name, field=field, value=repr(value)[:40])
 
 
+# HF names a model class <Prefix>For<Task> (BertForTokenClassification); the task is the suffix. Older causal
+# LMs are <Prefix>LMHeadModel (GPT2LMHeadModel, BertLMHeadModel). A bare <Prefix>Model names no head.
+_TASK_SUFFIX = re.compile(r"For([A-Z][A-Za-z]*)$")
+SEQUENCE_CLASSIFICATION = "SequenceClassification"
+# A pre-training head (bert-base-uncased is a BertForMaskedLM, gpt2 a GPT2LMHeadModel) sits on a plain encoder:
+# the usual start for fine-tuning. It loads as that encoder with a new head, and the page names both the new
+# head and the unused LM weights. Task heads (token, span, choice) are refused: their own weights would be
+# dropped, or, for a token classifier, silently read as a sentence head.
+PRETRAINING_TASKS = frozenset({"MaskedLM", "CausalLM", "PreTraining"})
+
+
+def architecture_task(architecture: str) -> str | None:
+    """The task an HF class name's suffix names ("TokenClassification", "MaskedLM", "CausalLM"), or None
+    for a bare model or a name that follows neither pattern."""
+    m = _TASK_SUFFIX.search(architecture)
+    if m:
+        return m.group(1)
+    return "CausalLM" if architecture.endswith("LMHeadModel") else None
+
+
+def other_task(cfg) -> tuple[str, str] | None:
+    """(architecture, task) when config.architectures names a model with a head other than a sequence
+    classifier, and none with one; None for a sequence classifier, a bare encoder or no architectures."""
+    named = [(a, architecture_task(a)) for a in (getattr(cfg, "architectures", None) or ()) if isinstance(a, str)]
+    if any(task == SEQUENCE_CLASSIFICATION for _, task in named):
+        return None
+    return next(((a, task) for a, task in named if task and task not in PRETRAINING_TASKS), None)
+
+
+def _check_task(cfg, name: str) -> None:
+    """A token classifier's `classifier` has the shape a sentence classifier's would, so it would load as
+    one without a word of warning (only the pooler new); every other task head but pre-training is refused
+    the same way until it has a path of its own."""
+    found = other_task(cfg)
+    if found:
+        architecture, task = found
+        words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", task).split()
+        kind = " ".join(w if w.isupper() else w.lower() for w in words)
+        raise CheckpointError("checkpoint_other_task", name=name, architecture=architecture, kind=kind)
+
+
+# Pickle weights files, whole or sharded; loading one can run any code it holds.
+PICKLE_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json")
+SAFETENSORS_WEIGHTS = ("model.safetensors", "model.safetensors.index.json")
+
+
+def _check_not_pickle_only(folder: Path, name: str) -> None:
+    """A folder with only pickle weights is refused by name, with the command that converts it: HF would
+    say only that model.safetensors is missing."""
+    if any((folder / f).is_file() for f in SAFETENSORS_WEIGHTS):
+        return
+    found = next((f for f in PICKLE_WEIGHTS if (folder / f).is_file()), None)
+    if found:
+        out = name.rstrip("/" + os.sep) + "-safetensors"
+        command = shlex.join(["python", "-m", "explorer", "convert-checkpoint", "--checkpoint", name, "--out", out])
+        raise CheckpointError("checkpoint_pickle_weights", name=name, file=found, command=command)
+
+
 def _file_elements(folder: Path) -> int | None:
     """Numbers stored in the folder's safetensors files, read from their headers (nothing loaded);
     None when there is no weights file (from_pretrained says so itself)."""
@@ -210,7 +270,9 @@ def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
     try:
         cfg = AutoConfig.from_pretrained(path, trust_remote_code=False, **kwargs)
         _check_numbers(cfg, name)
+        _check_task(cfg, name)  # before the weights: converting a .bin that would be refused helps no one
         if Path(path).is_dir():  # a hub id's files are sized by the hub, not by us
+            _check_not_pickle_only(Path(path), name)
             _check_new_weights_size(cfg, Path(path), name)
         model, info = AutoModelForSequenceClassification.from_pretrained(
             path,
@@ -332,6 +394,29 @@ def load_checkpoint(name: str, seed: int = DEFAULT_SEED, device: str | torch.dev
     return ck
 
 
+def _resolve(name: str) -> Path:
+    # No `~` expansion, and one answer for every path outside the roots, whether or not it exists:
+    # the app may be served to strangers, who must not learn what lies on the server's disk.
+    try:
+        return (Path.cwd() / name).resolve()
+    except (OSError, ValueError):  # a NUL byte, a name too long for the OS: no folder of ours either way
+        raise CheckpointError("checkpoint_outside_roots", name=name) from None
+
+
+def local_folder(name: str) -> Path:
+    """The real path of the checkpoint folder `name`, by the rules every local load follows: under the
+    allowed roots, a folder, no entry linking outside the roots. Anything else is a CheckpointError."""
+    real = _resolve(name)
+    if not any(_inside(real, root) for root in allowed_roots()):
+        raise CheckpointError("checkpoint_outside_roots", name=name)
+    if real.is_dir():
+        _check_files_inside_roots(real, name)
+        return real
+    if real.exists():
+        raise CheckpointError("checkpoint_not_folder", name=name)
+    raise CheckpointError("checkpoint_no_folder", name=name)
+
+
 def _load(name: str, seed: int) -> Checkpoint:
     name = (name or "").strip()
     if not name:
@@ -340,23 +425,11 @@ def _load(name: str, seed: int) -> Checkpoint:
         return _from_dir(str(embedded_encoder_dir()), name, seed)
     if name == DEFAULT_CHECKPOINT:
         return _load_sentiment(seed)
-    # No `~` expansion, and one answer for every path outside the roots, whether or not it exists:
-    # the app may be served to strangers, who must not learn what lies on the server's disk.
-    try:
-        real = (Path.cwd() / name).resolve()
-    except (OSError, ValueError):  # a NUL byte, a name too long for the OS: no folder of ours either way
-        raise CheckpointError("checkpoint_outside_roots", name=name) from None
+    real = _resolve(name)
     hub_shaped = _looks_like_hub_id(name) and not name.startswith(("~", "/", "."))
-    if any(_inside(real, root) for root in allowed_roots()):
-        if real.is_dir():
-            _check_files_inside_roots(real, name)
-            return _from_dir(str(real), name, seed)
-        if real.exists():
-            raise CheckpointError("checkpoint_not_folder", name=name)
-        if not hub_shaped:
-            raise CheckpointError("checkpoint_no_folder", name=name)
-    elif not hub_shaped:
-        raise CheckpointError("checkpoint_outside_roots", name=name)
+    inside = any(_inside(real, root) for root in allowed_roots())
+    if not hub_shaped or (inside and real.exists()):  # a hub-shaped name with no folder of ours: the hub
+        return _from_dir(str(local_folder(name)), name, seed)
     if not _hub_reachable():
         raise CheckpointError("checkpoint_offline", name=name)
     if Path(name).exists():  # from_pretrained would load this local path: not past the roots

@@ -8,6 +8,11 @@ import torch
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, mean_squared_error
 
 
+# What a problem type predicts: a label's name (single-label); the names over 0.5, maybe none
+# (multi-label); the value, or one value per output (regression).
+Prediction = str | tuple[str, ...] | float | tuple[float, ...]
+
+
 class ProblemType(StrEnum):
     """HF's `config.problem_type`, by its exact strings (a member equals its string, so JSON outputs and
     i18n keys built from one stay what they were), with the loss, output function and prediction rule
@@ -39,13 +44,15 @@ class ProblemType(StrEnum):
             return sigmoid(logits)
         return np.asarray(logits, dtype=np.float64)
 
-    def predict(self, logits: np.ndarray, labels: tuple[str, ...]) -> str:
-        """A label name: argmax for single-label; for multi-label the labels over 0.5 joined by '|'
-        (the top one when none is); for regression the only label."""
-        logits = np.asarray(logits)
+    def predict(self, logits: np.ndarray, labels: tuple[str, ...]) -> Prediction:
+        """(labels,) logits -> the prediction by this problem type's rule: single-label, the argmax's name;
+        multi-label, the names whose sigmoid is over 0.5, in id2label order (an empty tuple when none is:
+        no label is predicted); regression, the value itself (one per output when there are several)."""
+        logits = np.asarray(logits, dtype=np.float64)
         if self is ProblemType.MULTI:
-            on = [labels[i] for i in np.flatnonzero(sigmoid(logits) > 0.5)]
-            return "|".join(on) if on else labels[int(logits.argmax())]
+            return tuple(labels[i] for i in np.flatnonzero(sigmoid(logits) > 0.5))
+        if self is ProblemType.REGRESSION:
+            return float(logits[0]) if logits.shape[-1] == 1 else tuple(float(v) for v in logits)
         return labels[int(logits.argmax())]
 
     def batch_loss(self, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -107,9 +114,19 @@ def probabilities(logits: np.ndarray, ptype: str) -> np.ndarray:
     return ProblemType(ptype).probabilities(logits)
 
 
-def predicted(logits: np.ndarray, labels: tuple[str, ...], ptype: str) -> str:
-    """A label name by the problem type's prediction rule (ProblemType.predict)."""
+def predicted(logits: np.ndarray, labels: tuple[str, ...], ptype: str) -> Prediction:
+    """The prediction by the problem type's rule (ProblemType.predict)."""
     return ProblemType(ptype).predict(logits, labels)
+
+
+def prediction_text(pred: Prediction, none: str = "none") -> str:
+    """A prediction as views show it: a label as is, labels joined by '|', values to 4 decimals, and
+    `none` (the caller's translation) for a multi-label prediction of no label."""
+    if isinstance(pred, str):
+        return pred
+    if isinstance(pred, tuple):
+        return "|".join(prediction_text(p) for p in pred) if pred else none
+    return f"{pred:.4f}"
 
 
 def loss(logits: np.ndarray, target, ptype: str) -> float:
@@ -127,14 +144,39 @@ def loss(logits: np.ndarray, target, ptype: str) -> float:
     return float(fn(z.squeeze(), t.squeeze()))
 
 
-def pipeline_function(num_labels: int, ptype: str | None) -> str:
-    """What transformers' text-classification pipeline applies by default (its own rule, which
-    differs from the loss's rule for num_labels == 1): none | sigmoid | softmax."""
+PIPELINE_FUNCTIONS = ("softmax", "sigmoid", "none")
+
+
+def pipeline_function(num_labels: int, ptype: str | None, fallback: str | None = None) -> str:
+    """What transformers' text-classification pipeline applies by default: none | sigmoid | softmax.
+    `ptype` is the config's own problem_type (None when unset, not the type HF's loss infers), and the
+    branches are TextClassificationPipeline.postprocess's, in its order: num_labels == 1 gets a sigmoid
+    although the loss then is MSE on the raw value; `fallback` is config.function_to_apply, which it reads
+    only when neither a problem type nor num_labels >= 1 decides."""
     if ptype == ProblemType.REGRESSION:
         return "none"
     if ptype == ProblemType.MULTI or num_labels == 1:
         return "sigmoid"
-    return "softmax"
+    if ptype == ProblemType.SINGLE or num_labels > 1:
+        return "softmax"
+    fallback = str(fallback or "none").lower()
+    return fallback if fallback in PIPELINE_FUNCTIONS else "none"
+
+
+def pipeline_rule(config) -> str:
+    """pipeline_function of a model config, as the pipeline reads it."""
+    return pipeline_function(config.num_labels, getattr(config, "problem_type", None),
+                             getattr(config, "function_to_apply", None))
+
+
+def pipeline_scores(logits: np.ndarray, function: str) -> np.ndarray:
+    """(labels,) -> (labels,): the scores `pipeline("text-classification", top_k=None)` returns, in
+    id2label order (it sorts them by score; a caller keys them by label)."""
+    if function == "softmax":
+        return softmax(logits)
+    if function == "sigmoid":
+        return sigmoid(logits)
+    return np.asarray(logits, dtype=np.float64)
 
 
 def single_output_trap(logit: float, target: float, ptype: str | None = None) -> dict[str, float | str]:

@@ -9,6 +9,7 @@ from explorer.explain import attribution
 from explorer.model.analysis import Analysis
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head
+from explorer.model.problem import ProblemType, prediction_text
 from explorer.plots.attribution import sorted_bars
 
 
@@ -18,7 +19,8 @@ def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str])
     s = {k: html.escape(v) for k, v in strings.items()}
     rows = "".join(
         f"<tr><td>{html.escape(label)}</td><td>{logit:.4f}</td><td>{p:.4f}</td></tr>"
-        for label, logit, p in zip(a.labels, a.logits, a.softmax))
+        for label, logit, p in zip(a.labels, a.logits, a.scores))
+    own = ProblemType(a.problem_type).output  # the function the model's loss reads: softmax, sigmoid or none
     steps = " → ".join(html.escape(f"{name} ({values.shape[-1]})") for name, values in a.steps)
     figs = "".join(fig.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, fig in enumerate(figures))
     return f"""<!doctype html>
@@ -28,10 +30,10 @@ def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str])
 <h1>{s['title']}</h1>
 <p><b>{s['text']}:</b> {html.escape(a.text)}</p>
 <p><b>{s['checkpoint']}:</b> {html.escape(a.checkpoint)} · <b>{s['head']}:</b> {html.escape(a.head_kind)} ·
-<b>{s['prediction']}:</b> {html.escape(a.predicted)}</p>
+<b>{s['prediction']}:</b> {html.escape(prediction_text(a.predicted, strings.get("none", "none")))}</p>
 <p><b>{s['tokens']}:</b> {' '.join('<code>' + html.escape(t) + '</code>' for t in a.shown)}</p>
 <p><b>{s['head']}:</b> {steps}</p>
-<table><tr><th>{s['label']}</th><th>logit</th><th>softmax</th></tr>{rows}</table>
+<table><tr><th>{s['label']}</th><th>logit</th><th>{"value" if own == "none" else own}</th></tr>{rows}</table>
 {figs}
 </body></html>
 """

@@ -15,7 +15,7 @@ from explorer.ui import panels  # noqa: E402
 from explorer.ui.cache import (ANALYSES, analysis, checkpoint, current_analysis, current_head,  # noqa: E402
                                head, memo, plotly_js_src, timed)
 from explorer.ui.render import (cancelled, confirmed, error, guarded, headers, plain,  # noqa: E402
-                                show_evictions, step_label, table, with_progress)
+                                prediction, show_evictions, step_label, table, with_progress)
 from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, Selection,  # noqa: E402
                                  Upload, data_source, keep_widgets, lang, progress_to,
                                  register_session_checkpoint, selection, session_checkpoint,
@@ -25,6 +25,7 @@ from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, 
 __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", "DataSource", "Selection", "Upload",
            "analysis", "cancelled", "checkpoint", "confirmed", "current_analysis", "current_head",
            "data_source", "error", "guarded", "headers", "keep_widgets", "lang", "memo", "panels", "plain",
-           "plotly_js_src", "progress_to", "register_session_checkpoint", "selection", "session_checkpoint",
+           "plotly_js_src", "prediction", "progress_to", "register_session_checkpoint", "selection",
+           "session_checkpoint",
            "session_checkpoint_names", "session_zip", "set_data_source", "show_evictions", "start_job",
            "step_label", "sticky", "stop_if_gone", "t", "table", "timed", "tn", "with_progress"]

@@ -1,11 +1,34 @@
 """Sections of the longer pages, drawn from a core result: a page stays a list of widgets and calls."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import streamlit as st
 
 from explorer import plots
-from explorer.ui.session import sticky, t
+from explorer.model.problem import PIPELINE_FUNCTIONS, ProblemType
+from explorer.ui.render import plain
+from explorer.ui.session import lang, sticky, t
+
+
+def pipeline_readings(a) -> None:
+    """What transformers' pipeline() returns beside the model's own reading of the same logits: two
+    metrics for the top label when the two functions differ (a one-output head: MSE on the raw value,
+    a sigmoid in pipeline()), and one sentence saying which tool returns which."""
+    own = ProblemType(a.problem_type)
+    fn = {f: t(f"pipeline.fn_{f}") for f in PIPELINE_FUNCTIONS}
+    if not a.pipeline_differs:
+        st.caption(t("pipeline.same", function=fn[a.pipeline_function], loss=own.loss_name))
+        return
+    k = int(np.argmax(a.pipeline_scores))
+    c1, c2 = st.columns(2)
+    c1.metric(t("pipeline.own_metric", label=a.labels[k], function=fn[own.output], loss=own.loss_name),
+              f"{a.scores[k]:.4f}")
+    c2.metric(t("pipeline.pipe_metric", label=a.labels[k], function=fn[a.pipeline_function]),
+              f"{a.pipeline_scores[k]:.4f}")
+    st.caption(t("pipeline.differs", loss=own.loss_name, own=fn[own.output], ptype=a.problem_type,
+                 pipe=fn[a.pipeline_function]))
 
 
 def completeness(r) -> None:
@@ -58,12 +81,25 @@ def mapping_check(report) -> None:
     one-to-one mapping, and the confusion behind it (the Data page)."""
     st.subheader(t("data.mapping_title"))
     a1, a2 = st.columns(2)
-    a1.metric(t("data.acc_before"), f"{report.accuracy_before:.1%}")
-    a2.metric(t("data.acc_after"), f"{report.accuracy_after:.1%}")
+    metric = "acc" if report.agreement == "accuracy" else "f1"  # multi-label: mean per-label F1
+    a1.metric(t(f"data.{metric}_before"), f"{report.accuracy_before:.1%}")
+    a2.metric(t(f"data.{metric}_after"), f"{report.accuracy_after:.1%}")
     st.plotly_chart(plots.confusion_heatmap(report.confusion, report.confusion_rows, report.confusion_cols,
                                             t("data.confusion_title"), t("data.predicted_axis"), t("data.csv_axis"),
                                             t("data.count_axis")),
                     key="data_confusion")
+
+
+def label_fixes(report, fixed_csv: bytes, file_name: str) -> None:
+    """Both fixes for a suggested label mapping: which side to change, the corrected CSV, and the
+    id2label/label2id to paste into the checkpoint's config.json (the Data page)."""
+    st.subheader(t("data.fix_title"))
+    st.info(plain(report.fix["advice"].message(lang())))
+    stem = file_name.rsplit(".", 1)[0] or "data"
+    st.download_button(t("data.download_csv"), fixed_csv, file_name=f"{stem}-corrected.csv", mime="text/csv",
+                       key="data_fixed_csv")
+    st.caption(t("data.config_paste"))
+    st.code(json.dumps(report.fix["config"], indent=1, ensure_ascii=False), language="json")
 
 
 def audit_projector(found, flag, key: tuple, seed: int) -> None:

@@ -7,6 +7,7 @@ from typing import Callable
 import numpy as np
 import streamlit as st
 
+from explorer.model.problem import Prediction, prediction_text
 from explorer.text.errors import ExplorerError
 from explorer.ui.session import MODELS, _log, _owner, lang, t
 
@@ -17,6 +18,11 @@ from explorer.ui.session import MODELS, _log, _owner, lang, t
 # :color[...] and :emoji: forms), so LABEL_0 and "error: x" stay as typed.
 _MARKDOWN = re.compile(r"([\\`*\[\]<>!~|$#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z]))")
 _LINE_START = re.compile(r"^(\s*|\s*\d+)((?<=\d)[.)]|(?<!\d)[-+=])", re.M)
+
+
+def prediction(pred: Prediction) -> str:
+    """A prediction as the views show it, "none" translated (a multi-label prediction of no label)."""
+    return prediction_text(pred, none=t("pipeline.none"))
 
 
 def plain(text: object) -> str:
