@@ -154,7 +154,7 @@ def test_finetune_on_pairs_exports_a_pipeline_pair_model(pair_model, capsys, tmp
     assert np.mean([a["label"] == y for a, y in zip(answers, test.label)]) >= 0.85
 
 
-def test_guessed_headers(pair_model):
+def test_guessed_headers():
     for a, b in PAIR_NAMES:
         frame = pd.DataFrame({a.upper(): ["x y"], b: ["z"], "label": ["1"]})
         assert guess_pair_columns(frame) == (a.upper(), ("label",), b)
