@@ -158,7 +158,7 @@ def test_guessed_headers():
     for a, b in PAIR_NAMES:
         frame = pd.DataFrame({a.upper(): ["x y"], b: ["z"], "label": ["1"]})
         assert guess_pair_columns(frame) == (a.upper(), ("label",), b)
-    frame = pd.DataFrame({"question": ["what?"], "answer": ["yes"]})  # two columns: the partner is the label
+    frame = pd.DataFrame({"question": ["what?", "why?"], "answer": ["yes", ""]})  # two columns: the partner is the label
     assert guess_pair_columns(frame) == ("question", ("answer",), None)
     frame = pd.DataFrame({"premise": ["a"], "hypothesis": ["b"], "label": ["x"]})
     assert guess_pair_columns(frame, text_pair_column="") == ("premise", ("label",), None)

@@ -329,9 +329,8 @@ def guess_pair_columns(frame: pd.DataFrame, text_column: str | None = None, labe
         if text in labels:
             raise DataError("data_text_is_label", column=text)
         return text, labels, _pair_column(frame, text, labels, text_pair_column)
-    pair = _pair_column(frame, text, (), text_pair_column)
-    if text_pair_column is None and len(cols) == 2:  # a guessed partner is the label when nothing else is
-        pair = None
+    # Two columns: a guessed partner (question, answer) is the label, nothing else could be.
+    pair = None if text_pair_column is None and len(cols) == 2 else _pair_column(frame, text, (), text_pair_column)
     rest = [c for c in cols if c not in (text, pair)]
     if not rest:
         raise DataError("data_one_column", column=text)
