@@ -111,6 +111,10 @@ def test_inspect_data_finds_the_swapped_pair_model_only_with_the_pair(pair_model
     assert "permuted_mapping" in {i["kind"] for i in got["issues"]}
     assert got["suggested_mapping"] == {"different": "same", "same": "different"}
     assert got["accuracy_after"] >= accuracy - 1e-9 and got["accuracy_before"] <= 1 - accuracy + 1e-9
+    test = pd.read_csv(csv)
+    rows = set(zip(test.sentence1, test.sentence2))  # each row listed shows its own text B (rows are sampled)
+    assert (got["misclassified"] or accuracy == 1.0) and all((r["text"], r["text_pair"]) in rows
+                                                             for r in got["misclassified"])
     # The right names: nothing to fix, and the same agreement as the model's accuracy.
     ok = _json(capsys, "inspect-data", "--csv", str(csv), "--checkpoint", str(right))
     assert "permuted_mapping" not in {i["kind"] for i in ok["issues"]} and ok["accuracy_before"] >= accuracy - 1e-9

@@ -61,7 +61,7 @@ class LabelReport:
     confusion: np.ndarray | None = None  # (csv labels, checkpoint labels) counts
     confusion_rows: tuple[str, ...] = ()
     confusion_cols: tuple[str, ...] = ()
-    misclassified: tuple[dict, ...] = ()  # {text, label, expected, predicted} under the best mapping
+    misclassified: tuple[dict, ...] = ()  # {text, [text_pair], label, expected, predicted} under the best mapping
     agreement: str = "accuracy"  # what accuracy_before/after measure: "accuracy" | "macro_f1" (multi-label)
     # With a suggested mapping: {side: "checkpoint" | "either", reason, advice (Message), config
     # ({id2label, label2id} for config.json), csv ({CSV name: name to write in the CSV})}.
@@ -213,10 +213,15 @@ def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: 
     n = max(len(labels), 1)
     before = sum(conf[r_index[a], ck_labels.index(b)] for a, b in identity.items() if b is not None) / n
     after = sum(conf[r_index[a], ck_labels.index(b)] for a, b in best.items()) / n
-    wrong = [{"text": t, "label": v, "expected": best.get(v), "predicted": ck_labels[p]}
-             for t, v, p in zip(texts, labels, pred) if best.get(v) != ck_labels[p]]
+    wrong = [{"text": t, **_pair(text_pairs, i), "label": v, "expected": best.get(v), "predicted": ck_labels[p]}
+             for i, (t, v, p) in enumerate(zip(texts, labels, pred)) if best.get(v) != ck_labels[p]]
     return {"confusion": conf, "rows": tuple(rows), "cols": ck_labels, "best": best, "identity": identity,
             "before": float(before), "after": float(after), "misclassified": tuple(wrong[:50])}
+
+
+def _pair(text_pairs: list[str] | None, i: int) -> dict:
+    """A misclassified row's second text, when the data are sentence pairs."""
+    return {} if text_pairs is None else {"text_pair": text_pairs[i]}
 
 
 def multi_mapping_check(texts: list[str], y: np.ndarray, names: list[str], ck: Checkpoint,
@@ -236,11 +241,11 @@ def multi_mapping_check(texts: list[str], y: np.ndarray, names: list[str], ck: C
     before = sum(f1[i, ck_labels.index(identity[n])] for i, n in enumerate(names) if identity[n] is not None) / k
     after = sum(f1[i, ck_labels.index(best[n])] for i, n in enumerate(names) if n in best) / k
     wrong = []
-    for t, row, p in zip(texts, yes, pred):
+    for i, (t, row, p) in enumerate(zip(texts, yes, pred)):
         expected = sorted(best[n] for n, on in zip(names, row) if on and n in best)
         predicted = [c for c, on in zip(ck_labels, p) if on]
         if sorted(predicted) != expected:
-            wrong.append({"text": t, "label": "|".join(n for n, on in zip(names, row) if on),
+            wrong.append({"text": t, **_pair(text_pairs, i), "label": "|".join(n for n, on in zip(names, row) if on),
                           "expected": "|".join(expected), "predicted": "|".join(predicted)})
     return {"confusion": both, "rows": tuple(names), "cols": ck_labels, "best": best, "identity": identity,
             "before": float(before), "after": float(after), "misclassified": tuple(wrong[:50])}
