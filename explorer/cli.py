@@ -136,14 +136,15 @@ def cmd_inspect_data(args) -> int:
         from explorer.model.checkpoints import load_checkpoint
 
         ck = load_checkpoint(args.checkpoint, device=args.device)
-    report = label_report(table, args.text_column, args.label_column, ck)
+    report = label_report(table, args.text_column, args.label_column, ck, text_pair_column=args.text_pair_column)
     found = None
     if args.label_issues:
         from explorer.data.audit import audit
         from explorer.data.dataset import prepare
 
         # The report's column guess, so both parts describe the same columns.
-        data = prepare(table, report.text_column, ",".join(report.label_columns))
+        data = prepare(table, report.text_column, ",".join(report.label_columns),
+                       text_pair_column=report.text_pair_column or "")
         found = audit(ck, data, folds=args.folds)
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun/accelerate only one process prints
         return 0
@@ -157,7 +158,8 @@ def cmd_inspect_data(args) -> int:
     if args.json:
         print(json.dumps({**report.to_json(), **(found.to_json() if found else {})}))
         return 0
-    print(f"{report.rows} rows; text: {report.text_column}; labels: {', '.join(report.label_columns)}; "
+    pair = f"; text pair: {report.text_pair_column}" if report.text_pair_column else ""
+    print(f"{report.rows} rows; text: {report.text_column}{pair}; labels: {', '.join(report.label_columns)}; "
           f"{report.problem_type} ({report.loss})")
     for name, count in report.labels:
         print(f"  {name:<24}{count:>8}")
@@ -174,8 +176,9 @@ def cmd_inspect_data(args) -> int:
               f"{s['folds']}-fold accuracy {s['cv_accuracy'] if s['cv_accuracy'] is None else format(s['cv_accuracy'], '.1%')}, "
               f"{s['features']} features)")
         for row in found.issues()[:args.show]:
+            text = row["text"] + (f" || {row['text_pair']}" if "text_pair" in row else "")
             print(f"  row {row['row']:>6}  {row['given']!s:>12} -> {row['suggested']!s:<12} {row['score']:.3f}  "
-                  f"{row['text'][:70]}")
+                  f"{text[:70]}")
     return 0
 
 
@@ -206,7 +209,7 @@ def cmd_finetune(args) -> int:
     from explorer.train.finetune import Settings, export, finetune
 
     _quiet_transformers()
-    data = prepare(read_csv(args.csv), args.text_column, args.label_column)
+    data = prepare(read_csv(args.csv), args.text_column, args.label_column, text_pair_column=args.text_pair_column)
     for note in data.notes:  # e.g. invisible characters removed from labels: said once, before training
         print(f"note: {note.message()}", file=sys.stderr)
     if not args.out.strip():
@@ -223,7 +226,8 @@ def cmd_finetune(args) -> int:
     export(result, out)
     summary = {"accuracy": result.metrics.get("accuracy"), "macro_f1": result.metrics.get("macro_f1"),
                "train_seconds": round(result.train_seconds, 3), "out": out, "metrics": result.metrics,
-               "best_epoch": result.best_epoch, "labels": list(result.labels)}
+               "best_epoch": result.best_epoch, "labels": list(result.labels), "text_column": data.text_column,
+               "text_pair_column": data.text_pair_column}
     if args.json:
         print(json.dumps(summary))
     else:
@@ -303,6 +307,17 @@ def _device_option(parser: argparse.ArgumentParser) -> None:
                         help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N or mps (default auto)")
 
 
+def _pair_options(parser: argparse.ArgumentParser) -> None:
+    from explorer.data.dataset import PAIR_NAMES
+
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--text-pair-column", help="the second text of sentence pairs (NLI, paraphrase, QA), read with "
+                       "the tokenizer's pair encoding; guessed from the header pairs "
+                       + ", ".join(f"{a}/{b}" for a, b in PAIR_NAMES))
+    group.add_argument("--no-text-pair", dest="text_pair_column", action="store_const", const="",
+                       help="read one text even where the header names a pair")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from explorer.data.dataset import MAX_ROWS
     from explorer.model.checkpoints import DEFAULT_CHECKPOINT
@@ -332,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--csv", required=True)
     d.add_argument("--text-column")
     d.add_argument("--label-column", help="a column, or several 0/1 columns separated by commas")
+    _pair_options(d)
     d.add_argument("--checkpoint", help="also check the labels against this checkpoint's predictions")
     _device_option(d)
     d.add_argument("--label-issues", action="store_true",
@@ -348,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--csv", required=True)
     f.add_argument("--text-column")
     f.add_argument("--label-column")
+    _pair_options(f)
     f.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT)
     f.add_argument("--head", default="own", choices=KINDS)
     _device_option(f)

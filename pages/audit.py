@@ -20,8 +20,10 @@ st.caption(t("audit.intro"))
 src = ui.data_source()  # set by the Data page; the demo tweets until then
 name, seed = ui.selection().name, ui.selection().seed
 st.caption(t("audit.data", name=src.name, checkpoint=name))
-folds = int(st.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **ui.sticky("audit_folds")))
-key = (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, name, seed, folds)
+c1, c2 = st.columns(2)
+folds = int(c1.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **ui.sticky("audit_folds")))
+pair = ui.panels.pair_column(c2, src.columns, src.text_pair_column)
+key = (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, pair, name, seed, folds)
 
 if getattr(ss.get("audit_result"), "key", None) != key:
     if not st.button(t("audit.run"), key="audit_run", type="primary"):
@@ -29,7 +31,7 @@ if getattr(ss.get("audit_result"), "key", None) != key:
     bar = st.progress(0.0, text=t("audit.starting"))
     try:
         table = read_csv(src.bytes)
-        data = prepare(table, src.text_column, src.label_column)
+        data = prepare(table, src.text_column, src.label_column, text_pair_column=pair)
         found = audit(ui.checkpoint(name, seed), data, folds, seed=seed,
                       progress=ui.progress_to(bar), lang=ui.lang())
     except ExplorerError as err:
@@ -67,7 +69,8 @@ table_rows = pd.DataFrame({
     t("audit.col_given"): [str(found.given(r)) for r in rows],
     t("audit.col_suggested"): [str(found.suggested(r)) for r in rows],
     t("audit.col_score"): found.quality[rows].round(3),
-    t("audit.col_text"): [data.texts[r] for r in rows]})
+    t("audit.col_text"): [data.texts[r] for r in rows],
+    **({t("audit.col_text_pair"): [data.text_pairs[r] for r in rows]} if data.text_pairs else {})})
 if p_given is not None:
     table_rows.insert(5, t("audit.col_p_given"), p_given[rows].round(3))
 ss["audit_shown_rows"] = [int(r) for r in rows]  # what a selection's positions refer to
@@ -78,7 +81,7 @@ def _open_row() -> None:
     picked = ss["audit_rows"].selection.rows
     if picked:
         row = ss["audit_shown_rows"][picked[0]]
-        ss["text"] = data.texts[row]
+        ss["text"], ss["text_pair"] = data.texts[row], data.text_pairs[row] if data.text_pairs else ""
         ss["attr_target_label"] = str(found.given(row) if target == "given" else found.suggested(row))
         ss["audit_open"] = True
 

@@ -5,7 +5,7 @@ import json
 import streamlit as st
 
 from explorer import ui
-from explorer.data.dataset import MAX_BYTES, demo_csv, read_csv
+from explorer.data.dataset import MAX_BYTES, demo_csv, header_pair, read_csv
 from explorer.data.labels import corrected_config, corrected_csv, label_report, merge_labels
 from explorer.text.errors import ExplorerError
 from explorer.ui import sticky, t
@@ -57,27 +57,28 @@ cols = ["—"] + list(table.frame.columns)
 for key in ("data_text_column", "data_label_column"):
     if ss.get(key) not in cols:  # a column of another file
         ss[key] = "—"
-c1, c2, c3 = st.columns(3)
+c1, c2, c3, c4 = st.columns(4)
 text_col = c1.selectbox(t("data.text_column"), cols, **sticky("data_text_column"))
 label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_column"))
+pair_col = ui.panels.pair_column(c3, table.frame.columns, (header_pair(table.frame.columns) or ("", ""))[1])
 ck_name, seed = ui.selection().name, ui.selection().seed
-use_ck = c3.checkbox(t("data.compare", name=ui.plain(ck_name)), **sticky("data_compare", True))
+use_ck = c4.checkbox(t("data.compare", name=ui.plain(ck_name)), **sticky("data_compare", True))
 
 # Predicting with the checkpoint takes seconds: redo the report only when its inputs change, show
 # that it is running, and then how long it took.
-report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, ck_name if use_ck else None, seed)
+report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, pair_col, ck_name if use_ck else None, seed)
 try:
     ck = ui.checkpoint(ck_name, seed) if use_ck else None
     with st.status(t("data.checking", name=ck_name) if use_ck else t("data.reading"), expanded=False) as status:
         guess = lambda c: None if c == "—" else c  # noqa: E731
         report, seconds = ui.memo("data_report", report_key, lambda: ui.timed(
-            lambda: label_report(table, guess(text_col), guess(label_col), ck)))
+            lambda: label_report(table, guess(text_col), guess(label_col), ck, text_pair_column=pair_col)))
         status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
 except ExplorerError as err:
     ui.error(err)
     st.stop()
 ui.set_data_source(ui.DataSource(raw, name, report.text_column, ",".join(report.label_columns),
-                                 tuple(sorted(n for n, _ in report.labels))))
+                                 tuple(sorted(n for n, _ in report.labels)), pair_col, tuple(table.frame.columns)))
 
 ui.panels.label_summary(report)
 

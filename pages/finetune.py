@@ -26,9 +26,10 @@ epochs = c2.number_input(t("finetune.epochs"), 1, 500, **sticky(f"ft_epochs_{mod
 # Learning rates live on a log scale: each step moves along 1-2-5 (a number stepper adds a constant).
 lr = c3.select_slider(t("finetune.lr"), LEARNING_RATES, format_func=lambda v: f"{v:.0e}",
                       **sticky(f"ft_lr_{mode}", 1e-3 if mode == "head" else 5e-5))
-c4, c5 = st.columns(2)
+c4, c5, c6 = st.columns(3)
 batch = c4.number_input(t("finetune.batch"), 1, 512, **sticky("ft_batch", 32))
 max_len = c5.number_input(t("finetune.max_length"), 8, 512, **sticky("ft_max_length", 128))
+pair = ui.panels.pair_column(c6, src.columns, src.text_pair_column)
 
 job = ss.get("ft_job")  # an explorer.runtime.jobs.Job
 running = job is not None and not job.done
@@ -36,7 +37,7 @@ running = job is not None and not job.done
 
 def _start():
     try:
-        data = prepare(read_csv(src.bytes, name=src.name), src.text_column, src.label_column)
+        data = prepare(read_csv(src.bytes, name=src.name), src.text_column, src.label_column, text_pair_column=pair)
         ck = ui.checkpoint(name, seed)
         settings = Settings(mode=mode, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
                             max_length=int(max_len), seed=seed)

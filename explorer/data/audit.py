@@ -94,7 +94,9 @@ class LabelAudit:
     def issues(self) -> list[dict]:
         """The flagged rows, most suspicious first, as the CLI prints them."""
         p = self.p_given
-        return [{"row": int(r), "text": self.data.texts[r], "given": self.given(r), "suggested": self.suggested(r),
+        pairs = self.data.text_pairs
+        return [{"row": int(r), "text": self.data.texts[r], **({"text_pair": pairs[r]} if pairs else {}),
+                 "given": self.given(r), "suggested": self.suggested(r),
                  "score": round(float(self.quality[r]), 6), "p_given": None if p is None else round(float(p[r]), 6)}
                 for r in self.flagged]
 
@@ -255,10 +257,11 @@ def audit(ck, data: LabeledData, folds: int = FOLDS, seed: int = 0, max_length: 
     say = progress or (lambda frac, msg: None)
     # The encoder pass dominates; the K-fold fits share the last tenth of the bar.
     feats = cached_features(ck, data.texts, max_length, "first",
-                            progress=lambda frac, msg: say(0.9 * frac, i18n.t("audit.progress_features", lang, done=msg)))
+                            progress=lambda frac, msg: say(0.9 * frac, i18n.t("audit.progress_features", lang, done=msg)),
+                            text_pairs=data.text_pairs)
     results = {}
     for j, pool in enumerate(CANDIDATES):
-        x = cached_features(ck, data.texts, max_length, pool)
+        x = cached_features(ck, data.texts, max_length, pool, text_pairs=data.text_pairs)
         total = folds * len(CANDIDATES)
         oof = out_of_fold(x, data, folds, seed, lambda i: say(0.9 + 0.1 * (j * folds + i) / total,
                                                               i18n.t("audit.progress_folds", lang,

@@ -24,7 +24,7 @@ from scipy.optimize import linear_sum_assignment
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.problem import ProblemType, confusion_counts
 from explorer.text.errors import Message
-from explorer.data.dataset import (Table, clean_label_cells, empty_set_is_valid, guess_columns, label_set,
+from explorer.data.dataset import (Table, clean_label_cells, empty_set_is_valid, guess_pair_columns, label_set,
                                    label_shape, sorted_names, split_multi, strip_invisible)
 
 IMBALANCE_RATIO = 5.0  # largest / smallest class count that counts as imbalanced
@@ -61,11 +61,12 @@ class LabelReport:
     confusion: np.ndarray | None = None  # (csv labels, checkpoint labels) counts
     confusion_rows: tuple[str, ...] = ()
     confusion_cols: tuple[str, ...] = ()
-    misclassified: tuple[dict, ...] = ()  # {text, label, expected, predicted} under the best mapping
+    misclassified: tuple[dict, ...] = ()  # {text, [text_pair], label, expected, predicted} under the best mapping
     agreement: str = "accuracy"  # what accuracy_before/after measure: "accuracy" | "macro_f1" (multi-label)
     # With a suggested mapping: {side: "checkpoint" | "either", reason, advice (Message), config
     # ({id2label, label2id} for config.json), csv ({CSV name: name to write in the CSV})}.
     fix: dict | None = None
+    text_pair_column: str | None = None  # the second text of sentence pairs, read with the pair encoding
 
     @property
     def kinds(self) -> set[str]:
@@ -73,7 +74,8 @@ class LabelReport:
 
     def to_json(self) -> dict:
         return {
-            "rows": self.rows, "text_column": self.text_column, "label_columns": list(self.label_columns),
+            "rows": self.rows, "text_column": self.text_column, "text_pair_column": self.text_pair_column,
+            "label_columns": list(self.label_columns),
             "problem_type": self.problem_type, "loss": self.loss,
             "labels": [{"name": n, "count": c} for n, c in self.labels],
             "issues": [{"kind": i.kind, "message": i.message, **({"detail": i.detail} if i.detail else {})}
@@ -155,20 +157,24 @@ def checkpoint_issues(ck: Checkpoint) -> list[Issue]:
     return issues
 
 
-def predict_logits(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128) -> np.ndarray:
-    """(n, labels) float32 logits from the checkpoint, read-only (inference mode)."""
+def predict_logits(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128,
+                   text_pairs: list[str] | None = None) -> np.ndarray:
+    """(n, labels) float32 logits from the checkpoint, read-only (inference mode). With `text_pairs`, each
+    row is the tokenizer's pair encoding of (text, pair), as a sentence-pair classifier reads it."""
     out = []
     with torch.inference_mode():
         for i in range(0, len(texts), batch_size):
-            enc = ck.tokenizer(texts[i:i + batch_size], truncation=True, max_length=max_length,
+            pairs = text_pairs[i:i + batch_size] if text_pairs is not None else None
+            enc = ck.tokenizer(texts[i:i + batch_size], pairs, truncation=True, max_length=max_length,
                                padding=True, return_tensors="pt").to(ck.model.device)
             out.append(ck.model(**enc).logits.float().cpu().numpy())
     return np.concatenate(out) if out else np.zeros((0, len(ck.labels)), np.float32)
 
 
-def predict_ids(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128) -> np.ndarray:
-    """(n,) argmax label ids from the checkpoint, read-only (inference mode)."""
-    return predict_logits(ck, texts, batch_size, max_length).argmax(-1)
+def predict_ids(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128,
+                text_pairs: list[str] | None = None) -> np.ndarray:
+    """(n,) argmax label ids from the checkpoint, read-only (inference mode); pairs as predict_logits."""
+    return predict_logits(ck, texts, batch_size, max_length, text_pairs).argmax(-1)
 
 
 def _identity_target(name: str, ck_labels: tuple[str, ...], renames: dict[str, str] | None = None) -> str | None:
@@ -193,11 +199,13 @@ def _assign(score: np.ndarray, rows: list[str], ck_labels: tuple[str, ...], iden
     return {rows[i]: ck_labels[j] for i, j in zip(r, c)}
 
 
-def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: dict[str, str] | None = None) -> dict:
-    """Confusion matrix, Hungarian mapping and before/after accuracy for single-label data."""
+def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: dict[str, str] | None = None,
+                  text_pairs: list[str] | None = None) -> dict:
+    """Confusion matrix, Hungarian mapping and before/after accuracy for single-label data (sentence
+    pairs when `text_pairs` is given)."""
     ck_labels = ck.labels
     rows = sorted_names(labels)
-    pred = predict_ids(ck, texts)
+    pred = predict_ids(ck, texts, text_pairs=text_pairs)
     r_index = {n: i for i, n in enumerate(rows)}
     conf = confusion_counts([r_index[v] for v in labels], pred, len(rows), len(ck_labels))
     identity = {n: _identity_target(n, ck_labels, renames) for n in rows}
@@ -205,18 +213,23 @@ def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: 
     n = max(len(labels), 1)
     before = sum(conf[r_index[a], ck_labels.index(b)] for a, b in identity.items() if b is not None) / n
     after = sum(conf[r_index[a], ck_labels.index(b)] for a, b in best.items()) / n
-    wrong = [{"text": t, "label": v, "expected": best.get(v), "predicted": ck_labels[p]}
-             for t, v, p in zip(texts, labels, pred) if best.get(v) != ck_labels[p]]
+    wrong = [{"text": t, **_pair(text_pairs, i), "label": v, "expected": best.get(v), "predicted": ck_labels[p]}
+             for i, (t, v, p) in enumerate(zip(texts, labels, pred)) if best.get(v) != ck_labels[p]]
     return {"confusion": conf, "rows": tuple(rows), "cols": ck_labels, "best": best, "identity": identity,
             "before": float(before), "after": float(after), "misclassified": tuple(wrong[:50])}
 
 
+def _pair(text_pairs: list[str] | None, i: int) -> dict:
+    """A misclassified row's second text, when the data are sentence pairs."""
+    return {} if text_pairs is None else {"text_pair": text_pairs[i]}
+
+
 def multi_mapping_check(texts: list[str], y: np.ndarray, names: list[str], ck: Checkpoint,
-                        renames: dict[str, str] | None = None) -> dict:
+                        renames: dict[str, str] | None = None, text_pairs: list[str] | None = None) -> dict:
     """Multi-label data (`y`: (n, names) 0/1) against the checkpoint's sigmoid(logits) > 0.5:
     co-occurrence counts, per-pair F1, the assignment with the most F1 and the mean F1 before/after."""
     ck_labels = ck.labels
-    pred = torch.sigmoid(torch.from_numpy(predict_logits(ck, texts))).numpy() > 0.5  # (n, m), HF's multi-label rule
+    pred = torch.sigmoid(torch.from_numpy(predict_logits(ck, texts, text_pairs=text_pairs))).numpy() > 0.5  # (n, m), HF's multi-label rule
     yes = np.asarray(y) > 0.5  # (n, k)
     both = yes.T.astype(np.int64) @ pred.astype(np.int64)  # (k, m) rows where CSV label i and prediction j agree on yes
     size = yes.sum(0)[:, None] + pred.sum(0)[None, :]
@@ -228,11 +241,11 @@ def multi_mapping_check(texts: list[str], y: np.ndarray, names: list[str], ck: C
     before = sum(f1[i, ck_labels.index(identity[n])] for i, n in enumerate(names) if identity[n] is not None) / k
     after = sum(f1[i, ck_labels.index(best[n])] for i, n in enumerate(names) if n in best) / k
     wrong = []
-    for t, row, p in zip(texts, yes, pred):
+    for i, (t, row, p) in enumerate(zip(texts, yes, pred)):
         expected = sorted(best[n] for n, on in zip(names, row) if on and n in best)
         predicted = [c for c, on in zip(ck_labels, p) if on]
         if sorted(predicted) != expected:
-            wrong.append({"text": t, "label": "|".join(n for n, on in zip(names, row) if on),
+            wrong.append({"text": t, **_pair(text_pairs, i), "label": "|".join(n for n, on in zip(names, row) if on),
                           "expected": "|".join(expected), "predicted": "|".join(predicted)})
     return {"confusion": both, "rows": tuple(names), "cols": ck_labels, "best": best, "identity": identity,
             "before": float(before), "after": float(after), "misclassified": tuple(wrong[:50])}
@@ -275,9 +288,11 @@ def _traps(kind: str, names: list[str]) -> list[Message]:
 
 
 def label_report(table: Table, text_column: str | None = None, label_column: str | None = None,
-                 ck: Checkpoint | None = None, max_predict: int = MAX_PREDICT, seed: int = 0) -> LabelReport:
-    """Everything worth knowing about a table's labels; raises DataError only for missing columns."""
-    text_col, label_cols = guess_columns(table.frame, text_column, label_column)
+                 ck: Checkpoint | None = None, max_predict: int = MAX_PREDICT, seed: int = 0,
+                 text_pair_column: str | None = None) -> LabelReport:
+    """Everything worth knowing about a table's labels; raises DataError only for unusable columns.
+    `text_pair_column`: None guesses a sentence pair from the header, "" means one text (guess_pair_columns)."""
+    text_col, label_cols, pair_col = guess_pair_columns(table.frame, text_column, label_column, text_pair_column)
     frame, cleaned = clean_label_cells(table.frame, label_cols)
     kind = label_shape(frame, label_cols)
     # Shown with the other issues (the data page and inspect-data list them); prepare() notes the same.
@@ -344,13 +359,14 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
         if kind != ProblemType.REGRESSION and len(names) >= 2 and (not generic or all_ids) and not ck.new_weights:
             sample = valid.sample(n=min(max_predict, len(valid)), random_state=seed)
             texts = sample[text_col].fillna("").astype(str).tolist()
+            pairs = sample[pair_col].astype(str).tolist() if pair_col else None
             if kind == ProblemType.SINGLE:
                 labels = sample[label_cols[0]].str.strip().map(lambda v: merge.get(v, v)).tolist()
-                check = mapping_check(texts, labels, ck, renames)
+                check = mapping_check(texts, labels, ck, renames, text_pairs=pairs)
                 permuted = check["after"] >= check["before"] + PERMUTED_GAIN
             else:
                 y, rows = _label_matrix(sample, label_cols, merge)
-                check = multi_mapping_check(texts, y, rows, ck, renames)
+                check = multi_mapping_check(texts, y, rows, ck, renames, text_pairs=pairs)
             moved = {a: b for a, b in check["best"].items() if check["identity"].get(a) != b}
             if kind == ProblemType.MULTI:
                 permuted = bool(moved) and (check["after"] - check["before"]) * len(rows) / len(moved) >= MOVED_F1_GAIN
@@ -372,7 +388,7 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
     return LabelReport(
         rows=len(frame), text_column=text_col, label_columns=label_cols, problem_type=kind, loss=kind.loss_name,
         labels=tuple(sorted(counts.items(), key=lambda kv: -kv[1])), issues=tuple(issues),
-        traps=tuple(_traps(kind, names)), notes=table.notes, **report)
+        traps=tuple(_traps(kind, names)), notes=table.notes, text_pair_column=pair_col, **report)
 
 
 def _label_matrix(frame: pd.DataFrame, label_cols: tuple[str, ...],

@@ -261,7 +261,8 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
     pool = derive(ck).steps[0].op  # the token the head reads (one of HEAD_POOLS): first, or last non-pad
     # (n, hidden), from the untouched encoder. Its batches ask `stop` too, so a job whose owner is gone
     # (jobs.Cancelled is raised from there) does not encode 100,000 rows first.
-    feats = cached_features(ck, data.texts, s.max_length, pool, progress=(lambda frac, msg: stop()) if stop else None)
+    feats = cached_features(ck, data.texts, s.max_length, pool, progress=(lambda frac, msg: stop()) if stop else None,
+                            text_pairs=data.text_pairs)
     head = build_head(work, "own", s.seed)
     params = [p for layer in head.layers.values() for p in layer.parameters()]
     for p in params:
@@ -313,10 +314,12 @@ class _Rows(torch.utils.data.Dataset):
     """Tokenized rows kept as int32 arrays, tokenized a chunk at a time: the tokenizer's lists of Python
     ints cost ~50 bytes a token (100,000 rows x 512 tokens: ~2.6 GB), int32 arrays 4 per field."""
 
-    def __init__(self, tokenizer, texts: list[str], y: torch.Tensor, max_length: int, chunk: int = 1024):
+    def __init__(self, tokenizer, texts: list[str], y: torch.Tensor, max_length: int, chunk: int = 1024,
+                 pairs: list[str] | None = None):
         self.enc: dict[str, list[np.ndarray]] = {}
         for start in range(0, len(texts), chunk):
-            enc = tokenizer(texts[start:start + chunk], truncation=True, max_length=max_length)
+            enc = tokenizer(texts[start:start + chunk], pairs[start:start + chunk] if pairs is not None else None,
+                            truncation=True, max_length=max_length)
             for k, rows in enc.items():
                 self.enc.setdefault(k, []).extend(np.asarray(r, np.int32) for r in rows)
         self.y = y
@@ -328,16 +331,18 @@ class _Rows(torch.utils.data.Dataset):
         return {**{k: v[i].tolist() for k, v in self.enc.items()}, "labels": self.y[i]}
 
 
-def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int) -> torch.Tensor:
-    """(n, labels) float logits, `batch_size` texts at a time (each batch padded to its own longest),
-    so the peak is one batch's, not the whole split's. Tokenizers that cannot pad go row by row."""
+def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int,
+            pairs: list[str] | None = None) -> torch.Tensor:
+    """(n, labels) float logits, `batch_size` texts (or pairs: texts[i] with pairs[i]) at a time (each batch
+    padded to its own longest), so the peak is one batch's, not the whole split's. Tokenizers that cannot
+    pad go row by row."""
     if tokenizer.pad_token is None:
         batch_size = 1
     out = []
     with torch.no_grad():
         for i in range(0, len(texts), batch_size):
-            enc = tokenizer(texts[i:i + batch_size], truncation=True, max_length=max_length, padding=True,
-                            return_tensors="pt")
+            enc = tokenizer(texts[i:i + batch_size], pairs[i:i + batch_size] if pairs is not None else None,
+                            truncation=True, max_length=max_length, padding=True, return_tensors="pt")
             out.append(model(**{k: v.to(model.device) for k, v in enc.items()}).logits.float().cpu())
     return torch.cat(out) if out else torch.zeros((0, model.config.num_labels))
 
@@ -345,8 +350,11 @@ def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int
 def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
     from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
+    def pairs(idx):
+        return None if data.text_pairs is None else [data.text_pairs[i] for i in idx]
+
     def rows(idx):
-        return _Rows(work.tokenizer, [data.texts[i] for i in idx], _target(data, idx), s.max_length)
+        return _Rows(work.tokenizer, [data.texts[i] for i in idx], _target(data, idx), s.max_length, pairs=pairs(idx))
 
     # Logging once per epoch, on its last step, so the epoch's loss is known when the epoch ends.
     history, best = [], {"score": -float("inf"), "epoch": 0, "state": None, "logits": None}
@@ -355,7 +363,8 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
     def evaluate(model) -> tuple[np.ndarray, float]:
         was_training = model.training
         model.eval()
-        logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size)
+        logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size,
+                         pairs=pairs(val_idx))
         model.train(was_training)
         return logits.numpy(), float(ProblemType(data.problem_type).batch_loss(logits, _target(data, val_idx)))
 

@@ -9,7 +9,7 @@ import streamlit as st
 from explorer import plots
 from explorer.model.problem import PIPELINE_FUNCTIONS, ProblemType
 from explorer.ui.render import plain
-from explorer.ui.session import lang, t
+from explorer.ui.session import lang, sticky, t
 
 
 def pipeline_readings(a) -> None:
@@ -47,6 +47,19 @@ def completeness(r) -> None:
             st.success(t("attributions.complete", error=100 * r.error))
     elif r.method == "saliency":
         st.info(t("attributions.unsigned"))
+
+
+def pair_column(where, columns, guess: str | None) -> str:
+    """The "Text B / pair column" picker of the Data, Label audit and Fine-tune pages (one value for all
+    three): a file with other columns starts it at `guess` (the header's pair, or the Data page's pick),
+    "—" is one text. Returns the column, or "" for none."""
+    ss = st.session_state
+    options = ["—", *columns]
+    if ss.get("data_pair_columns") != tuple(columns) or ss.get("data_pair_column") not in options:
+        ss["data_pair_columns"] = tuple(columns)
+        ss["data_pair_column"] = guess if guess in columns else "—"
+    picked = where.selectbox(t("data.pair_column"), options, **sticky("data_pair_column"))
+    return "" if picked == "—" else picked
 
 
 def label_summary(report) -> None:

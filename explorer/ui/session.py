@@ -204,6 +204,8 @@ class DataSource:
     text_column: str
     label_column: str  # comma-separated for multi-label
     labels: tuple[str, ...] = ()
+    text_pair_column: str = ""  # the second text of sentence pairs; "" for one text
+    columns: tuple[str, ...] = ()  # the CSV's header, for the pages' pair pickers
 
 
 @dataclasses.dataclass(frozen=True)
@@ -242,7 +244,7 @@ def data_source() -> DataSource:
 
     demo = demo_frame(per_class=60, seed=0)
     return DataSource(demo.to_csv(index=False).encode(), "demo.csv", "text", "label",
-                      tuple(sorted(demo["label"].unique())))
+                      tuple(sorted(demo["label"].unique())), columns=tuple(demo.columns))
 
 
 def set_data_source(src: DataSource) -> None:
