@@ -127,3 +127,29 @@ def test_ig_is_lig_and_not_offered_or_run_twice(tiny, monkeypatch):
     monkeypatch.setattr(faithfulness, "attribute", lambda *args, **kw: calls.append(args[3]) or real(*args, **kw))
     rows = faithfulness.compare_methods(ck, head, TEXT, methods=("lig", "ig", "saliency"))
     assert calls == ["lig", "saliency"] and [r.method for r in rows] == ["lig", "saliency"]
+
+
+def test_path_points_go_in_batches_within_the_budget_and_halve_on_oom(tiny, monkeypatch):
+    ck = tiny["bert"]
+    head = build_head(ck, "own")
+    want = attribute(ck, head, TEXT, "lig", target=1)
+    monkeypatch.setattr(attribution.budget, "batch_rows", lambda *a, **k: 3)
+    sizes, real = [], attribution._Path._grads
+
+    def flaky(self, alphas, d, size):
+        sizes.append(size)
+        if len(sizes) == 1:
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return real(self, alphas, d, size)
+
+    monkeypatch.setattr(attribution._Path, "_grads", flaky)
+    batches = []
+    handle = ck.model.base_model.register_forward_pre_hook(
+        lambda _m, _a, kw: batches.append(kw["inputs_embeds"].shape[0]) if kw["inputs_embeds"].requires_grad else None,
+        with_kwargs=True)
+    try:
+        got = attribute(ck, head, TEXT, "lig", target=1)
+    finally:
+        handle.remove()
+    assert sizes[:2] == [3, 1] and max(batches) <= 3 and sum(batches) == got.n_steps == want.n_steps
+    np.testing.assert_allclose(got.scores, want.scores, atol=1e-6)
