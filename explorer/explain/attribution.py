@@ -75,7 +75,7 @@ class Attribution(JsonResult):
     f_x: float | None  # the quantity at the input
     f_baseline: float | None  # the quantity at the baseline (lig)
     delta: float | None  # convergence delta: Σ scores − (f_x − f_baseline) (lig)
-    n_steps: int | None
+    n_steps: int | None  # lig: gradients computed on the path (every one, kept or not)
     window: int | None
     truncated_tokens: int
     max_length: int
@@ -335,7 +335,7 @@ class _Path:
 
     def evaluate(self, alphas: list[float]) -> None:
         """Gradients (and f) at the new alphas, in batches within the memory budget."""
-        new = sorted(set(alphas) - set(self.g), reverse=True)  # x first: it sets a missing target
+        new = sorted(set(alphas) - set(self.g))
         if not new:
             return
         if self.model.target is None:
