@@ -53,10 +53,10 @@ def test_rmsnorm_decoders_with_a_zero_pad_embedding_converge(decoders, arch):
     for target in range(len(ck.labels)):
         r = attribute(ck, head, TEXT, "lig", target=target)
         assert r.error <= 0.01 and r.converged, (target, r.error, r.n_steps)
-        assert r.f_baseline == pytest.approx(float(attribution.quantity_of(
-            ck.model(input_ids=torch.tensor([[i if s else ck.tokenizer.pad_token_id for i, s in
-                                              zip(r.token_ids, r.special)]])).logits, target, "logit", "")[0]),
-            abs=1e-4)  # the zero row is the baseline
+        base = [i if s else ck.tokenizer.pad_token_id for i, s in zip(r.token_ids, r.special)]
+        with torch.no_grad():
+            want = ck.model(input_ids=torch.tensor([base])).logits[0, target]
+        assert r.f_baseline == pytest.approx(float(want), abs=1e-4)  # the zero row is the baseline
 
 
 def test_a_sharp_bend_costs_few_gradients_and_each_is_counted(decoders):
@@ -127,6 +127,18 @@ def test_ig_is_lig_and_not_offered_or_run_twice(tiny, monkeypatch):
     monkeypatch.setattr(faithfulness, "attribute", lambda *args, **kw: calls.append(args[3]) or real(*args, **kw))
     rows = faithfulness.compare_methods(ck, head, TEXT, methods=("lig", "ig", "saliency"))
     assert calls == ["lig", "saliency"] and [r.method for r in rows] == ["lig", "saliency"]
+
+
+def test_cli_takes_ig_as_lig_without_offering_it(tiny_root, capsys):
+    import json
+
+    from explorer.cli import build_parser, main
+
+    assert main(["analyze", "--checkpoint", str(tiny_root / "tiny-bert"), "--text", TEXT, "--json",
+                 "--attributions", "ig"]) == 0
+    assert json.loads(capsys.readouterr().out)["attributions"]["method"] == "lig"
+    analyze = build_parser()._subparsers._group_actions[0].choices["analyze"]
+    assert "ig" not in analyze._option_string_actions["--attributions"].choices
 
 
 def test_path_points_go_in_batches_within_the_budget_and_halve_on_oom(tiny, monkeypatch):
