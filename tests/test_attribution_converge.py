@@ -61,8 +61,9 @@ def test_rmsnorm_decoders_with_a_zero_pad_embedding_converge(decoders, arch):
 
 def test_a_sharp_bend_costs_few_gradients_and_each_is_counted(decoders):
     """×30 embeddings: the RMSNorm bend near alpha = 0 is 30× narrower. The old rule (composite
-    8-node Gauss-Legendre, halving the worst interval) reported 56-88 steps here (96-144 gradients
-    computed, the halved intervals' nodes thrown away); steps are now every gradient computed."""
+    8-node Gauss-Legendre, halving the worst interval) reported 56-72 steps here, and computed more
+    gradients than it reported (the halved intervals' nodes were thrown away); steps are now every
+    gradient computed."""
     ck = decoders["llama"]
     w = ck.model.get_input_embeddings().weight
     before = w.detach().clone()
