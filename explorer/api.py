@@ -56,7 +56,7 @@ def analyze(ck: Checkpoint, text: str, head: str | Head = "own", text_pair: str 
 def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None = None, head: str | Head = "own",
               text_pair: str | None = None, seed: int = DEFAULT_SEED, **options) -> Attribution:
     """Token attributions for the `target` label's logit (default: the predicted label), by `method`:
-    "lig" (layer integrated gradients, refined until complete within 1%), "ig", "saliency",
+    "lig" (layer integrated gradients, refined until complete within 1%; "ig" is the same), "saliency",
     "input_x_gradient" or "occlusion". `options` go to explorer.explain.attribution.attribute
     (quantity, baseline, n_steps, window, tolerance)."""
     ck = _checked(ck)

@@ -336,8 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--flow", action="store_true", help="also compute attention max-flow")
     a.add_argument("--force", action="store_true", help="compute flow or occlusion even on a long text (slow)")
     a.add_argument("--json", action="store_true", help="print one JSON object")
-    a.add_argument("--attributions", choices=("lig", "ig", "saliency", "input_x_gradient", "occlusion"),
-                   help="also attribute the predicted label's logit to the tokens")
+    a.add_argument("--attributions", choices=("lig", "saliency", "input_x_gradient", "occlusion"),
+                   type=lambda m: "lig" if m == "ig" else m,  # "ig" is another name for lig (attribution.ALIASES)
+                   help="also attribute the predicted label's logit to the tokens (ig: the same as lig)")
     a.set_defaults(func=cmd_analyze)
     t = sub.add_parser("train-sentiment", help="rebuild the embedded sentiment head asset")
     t.add_argument("--epochs", type=_bounded(int, 1, 10_000), default=30)

@@ -38,7 +38,7 @@ c1, c2, c3 = st.columns(3)
 steps = window = None
 if method in attr.INTEGRATED:
     steps = c1.select_slider(t("attributions.steps"), ["auto", 8, 16, 32, 64, 128, 256], key="attr_steps",
-                             help=t("attributions.steps_help"),
+                             help=t("attributions.path_help"),
                              format_func=lambda s, auto=t("attributions.auto"): auto if s == "auto" else str(s))
 if method == "occlusion":
     window = int(c1.number_input(t("attributions.window"), 1, 16, 1, key="attr_window"))
