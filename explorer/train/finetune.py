@@ -477,13 +477,14 @@ _CHUNK = 2**20
 def zip_once(ck: Checkpoint, folder: Path, progress: Callable[[float], None] | None = None) -> Path:
     """`folder`/<model name>.zip holding the exported HF folder, built on the first call only (model
     names are unique per fine-tune) and written atomically; `progress(fraction)` while it is built."""
-    out = Path(folder) / f"{ck.name}.zip"
+    stem = Path(ck.name).name or "model"  # a checkpoint loaded from a folder is named by its path
+    out = Path(folder) / f"{stem}.zip"
     if out.is_file():
         return out
     report = progress or (lambda frac: None)
     with scratch.temporary() as tmp:
         report(0.0)
-        exported = save(ck, tmp / ck.name)
+        exported = save(ck, tmp / stem)
         files = sorted(f for f in exported.rglob("*") if f.is_file())
         total, done = sum(f.stat().st_size for f in files) or 1, 0
         report(0.1)
