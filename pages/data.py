@@ -34,7 +34,7 @@ if source == "upload":
         st.info(t("data.upload_first"))
         st.stop()
     if up is None:  # the uploader is empty after a page switch: no × to remove the kept file with
-        st.caption(t("data.kept_upload", name=kept.name))
+        st.caption(t("data.kept_upload_button", name=kept.name))
         st.button(t("data.forget_upload", name=kept.name), key="data_forget", on_click=ss.pop, args=("data_uploaded",))
     raw, name = kept.bytes, kept.name
 else:

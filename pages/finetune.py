@@ -70,11 +70,6 @@ if ss.get("ft_error"):
     ui.error(ss["ft_error"])
 
 
-def _kept(job) -> tuple[int, str]:
-    res = job.result if job.done else None
-    return (res.best_epoch, t("finetune.kept_mark")) if res is not None and res.best_epoch else (0, "")
-
-
 @st.fragment(run_every=1.0 if running else None)
 def live():
     ui.guarded(_live)  # a fragment's own reruns do not pass through app.py's guard
@@ -90,7 +85,7 @@ def _live():
     if hist:
         names = {k: t(f"finetune.metric_{k}") for k in ("loss", "val_loss", "accuracy", "f1_micro", "mse")}
         st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),
-                                              t("finetune.value_axis"), *_kept(job)), key="ft_curve")
+                                              t("finetune.value_axis"), *ui.panels.kept_mark(job)), key="ft_curve")
     if running and job.done:
         st.rerun()  # finished: redraw the whole page with the results
 
@@ -108,15 +103,5 @@ if job is not None and job.done:
             job.result = res = dataclasses.replace(res, checkpoint=None)
             ss["ft_registered"] = job.name
             st.rerun()  # the sidebar was drawn before this page: redraw it with the new model
-        if res.stopped:
-            st.info(t("finetune.stopped", epoch=res.best_epoch))
-        st.success(t("finetune.done", name=job.name, seconds=f"{res.train_seconds:.1f}"))
-        st.caption(t(f"finetune.kept_{res.kept_by}", epoch=res.best_epoch, total=len(res.history)))
-        cols = st.columns(len(res.metrics))
-        for col, (k, v) in zip(cols, res.metrics.items()):
-            col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
-        if res.confusion is not None:
-            st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
-                                                    t("finetune.predicted_axis"), t("finetune.true_axis"), t("finetune.count")),
-                            key="ft_confusion")
+        ui.panels.finetune_result(res, job.name)
 ui.panels.model_downloads()  # every model of this session, not only the latest

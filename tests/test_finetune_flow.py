@@ -94,3 +94,18 @@ def test_rows_per_label_axis_is_categorical_and_the_curve_marks_the_kept_epoch()
     (line,) = fig.layout.shapes
     assert line.x0 == line.x1 == 2 and fig.layout.annotations[0].text == "kept"
     assert not plots.training_curves(hist, {"val_loss": "v"}, "t", "epoch", "value").layout.shapes
+
+
+def test_cli_no_early_stopping_keeps_the_last_epoch(tiny_root, tmp_path, capsys):
+    import json
+
+    from explorer import cli
+
+    csv = tmp_path / "demo.csv"
+    demo_frame(per_class=10, seed=2).to_csv(csv, index=False)
+    args = ["finetune", "--csv", str(csv), "--checkpoint", str(tiny_root / "tiny-bert"), "--epochs", "4", "--json"]
+    assert cli.main([*args, "--no-early-stopping", "--out", str(tmp_path / "a")]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert (res["best_epoch"], res["kept_by"]) == (4, "last")
+    assert cli.main([*args, "--out", str(tmp_path / "b")]) == 0
+    assert json.loads(capsys.readouterr().out)["kept_by"] in ("val_loss", "score")

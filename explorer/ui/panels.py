@@ -187,3 +187,23 @@ def model_downloads() -> None:
             error(err)
             return
         st.rerun()  # drawn again with its download button
+
+
+def kept_mark(job) -> tuple[int, str]:
+    """(epoch, name) to mark on a fine-tune's curve: the epoch kept, once the job is done; (0, "") before."""
+    res = job.result if job.done else None
+    return (res.best_epoch, t("finetune.kept_mark")) if res is not None and res.best_epoch else (0, "")
+
+
+def finetune_result(res, name: str) -> None:
+    """A finished fine-tune: which epoch was kept and why, its validation metrics and confusion matrix."""
+    if res.stopped:
+        st.info(t("finetune.stopped_at", epoch=len(res.history)))
+    st.success(t("finetune.done", name=name, seconds=f"{res.train_seconds:.1f}"))
+    st.caption(t(f"finetune.kept_{res.kept_by}", epoch=res.best_epoch, total=len(res.history)))
+    for col, (k, v) in zip(st.columns(len(res.metrics)), res.metrics.items()):
+        col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
+    if res.confusion is not None:
+        st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
+                                                t("finetune.predicted_axis"), t("finetune.true_axis"),
+                                                t("finetune.count")), key="ft_confusion")
