@@ -200,7 +200,8 @@ def finetune_result(res, name: str) -> None:
     if res.stopped:
         st.info(t("finetune.stopped_at", epoch=len(res.history)))
     st.success(t("finetune.done", name=name, seconds=f"{res.train_seconds:.1f}"))
-    st.caption(t(f"finetune.kept_{res.kept_by}", epoch=res.best_epoch, total=len(res.history)))
+    if res.best_epoch:  # 0: stopped before an epoch ended, nothing was kept from one
+        st.caption(t(f"finetune.kept_{res.kept_by}", epoch=res.best_epoch, total=len(res.history)))
     for col, (k, v) in zip(st.columns(len(res.metrics)), res.metrics.items()):
         col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
     if res.confusion is not None:
