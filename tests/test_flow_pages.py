@@ -127,6 +127,9 @@ def test_accepted_audit_fixes_become_the_dataset_fine_tune_uses():
     assert changed == sorted(accept)  # exactly the accepted rows, relabelled
     assert all(new.loc[r, "label"] == str(found.suggested(r)) for r in accept)
     assert "labels.csv, version 2: 3 rows changed" in _captions(at)  # a new audit is on version 2
+    at.button(key="audit_run").click().run()
+    again = at.session_state["audit_result"].found
+    assert [again.given(r) for r in accept] == [found.suggested(r) for r in accept]
     at.switch_page("pages/finetune.py").run()
     assert "Data: labels.csv, version 2: 3 rows changed" in _captions(at)
     at.switch_page("pages/data.py").run()  # the Data page keeps the version (and names it)
