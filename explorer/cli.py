@@ -219,15 +219,16 @@ def cmd_finetune(args) -> int:
         raise UsageError("out_exists", out=args.out)
     ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
     settings = Settings(mode=args.mode, head=args.head, epochs=args.epochs, learning_rate=args.lr,
-                        batch_size=args.batch_size, max_length=args.max_length, seed=args.seed)
+                        batch_size=args.batch_size, max_length=args.max_length, seed=args.seed,
+                        early_stopping=not args.no_early_stopping)
     result = finetune(ck, data, settings, name=os.path.basename(out.rstrip(os.sep)))
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun/accelerate only one process writes
         return 0
     export(result, out)
     summary = {"accuracy": result.metrics.get("accuracy"), "macro_f1": result.metrics.get("macro_f1"),
                "train_seconds": round(result.train_seconds, 3), "out": out, "metrics": result.metrics,
-               "best_epoch": result.best_epoch, "labels": list(result.labels), "text_column": data.text_column,
-               "text_pair_column": data.text_pair_column}
+               "best_epoch": result.best_epoch, "kept_by": result.kept_by, "labels": list(result.labels),
+               "text_column": data.text_column, "text_pair_column": data.text_pair_column}
     if args.json:
         print(json.dumps(summary))
     else:
@@ -376,6 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--max-length", type=_bounded(int, 8, 100_000), default=128,
                    help="tokens per text, at most the checkpoint's own maximum")
     f.add_argument("--seed", type=SEED, default=0)
+    f.add_argument("--no-early-stopping", action="store_true",
+                   help="keep the last epoch (default: the epoch with the lowest validation loss)")
     f.add_argument("--out", required=True, help="a new folder for the fine-tuned model")
     f.add_argument("--json", action="store_true", help="print one JSON object")
     f.set_defaults(func=cmd_finetune)

@@ -19,7 +19,7 @@ st.caption(t("audit.intro"))
 
 src = ui.data_source()  # set by the Data page; the demo tweets until then
 name, seed = ui.selection().name, ui.selection().seed
-st.caption(t("audit.data", name=src.name, checkpoint=name))
+st.caption(t("audit.data", name=ui.plain(src.title()), checkpoint=name))
 c1, c2 = st.columns(2)
 folds = int(c1.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **ui.sticky("audit_folds")))
 pair = ui.panels.pair_column(c2, src.columns, src.text_pair_column)
@@ -102,9 +102,13 @@ review = pd.DataFrame({
 edited = st.data_editor(review, key="audit_review", hide_index=True, disabled=["row", "given", "suggested", "score", "text"],
                         column_config={c: st.column_config.Column(t(f"audit.col_{c}")) for c in review.columns})
 ss["audit_accepted"] = accepted = {int(r) for r in edited.loc[edited["accept"], "row"]}
-d1, d2 = st.columns(2)
+d0, d1, d2 = st.columns(3)
 stem = src.name.rsplit(".", 1)[0]
-d1.download_button(tn("audit.download_csv", len(accepted)), corrected_csv(table, found, accepted),
+# Accepted fixes become the next version of the Data page's dataset: Fine-tune and a new audit use it.
+fixed_csv = corrected_csv(table, found, accepted)
+d0.button(tn("audit.use_fixes", len(accepted)), key="audit_use", disabled=not accepted, type="primary",
+          on_click=ui.use_data_version, args=(src, fixed_csv))
+d1.download_button(tn("audit.download_csv", len(accepted)), fixed_csv,
                    file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv")
 d2.download_button(t("audit.download_report"), report_html(found, accepted, src.name, ui.lang()),
                    file_name=f"{stem}-label-audit.html", mime="text/html", key="audit_report")

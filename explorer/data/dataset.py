@@ -482,3 +482,14 @@ def _refuse_non_finite(col: pd.Series, values: np.ndarray | None = None) -> None
 def _row(mask: pd.Series) -> int:
     # Row numbers as a spreadsheet shows them: 1 is the header, data start at 2.
     return int(np.flatnonzero(mask.to_numpy())[0]) + 2
+
+
+def changed_rows(before: Table, after: Table) -> int:
+    """Rows that differ between two versions of one file (a fix changes cells, never the row order);
+    a row only one of them has counts as changed."""
+    a, b = before.frame.fillna(""), after.frame.fillna("")
+    n = min(len(a), len(b))
+    if list(a.columns) != list(b.columns):
+        return max(len(a), len(b))
+    differ = (a.iloc[:n].astype(str).to_numpy() != b.iloc[:n].astype(str).to_numpy()).any(axis=1)
+    return int(differ.sum()) + abs(len(a) - len(b))
