@@ -43,12 +43,12 @@ def pick_word() -> None:
 if ss.setdefault("whatif_follow", True):
     ss["whatif_text"] = text
 c1, c2 = st.columns([5, 1])
-text_b = c1.text_area(t("whatif.text_b"), height=90, help=t("whatif.text_b_help"), on_change=edited,
+text_b = c1.text_area(t("whatif.text_b"), height=90, help=t("whatif.changed_help"), on_change=edited,
                       **ui.sticky("whatif_text", text))
 if ss["whatif_follow"]:
     c2.caption(t("whatif.following"))
 else:
-    c2.button(t("whatif.copy"), key="whatif_copy", on_click=follow_sidebar, help=t("whatif.copy_help"))
+    c2.button(t("whatif.follow_again"), key="whatif_copy", on_click=follow_sidebar, help=t("whatif.follow_again_help"))
 
 params = (name, kind, seed, text, text_b, sel.text_pair)
 r = ui.memo("whatif", params)

@@ -349,7 +349,7 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
     merge = near_duplicates(counts, ck.labels if ck is not None and kind != ProblemType.REGRESSION else ())
     if merge:
         pairs = ", ".join(f"'{a}' → '{b}'" for a, b in merge.items())
-        issues.append(Issue("near_duplicate_labels", Message("issue_near_duplicates", pairs=pairs),
+        issues.append(Issue("near_duplicate_labels", Message("issue_near_spellings", pairs=pairs),
                             {"merge": merge}))
     if kind != ProblemType.REGRESSION and len(counts) - len(merge) <= 1:
         issues.append(Issue("single_class", Message("issue_single_class", names=", ".join(names) or "—")))
