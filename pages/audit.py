@@ -10,6 +10,7 @@ from explorer import ui
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import prepare, read_csv
+from explorer.data.labels import checkpoint_target
 from explorer.text.errors import ExplorerError
 from explorer.ui import t, tn
 
@@ -79,7 +80,8 @@ def _open_row() -> None:
     if picked:
         row = ss["audit_shown_rows"][picked[0]]
         ss["text"] = data.texts[row]
-        ss["attr_target_label"] = str(found.given(row) if target == "given" else found.suggested(row))
+        value = found.given(row) if target == "given" else found.suggested(row)
+        ss["attr_target_label"] = checkpoint_target(value, found.problem_type, ui.checkpoint(name, seed))
         ss["audit_open"] = True
 
 

@@ -10,6 +10,7 @@ from conftest import ROOT, wait_idle
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import prepare, read_csv
+from explorer.data.labels import Target
 from explorer.explain.projector import project
 from explore_helpers import give_csv
 from test_audit import FLIPPED, planted
@@ -46,7 +47,7 @@ def test_page_audits_the_data_page_csv_and_hooks_attributions():
     assert names == {"flagged", "not flagged"}
     # the hook the page uses to open a row: Attributions picks the requested target label
     at.session_state["checkpoint"] = "minilm-sentiment"
-    at.session_state["attr_target_label"] = "negative"
+    at.session_state["attr_target_label"] = Target("negative")
     at.switch_page("pages/attributions.py").run()
     assert not at.exception
     assert at.selectbox(key="attr_target").value == 0 and "attr_target_label" not in at.session_state

@@ -141,3 +141,26 @@ def test_two_checkpoint_labels_are_never_merged():
     from explorer.data.labels import near_duplicates
     assert near_duplicates({"postive": 9, "positive": 3}, known=("postive", "positive")) == {}
     assert near_duplicates({"postive": 9, "positive": 3}) == {"positive": "postive"}
+
+
+@pytest.mark.parametrize("value,ptype,label,note", [
+    ("0", "single_label_classification", "negative", "'0' is the checkpoint's 'negative'"),
+    ("2", "single_label_classification", "positive", "'2' is the checkpoint's 'positive'"),
+    ("postive", "single_label_classification", "positive", "'postive' is the checkpoint's 'positive'"),
+    ("neutral", "single_label_classification", "neutral", None),
+    ("sarcasm", "single_label_classification", None, "has no label 'sarcasm'"),
+    ("neutral|positive", "multi_label_classification", "neutral", "the first of the row's labels"),
+    (0.9, "regression", None, "is a score (0.9)"),
+])
+def test_checkpoint_target_follows_the_data_page_mapping(sentiment, value, ptype, label, note):
+    from explorer.data.labels import checkpoint_target
+    got = checkpoint_target(value, ptype, sentiment)
+    assert got.label == label and (got.note is None if note is None else note in got.note)
+
+
+def test_checkpoint_target_of_a_score_on_a_regression_checkpoint(tiny):
+    from explorer.data.labels import checkpoint_target
+    model = copy.deepcopy(tiny["bert"].model)
+    model.config.problem_type = "regression"
+    got = checkpoint_target(0.9, "regression", Checkpoint("scorer", model, tiny["bert"].tokenizer, (), "test"))
+    assert got.label == "alpha" and "given value is 0.9" in got.note

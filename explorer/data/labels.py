@@ -224,6 +224,37 @@ def _identity_target(name: str, ck_labels: tuple[str, ...], renames: dict[str, s
     return None
 
 
+@dataclass(frozen=True)
+class Target:
+    """Which of a checkpoint's labels explains a dataset row's label (Label audit → Attributions)."""
+    label: str | None  # a checkpoint label; None: explain its prediction
+    note: Message | None = None  # how the row's label was mapped, or why it has no label to explain
+
+
+def checkpoint_target(value: str | float, data_type: str, ck: Checkpoint) -> Target:
+    """The checkpoint label that explains a row's label `value` ("0", "postive", "a|b", 0.9) the way the
+    Data page maps labels to the checkpoint: names as they are, spelling variants and typos of one
+    checkpoint label, integer labels as ids. A score has a label only on a one-output (regression)
+    checkpoint; a label set is explained one label at a time, its first."""
+    from explorer.model.problem import problem_type
+
+    ck_labels, ck_type = ck.labels, problem_type(ck.model.config)
+    if data_type == ProblemType.REGRESSION:
+        if ck_type == ProblemType.REGRESSION:
+            return Target(ck_labels[0], Message("target_score", value=value, label=ck_labels[0]))
+        return Target(None, Message("target_no_score_label", value=value, name=ck.name, n=len(ck_labels)))
+    parts = label_set(value) if data_type == ProblemType.MULTI else [str(value).strip()]
+    if not parts:
+        return Target(None, Message("target_empty_set"))
+    name = parts[0]
+    mapped = _identity_target(name, ck_labels, name_matches([name], ck_labels))
+    if mapped is None:
+        return Target(None, Message("target_missing", label=name, name=ck.name))
+    note = Message("target_first", label=mapped, labels=str(value)) if len(parts) > 1 else \
+        Message("target_mapped", label=name, mapped=mapped) if mapped != name else None
+    return Target(mapped, note)
+
+
 def _assign(score: np.ndarray, rows: list[str], ck_labels: tuple[str, ...], identity: dict) -> dict[str, str]:
     """The one-to-one CSV -> checkpoint mapping with the most `score` (rows, checkpoint labels). Ties go
     to the identity, so a mapping never moves a label without evidence."""
