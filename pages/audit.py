@@ -45,12 +45,12 @@ data = found.data
 s = found.summary()
 for note in found.notes:
     st.info(note.message(ui.lang()))
-m = st.columns(5)
+m = st.columns(4)
 m[0].metric(t("audit.rows"), len(data.texts))
 m[1].metric(t("audit.flagged"), s["flagged"])
 m[2].metric(t("audit.noise"), f"{s['estimated_noise_rate']:.1%}")
 m[3].metric(t("audit.cv_accuracy"), "—" if s["cv_accuracy"] is None else f"{s['cv_accuracy']:.1%}")
-m[4].metric(t("audit.features"), t(f"audit.pool_{found.features}"))
+st.caption(t("audit.features_used", features=t(f"audit.pool_{found.features}")))  # too long for a metric
 
 # ---- projector, and the confusion matrix, where a click selects a cell's rows ------------------
 flag = np.zeros(len(data.texts), bool)
@@ -62,7 +62,7 @@ rows = ui.panels.audit_confusion(found)
 st.subheader(t("audit.rows_title"))
 target = st.radio(t("audit.open_with"), ("given", "suggested"), key="audit_open_with", horizontal=True,
                   format_func=lambda x: t(f"audit.open_{x}"))
-p_given = found.p_given
+p_given = None if found.p_given_is_quality else found.p_given
 table_rows = pd.DataFrame({
     t("audit.col_row"): rows, t("audit.col_flag"): ["⚑" if flag[r] else "" for r in rows],
     t("audit.col_given"): [str(found.given(r)) for r in rows],

@@ -98,6 +98,15 @@ def test_browser_confusion_cell_then_row_opens_attributions(page):
     wait_idle(page)
     caption = page.get_by_text("Rows labelled '").first.inner_text()
     assert caption.endswith(f": {counts[off]}")
+    page.get_by_role("button", name="Clear the selected cell").click()  # the way back, named on the page
+    wait_idle(page)
+    page.get_by_text("Showing the flagged rows").first.wait_for(timeout=30_000)
+    assert page.get_by_text("Rows labelled '").count() == 0
+    plot = page.locator(".js-plotly-plot").nth(1)
+    page.wait_for_timeout(500)
+    plot.locator(".scatterlayer .trace .points path").nth(off).click(force=True)
+    wait_idle(page)
+    page.get_by_text("Rows labelled '").first.wait_for(timeout=30_000)
     grid = page.locator("[data-testid=stDataFrame]").first
     box = grid.bounding_box()
     grid.click(position={"x": 20, "y": 35 + 18})  # the first row's selection box
