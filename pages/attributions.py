@@ -110,8 +110,8 @@ if st.button(t("attributions.faith_run"), key="attr_faith_run"):
 if faith is not None:
     st.dataframe(pd.DataFrame([{
         t("attributions.method"): t(f"attributions.m_{row.method}"),
-        t("attributions.comprehensiveness"): round(row.comprehensiveness, 4),
-        t("attributions.sufficiency"): round(row.sufficiency, 4),
+        t("attributions.comprehensiveness_col"): round(row.comprehensiveness, 4),
+        t("attributions.sufficiency_col"): round(row.sufficiency, 4),
         t("attributions.completeness_error"): "—" if row.completeness_error is None
         else f"{100 * row.completeness_error:.3f}%",
         t("attributions.seconds"): round(row.seconds, 2),
