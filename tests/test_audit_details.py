@@ -2,13 +2,10 @@
 same number, regression suggestions rounded like the given values, a report in words with plurals."""
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT
 from explorer.data.audit import audit
 from explorer.data.audit_export import report_html
 from explorer.data.dataset import prepare, read_csv
-from explore_helpers import give_csv
 from test_audit import FLIPPED, planted
 
 
@@ -45,16 +42,3 @@ def test_regression_suggestions_keep_the_given_decimals(minilm):
     values = [found.suggested(r) for r in range(len(found.data.texts))]
     assert all(v == round(v, 3) for v in values) and any(v != round(v, 2) for v in values)
     assert all(i["suggested"] == round(i["suggested"], 3) for i in found.issues())
-
-
-def test_page_names_the_features_in_a_caption_and_drops_the_twin_column():
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state["checkpoint"] = "minilm"
-    give_csv(at, planted().to_csv(index=False).encode(), "planted.csv")
-    at.run()
-    at.switch_page("pages/audit.py").run()
-    at.button(key="audit_run").click().run()
-    assert not at.exception and not at.error
-    assert "Features" not in [m.label for m in at.metric]  # a metric cut the value off
-    assert any(c.value.startswith("Features: ") for c in at.caption)
-    assert "P(given label)" not in list(at.dataframe[0].value.columns)

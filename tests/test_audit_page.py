@@ -33,6 +33,9 @@ def test_page_audits_the_data_page_csv_and_hooks_attributions():
     assert set(found.flagged[:len(FLIPPED)]) == set(FLIPPED)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Flagged"] == str(len(found.flagged)) and metrics["Rows"] == "96"
+    # the features' long name in a caption, not a metric that cuts it off; no twin P(given label) column
+    assert "Features" not in metrics and any(c.value.startswith("Features: ") for c in at.caption)
+    assert "P(given label)" not in list(at.dataframe[0].value.columns)
     charts = _charts(at)
     proj = charts["Every row's features, projected to 2-D (PCA)"]
     assert sum(len(tr["x"]) for tr in proj["data"]) == 96 and {tr["name"] for tr in proj["data"]} == {"negative", "positive"}
