@@ -10,6 +10,7 @@ from explorer import ui
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import prepare, read_csv
+from explorer.data.labels import checkpoint_target
 from explorer.text.errors import ExplorerError
 from explorer.ui import t, tn
 
@@ -46,12 +47,12 @@ data = found.data
 s = found.summary()
 for note in found.notes:
     st.info(note.message(ui.lang()))
-m = st.columns(5)
+m = st.columns(4)
 m[0].metric(t("audit.rows"), len(data.texts))
 m[1].metric(t("audit.flagged"), s["flagged"])
 m[2].metric(t("audit.noise"), f"{s['estimated_noise_rate']:.1%}")
 m[3].metric(t("audit.cv_accuracy"), "—" if s["cv_accuracy"] is None else f"{s['cv_accuracy']:.1%}")
-m[4].metric(t("audit.features"), t(f"audit.pool_{found.features}"))
+st.caption(t("audit.features_used", features=t(f"audit.pool_{found.features}")))  # too long for a metric
 
 # ---- projector, and the confusion matrix, where a click selects a cell's rows ------------------
 flag = np.zeros(len(data.texts), bool)
@@ -63,7 +64,7 @@ rows = ui.panels.audit_confusion(found)
 st.subheader(t("audit.rows_title"))
 target = st.radio(t("audit.open_with"), ("given", "suggested"), key="audit_open_with", horizontal=True,
                   format_func=lambda x: t(f"audit.open_{x}"))
-p_given = found.p_given
+p_given = None if found.p_given_is_quality else found.p_given
 table_rows = pd.DataFrame({
     t("audit.col_row"): rows, t("audit.col_flag"): ["⚑" if flag[r] else "" for r in rows],
     t("audit.col_given"): [str(found.given(r)) for r in rows],
@@ -82,7 +83,8 @@ def _open_row() -> None:
     if picked:
         row = ss["audit_shown_rows"][picked[0]]
         ss["text"], ss["text_pair"] = data.texts[row], data.text_pairs[row] if data.text_pairs else ""
-        ss["attr_target_label"] = str(found.given(row) if target == "given" else found.suggested(row))
+        value = found.given(row) if target == "given" else found.suggested(row)
+        ss["attr_target_label"] = checkpoint_target(value, found.problem_type, ui.checkpoint(name, seed))
         ss["audit_open"] = True
 
 

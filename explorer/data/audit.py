@@ -11,6 +11,7 @@ flagged when a residual is an outlier.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -70,7 +71,20 @@ class LabelAudit:
         return _name(self.data, self.data.y[row])
 
     def suggested(self, row: int) -> str | float:
-        return _name(self.data, self.predicted[row])
+        value = _name(self.data, self.predicted[row])
+        return round(value, self.decimals) if self.problem_type == ProblemType.REGRESSION else value
+
+    @cached_property
+    def decimals(self) -> int:
+        """Regression: the decimals a suggested value keeps, the given values' own (1 to 4), so 0.138
+        is shown beside 0.899, not 0.898568 (rtol: the values are float32)."""
+        y = np.asarray(self.data.y, np.float64)
+        return next((d for d in range(1, 4) if np.allclose(y, np.round(y, d), rtol=1e-6, atol=1e-9)), 4)
+
+    @property
+    def p_given_is_quality(self) -> bool:
+        """Single-label quality is cleanlab's self-confidence, which is P(given label) itself: one column."""
+        return self.problem_type == ProblemType.SINGLE
 
     @property
     def predicted(self) -> np.ndarray:

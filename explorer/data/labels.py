@@ -15,6 +15,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 
 import numpy as np
 import pandas as pd
@@ -112,21 +113,62 @@ def name_matches(csv_names, ck_labels: tuple[str, ...]) -> dict[str, str]:
 
     csv_names = list(csv_names)
     ours, theirs = by_key(csv_names), by_key(ck_labels)
-    return {n: theirs[k][0] for n in csv_names
-            if n not in ck_labels and (k := name_key(n)) and len(ours[k]) == 1 and len(theirs.get(k, ())) == 1
-            and theirs[k][0] not in csv_names}
+    out = {n: theirs[k][0] for n in csv_names
+           if n not in ck_labels and (k := name_key(n)) and len(ours[k]) == 1 and len(theirs.get(k, ())) == 1
+           and theirs[k][0] not in csv_names}
+    # A typo of one checkpoint label the CSV does not use ("postive" with no "positive" row) names it too.
+    for n in csv_names:
+        typos = [c for c in ck_labels if is_typo(n, c)]
+        if n not in ck_labels and n not in out and len(typos) == 1 and typos[0] not in csv_names \
+                and typos[0] not in out.values():
+            out[n] = typos[0]
+    return out
 
 
-def near_duplicates(names_counts: dict[str, int]) -> dict[str, str]:
-    """{variant: canonical} where canonical is the most frequent spelling of its group, stripped of
-    surrounding spaces (merge_labels strips every label, so a canonical "positive " would not stick)."""
+# A typo: the same words but one or more spelt a little differently ("postive", "negaitve"). difflib's
+# ratio stands in for a Damerau-Levenshtein ratio (rapidfuzz is not a dependency and this runs on a
+# few dozen names): a transposition costs it two matches, so "negaitve" still scores 0.875. Words
+# under 4 letters, words with digits and words that differ in their first letter are never typos:
+# "class_a"/"class_b", "label_1"/"label_2" and "sadness"/"madness" are different labels.
+TYPO_RATIO = 0.85
+MAX_TYPO_NAMES = 300  # distinct names compared pairwise; more is a text column, not labels
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def is_typo(a: str, b: str) -> bool:
+    """Do `a` and `b` name one label with a word misspelt? (Not when they are equal under label_key.)"""
+    wa, wb = _WORDS.findall(label_key(a)), _WORDS.findall(label_key(b))
+    pairs = [(x, y) for x, y in zip(wa, wb) if x != y]
+    return len(wa) == len(wb) and bool(pairs) and all(
+        min(len(x), len(y)) >= 4 and x[0] == y[0] and not any(c.isdigit() for c in x + y)
+        and SequenceMatcher(None, x, y).ratio() >= TYPO_RATIO for x, y in pairs)
+
+
+def near_duplicates(names_counts: dict[str, int], known: tuple[str, ...] = ()) -> dict[str, str]:
+    """{variant: canonical}: names that differ by case, spacing or Unicode form, or by a typo
+    (is_typo), merged into the group's name the checkpoint knows (`known`), else its most frequent.
+    Canonicals are stripped of surrounding spaces (merge_labels strips every label, so a canonical
+    "positive " would not stick). Two names the checkpoint both knows are never merged."""
     groups: dict[str, list[str]] = {}
     for name in names_counts:
         groups.setdefault(label_key(name), []).append(name)
+    rank = lambda n: (n in known, names_counts[n], n)  # noqa: E731
+    order = sorted(groups.values(), key=lambda g: max(map(rank, g)), reverse=True)
+    fuzzy = len(order) <= MAX_TYPO_NAMES
+    # Greedy, most frequent first: a group joins the first larger one it is a typo of, so a chain
+    # of typos never links two labels the checkpoint knows.
+    heads: list[list[str]] = []
+    for group in order:
+        head = max(group, key=rank)
+        into = None if head in known or not fuzzy else next((h for h in heads if is_typo(head, max(h, key=rank))), None)
+        if into is None:
+            heads.append(list(group))
+        else:
+            into.extend(group)
     merge = {}
-    for group in groups.values():
+    for group in heads:
         if len(group) > 1:
-            canonical = max(group, key=lambda n: (names_counts[n], n)).strip()
+            canonical = max(group, key=rank).strip()
             merge.update({n: canonical for n in group if n != canonical})
     return merge
 
@@ -188,6 +230,37 @@ def _identity_target(name: str, ck_labels: tuple[str, ...], renames: dict[str, s
     return None
 
 
+@dataclass(frozen=True)
+class Target:
+    """Which of a checkpoint's labels explains a dataset row's label (Label audit → Attributions)."""
+    label: str | None  # a checkpoint label; None: explain its prediction
+    note: Message | None = None  # how the row's label was mapped, or why it has no label to explain
+
+
+def checkpoint_target(value: str | float, data_type: str, ck: Checkpoint) -> Target:
+    """The checkpoint label that explains a row's label `value` ("0", "postive", "a|b", 0.9) the way the
+    Data page maps labels to the checkpoint: names as they are, spelling variants and typos of one
+    checkpoint label, integer labels as ids. A score has a label only on a one-output (regression)
+    checkpoint; a label set is explained one label at a time, its first."""
+    from explorer.model.problem import problem_type
+
+    ck_labels, ck_type = ck.labels, problem_type(ck.model.config)
+    if data_type == ProblemType.REGRESSION:
+        if ck_type == ProblemType.REGRESSION:
+            return Target(ck_labels[0], Message("target_score", value=value, label=ck_labels[0]))
+        return Target(None, Message("target_no_score_label", value=value, name=ck.name, n=len(ck_labels)))
+    parts = label_set(value) if data_type == ProblemType.MULTI else [str(value).strip()]
+    if not parts:
+        return Target(None, Message("target_empty_set"))
+    name = parts[0]
+    mapped = _identity_target(name, ck_labels, name_matches([name], ck_labels))
+    if mapped is None:
+        return Target(None, Message("target_missing", label=name, name=ck.name))
+    note = Message("target_first", label=mapped, labels=str(value)) if len(parts) > 1 else \
+        Message("target_mapped", label=name, mapped=mapped) if mapped != name else None
+    return Target(mapped, note)
+
+
 def _assign(score: np.ndarray, rows: list[str], ck_labels: tuple[str, ...], identity: dict) -> dict[str, str]:
     """The one-to-one CSV -> checkpoint mapping with the most `score` (rows, checkpoint labels). Ties go
     to the identity, so a mapping never moves a label without evidence."""
@@ -213,8 +286,10 @@ def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: 
     n = max(len(labels), 1)
     before = sum(conf[r_index[a], ck_labels.index(b)] for a, b in identity.items() if b is not None) / n
     after = sum(conf[r_index[a], ck_labels.index(b)] for a, b in best.items()) / n
-    wrong = [{"text": t, **_pair(text_pairs, i), "label": v, "expected": best.get(v), "predicted": ck_labels[p]}
-             for i, (t, v, p) in enumerate(zip(texts, labels, pred)) if best.get(v) != ck_labels[p]]
+    # A label with no counterpart in the checkpoint (more CSV labels than it has) is an unseen label,
+    # not a disagreement on each of its rows.
+    wrong = [{"text": t, **_pair(text_pairs, i), "label": v, "expected": best[v], "predicted": ck_labels[p]}
+             for i, (t, v, p) in enumerate(zip(texts, labels, pred)) if v in best and best[v] != ck_labels[p]]
     return {"confusion": conf, "rows": tuple(rows), "cols": ck_labels, "best": best, "identity": identity,
             "before": float(before), "after": float(after), "misclassified": tuple(wrong[:50])}
 
@@ -317,10 +392,10 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
             raw = pd.Series([p for v in raw for p in label_set(v)], dtype=object)
         counts = {str(k): int(v) for k, v in raw.value_counts().items()}
     names = list(counts)
-    merge = near_duplicates(counts)
+    merge = near_duplicates(counts, ck.labels if ck is not None and kind != ProblemType.REGRESSION else ())
     if merge:
         pairs = ", ".join(f"'{a}' → '{b}'" for a, b in merge.items())
-        issues.append(Issue("near_duplicate_labels", Message("issue_near_duplicates", pairs=pairs),
+        issues.append(Issue("near_duplicate_labels", Message("issue_near_spellings", pairs=pairs),
                             {"merge": merge}))
     if kind != ProblemType.REGRESSION and len(counts) - len(merge) <= 1:
         issues.append(Issue("single_class", Message("issue_single_class", names=", ".join(names) or "—")))

@@ -167,9 +167,11 @@ def audit_confusion(found) -> np.ndarray:
     st.subheader(t("audit.confusion"))
     names, pred = list(data.label_names), found.predicted
     counts = confusion_counts(data.y, pred, len(names))
+    # A chart's selection cannot be set from code: clearing it draws the chart under a new key.
+    cleared = st.session_state.get("audit_cell_cleared", 0)
     event = st.plotly_chart(aplots.confusion_cells(counts, names, names, t("audit.confusion_title"),
                                                    t("audit.predicted_axis"), t("audit.given_axis"), t("audit.count")),
-                            key="audit_confusion", on_select="rerun", selection_mode="points")
+                            key=f"audit_confusion_{cleared}", on_select="rerun", selection_mode="points")
     points = event.selection.points if event else []
     if not points:
         st.caption(t("audit.click_cell"))
@@ -178,6 +180,8 @@ def audit_confusion(found) -> np.ndarray:
     cell = np.flatnonzero((data.y == given) & (pred == predicted))
     rows = cell[np.argsort(found.quality[cell], kind="stable")]
     st.caption(t("audit.cell", given=names[given], predicted=names[predicted], n=len(rows)))
+    st.button(t("audit.clear_cell"), key="audit_clear_cell", help=t("audit.clear_cell_help"),
+              on_click=lambda: st.session_state.update(audit_cell_cleared=cleared + 1))
     return rows
 
 

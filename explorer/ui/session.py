@@ -183,6 +183,14 @@ def selection() -> Selection:
 
 
 OTHER = "other…"
+
+
+def other_is_empty() -> bool:
+    """Is "other…" picked with its path still empty?"""
+    ss = st.session_state
+    return ss.get("checkpoint") == OTHER and not (ss.get("checkpoint_other") or "").strip()
+
+
 _STICKY = "_sticky_keys"  # the widget keys sticky() was asked to keep, for keep_widgets()
 
 
