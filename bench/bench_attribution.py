@@ -1,11 +1,18 @@
-"""Attribution speed on the embedded sentiment model, 32-token text.
+"""Attribution speed on the embedded sentiment model, 32-token text, and lig's steps across architectures.
 
 - Time to a completeness error ≤ 1% with our adaptive lig, against Captum's LayerIntegratedGradients
   at its defaults (n_steps=50, one batch, with its convergence delta): target ≥ 2× faster.
 - Saliency and input × gradient against one forward + backward pass: target ≤ 2×.
+- Steps (gradients) to 1% on a tiny Llama whose pad embedding is zeros (RMSNorm bends fastest at the
+  path's start) against a tiny BERT, over every label of two texts: every run converged.
 """
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
 import torch
 from captum.attr import LayerIntegratedGradients
 
@@ -17,6 +24,31 @@ from explorer.model.heads import build_head
 TEXT = ("The battery lasts all day and the screen is bright, but the speakers sound thin "
         "and the charger gets far too hot after an hour of use.")
 TOKENS = 32
+STEP_TEXTS = ("The quick brown fox jumps over the lazy dog, unbelievably.",
+              "I love this movie, the acting is wonderful but the ending was far too long.")
+
+
+def _steps(model_type: str, root: Path) -> tuple[float, bool]:
+    """Mean lig steps to 1% over every label of STEP_TEXTS on a tiny model whose pad row is zeros."""
+    from explorer.model.checkpoints import load_checkpoint
+    from tests.tiny_archs import save
+
+    ck = load_checkpoint(str(save(model_type, root)))
+    with torch.no_grad():
+        ck.model.get_input_embeddings().weight[ck.tokenizer.pad_token_id].zero_()
+    head = build_head(ck, "own")
+    runs = [attribute(ck, head, t, "lig", target=k) for t in STEP_TEXTS for k in range(len(ck.labels))]
+    return float(np.mean([r.n_steps for r in runs])), all(r.converged for r in runs)
+
+
+def steps_rows() -> list[dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        os.environ["HEAD_EXPLORER_ROOTS"] = os.pathsep.join(
+            [str(root), *os.environ.get("HEAD_EXPLORER_ROOTS", "").split(os.pathsep)]).rstrip(os.pathsep)
+        (llama, ok_l), (bert, ok_b) = _steps("llama", root), _steps("bert", root)
+    return [row("lig steps to error≤1%: tiny Llama, zero pad embedding / tiny BERT (mean, 3 labels × 2 texts)",
+                llama, bert, "all converged", ok_l and ok_b, unit="steps")]
 
 
 def run() -> list[dict]:
@@ -59,4 +91,5 @@ def run() -> list[dict]:
             f"{captum_error:.2%})", t_ours, t_captum, "≤0.5× Captum", ratio >= 2 and ours.error <= 0.01),
         row("saliency vs one forward+backward", t_sal, t_fb, "≤2×", t_sal <= 2 * t_fb),
         row("input×gradient vs one forward+backward", t_ixg, t_fb, "≤2×", t_ixg <= 2 * t_fb),
+        *steps_rows(),
     ]

@@ -56,7 +56,7 @@ def analyze(ck: Checkpoint, text: str, head: str | Head = "own", text_pair: str 
 def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None = None, head: str | Head = "own",
               text_pair: str | None = None, seed: int = DEFAULT_SEED, **options) -> Attribution:
     """Token attributions for the `target` label's logit (default: the predicted label), by `method`:
-    "lig" (layer integrated gradients, refined until complete within 1%), "ig", "saliency",
+    "lig" (layer integrated gradients, refined until complete within 1%; "ig" is the same), "saliency",
     "input_x_gradient" or "occlusion". `options` go to explorer.explain.attribution.attribute
     (quantity, baseline, n_steps, window, tolerance)."""
     ck = _checked(ck)
@@ -95,11 +95,14 @@ class DataReport(JsonResult):
 
 
 def inspect(df: pd.DataFrame, ck: Checkpoint | None = None, text: str | None = None,
-            label: str | None = None) -> DataReport:
+            label: str | None = None, text_pair: str | None = None) -> DataReport:
     """Check a DataFrame's labels: counts, imbalance, near-duplicate names, 1-based ids, and with a
     checkpoint its label names and whether its id2label looks permuted against the data.
-    `text`/`label` name the columns (guessed when None; several 0/1 label columns as "a,b")."""
-    return DataReport(label_report(_table(df), text, label, None if ck is None else _checked(ck)))
+    `text`/`label` name the columns (guessed when None; several 0/1 label columns as "a,b");
+    `text_pair` the second text of sentence pairs (guessed from premise/hypothesis-like headers when
+    None, "" for one text)."""
+    return DataReport(label_report(_table(df), text, label, None if ck is None else _checked(ck),
+                                   text_pair_column=text_pair))
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,8 +126,9 @@ class AuditResult(JsonResult):
 
 
 def audit(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str | None = None,
-          folds: int = audit_core.FOLDS, seed: int = 0, max_length: int = 128) -> AuditResult:
+          folds: int = audit_core.FOLDS, seed: int = 0, max_length: int = 128,
+          text_pair: str | None = None) -> AuditResult:
     """Find mislabelled rows: out-of-fold predictions of linear heads on the checkpoint's frozen
     features (K `folds`), then confident learning (cleanlab). Columns as for `inspect`."""
-    data = prepare(_table(df), text, label)
+    data = prepare(_table(df), text, label, text_pair_column=text_pair)
     return AuditResult(audit_core.audit(_checked(ck), data, folds=folds, seed=seed, max_length=max_length))

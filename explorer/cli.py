@@ -136,14 +136,15 @@ def cmd_inspect_data(args) -> int:
         from explorer.model.checkpoints import load_checkpoint
 
         ck = load_checkpoint(args.checkpoint, device=args.device)
-    report = label_report(table, args.text_column, args.label_column, ck)
+    report = label_report(table, args.text_column, args.label_column, ck, text_pair_column=args.text_pair_column)
     found = None
     if args.label_issues:
         from explorer.data.audit import audit
         from explorer.data.dataset import prepare
 
         # The report's column guess, so both parts describe the same columns.
-        data = prepare(table, report.text_column, ",".join(report.label_columns))
+        data = prepare(table, report.text_column, ",".join(report.label_columns),
+                       text_pair_column=report.text_pair_column or "")
         found = audit(ck, data, folds=args.folds)
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun/accelerate only one process prints
         return 0
@@ -157,7 +158,8 @@ def cmd_inspect_data(args) -> int:
     if args.json:
         print(json.dumps({**report.to_json(), **(found.to_json() if found else {})}))
         return 0
-    print(f"{report.rows} rows; text: {report.text_column}; labels: {', '.join(report.label_columns)}; "
+    pair = f"; text pair: {report.text_pair_column}" if report.text_pair_column else ""
+    print(f"{report.rows} rows; text: {report.text_column}{pair}; labels: {', '.join(report.label_columns)}; "
           f"{report.problem_type} ({report.loss})")
     for name, count in report.labels:
         print(f"  {name:<24}{count:>8}")
@@ -174,8 +176,9 @@ def cmd_inspect_data(args) -> int:
               f"{s['folds']}-fold accuracy {s['cv_accuracy'] if s['cv_accuracy'] is None else format(s['cv_accuracy'], '.1%')}, "
               f"{s['features']} features)")
         for row in found.issues()[:args.show]:
+            text = row["text"] + (f" || {row['text_pair']}" if "text_pair" in row else "")
             print(f"  row {row['row']:>6}  {row['given']!s:>12} -> {row['suggested']!s:<12} {row['score']:.3f}  "
-                  f"{row['text'][:70]}")
+                  f"{text[:70]}")
     return 0
 
 
@@ -206,7 +209,7 @@ def cmd_finetune(args) -> int:
     from explorer.train.finetune import Settings, export, finetune
 
     _quiet_transformers()
-    data = prepare(read_csv(args.csv), args.text_column, args.label_column)
+    data = prepare(read_csv(args.csv), args.text_column, args.label_column, text_pair_column=args.text_pair_column)
     for note in data.notes:  # e.g. invisible characters removed from labels: said once, before training
         print(f"note: {note.message()}", file=sys.stderr)
     if not args.out.strip():
@@ -216,14 +219,16 @@ def cmd_finetune(args) -> int:
         raise UsageError("out_exists", out=args.out)
     ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
     settings = Settings(mode=args.mode, head=args.head, epochs=args.epochs, learning_rate=args.lr,
-                        batch_size=args.batch_size, max_length=args.max_length, seed=args.seed)
+                        batch_size=args.batch_size, max_length=args.max_length, seed=args.seed,
+                        early_stopping=not args.no_early_stopping)
     result = finetune(ck, data, settings, name=os.path.basename(out.rstrip(os.sep)))
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun/accelerate only one process writes
         return 0
     export(result, out)
     summary = {"accuracy": result.metrics.get("accuracy"), "macro_f1": result.metrics.get("macro_f1"),
                "train_seconds": round(result.train_seconds, 3), "out": out, "metrics": result.metrics,
-               "best_epoch": result.best_epoch, "labels": list(result.labels)}
+               "best_epoch": result.best_epoch, "kept_by": result.kept_by, "labels": list(result.labels),
+               "text_column": data.text_column, "text_pair_column": data.text_pair_column}
     if args.json:
         print(json.dumps(summary))
     else:
@@ -303,6 +308,17 @@ def _device_option(parser: argparse.ArgumentParser) -> None:
                         help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N or mps (default auto)")
 
 
+def _pair_options(parser: argparse.ArgumentParser) -> None:
+    from explorer.data.dataset import PAIR_NAMES
+
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--text-pair-column", help="the second text of sentence pairs (NLI, paraphrase, QA), read with "
+                       "the tokenizer's pair encoding; guessed from the header pairs "
+                       + ", ".join(f"{a}/{b}" for a, b in PAIR_NAMES))
+    group.add_argument("--no-text-pair", dest="text_pair_column", action="store_const", const="",
+                       help="read one text even where the header names a pair")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from explorer.data.dataset import MAX_ROWS
     from explorer.model.checkpoints import DEFAULT_CHECKPOINT
@@ -321,8 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--flow", action="store_true", help="also compute attention max-flow")
     a.add_argument("--force", action="store_true", help="compute flow or occlusion even on a long text (slow)")
     a.add_argument("--json", action="store_true", help="print one JSON object")
-    a.add_argument("--attributions", choices=("lig", "ig", "saliency", "input_x_gradient", "occlusion"),
-                   help="also attribute the predicted label's logit to the tokens")
+    a.add_argument("--attributions", choices=("lig", "saliency", "input_x_gradient", "occlusion"),
+                   type=lambda m: "lig" if m == "ig" else m,  # "ig" is another name for lig (attribution.ALIASES)
+                   help="also attribute the predicted label's logit to the tokens (ig: the same as lig)")
     a.set_defaults(func=cmd_analyze)
     t = sub.add_parser("train-sentiment", help="rebuild the embedded sentiment head asset")
     t.add_argument("--epochs", type=_bounded(int, 1, 10_000), default=30)
@@ -332,6 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--csv", required=True)
     d.add_argument("--text-column")
     d.add_argument("--label-column", help="a column, or several 0/1 columns separated by commas")
+    _pair_options(d)
     d.add_argument("--checkpoint", help="also check the labels against this checkpoint's predictions")
     _device_option(d)
     d.add_argument("--label-issues", action="store_true",
@@ -351,6 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--csv", required=True)
     f.add_argument("--text-column")
     f.add_argument("--label-column")
+    _pair_options(f)
     f.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT)
     f.add_argument("--head", default="own", choices=KINDS)
     _device_option(f)
@@ -361,6 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--max-length", type=_bounded(int, 8, 100_000), default=128,
                    help="tokens per text, at most the checkpoint's own maximum")
     f.add_argument("--seed", type=SEED, default=0)
+    f.add_argument("--no-early-stopping", action="store_true",
+                   help="keep the last epoch (default: the epoch with the lowest validation loss)")
     f.add_argument("--out", required=True, help="a new folder for the fine-tuned model")
     f.add_argument("--json", action="store_true", help="print one JSON object")
     f.set_defaults(func=cmd_finetune)

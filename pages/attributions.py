@@ -20,17 +20,19 @@ if a is None:
 sel = selection()
 name, kind, text, seed = sel.name, sel.head, sel.text, sel.seed
 
-want = ss.pop("attr_target_label", None)  # set by the Label audit page when it opens a row here
+want = ss.pop("attr_target_label", None)  # a labels.Target, set by the Label audit page when it opens a row here
 if want is not None:
-    ss["attr_target"] = a.labels.index(want) if want in a.labels else -1
-    if want not in a.labels:
-        st.info(t("audit.target_missing", label=ui.plain(want)))
+    ss["attr_target"] = a.labels.index(want.label) if want.label in a.labels else -1
+    ss["attr_target_note"] = (text, ss["attr_target"], want.note)  # kept past the rerun that follows a run
 c1, c2, c3, c4 = st.columns([3, 2, 2, 3])  # wide enough for the longest method name
 method = c1.selectbox(t("attributions.method"), attr.METHODS, key="attr_method",
                       format_func=lambda m: t(f"attributions.m_{m}"))
 target = c2.selectbox(t("attributions.target"), [-1] + list(range(len(a.labels))), key="attr_target",
                       format_func=lambda i: t("attributions.predicted", label=ui.prediction(a.predicted))
                       if i < 0 else a.labels[i])
+note = ss.get("attr_target_note")
+if note and note[:2] == (text, target) and note[2]:
+    st.info(ui.plain(note[2].message(ui.lang())))
 quantity = c3.radio(t("attributions.quantity"), attr.QUANTITIES, key="attr_quantity", horizontal=True,
                     format_func=lambda q: t(f"attributions.q_{q}"))
 baseline = c4.selectbox(t("attributions.baseline"), attr.BASELINES, key="attr_baseline",
@@ -39,7 +41,7 @@ c1, c2, c3 = st.columns(3)
 steps = window = None
 if method in attr.INTEGRATED:
     steps = c1.select_slider(t("attributions.steps"), ["auto", 8, 16, 32, 64, 128, 256], key="attr_steps",
-                             help=t("attributions.steps_help"),
+                             help=t("attributions.path_help"),
                              format_func=lambda s, auto=t("attributions.auto"): auto if s == "auto" else str(s))
 if method == "occlusion":
     window = int(c1.number_input(t("attributions.window"), 1, 16, 1, key="attr_window"))
@@ -109,8 +111,8 @@ if st.button(t("attributions.faith_run"), key="attr_faith_run"):
 if faith is not None:
     st.dataframe(pd.DataFrame([{
         t("attributions.method"): t(f"attributions.m_{row.method}"),
-        t("attributions.comprehensiveness"): round(row.comprehensiveness, 4),
-        t("attributions.sufficiency"): round(row.sufficiency, 4),
+        t("attributions.comprehensiveness_col"): round(row.comprehensiveness, 4),
+        t("attributions.sufficiency_col"): round(row.sufficiency, 4),
         t("attributions.completeness_error"): "—" if row.completeness_error is None
         else f"{100 * row.completeness_error:.3f}%",
         t("attributions.seconds"): round(row.seconds, 2),

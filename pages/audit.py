@@ -10,6 +10,7 @@ from explorer import ui
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import prepare, read_csv
+from explorer.data.labels import checkpoint_target
 from explorer.text.errors import ExplorerError
 from explorer.ui import t, tn
 
@@ -19,9 +20,11 @@ st.caption(t("audit.intro"))
 
 src = ui.data_source()  # set by the Data page; the demo tweets until then
 name, seed = ui.selection().name, ui.selection().seed
-st.caption(t("audit.data", name=ui.plain(src.name), checkpoint=ui.plain(name)))
-folds = int(st.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **ui.sticky("audit_folds")))
-key = (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, name, seed, folds)
+st.caption(t("audit.data", name=ui.plain(src.title()), checkpoint=ui.plain(name)))
+c1, c2 = st.columns(2)
+folds = int(c1.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **ui.sticky("audit_folds")))
+pair = ui.panels.pair_column(c2, src.columns, src.text_pair_column)
+key = (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, pair, name, seed, folds)
 
 if getattr(ss.get("audit_result"), "key", None) != key:
     if not st.button(t("audit.run"), key="audit_run", type="primary"):
@@ -29,7 +32,7 @@ if getattr(ss.get("audit_result"), "key", None) != key:
     bar = st.progress(0.0, text=t("audit.starting"))
     try:
         table = read_csv(src.bytes)
-        data = prepare(table, src.text_column, src.label_column)
+        data = prepare(table, src.text_column, src.label_column, text_pair_column=pair)
         found = audit(ui.checkpoint(name, seed), data, folds, seed=seed,
                       progress=ui.progress_to(bar), lang=ui.lang())
     except ExplorerError as err:
@@ -44,12 +47,12 @@ data = found.data
 s = found.summary()
 for note in found.notes:
     st.info(ui.plain(note.message(ui.lang())))
-m = st.columns(5)
+m = st.columns(4)
 m[0].metric(t("audit.rows"), len(data.texts))
 m[1].metric(t("audit.flagged"), s["flagged"])
 m[2].metric(t("audit.noise"), f"{s['estimated_noise_rate']:.1%}")
 m[3].metric(t("audit.cv_accuracy"), "—" if s["cv_accuracy"] is None else f"{s['cv_accuracy']:.1%}")
-m[4].metric(t("audit.features"), t(f"audit.pool_{found.features}"))
+st.caption(t("audit.features_used", features=t(f"audit.pool_{found.features}")))  # too long for a metric
 
 # ---- projector, and the confusion matrix, where a click selects a cell's rows ------------------
 flag = np.zeros(len(data.texts), bool)
@@ -61,13 +64,14 @@ rows = ui.panels.audit_confusion(found)
 st.subheader(t("audit.rows_title"))
 target = st.radio(t("audit.open_with"), ("given", "suggested"), key="audit_open_with", horizontal=True,
                   format_func=lambda x: t(f"audit.open_{x}"))
-p_given = found.p_given
+p_given = None if found.p_given_is_quality else found.p_given
 table_rows = pd.DataFrame({
     t("audit.col_row"): rows, t("audit.col_flag"): ["⚑" if flag[r] else "" for r in rows],
     t("audit.col_given"): [str(found.given(r)) for r in rows],
     t("audit.col_suggested"): [str(found.suggested(r)) for r in rows],
     t("audit.col_score"): found.quality[rows].round(3),
-    t("audit.col_text"): [data.texts[r] for r in rows]})
+    t("audit.col_text"): [data.texts[r] for r in rows],
+    **({t("audit.col_text_pair"): [data.text_pairs[r] for r in rows]} if data.text_pairs else {})})
 if p_given is not None:
     table_rows.insert(5, t("audit.col_p_given"), p_given[rows].round(3))
 ss["audit_shown_rows"] = [int(r) for r in rows]  # what a selection's positions refer to
@@ -78,8 +82,9 @@ def _open_row() -> None:
     picked = ss["audit_rows"].selection.rows
     if picked:
         row = ss["audit_shown_rows"][picked[0]]
-        ss["text"] = data.texts[row]
-        ss["attr_target_label"] = str(found.given(row) if target == "given" else found.suggested(row))
+        ss["text"], ss["text_pair"] = data.texts[row], data.text_pairs[row] if data.text_pairs else ""
+        value = found.given(row) if target == "given" else found.suggested(row)
+        ss["attr_target_label"] = checkpoint_target(value, found.problem_type, ui.checkpoint(name, seed))
         ss["audit_open"] = True
 
 
@@ -99,8 +104,12 @@ review = pd.DataFrame({
 edited = st.data_editor(review, key="audit_review", hide_index=True, disabled=["row", "given", "suggested", "score", "text"],
                         column_config={c: st.column_config.Column(t(f"audit.col_{c}")) for c in review.columns})
 ss["audit_accepted"] = accepted = {int(r) for r in edited.loc[edited["accept"], "row"]}
-d1, d2 = st.columns(2)
+d0, d1, d2 = st.columns(3)
 stem = src.name.rsplit(".", 1)[0]
+# Accepted fixes become the next version of the Data page's dataset: Fine-tune and a new audit use it.
+fixed_csv = corrected_csv(table, found, accepted, raw=True)  # data, as it came
+d0.button(tn("audit.use_fixes", len(accepted)), key="audit_use", disabled=not accepted, type="primary",
+          on_click=ui.use_data_version, args=(src, fixed_csv))
 d1.download_button(tn("audit.download_csv", len(accepted)), corrected_csv(table, found, accepted),
                    file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv", help=t("plain.csv_guard"))
 d2.download_button(t("audit.download_report"), report_html(found, accepted, src.name, ui.lang()),

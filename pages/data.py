@@ -5,7 +5,7 @@ import json
 import streamlit as st
 
 from explorer import ui
-from explorer.data.dataset import MAX_BYTES, demo_csv, read_csv
+from explorer.data.dataset import MAX_BYTES, demo_csv, header_pair, read_csv
 from explorer.data.labels import corrected_config, corrected_csv, label_report, merge_labels
 from explorer.text.errors import ExplorerError
 from explorer.ui import sticky, t
@@ -33,8 +33,9 @@ if source == "upload":
     if kept is None:
         st.info(t("data.upload_first"))
         st.stop()
-    if up is None:
-        st.caption(t("data.kept_upload", name=ui.plain(kept.name)))
+    if up is None:  # the uploader is empty after a page switch: no × to remove the kept file with
+        st.caption(t("data.kept_upload_button", name=ui.plain(kept.name)))
+        st.button(t("data.forget_upload", name=ui.plain(kept.name)), key="data_forget", on_click=ss.pop, args=("data_uploaded",))
     raw, name = kept.bytes, kept.name
 else:
     left, right = st.columns(2)
@@ -42,10 +43,10 @@ else:
     permute = right.checkbox(t("data.permute"), **sticky("data_permute", False))
     raw, name = demo_csv(int(per_class), permuted=permute), "demo.csv"
 
-# Fixes the user applied (merges, mappings) replace the file's bytes for this source.
+# Fixes the user applied (merges, mappings, accepted audit suggestions) make versions of this file.
 digest = hashlib.sha1(raw).hexdigest()
-fixed = ss.get("data_fixed", {})
-raw = fixed.get(digest, raw)
+version = ui.data_version(digest)
+raw = version.bytes if version else raw
 try:
     table = read_csv(raw, name=name)
 except ExplorerError as err:
@@ -54,36 +55,37 @@ except ExplorerError as err:
 for note in table.notes:
     st.warning(ui.plain(note.message(ui.lang())))
 cols = ["—"] + list(table.frame.columns)
-for key in ("data_text_column", "data_label_column"):
-    if ss.get(key) not in cols:  # a column of another file
-        ss[key] = "—"
-c1, c2, c3 = st.columns(3)
+ui.panels.guessed_columns(table.frame, cols, "data_text_column", "data_label_column")
+c1, c2, c3, c4 = st.columns(4)
 text_col = c1.selectbox(t("data.text_column"), cols, **sticky("data_text_column"))
 label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_column"))
+pair_col = ui.panels.pair_column(c3, table.frame.columns, (header_pair(table.frame.columns) or ("", ""))[1])
 ck_name, seed = ui.selection().name, ui.selection().seed
-use_ck = c3.checkbox(t("data.compare", name=ui.plain(ck_name)), **sticky("data_compare", True))
+use_ck = c4.checkbox(t("data.compare", name=ui.plain(ck_name)), **sticky("data_compare", True))
 
 # Predicting with the checkpoint takes seconds: redo the report only when its inputs change, show
 # that it is running, and then how long it took.
-report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, ck_name if use_ck else None, seed)
+report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, pair_col, ck_name if use_ck else None, seed)
 try:
     ck = ui.checkpoint(ck_name, seed) if use_ck else None
     with st.status(t("data.checking", name=ui.plain(ck_name)) if use_ck else t("data.reading"), expanded=False) as status:
         guess = lambda c: None if c == "—" else c  # noqa: E731
         report, seconds = ui.memo("data_report", report_key, lambda: ui.timed(
-            lambda: label_report(table, guess(text_col), guess(label_col), ck)))
+            lambda: label_report(table, guess(text_col), guess(label_col), ck, text_pair_column=pair_col)))
         status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
 except ExplorerError as err:
     ui.error(err)
     st.stop()
-ui.set_data_source(ui.DataSource(raw, name, report.text_column, ",".join(report.label_columns),
-                                 tuple(sorted(n for n, _ in report.labels))))
+src = ui.set_data_source(ui.DataSource(
+    raw, name, report.text_column, ",".join(report.label_columns), tuple(sorted(n for n, _ in report.labels)),
+    pair_col, tuple(table.frame.columns), digest, *((version.number, version.changed) if version else ())))
+ui.panels.data_in_use(src, report)
 
 ui.panels.label_summary(report)
 
 
 def _keep(fixed_bytes: bytes, mapping: dict | None = None) -> None:
-    ss.setdefault("data_fixed", {})[digest] = fixed_bytes
+    ui.add_data_version(digest, raw, fixed_bytes)
     if mapping:  # the other fix, a corrected config.json, stays on offer
         ss["data_mapping"] = ui.AppliedMapping(digest, ck_name, mapping)
 

@@ -6,7 +6,7 @@ import streamlit as st
 from explorer import plots, ui
 from explorer.data.dataset import prepare, read_csv
 from explorer.text.errors import ExplorerError
-from explorer.train.finetune import Settings, check_memory, finetune, session_name
+from explorer.train.finetune import Settings, check_head, check_memory, finetune, session_name
 from explorer.ui import sticky, t
 
 LEARNING_RATES = [float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)] + [1.0]
@@ -16,9 +16,9 @@ st.title(t("finetune.title"))
 st.caption(t("finetune.intro"))
 
 src = ui.data_source()  # the Data page's CSV, or the demo
-st.caption(t("finetune.data", name=ui.plain(src.name), n=len(src.labels),
+st.caption(t("finetune.data", name=ui.plain(src.title()), n=len(src.labels),
              labels=ui.plain(", ".join(map(str, src.labels[:12])))))
-name, seed = ui.selection().name, ui.selection().seed
+name, seed, head = ui.selection().name, ui.selection().seed, ui.selection().head
 c1, c2, c3 = st.columns(3)
 mode = c1.radio(t("finetune.mode"), ["head", "full"], format_func=lambda m: t(f"finetune.mode_{m}"),
                 **sticky("ft_mode", "head"))
@@ -26,9 +26,17 @@ epochs = c2.number_input(t("finetune.epochs"), 1, 500, **sticky(f"ft_epochs_{mod
 # Learning rates live on a log scale: each step moves along 1-2-5 (a number stepper adds a constant).
 lr = c3.select_slider(t("finetune.lr"), LEARNING_RATES, format_func=lambda v: f"{v:.0e}",
                       **sticky(f"ft_lr_{mode}", 1e-3 if mode == "head" else 5e-5))
-c4, c5 = st.columns(2)
+c4, c5, c6 = st.columns(3)
 batch = c4.number_input(t("finetune.batch"), 1, 512, **sticky("ft_batch", 32))
 max_len = c5.number_input(t("finetune.max_length"), 8, 512, **sticky("ft_max_length", 128))
+pair = ui.panels.pair_column(c6, src.columns, src.text_pair_column)
+early = st.checkbox(t("finetune.early"), help=t("finetune.early_help"), **sticky("ft_early", True))
+refused = None
+try:  # the sidebar's head, named; refused here in one line when this mode cannot train it
+    st.caption(t("finetune.head", head=head, kind=check_head(ui.checkpoint(name, seed), Settings(mode=mode, head=head))))
+except ExplorerError as err:
+    refused = err
+    ui.error(err)
 
 job = ss.get("ft_job")  # an explorer.runtime.jobs.Job
 running = job is not None and not job.done
@@ -36,10 +44,11 @@ running = job is not None and not job.done
 
 def _start():
     try:
-        data = prepare(read_csv(src.bytes, name=src.name), src.text_column, src.label_column)
+        data = prepare(read_csv(src.bytes, name=src.name), src.text_column, src.label_column, text_pair_column=pair)
         ck = ui.checkpoint(name, seed)
-        settings = Settings(mode=mode, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
-                            max_length=int(max_len), seed=seed)
+        settings = Settings(mode=mode, head=head, epochs=int(epochs), learning_rate=float(lr),
+                            batch_size=int(batch), max_length=int(max_len), seed=seed, early_stopping=early)
+        check_head(ck, settings)
         check_memory(ck, settings, len(data.texts))  # refused here, before a slot is taken
     except ExplorerError as err:
         ss["ft_error"] = err
@@ -50,12 +59,13 @@ def _start():
     if new is None:  # each run holds a model copy: bounded per process
         ss["ft_error"] = t("safety.training_busy")
         return
-    ss["ft_job"] = new
+    ss["ft_job"], ss["ft_total"] = new, int(epochs)  # the count is known before the first epoch ends
     ss.pop("ft_error", None)
 
 
 b1, b2 = st.columns(2)
-b1.button(t("finetune.start"), key="ft_start", on_click=_start, disabled=running, type="primary")
+b1.button(t("finetune.start"), key="ft_start", on_click=_start, disabled=running or refused is not None,
+          type="primary")
 b2.button(t("finetune.stop"), key="ft_stop", disabled=not running, on_click=lambda: ss["ft_job"].stop())
 if ss.get("ft_error"):
     ui.error(ss["ft_error"])
@@ -71,12 +81,12 @@ def _live():
     if job is None:
         return
     hist = list(job.progress)
-    total = hist[-1]["epochs"] if hist else 1
+    total = ss.get("ft_total") or (hist[-1]["epochs"] if hist else 1)
     st.progress(len(hist) / total if hist else 0.0, text=t("finetune.progress", done=len(hist), total=total))
     if hist:
         names = {k: t(f"finetune.metric_{k}") for k in ("loss", "val_loss", "accuracy", "f1_micro", "mse")}
         st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),
-                                              t("finetune.value_axis")), key="ft_curve")
+                                              t("finetune.value_axis"), *ui.panels.kept_mark(job)), key="ft_curve")
     if running and job.done:
         st.rerun()  # finished: redraw the whole page with the results
 
@@ -94,16 +104,5 @@ if job is not None and job.done:
             job.result = res = dataclasses.replace(res, checkpoint=None)
             ss["ft_registered"] = job.name
             st.rerun()  # the sidebar was drawn before this page: redraw it with the new model
-        if res.stopped:
-            st.info(t("finetune.stopped", epoch=res.best_epoch))
-        st.success(t("finetune.done", name=ui.plain(job.name), seconds=f"{res.train_seconds:.1f}"))
-        cols = st.columns(len(res.metrics))
-        for col, (k, v) in zip(cols, res.metrics.items()):
-            col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
-        if res.confusion is not None:
-            st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
-                                                    t("finetune.predicted_axis"), t("finetune.true_axis"), t("finetune.count")),
-                            key="ft_confusion")
-        if job.name in ui.session_checkpoint_names():
-            st.download_button(t("finetune.download"), ui.session_zip(job.name), file_name=f"{job.name}.zip",
-                               mime="application/zip", key="ft_download")
+        ui.panels.finetune_result(res, job.name)
+ui.panels.model_downloads()  # every model of this session, not only the latest

@@ -26,7 +26,8 @@ if a is not None:
     hidden = len(a.labels) - len(shown)
     more = ", …" if hidden else ""
     chain = [
-        (t("home.step_text"), tn("home.n_chars", len(a.text))),
+        (t("home.step_text"), t("home.n_chars_pair", a=len(a.text), b=len(a.text_pair)) if a.text_pair
+         else tn("home.n_chars", len(a.text))),
         (t("home.step_tokens"), tn("home.n_tokens", len(a.tokens))),
         (t("home.step_encoder"), t("home.encoder_desc", layers=n_layers, heads=n_heads)),
         (t("home.step_cls"), t("home.vector", n=a.cls_hidden.shape[0])),
@@ -34,7 +35,8 @@ if a is not None:
         (t("home.step_logits"), ", ".join(f"{v:.2f}" for v in a.logits[shown]) + more),
         # The model's own reading (softmax, sigmoid, or a regression's value), then pipeline()'s where it differs.
         (t("home.step_probs") if own == "softmax" else t(f"pipeline.fn_{own}"),
-         ", ".join(f"{v:.2f}" for v in a.scores[shown]) + more),
+         ", ".join(f"{v:.2f}" for v in (problem.rounded_to_sum(a.scores) if own == "softmax" else a.scores)[shown])
+         + more),
         *([(t("pipeline.step"), ", ".join(f"{v:.2f}" for v in a.pipeline_scores[shown]) + more)]
           if a.pipeline_differs else []),
         (t("home.step_label"), prediction(a.predicted)),

@@ -33,9 +33,13 @@ if a is not None:
                          format_func=lambda p: f"{p} → {P.LOSS_NAMES[p]}")
     n = len(a.labels)
     if ptype == P.ProblemType.SINGLE:
-        ss["logits_target_label"] = min(ss.get("logits_target_label", 0), n - 1)
+        # The true label follows the prediction until the user picks one: a fixed first label would
+        # show a large loss for a text the model gets right.
+        if not ss.get("logits_target_picked") or ss.get("logits_target_label", 0) >= n:
+            ss["logits_target_label"] = int(np.argmax(a.logits))
         target = st.selectbox(t("logits.target_label"), range(n), **ui.sticky("logits_target_label"),
-                              format_func=lambda i: a.labels[i])
+                              format_func=lambda i: a.labels[i], help=t("logits.target_help"),
+                              on_change=lambda: ss.update(logits_target_picked=True))
     elif ptype == P.ProblemType.MULTI:
         ss["logits_target_multi"] = [x for x in ss.get("logits_target_multi", []) if x in a.labels]
         on = st.multiselect(t("logits.target_multi"), a.labels, **ui.sticky("logits_target_multi"))

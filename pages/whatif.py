@@ -24,8 +24,12 @@ if sel.text_pair:
     st.info(t("whatif.pair_kept"))
 
 
-def copy_text_a() -> None:
-    ss["whatif_text"] = text
+def follow_sidebar() -> None:
+    ss["whatif_text"], ss["whatif_follow"] = text, True
+
+
+def edited() -> None:  # an edit ends following; an edit back to the sidebar's text resumes it
+    ss["whatif_follow"] = ss["whatif_text"] == text
 
 
 def pick_word() -> None:
@@ -34,10 +38,17 @@ def pick_word() -> None:
         ss["whatif_drop"] = int(points[0]["customdata"])
 
 
+# The changed text follows the sidebar's text until the user edits it, so it never compares an
+# edit of a sentence the sidebar has since left.
+if ss.setdefault("whatif_follow", True):
+    ss["whatif_text"] = text
 c1, c2 = st.columns([5, 1])
-text_b = c1.text_area(t("whatif.text_b"), height=90, help=t("whatif.text_b_help"),
-                      **ui.sticky("whatif_text", text))  # text B starts as a copy of the sidebar's text
-c2.button(t("whatif.copy"), key="whatif_copy", on_click=copy_text_a, help=t("whatif.copy_help"))
+text_b = c1.text_area(t("whatif.text_b"), height=90, help=t("whatif.changed_help"), on_change=edited,
+                      **ui.sticky("whatif_text", text))
+if ss["whatif_follow"]:
+    c2.caption(t("whatif.following"))
+else:
+    c2.button(t("whatif.follow_again"), key="whatif_copy", on_click=follow_sidebar, help=t("whatif.follow_again_help"))
 
 params = (name, kind, seed, text, text_b, sel.text_pair)
 r = ui.memo("whatif", params)

@@ -367,7 +367,7 @@ def test_cli_reports_attributions_that_do_not_converge(capsys, arch_root, archs,
 
     from explorer.explain import attribution
 
-    monkeypatch.setattr(attribution, "MAX_SPLITS", 0)  # one pass of 2 × 8 nodes, then give up
+    monkeypatch.setattr(attribution, "MAX_STEPS", 5)  # one interval of 5 points, then give up
     monkeypatch.setattr(attribution, "attribute", functools.partial(attribution.attribute, tolerance=1e-12))
     assert main(["analyze", "--checkpoint", str(arch_root / "tiny-gpt2"), "--text", TEXT, "--attributions",
                  "lig"]) == 0

@@ -15,11 +15,10 @@ TEXT = "The quick brown fox jumps over the lazy dog, unbelievably."
 REAL = "I love this movie, the acting is wonderful but the ending was far too long."
 
 
-@pytest.mark.parametrize("method", ["lig", "ig"])
 @pytest.mark.parametrize("quantity", ["logit", "probability"])
-def test_completeness_within_one_percent_on_real_model(sentiment, method, quantity):
+def test_completeness_within_one_percent_on_real_model(sentiment, quantity):
     head = build_head(sentiment, "own")
-    r = attribute(sentiment, head, REAL, method, quantity=quantity)
+    r = attribute(sentiment, head, REAL, "lig", quantity=quantity)
     a = analyze(sentiment, head, REAL)
     assert r.target_label == a.predicted
     expected = a.logits[r.target] if quantity == "logit" else a.softmax[r.target]
@@ -27,7 +26,7 @@ def test_completeness_within_one_percent_on_real_model(sentiment, method, quanti
     diff = r.f_x - r.f_baseline
     assert abs(r.scores.sum() - diff) <= 0.01 * abs(diff)
     assert r.delta == pytest.approx(r.scores.sum() - diff, abs=1e-6)
-    assert r.error <= 0.01 and r.n_steps >= 16 and r.n_steps % 8 == 0  # 8 nodes per path interval
+    assert r.error <= 0.01 and r.converged and r.n_steps >= 5 and (r.n_steps - 1) % 4 == 0  # 5 points, +4 a halving
     assert np.all(r.scores[list(r.special)] == 0)  # baselines keep the special tokens
 
 
@@ -60,7 +59,7 @@ def test_every_method_runs_on_tiny_models(tiny, arch, method):
     assert r.tokens == a.tokens and r.scores.shape == (len(a.tokens),)
     assert np.isfinite(r.scores).all() and np.abs(r.scores).sum() > 0
     assert r.target == 1 and r.target_label == "beta"
-    if method in ("lig", "ig"):
+    if method == "lig":
         assert r.f_x == pytest.approx(a.logits[1], abs=1e-4)  # inputs_embeds path equals input_ids path
         assert r.error <= 0.01
     if method == "saliency":
@@ -72,7 +71,7 @@ def test_every_method_runs_on_tiny_models(tiny, arch, method):
 @pytest.mark.parametrize("baseline", ["pad", "mask", "zero"])
 def test_baselines_and_foreign_heads(tiny, baseline):
     ck = tiny["roberta"]
-    r = attribute(ck, build_head(ck, "mean-linear", seed=3), TEXT, "ig", baseline=baseline)
+    r = attribute(ck, build_head(ck, "mean-linear", seed=3), TEXT, "lig", baseline=baseline)
     assert r.error <= 0.01 and r.baseline == baseline
 
 
@@ -150,7 +149,7 @@ def test_cli_attributions_contract(tiny_root, capsys, method):
     at = out["attributions"]
     assert at["method"] == method and at["target"] == out["predicted"]
     assert len(at["tokens"]) == len(at["scores"]) == len(out["tokens"])
-    if method in ("lig", "ig"):
+    if method == "lig":
         assert abs(sum(at["scores"]) - (at["f_x"] - at["f_baseline"])) <= 0.01 * abs(at["f_x"] - at["f_baseline"]) + 1e-5
         assert abs(at["delta"]) <= 0.01 * abs(at["f_x"] - at["f_baseline"])
 

@@ -35,7 +35,7 @@ def test_page_shows_complete_lig_and_switches_methods():
     at.button(key="attr_faith_run").click().run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
-    assert len(table) == 5 and table.iloc[:, 1].notna().all()
+    assert len(table) == 4 and table.iloc[:, 1].notna().all()
 
 
 def test_long_occlusion_waits_for_run_and_warns():

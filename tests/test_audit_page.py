@@ -10,6 +10,7 @@ from conftest import ROOT, wait_idle
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import prepare, read_csv
+from explorer.data.labels import Target
 from explorer.explain.projector import project
 from explore_helpers import give_csv
 from test_audit import FLIPPED, planted
@@ -32,6 +33,9 @@ def test_page_audits_the_data_page_csv_and_hooks_attributions():
     assert set(found.flagged[:len(FLIPPED)]) == set(FLIPPED)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Flagged"] == str(len(found.flagged)) and metrics["Rows"] == "96"
+    # the features' long name in a caption, not a metric that cuts it off; no twin P(given label) column
+    assert "Features" not in metrics and any(c.value.startswith("Features: ") for c in at.caption)
+    assert "P(given label)" not in list(at.dataframe[0].value.columns)
     charts = _charts(at)
     proj = charts["Every row's features, projected to 2-D (PCA)"]
     assert sum(len(tr["x"]) for tr in proj["data"]) == 96 and {tr["name"] for tr in proj["data"]} == {"negative", "positive"}
@@ -46,7 +50,7 @@ def test_page_audits_the_data_page_csv_and_hooks_attributions():
     assert names == {"flagged", "not flagged"}
     # the hook the page uses to open a row: Attributions picks the requested target label
     at.session_state["checkpoint"] = "minilm-sentiment"
-    at.session_state["attr_target_label"] = "negative"
+    at.session_state["attr_target_label"] = Target("negative")
     at.switch_page("pages/attributions.py").run()
     assert not at.exception
     assert at.selectbox(key="attr_target").value == 0 and "attr_target_label" not in at.session_state
@@ -97,6 +101,15 @@ def test_browser_confusion_cell_then_row_opens_attributions(page):
     wait_idle(page)
     caption = page.get_by_text("Rows labelled '").first.inner_text()
     assert caption.endswith(f": {counts[off]}")
+    page.get_by_role("button", name="Clear the selected cell").click()  # the way back, named on the page
+    wait_idle(page)
+    page.get_by_text("Showing the flagged rows").first.wait_for(timeout=30_000)
+    assert page.get_by_text("Rows labelled '").count() == 0
+    plot = page.locator(".js-plotly-plot").nth(1)
+    page.wait_for_timeout(500)
+    plot.locator(".scatterlayer .trace .points path").nth(off).click(force=True)
+    wait_idle(page)
+    page.get_by_text("Rows labelled '").first.wait_for(timeout=30_000)
     grid = page.locator("[data-testid=stDataFrame]").first
     box = grid.bounding_box()
     grid.click(position={"x": 20, "y": 35 + 18})  # the first row's selection box

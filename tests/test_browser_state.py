@@ -40,7 +40,8 @@ def test_uploaded_csv_merged_in_one_click_is_kept_and_trained_on(page, tmp_path)
     assert sorted(chart(page, T("data.counts_title"))["data"][0]["x"]) == ["negative", "neutral", "positive"]
     assert T("data.issue_near_duplicate_labels") not in _main(page)
     _go(page, "nav.finetune")
-    assert T("finetune.data", name="spellings.csv", n=3, labels="negative, neutral, positive") in _main(page)
+    merged = i18n.n("data.version", 16, "en", name="spellings.csv", version=2)  # 8 "Positive" + 8 "positive "
+    assert T("finetune.data", name=merged, n=3, labels="negative, neutral, positive") in _main(page)
     _go(page, "nav.data")
     assert "spellings.csv" in _main(page)  # not the demo tweets
     assert sorted(chart(page, T("data.counts_title"))["data"][0]["x"]) == ["negative", "neutral", "positive"]

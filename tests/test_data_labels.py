@@ -98,3 +98,69 @@ def test_a_random_head_never_suggests_a_mapping(minilm, tiny):
     # a trained head with real names still gets the check (the tiny models ship their heads)
     named = _report("text,label\n" + "".join(f"w{i},{n}\n" for i in range(6) for n in ("alpha", "beta")), tiny["bert"])
     assert named.confusion is not None
+
+
+def test_typo_label_is_merged_into_the_frequent_one(sentiment):
+    df = demo_frame(per_class=10, seed=3)
+    df.loc[df.index[df["label"] == "positive"][:5], "label"] = "postive"
+    r = label_report(read_csv(df.to_csv(index=False).encode()), ck=sentiment)
+    (issue,) = [i for i in r.issues if i.kind == "near_duplicate_labels"]
+    assert issue.detail["merge"] == {"postive": "positive"} and "postive" in issue.message
+    assert "unseen_labels" not in r.kinds
+    # the typo's rows count as positive rows: never a disagreement with no checkpoint label
+    assert all(w["expected"] is not None for w in r.misclassified)
+    assert "postive" not in r.confusion_rows
+
+
+def test_typo_is_merged_into_the_checkpoint_spelling_when_rarer(sentiment):
+    body = "text,label\n" + "great,postive\n" * 4 + "fine,positive\n" + "bad,negative\n" * 3
+    r = _report(body, sentiment)
+    (issue,) = [i for i in r.issues if i.kind == "near_duplicate_labels"]
+    assert issue.detail["merge"] == {"postive": "positive"}
+
+
+def test_typo_with_no_correct_spelling_is_a_name_mismatch(sentiment):
+    r = _report("text,label\n" + "I love it. Wonderful!,postive\n" * 3 + "I hate it. Awful.,negative\n" * 3, sentiment)
+    (issue,) = [i for i in r.issues if i.kind == "label_name_mismatch"]
+    assert issue.detail["mapping"] == {"postive": "positive"}
+    (unseen,) = [i for i in r.issues if i.kind == "unseen_labels"]
+    assert unseen.detail["csv_only"] == []  # only neutral, which the CSV never uses
+    assert r.suggested_mapping == {"postive": "positive"}
+
+
+@pytest.mark.parametrize("a,b,typo", [("postive", "positive", True), ("negaitve", "negative", True),
+                                      ("very postive", "Very Positive", True), ("class_a", "class_b", False),
+                                      ("label_1", "label_2", False), ("sadness", "madness", False),
+                                      ("negative", "positive", False), ("bad", "bed", False)])
+def test_is_typo(a, b, typo):
+    from explorer.data.labels import is_typo
+    assert is_typo(a, b) is typo
+
+
+def test_two_checkpoint_labels_are_never_merged():
+    from explorer.data.labels import near_duplicates
+    assert near_duplicates({"postive": 9, "positive": 3}, known=("postive", "positive")) == {}
+    assert near_duplicates({"postive": 9, "positive": 3}) == {"positive": "postive"}
+
+
+@pytest.mark.parametrize("value,ptype,label,note", [
+    ("0", "single_label_classification", "negative", "'0' is the checkpoint's 'negative'"),
+    ("2", "single_label_classification", "positive", "'2' is the checkpoint's 'positive'"),
+    ("postive", "single_label_classification", "positive", "'postive' is the checkpoint's 'positive'"),
+    ("neutral", "single_label_classification", "neutral", None),
+    ("sarcasm", "single_label_classification", None, "has no label 'sarcasm'"),
+    ("neutral|positive", "multi_label_classification", "neutral", "the first of the row's labels"),
+    (0.9, "regression", None, "is a score (0.9)"),
+])
+def test_checkpoint_target_follows_the_data_page_mapping(sentiment, value, ptype, label, note):
+    from explorer.data.labels import checkpoint_target
+    got = checkpoint_target(value, ptype, sentiment)
+    assert got.label == label and (got.note is None if note is None else note in got.note)
+
+
+def test_checkpoint_target_of_a_score_on_a_regression_checkpoint(tiny):
+    from explorer.data.labels import checkpoint_target
+    model = copy.deepcopy(tiny["bert"].model)
+    model.config.problem_type = "regression"
+    got = checkpoint_target(0.9, "regression", Checkpoint("scorer", model, tiny["bert"].tokenizer, (), "test"))
+    assert got.label == "alpha" and "given value is 0.9" in got.note

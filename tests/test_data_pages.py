@@ -89,7 +89,8 @@ def test_finetune_page_trains_registers_and_offers_zip():
     titles = _charts(at)
     assert "Validation confusion matrix" in titles and "Loss and validation score per epoch" in titles
     assert len(titles["Loss and validation score per epoch"]["data"][0]["x"]) == 5
-    assert at.get("download_button")  # its zip is built on click (deferred), never kept
+    at.button(key="ft_prepare").click().run()  # its zip is built once, on request, and kept on disk
+    assert not at.exception and at.get("download_button")
     # selectable on the other pages: the home page analyses the text with the fine-tuned model
     at.switch_page("pages/home.py").run()
     at.selectbox(key="checkpoint").set_value(name)

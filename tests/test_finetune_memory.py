@@ -106,9 +106,9 @@ def test_full_finetune_validates_in_batches_of_the_training_size(tiny, data, mon
     sizes = []
     real = ft.predict
 
-    def spy(model, tokenizer, texts, max_length, batch_size):
+    def spy(model, tokenizer, texts, max_length, batch_size, pairs=None):
         sizes.append((len(texts), batch_size))
-        return real(model, tokenizer, texts, max_length, batch_size)
+        return real(model, tokenizer, texts, max_length, batch_size, pairs=pairs)
 
     monkeypatch.setattr(ft, "predict", spy)
     result = ft.finetune(tiny["bert"], data, Settings(mode="full", epochs=2, batch_size=3, max_length=32))

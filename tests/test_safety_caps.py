@@ -129,13 +129,15 @@ def test_labels_render_as_plain_text_on_home_and_data(evil_root):
     at = _app(checkpoint="other…", checkpoint_other=str(evil_root))
     assert at.metric and plain(EVIL)[:4] in at.metric[0].value
     assert not any("![" in body for body in _markdown_bodies(at))
-    # The data page with those labels in a CSV (read through the page's own "fixed bytes" slot).
+    # The data page with those labels in a CSV (read through the page's own "fixed version" slot).
     from explorer.data.dataset import demo_frame
     import hashlib
 
     demo = demo_frame(per_class=10, seed=0).to_csv(index=False).encode()
     rows = "".join(f"text {i},{EVIL if i % 5 else 'ok'}\n" for i in range(40)) + f"one more,{EVIL.upper()}\n"
-    at.session_state["data_fixed"] = {hashlib.sha1(demo).hexdigest(): ("text,label\n" + rows).encode()}
+    from explorer.ui.session import VERSIONS_KEY, DataVersion
+
+    at.session_state[VERSIONS_KEY] = {hashlib.sha1(demo).hexdigest(): DataVersion(("text,label\n" + rows).encode(), 2, 41)}
     at.session_state["data_per_class"] = 10
     at.switch_page("pages/data.py").run()
     assert not at.exception and at.warning

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [row[0] for row in ast.literal_eval(
     re.search(r"^PAGES = (\[.*?^\])", (ROOT / "app.py").read_text(), re.S | re.M).group(1))]
 CONTENT = {"app.text_default"}  # what the model reads, not UI: English on purpose (say so in vi)
-USER_DATA = {"pages/data.py": {"text", "label"}}  # the demo CSV's column names, offered as they are
+# The demo CSV's column names, offered as they are (the pair picker shows them on the Audit and Fine-tune pages too).
+USER_DATA = {page: {"text", "label"} for page in ("pages/data.py", "pages/audit.py", "pages/finetune.py")}
 CHART_KEYS = ("text", "name")
 
 

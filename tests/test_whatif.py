@@ -106,3 +106,35 @@ def test_diff_html_marks_changes_and_escapes():
     html = diff_html(align(_words("a", "<b>", "film", "!"), _words("a", "great", "film", "!")))
     assert "&lt;b&gt;" in html and "<b>" not in html and "line-through" in html and ">great<" in html
     assert html.count(" !") == 0 and "film!" in html  # no space before punctuation
+
+
+def test_diff_text_keeps_spaces_between_words():
+    import re
+
+    from explorer.plots.whatif import diff_html
+
+    words = lambda s: tuple(Word(k, w, 0.0) for k, w in enumerate(s.split()))  # noqa: E731
+    html = diff_html(align(words("I love this flight but"), words("I hate this flight and")))
+    assert re.sub("<[^>]+>", "", html) == "I love hate this flight but and"
+    html = diff_html(align(words("i love this flight"), words("terrible flight !")))
+    assert re.sub("<[^>]+>", "", html) == "i love this terrible flight!"
+
+
+def test_whatif_follows_the_sidebar_until_edited(sentiment):
+    from explore_helpers import open_page
+
+    at = open_page("whatif", text="I love this flight.")
+    assert any("Following the sidebar" in c.value for c in at.caption)
+    for text in ("The food was cold.", "Great crew, smooth landing."):  # the sidebar's text moves on twice
+        at.session_state["text"] = text
+        at.run()
+        assert at.text_area(key="whatif_text").value == text
+        assert not any("line-through" in h.proto.body for h in at.get("html"))  # compares the text with itself
+    at.text_area(key="whatif_text").set_value("Rude crew, late landing.").run()
+    assert not any("Following the sidebar" in c.value for c in at.caption)
+    at.session_state["text"] = "Another sentence."
+    at.run()  # an edit is kept while the sidebar moves on, and the button offers following again
+    assert at.text_area(key="whatif_text").value == "Rude crew, late landing."
+    at.button(key="whatif_copy").click().run()
+    assert at.text_area(key="whatif_text").value == "Another sentence."
+    assert any("Following the sidebar" in c.value for c in at.caption)

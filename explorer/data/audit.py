@@ -11,6 +11,7 @@ flagged when a residual is an outlier.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -70,7 +71,20 @@ class LabelAudit:
         return _name(self.data, self.data.y[row])
 
     def suggested(self, row: int) -> str | float:
-        return _name(self.data, self.predicted[row])
+        value = _name(self.data, self.predicted[row])
+        return round(value, self.decimals) if self.problem_type == ProblemType.REGRESSION else value
+
+    @cached_property
+    def decimals(self) -> int:
+        """Regression: the decimals a suggested value keeps, the given values' own (1 to 4), so 0.138
+        is shown beside 0.899, not 0.898568 (rtol: the values are float32)."""
+        y = np.asarray(self.data.y, np.float64)
+        return next((d for d in range(1, 4) if np.allclose(y, np.round(y, d), rtol=1e-6, atol=1e-9)), 4)
+
+    @property
+    def p_given_is_quality(self) -> bool:
+        """Single-label quality is cleanlab's self-confidence, which is P(given label) itself: one column."""
+        return self.problem_type == ProblemType.SINGLE
 
     @property
     def predicted(self) -> np.ndarray:
@@ -94,7 +108,9 @@ class LabelAudit:
     def issues(self) -> list[dict]:
         """The flagged rows, most suspicious first, as the CLI prints them."""
         p = self.p_given
-        return [{"row": int(r), "text": self.data.texts[r], "given": self.given(r), "suggested": self.suggested(r),
+        pairs = self.data.text_pairs
+        return [{"row": int(r), "text": self.data.texts[r], **({"text_pair": pairs[r]} if pairs else {}),
+                 "given": self.given(r), "suggested": self.suggested(r),
                  "score": round(float(self.quality[r]), 6), "p_given": None if p is None else round(float(p[r]), 6)}
                 for r in self.flagged]
 
@@ -255,10 +271,11 @@ def audit(ck, data: LabeledData, folds: int = FOLDS, seed: int = 0, max_length: 
     say = progress or (lambda frac, msg: None)
     # The encoder pass dominates; the K-fold fits share the last tenth of the bar.
     feats = cached_features(ck, data.texts, max_length, "first",
-                            progress=lambda frac, msg: say(0.9 * frac, i18n.t("audit.progress_features", lang, done=msg)))
+                            progress=lambda frac, msg: say(0.9 * frac, i18n.t("audit.progress_features", lang, done=msg)),
+                            text_pairs=data.text_pairs)
     results = {}
     for j, pool in enumerate(CANDIDATES):
-        x = cached_features(ck, data.texts, max_length, pool)
+        x = cached_features(ck, data.texts, max_length, pool, text_pairs=data.text_pairs)
         total = folds * len(CANDIDATES)
         oof = out_of_fold(x, data, folds, seed, lambda i: say(0.9 + 0.1 * (j * folds + i) / total,
                                                               i18n.t("audit.progress_folds", lang,

@@ -24,8 +24,10 @@ def corrected_frame(table: Table, found: LabelAudit, accepted) -> pd.DataFrame:
     return out
 
 
-def corrected_csv(table: Table, found: LabelAudit, accepted) -> bytes:
-    return csv_bytes(corrected_frame(table, found, accepted), sep=table.delimiter)  # formulas guarded
+def corrected_csv(table: Table, found: LabelAudit, accepted, raw: bool = False) -> bytes:
+    """The table with the accepted suggestions applied; formula cells guarded for a spreadsheet
+    (explorer.text.plain.csv_bytes) unless `raw` (the data the app reads on)."""
+    return csv_bytes(corrected_frame(table, found, accepted), raw=raw, sep=table.delimiter)
 
 
 def report_html(found: LabelAudit, accepted, source: str, lang: str = "en") -> str:
@@ -33,15 +35,24 @@ def report_html(found: LabelAudit, accepted, source: str, lang: str = "en") -> s
     t = lambda key, **kw: escape_html(i18n.t(f"audit.report_{key}", lang, **kw))  # noqa: E731
     s = found.summary()
     accepted = {int(r) for r in accepted}
-    head = "".join(f"<th>{t(k)}</th>" for k in ("row", "given", "suggested", "score", "p_given", "decision", "text"))
-    body = "".join(
-        f"<tr><td>{i['row']}</td><td>{escape_html(str(i['given']))}</td><td>{escape_html(str(i['suggested']))}</td>"
-        f"<td>{i['score']:.3f}</td><td>{'' if i['p_given'] is None else format(i['p_given'], '.3f')}</td>"
-        f"<td>{t('accepted') if i['row'] in accepted else t('kept')}</td><td>{escape_html(i['text'])}</td></tr>"
-        for i in found.issues())
+    cols = [k for k in ("row", "given", "suggested", "score", "p_given", "decision", "text")
+            if k != "p_given" or not found.p_given_is_quality]
+    head = "".join(f"<th>{t(k)}</th>" for k in cols)
+
+    def cell(i: dict, k: str) -> str:
+        if k == "decision":
+            return t("accepted") if i["row"] in accepted else t("kept")
+        if k in ("score", "p_given"):
+            return "" if i[k] is None else format(i[k], ".3f")
+        return escape_html(str(i[k]))
+
+    body = "".join("<tr>" + "".join(f"<td>{cell(i, k)}</td>" for k in cols) + "</tr>" for i in found.issues())
     acc = "—" if s["cv_accuracy"] is None else f"{s['cv_accuracy']:.1%}"
-    summary = t("summary", rows=len(found.data.texts), flagged=s["flagged"], noise=f"{s['estimated_noise_rate']:.1%}",
-                folds=s["folds"], accuracy=acc, features=s["features"], accepted=len(accepted))
+    n = lambda key, count: i18n.n(f"audit.report_{key}", count, lang)  # noqa: E731
+    summary = escape_html(i18n.t(
+        "audit.report_summary_n", lang, rows=n("rows", len(found.data.texts)), flagged=s["flagged"],
+        noise=f"{s['estimated_noise_rate']:.1%}", folds=s["folds"], accuracy=acc,
+        features=i18n.t(f"audit.pool_{s['features']}", lang), accepted=n("accepted_n", len(accepted))))
     return (f"<!doctype html><html lang='{lang}'><head><meta charset='utf-8'><title>{t('title')}</title>"
             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}</style></head><body>"

@@ -62,6 +62,10 @@ MAX_ROWS = 100_000
 MAX_CELL_WORDS = 5_000  # a cell longer than this is almost surely a broken quote, not a text
 DELIMITERS = (",", "\t", ";", "|")
 TEXT_NAMES = ("text", "sentence", "review", "content", "tweet", "document", "body", "message", "comment")
+# Headers of sentence-pair datasets (text, text pair), matched case-insensitively, first match wins: NLI
+# (premise/hypothesis), GLUE's MRPC/STS-B/RTE (sentence1/sentence2), QA and retrieval pairs.
+PAIR_NAMES = (("premise", "hypothesis"), ("sentence1", "sentence2"), ("question", "answer"), ("question", "passage"),
+              ("question", "context"), ("text_a", "text_b"), ("query", "document"), ("query", "passage"))
 LABEL_NAMES = ("label", "labels", "sentiment", "class", "category", "target", "y", "tag", "tags", "intent")
 # Spellings of "no value"; not pandas' full list, which would swallow a real label like "NA" or "None".
 NA_VALUES = ["", "NaN", "nan", "NULL", "null", "<NA>", "#N/A", "N/A", "n/a"]
@@ -88,6 +92,8 @@ class LabeledData:
     text_column: str
     label_columns: tuple[str, ...]
     notes: tuple[str, ...]
+    text_pairs: tuple[str, ...] | None = None  # the second text of each row (sentence pairs), else None
+    text_pair_column: str | None = None
 
 
 def demo_csv(per_class: int, permuted: bool = False) -> bytes:
@@ -257,11 +263,47 @@ def _is_binary_column(col: pd.Series) -> bool:
     return bool(vals) and vals <= {"0", "1", "0.0", "1.0"}
 
 
-def guess_columns(frame: pd.DataFrame, text_column: str | None = None,
-                  label_column: str | None = None) -> tuple[str, tuple[str, ...]]:
-    """(text column, label columns). Several label columns mean multi-label 0/1 columns.
+def header_pair(columns) -> tuple[str, str] | None:
+    """(text column, pair column) when the header names a common sentence pair (PAIR_NAMES), else None."""
+    lower = {str(c).lower(): c for c in columns}
+    return next(((lower[a], lower[b]) for a, b in PAIR_NAMES if a in lower and b in lower), None)
 
-    `label_column` may name several columns separated by commas. Raises DataError.
+
+def _pair_column(frame: pd.DataFrame, text: str, labels: tuple[str, ...], text_pair_column: str | None) -> str | None:
+    if text_pair_column is None:  # guessed: the partner of the text column in a common header pair
+        found = header_pair(frame.columns)
+        pair = found[1] if found and found[0] == text and found[1] not in labels else None
+    else:
+        pair = text_pair_column.strip() or None
+    if pair is None:
+        return None
+    if pair not in frame.columns:
+        raise DataError("data_no_column", column=pair, columns=", ".join(frame.columns))
+    if pair == text:
+        raise DataError("data_pair_is_text", column=pair)
+    if pair in labels:
+        raise DataError("data_text_is_label", column=pair)
+    cells = frame[pair]
+    empty = cells.isna() | (cells.fillna("").str.strip() == "")
+    if empty.any():  # a pair with one side missing is not a pair; the tokenizer would read one text
+        raise DataError("data_empty_pair", n=int(empty.sum()), column=pair, row=_row(empty))
+    return pair
+
+
+def guess_columns(frame: pd.DataFrame, text_column: str | None = None,
+                  label_column: str | None = None, text_pair_column: str | None = None) -> tuple[str, tuple[str, ...]]:
+    """(text column, label columns); see guess_pair_columns."""
+    return guess_pair_columns(frame, text_column, label_column, text_pair_column)[:2]
+
+
+def guess_pair_columns(frame: pd.DataFrame, text_column: str | None = None, label_column: str | None = None,
+                       text_pair_column: str | None = None) -> tuple[str, tuple[str, ...], str | None]:
+    """(text column, label columns, pair column or None). Several label columns mean multi-label 0/1 columns.
+
+    `label_column` may name several columns separated by commas. `text_pair_column` names the column of
+    each row's second text (sentence pairs); None guesses it from a common header pair (premise ->
+    hypothesis, sentence1 -> sentence2, ...; PAIR_NAMES), "" means one text. Raises DataError, also
+    for a pair column that is missing, is the text column, or has an empty cell.
     """
     cols = list(frame.columns)
 
@@ -270,11 +312,14 @@ def guess_columns(frame: pd.DataFrame, text_column: str | None = None,
             raise DataError("data_no_column", column=c, columns=", ".join(cols))
         return c
 
+    found = header_pair(cols)
     if text_column:
         text = need(text_column.strip())
     else:
         named = [c for c in cols if c.lower() in TEXT_NAMES]
-        if named:
+        if found:  # a pair's header names its first text
+            text = found[0]
+        elif named:
             text = named[0]
         else:
             lengths = {c: frame[c].dropna().str.len().mean() for c in cols}
@@ -283,17 +328,19 @@ def guess_columns(frame: pd.DataFrame, text_column: str | None = None,
         labels = tuple(need(c.strip()) for c in label_column.split(",") if c.strip())
         if text in labels:
             raise DataError("data_text_is_label", column=text)
-        return text, labels
-    rest = [c for c in cols if c != text]
+        return text, labels, _pair_column(frame, text, labels, text_pair_column)
+    # Two columns: a guessed partner (question, answer) is the label, nothing else could be.
+    pair = None if text_pair_column is None and len(cols) == 2 else _pair_column(frame, text, (), text_pair_column)
+    rest = [c for c in cols if c not in (text, pair)]
     if not rest:
         raise DataError("data_one_column", column=text)
     named = [c for c in rest if c.lower() in LABEL_NAMES]
     if named:
-        return text, (named[0],)
+        return text, (named[0],), pair
     binary = [c for c in rest if _is_binary_column(frame[c])]
     if len(binary) >= 2:
-        return text, tuple(binary)
-    return text, (min(rest, key=lambda c: frame[c].nunique()),)
+        return text, tuple(binary), pair
+    return text, (min(rest, key=lambda c: frame[c].nunique()),), pair
 
 
 def _numbers(col: pd.Series) -> pd.Series | None:
@@ -355,9 +402,10 @@ def sorted_names(names) -> list[str]:
 
 
 def prepare(table: Table, text_column: str | None = None, label_column: str | None = None,
-            max_words: int = MAX_CELL_WORDS) -> LabeledData:
-    """Texts and encoded labels ready to train on. Raises DataError for anything unusable."""
-    text_col, label_cols = guess_columns(table.frame, text_column, label_column)
+            max_words: int = MAX_CELL_WORDS, text_pair_column: str | None = None) -> LabeledData:
+    """Texts (and, for sentence pairs, their second texts) and encoded labels ready to train on.
+    `text_pair_column`: None guesses from the header, "" means one text. Raises DataError for anything unusable."""
+    text_col, label_cols, pair_col = guess_pair_columns(table.frame, text_column, label_column, text_pair_column)
     frame, cleaned = clean_label_cells(table.frame, label_cols)
     texts = frame[text_col]
     empty = texts.isna() | (texts.fillna("").str.strip() == "")
@@ -365,10 +413,11 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
         raise DataError("data_no_text", column=text_col)
     if empty.any():
         raise DataError("data_empty_text", n=int(empty.sum()), column=text_col, row=_row(empty))
-    words = texts.str.split().str.len()
-    if (words > max_words).any():
-        raise DataError("data_long_cell", row=_row(words > max_words), n=f"{int(words.max()):,}", column=text_col,
-                        limit=f"{max_words:,}")
+    for column in (text_col, pair_col) if pair_col else (text_col,):
+        words = frame[column].str.split().str.len()
+        if (words > max_words).any():
+            raise DataError("data_long_cell", row=_row(words > max_words), n=f"{int(words.max()):,}", column=column,
+                            limit=f"{max_words:,}")
     missing = frame[list(label_cols)].isna().any(axis=1)
     if missing.all():
         raise DataError("data_no_labels", columns=", ".join(label_cols))
@@ -402,8 +451,10 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
         y = raw.map(index).to_numpy(np.int64)
     if kind != ProblemType.REGRESSION and len(names) < 2:
         raise DataError("data_one_class", name=names[0] if names else "—", columns=", ".join(label_cols))
+    pairs = tuple(frame[pair_col].str.strip()) if pair_col else None
     return LabeledData(texts=tuple(texts.str.strip()), y=y, label_names=tuple(names), problem_type=kind,
-                       text_column=text_col, label_columns=label_cols, notes=table.notes + cleaned)
+                       text_column=text_col, label_columns=label_cols, notes=table.notes + cleaned,
+                       text_pairs=pairs, text_pair_column=pair_col)
 
 
 def _canonical_ints(raw: pd.Series) -> pd.Series:
@@ -431,3 +482,14 @@ def _refuse_non_finite(col: pd.Series, values: np.ndarray | None = None) -> None
 def _row(mask: pd.Series) -> int:
     # Row numbers as a spreadsheet shows them: 1 is the header, data start at 2.
     return int(np.flatnonzero(mask.to_numpy())[0]) + 2
+
+
+def changed_rows(before: Table, after: Table) -> int:
+    """Rows that differ between two versions of one file (a fix changes cells, never the row order);
+    a row only one of them has counts as changed."""
+    a, b = before.frame.fillna(""), after.frame.fillna("")
+    n = min(len(a), len(b))
+    if list(a.columns) != list(b.columns):
+        return max(len(a), len(b))
+    differ = (a.iloc[:n].astype(str).to_numpy() != b.iloc[:n].astype(str).to_numpy()).any(axis=1)
+    return int(differ.sum()) + abs(len(a) - len(b))

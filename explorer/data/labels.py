@@ -15,6 +15,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,7 @@ from explorer.model.checkpoints import Checkpoint
 from explorer.model.problem import ProblemType, confusion_counts
 from explorer.text.errors import Message
 from explorer.text.plain import csv_bytes
-from explorer.data.dataset import (Table, clean_label_cells, empty_set_is_valid, guess_columns, label_set,
+from explorer.data.dataset import (Table, clean_label_cells, empty_set_is_valid, guess_pair_columns, label_set,
                                    label_shape, sorted_names, split_multi, strip_invisible)
 
 IMBALANCE_RATIO = 5.0  # largest / smallest class count that counts as imbalanced
@@ -62,11 +63,12 @@ class LabelReport:
     confusion: np.ndarray | None = None  # (csv labels, checkpoint labels) counts
     confusion_rows: tuple[str, ...] = ()
     confusion_cols: tuple[str, ...] = ()
-    misclassified: tuple[dict, ...] = ()  # {text, label, expected, predicted} under the best mapping
+    misclassified: tuple[dict, ...] = ()  # {text, [text_pair], label, expected, predicted} under the best mapping
     agreement: str = "accuracy"  # what accuracy_before/after measure: "accuracy" | "macro_f1" (multi-label)
     # With a suggested mapping: {side: "checkpoint" | "either", reason, advice (Message), config
     # ({id2label, label2id} for config.json), csv ({CSV name: name to write in the CSV})}.
     fix: dict | None = None
+    text_pair_column: str | None = None  # the second text of sentence pairs, read with the pair encoding
 
     @property
     def kinds(self) -> set[str]:
@@ -74,7 +76,8 @@ class LabelReport:
 
     def to_json(self) -> dict:
         return {
-            "rows": self.rows, "text_column": self.text_column, "label_columns": list(self.label_columns),
+            "rows": self.rows, "text_column": self.text_column, "text_pair_column": self.text_pair_column,
+            "label_columns": list(self.label_columns),
             "problem_type": self.problem_type, "loss": self.loss,
             "labels": [{"name": n, "count": c} for n, c in self.labels],
             "issues": [{"kind": i.kind, "message": i.message, **({"detail": i.detail} if i.detail else {})}
@@ -111,21 +114,62 @@ def name_matches(csv_names, ck_labels: tuple[str, ...]) -> dict[str, str]:
 
     csv_names = list(csv_names)
     ours, theirs = by_key(csv_names), by_key(ck_labels)
-    return {n: theirs[k][0] for n in csv_names
-            if n not in ck_labels and (k := name_key(n)) and len(ours[k]) == 1 and len(theirs.get(k, ())) == 1
-            and theirs[k][0] not in csv_names}
+    out = {n: theirs[k][0] for n in csv_names
+           if n not in ck_labels and (k := name_key(n)) and len(ours[k]) == 1 and len(theirs.get(k, ())) == 1
+           and theirs[k][0] not in csv_names}
+    # A typo of one checkpoint label the CSV does not use ("postive" with no "positive" row) names it too.
+    for n in csv_names:
+        typos = [c for c in ck_labels if is_typo(n, c)]
+        if n not in ck_labels and n not in out and len(typos) == 1 and typos[0] not in csv_names \
+                and typos[0] not in out.values():
+            out[n] = typos[0]
+    return out
 
 
-def near_duplicates(names_counts: dict[str, int]) -> dict[str, str]:
-    """{variant: canonical} where canonical is the most frequent spelling of its group, stripped of
-    surrounding spaces (merge_labels strips every label, so a canonical "positive " would not stick)."""
+# A typo: the same words but one or more spelt a little differently ("postive", "negaitve"). difflib's
+# ratio stands in for a Damerau-Levenshtein ratio (rapidfuzz is not a dependency and this runs on a
+# few dozen names): a transposition costs it two matches, so "negaitve" still scores 0.875. Words
+# under 4 letters, words with digits and words that differ in their first letter are never typos:
+# "class_a"/"class_b", "label_1"/"label_2" and "sadness"/"madness" are different labels.
+TYPO_RATIO = 0.85
+MAX_TYPO_NAMES = 300  # distinct names compared pairwise; more is a text column, not labels
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def is_typo(a: str, b: str) -> bool:
+    """Do `a` and `b` name one label with a word misspelt? (Not when they are equal under label_key.)"""
+    wa, wb = _WORDS.findall(label_key(a)), _WORDS.findall(label_key(b))
+    pairs = [(x, y) for x, y in zip(wa, wb) if x != y]
+    return len(wa) == len(wb) and bool(pairs) and all(
+        min(len(x), len(y)) >= 4 and x[0] == y[0] and not any(c.isdigit() for c in x + y)
+        and SequenceMatcher(None, x, y).ratio() >= TYPO_RATIO for x, y in pairs)
+
+
+def near_duplicates(names_counts: dict[str, int], known: tuple[str, ...] = ()) -> dict[str, str]:
+    """{variant: canonical}: names that differ by case, spacing or Unicode form, or by a typo
+    (is_typo), merged into the group's name the checkpoint knows (`known`), else its most frequent.
+    Canonicals are stripped of surrounding spaces (merge_labels strips every label, so a canonical
+    "positive " would not stick). Two names the checkpoint both knows are never merged."""
     groups: dict[str, list[str]] = {}
     for name in names_counts:
         groups.setdefault(label_key(name), []).append(name)
+    rank = lambda n: (n in known, names_counts[n], n)  # noqa: E731
+    order = sorted(groups.values(), key=lambda g: max(map(rank, g)), reverse=True)
+    fuzzy = len(order) <= MAX_TYPO_NAMES
+    # Greedy, most frequent first: a group joins the first larger one it is a typo of, so a chain
+    # of typos never links two labels the checkpoint knows.
+    heads: list[list[str]] = []
+    for group in order:
+        head = max(group, key=rank)
+        into = None if head in known or not fuzzy else next((h for h in heads if is_typo(head, max(h, key=rank))), None)
+        if into is None:
+            heads.append(list(group))
+        else:
+            into.extend(group)
     merge = {}
-    for group in groups.values():
+    for group in heads:
         if len(group) > 1:
-            canonical = max(group, key=lambda n: (names_counts[n], n)).strip()
+            canonical = max(group, key=rank).strip()
             merge.update({n: canonical for n in group if n != canonical})
     return merge
 
@@ -156,20 +200,24 @@ def checkpoint_issues(ck: Checkpoint) -> list[Issue]:
     return issues
 
 
-def predict_logits(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128) -> np.ndarray:
-    """(n, labels) float32 logits from the checkpoint, read-only (inference mode)."""
+def predict_logits(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128,
+                   text_pairs: list[str] | None = None) -> np.ndarray:
+    """(n, labels) float32 logits from the checkpoint, read-only (inference mode). With `text_pairs`, each
+    row is the tokenizer's pair encoding of (text, pair), as a sentence-pair classifier reads it."""
     out = []
     with torch.inference_mode():
         for i in range(0, len(texts), batch_size):
-            enc = ck.tokenizer(texts[i:i + batch_size], truncation=True, max_length=max_length,
+            pairs = text_pairs[i:i + batch_size] if text_pairs is not None else None
+            enc = ck.tokenizer(texts[i:i + batch_size], pairs, truncation=True, max_length=max_length,
                                padding=True, return_tensors="pt").to(ck.model.device)
             out.append(ck.model(**enc).logits.float().cpu().numpy())
     return np.concatenate(out) if out else np.zeros((0, len(ck.labels)), np.float32)
 
 
-def predict_ids(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128) -> np.ndarray:
-    """(n,) argmax label ids from the checkpoint, read-only (inference mode)."""
-    return predict_logits(ck, texts, batch_size, max_length).argmax(-1)
+def predict_ids(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128,
+                text_pairs: list[str] | None = None) -> np.ndarray:
+    """(n,) argmax label ids from the checkpoint, read-only (inference mode); pairs as predict_logits."""
+    return predict_logits(ck, texts, batch_size, max_length, text_pairs).argmax(-1)
 
 
 def _identity_target(name: str, ck_labels: tuple[str, ...], renames: dict[str, str] | None = None) -> str | None:
@@ -183,6 +231,37 @@ def _identity_target(name: str, ck_labels: tuple[str, ...], renames: dict[str, s
     return None
 
 
+@dataclass(frozen=True)
+class Target:
+    """Which of a checkpoint's labels explains a dataset row's label (Label audit → Attributions)."""
+    label: str | None  # a checkpoint label; None: explain its prediction
+    note: Message | None = None  # how the row's label was mapped, or why it has no label to explain
+
+
+def checkpoint_target(value: str | float, data_type: str, ck: Checkpoint) -> Target:
+    """The checkpoint label that explains a row's label `value` ("0", "postive", "a|b", 0.9) the way the
+    Data page maps labels to the checkpoint: names as they are, spelling variants and typos of one
+    checkpoint label, integer labels as ids. A score has a label only on a one-output (regression)
+    checkpoint; a label set is explained one label at a time, its first."""
+    from explorer.model.problem import problem_type
+
+    ck_labels, ck_type = ck.labels, problem_type(ck.model.config)
+    if data_type == ProblemType.REGRESSION:
+        if ck_type == ProblemType.REGRESSION:
+            return Target(ck_labels[0], Message("target_score", value=value, label=ck_labels[0]))
+        return Target(None, Message("target_no_score_label", value=value, name=ck.name, n=len(ck_labels)))
+    parts = label_set(value) if data_type == ProblemType.MULTI else [str(value).strip()]
+    if not parts:
+        return Target(None, Message("target_empty_set"))
+    name = parts[0]
+    mapped = _identity_target(name, ck_labels, name_matches([name], ck_labels))
+    if mapped is None:
+        return Target(None, Message("target_missing", label=name, name=ck.name))
+    note = Message("target_first", label=mapped, labels=str(value)) if len(parts) > 1 else \
+        Message("target_mapped", label=name, mapped=mapped) if mapped != name else None
+    return Target(mapped, note)
+
+
 def _assign(score: np.ndarray, rows: list[str], ck_labels: tuple[str, ...], identity: dict) -> dict[str, str]:
     """The one-to-one CSV -> checkpoint mapping with the most `score` (rows, checkpoint labels). Ties go
     to the identity, so a mapping never moves a label without evidence."""
@@ -194,11 +273,13 @@ def _assign(score: np.ndarray, rows: list[str], ck_labels: tuple[str, ...], iden
     return {rows[i]: ck_labels[j] for i, j in zip(r, c)}
 
 
-def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: dict[str, str] | None = None) -> dict:
-    """Confusion matrix, Hungarian mapping and before/after accuracy for single-label data."""
+def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: dict[str, str] | None = None,
+                  text_pairs: list[str] | None = None) -> dict:
+    """Confusion matrix, Hungarian mapping and before/after accuracy for single-label data (sentence
+    pairs when `text_pairs` is given)."""
     ck_labels = ck.labels
     rows = sorted_names(labels)
-    pred = predict_ids(ck, texts)
+    pred = predict_ids(ck, texts, text_pairs=text_pairs)
     r_index = {n: i for i, n in enumerate(rows)}
     conf = confusion_counts([r_index[v] for v in labels], pred, len(rows), len(ck_labels))
     identity = {n: _identity_target(n, ck_labels, renames) for n in rows}
@@ -206,18 +287,25 @@ def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: 
     n = max(len(labels), 1)
     before = sum(conf[r_index[a], ck_labels.index(b)] for a, b in identity.items() if b is not None) / n
     after = sum(conf[r_index[a], ck_labels.index(b)] for a, b in best.items()) / n
-    wrong = [{"text": t, "label": v, "expected": best.get(v), "predicted": ck_labels[p]}
-             for t, v, p in zip(texts, labels, pred) if best.get(v) != ck_labels[p]]
+    # A label with no counterpart in the checkpoint (more CSV labels than it has) is an unseen label,
+    # not a disagreement on each of its rows.
+    wrong = [{"text": t, **_pair(text_pairs, i), "label": v, "expected": best[v], "predicted": ck_labels[p]}
+             for i, (t, v, p) in enumerate(zip(texts, labels, pred)) if v in best and best[v] != ck_labels[p]]
     return {"confusion": conf, "rows": tuple(rows), "cols": ck_labels, "best": best, "identity": identity,
             "before": float(before), "after": float(after), "misclassified": tuple(wrong[:50])}
 
 
+def _pair(text_pairs: list[str] | None, i: int) -> dict:
+    """A misclassified row's second text, when the data are sentence pairs."""
+    return {} if text_pairs is None else {"text_pair": text_pairs[i]}
+
+
 def multi_mapping_check(texts: list[str], y: np.ndarray, names: list[str], ck: Checkpoint,
-                        renames: dict[str, str] | None = None) -> dict:
+                        renames: dict[str, str] | None = None, text_pairs: list[str] | None = None) -> dict:
     """Multi-label data (`y`: (n, names) 0/1) against the checkpoint's sigmoid(logits) > 0.5:
     co-occurrence counts, per-pair F1, the assignment with the most F1 and the mean F1 before/after."""
     ck_labels = ck.labels
-    pred = torch.sigmoid(torch.from_numpy(predict_logits(ck, texts))).numpy() > 0.5  # (n, m), HF's multi-label rule
+    pred = torch.sigmoid(torch.from_numpy(predict_logits(ck, texts, text_pairs=text_pairs))).numpy() > 0.5  # (n, m), HF's multi-label rule
     yes = np.asarray(y) > 0.5  # (n, k)
     both = yes.T.astype(np.int64) @ pred.astype(np.int64)  # (k, m) rows where CSV label i and prediction j agree on yes
     size = yes.sum(0)[:, None] + pred.sum(0)[None, :]
@@ -229,11 +317,11 @@ def multi_mapping_check(texts: list[str], y: np.ndarray, names: list[str], ck: C
     before = sum(f1[i, ck_labels.index(identity[n])] for i, n in enumerate(names) if identity[n] is not None) / k
     after = sum(f1[i, ck_labels.index(best[n])] for i, n in enumerate(names) if n in best) / k
     wrong = []
-    for t, row, p in zip(texts, yes, pred):
+    for i, (t, row, p) in enumerate(zip(texts, yes, pred)):
         expected = sorted(best[n] for n, on in zip(names, row) if on and n in best)
         predicted = [c for c, on in zip(ck_labels, p) if on]
         if sorted(predicted) != expected:
-            wrong.append({"text": t, "label": "|".join(n for n, on in zip(names, row) if on),
+            wrong.append({"text": t, **_pair(text_pairs, i), "label": "|".join(n for n, on in zip(names, row) if on),
                           "expected": "|".join(expected), "predicted": "|".join(predicted)})
     return {"confusion": both, "rows": tuple(names), "cols": ck_labels, "best": best, "identity": identity,
             "before": float(before), "after": float(after), "misclassified": tuple(wrong[:50])}
@@ -276,9 +364,11 @@ def _traps(kind: str, names: list[str]) -> list[Message]:
 
 
 def label_report(table: Table, text_column: str | None = None, label_column: str | None = None,
-                 ck: Checkpoint | None = None, max_predict: int = MAX_PREDICT, seed: int = 0) -> LabelReport:
-    """Everything worth knowing about a table's labels; raises DataError only for missing columns."""
-    text_col, label_cols = guess_columns(table.frame, text_column, label_column)
+                 ck: Checkpoint | None = None, max_predict: int = MAX_PREDICT, seed: int = 0,
+                 text_pair_column: str | None = None) -> LabelReport:
+    """Everything worth knowing about a table's labels; raises DataError only for unusable columns.
+    `text_pair_column`: None guesses a sentence pair from the header, "" means one text (guess_pair_columns)."""
+    text_col, label_cols, pair_col = guess_pair_columns(table.frame, text_column, label_column, text_pair_column)
     frame, cleaned = clean_label_cells(table.frame, label_cols)
     kind = label_shape(frame, label_cols)
     # Shown with the other issues (the data page and inspect-data list them); prepare() notes the same.
@@ -303,10 +393,10 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
             raw = pd.Series([p for v in raw for p in label_set(v)], dtype=object)
         counts = {str(k): int(v) for k, v in raw.value_counts().items()}
     names = list(counts)
-    merge = near_duplicates(counts)
+    merge = near_duplicates(counts, ck.labels if ck is not None and kind != ProblemType.REGRESSION else ())
     if merge:
         pairs = ", ".join(f"'{a}' → '{b}'" for a, b in merge.items())
-        issues.append(Issue("near_duplicate_labels", Message("issue_near_duplicates", pairs=pairs),
+        issues.append(Issue("near_duplicate_labels", Message("issue_near_spellings", pairs=pairs),
                             {"merge": merge}))
     if kind != ProblemType.REGRESSION and len(counts) - len(merge) <= 1:
         issues.append(Issue("single_class", Message("issue_single_class", names=", ".join(names) or "—")))
@@ -345,13 +435,14 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
         if kind != ProblemType.REGRESSION and len(names) >= 2 and (not generic or all_ids) and not ck.new_weights:
             sample = valid.sample(n=min(max_predict, len(valid)), random_state=seed)
             texts = sample[text_col].fillna("").astype(str).tolist()
+            pairs = sample[pair_col].astype(str).tolist() if pair_col else None
             if kind == ProblemType.SINGLE:
                 labels = sample[label_cols[0]].str.strip().map(lambda v: merge.get(v, v)).tolist()
-                check = mapping_check(texts, labels, ck, renames)
+                check = mapping_check(texts, labels, ck, renames, text_pairs=pairs)
                 permuted = check["after"] >= check["before"] + PERMUTED_GAIN
             else:
                 y, rows = _label_matrix(sample, label_cols, merge)
-                check = multi_mapping_check(texts, y, rows, ck, renames)
+                check = multi_mapping_check(texts, y, rows, ck, renames, text_pairs=pairs)
             moved = {a: b for a, b in check["best"].items() if check["identity"].get(a) != b}
             if kind == ProblemType.MULTI:
                 permuted = bool(moved) and (check["after"] - check["before"]) * len(rows) / len(moved) >= MOVED_F1_GAIN
@@ -373,7 +464,7 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
     return LabelReport(
         rows=len(frame), text_column=text_col, label_columns=label_cols, problem_type=kind, loss=kind.loss_name,
         labels=tuple(sorted(counts.items(), key=lambda kv: -kv[1])), issues=tuple(issues),
-        traps=tuple(_traps(kind, names)), notes=table.notes, **report)
+        traps=tuple(_traps(kind, names)), notes=table.notes, text_pair_column=pair_col, **report)
 
 
 def _label_matrix(frame: pd.DataFrame, label_cols: tuple[str, ...],

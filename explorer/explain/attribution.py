@@ -9,8 +9,10 @@ One baseline definition for every architecture: each text token's input embeddin
 `get_input_embeddings()`) is replaced by the pad token's (mask: the mask token's; zero: zeros), and
 everything else goes in as for the input: special tokens, positions, segments (token_type_ids where
 the model takes them), the attention mask, and the ids the head pools by. Special tokens therefore
-get exactly zero from lig/ig and occlusion. lig and ig are the same integral on that path: ig on the
-word embeddings is Captum's LayerIntegratedGradients on `get_input_embeddings()`.
+get exactly zero from lig and occlusion. lig is integrated gradients on that path: Captum's
+LayerIntegratedGradients on `get_input_embeddings()`. "ig" is accepted as another name for it and not
+offered as a method of its own: integrated gradients on the same embeddings is the same integral, and
+on decoders (RoPE, no embeddings module) there is no other input to integrate over.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from typing import Callable
 import numpy as np
 import torch
 from captum.attr import InputXGradient, IntegratedGradients, Occlusion, Saliency
+from scipy.integrate import romb
 
 from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
@@ -34,18 +37,20 @@ from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
 from explorer.text.errors import ExplorerError
 
-METHODS = ("lig", "ig", "saliency", "input_x_gradient", "occlusion")
+METHODS = ("lig", "saliency", "input_x_gradient", "occlusion")
+ALIASES = {"ig": "lig"}  # accepted names for a method; results carry the method's own name
 BASELINE_DEFINITION = ("each text token's input embedding (get_input_embeddings) replaced by the pad token's "
                        "(mask: the mask token's; zero: zeros); special tokens, positions, segments and the "
                        "attention mask as in the input")
-INTEGRATED = ("lig", "ig")
+INTEGRATED = ("lig",)
 BASELINES = ("pad", "mask", "zero")
 QUANTITIES = ("logit", "probability")
 TOLERANCE = 0.01  # completeness: |Σ attributions − (f(x) − f(baseline))| ≤ 1% of |f(x) − f(baseline)|
-# Automatic n_steps: the path starts as 2 intervals of 8 Gauss-Legendre nodes. On the embedded
-# model this meets 1% on most short texts at once (16 steps, vs Captum's default of 50).
-PIECE_STEPS = 8
-MAX_SPLITS = 24  # at most 25 intervals (300 steps) before giving up and reporting the error
+# Automatic n_steps (see _Path): the path starts as one interval of 2**ROMBERG_LEVEL + 1 equally spaced
+# points, and halving an interval costs 2**ROMBERG_LEVEL new gradients.
+ROMBERG_LEVEL = 2
+TOKEN_TOLERANCE = 0.1  # the pair's per-token error estimate, as a share of Σ|scores| (pessimistic: see _Path)
+MAX_STEPS = 257  # gradients on the path before giving up and reporting the error (64 intervals)
 OCCLUSION_WARN_TOKENS = 128
 
 Progress = Callable[[float, str], None]  # (fraction done, message); may raise to cancel
@@ -68,9 +73,9 @@ class Attribution(JsonResult):
     word_ids: tuple[int | None, ...]
     scores: np.ndarray  # (seq,) one score per token, summed over the hidden dimensions
     f_x: float | None  # the quantity at the input
-    f_baseline: float | None  # the quantity at the baseline (lig/ig)
-    delta: float | None  # convergence delta: Σ scores − (f_x − f_baseline) (lig/ig)
-    n_steps: int | None
+    f_baseline: float | None  # the quantity at the baseline (lig)
+    delta: float | None  # convergence delta: Σ scores − (f_x − f_baseline) (lig)
+    n_steps: int | None  # lig: gradients computed on the path (every one, kept or not)
     window: int | None
     truncated_tokens: int
     max_length: int
@@ -89,7 +94,7 @@ class Attribution(JsonResult):
 
     @property
     def converged(self) -> bool | None:
-        """lig/ig: whether the completeness error is within the tolerance (None for other methods)."""
+        """lig: whether the completeness error is within the tolerance (None for other methods)."""
         return None if self.error is None else self.error <= self.tolerance
 
     def words(self) -> tuple[tuple[str, ...], np.ndarray]:
@@ -230,9 +235,10 @@ def attribute(
 ) -> Attribution:
     """Attribute the target's quantity to the tokens of `text` (truncated to the model's maximum).
 
-    target: label index, default the predicted one. n_steps (lig/ig): None refines the path
-    until the completeness error is ≤ `tolerance` (see _integrated).
+    target: label index, default the predicted one. n_steps (lig): None refines the path
+    until the completeness error is ≤ `tolerance` (see _Path). method "ig" is "lig" (see ALIASES).
     """
+    method = ALIASES.get(method, method)
     if method not in METHODS:
         raise AttributionError("attribution_unknown_method", method=method, choices=", ".join(METHODS))
     if baseline not in BASELINES:
@@ -280,44 +286,118 @@ def attribute(
 
 
 def _integrated(model: _Model, x, b, n_steps, tolerance):
-    """Integrated gradients from b to x (1, seq, hidden) by composite Gauss-Legendre quadrature.
+    """Integrated gradients from b to x (1, seq, hidden): (scores (seq,), f(x), f(b), delta, steps).
 
-    With n_steps this is one Captum call, as Captum's own defaults do. Otherwise the path
-    starts as two intervals of PIECE_STEPS nodes, and the interval with the largest completeness
-    gap (Σ its attributions vs f(its end) − f(its start)) is halved until the total gap is
-    within `tolerance`: gradients already paid for are kept, and steps go where the path bends.
+    With n_steps this is one Captum call (Gauss-Legendre), as Captum's own defaults do. Otherwise
+    the path is integrated adaptively with nested dyadic rules (see _Path): steps go where the path
+    bends, and every gradient already paid for is kept when an interval is refined.
     """
-    algo = IntegratedGradients(model)
     batch = budget.batch_rows(model.ck.model.config, x.shape[1], grad=True)  # within HEAD_EXPLORER_BATCH_MB
-    n = n_steps or PIECE_STEPS
-    point = lambda a: b + a * (x - b)  # noqa: E731
-    todo = [(0.0, 1.0)] if n_steps else [(0.0, 0.5), (0.5, 1.0)]
-    alphas = sorted({a for iv in todo for a in iv}, reverse=True)  # x first: it sets a missing target
-    points = torch.cat([point(a) for a in alphas])
-    values = model.value(points) if model.target is not None else model.predict(points)
-    f = dict(zip(alphas, (float(v) for v in values)))
-    diff = f[1.0] - f[0.0]
-    parts: dict[tuple[float, float], tuple[np.ndarray, float]] = {}  # interval -> (scores, gap)
-    for k in range(MAX_SPLITS + 1):
-        new = sorted({a for iv in todo for a in iv} - set(f))
-        if new:
-            f.update(zip(new, (float(v) for v in model.value(torch.cat([point(a) for a in new])))))
-        model.expect(math.ceil(len(todo) * n / batch), (k / (MAX_SPLITS + 1), (k + 1) / (MAX_SPLITS + 1)),
-                     f"{len(parts) + len(todo)} × {n} steps")
-        ends, starts = torch.cat([point(a1) for _, a1 in todo]), torch.cat([point(a0) for a0, _ in todo])
-        attr = halving_on_oom(lambda size: algo.attribute(ends, baselines=starts, n_steps=n, method="gausslegendre",
-                                                          internal_batch_size=size), batch, ends.device)
-        for iv, part in zip(todo, attr.sum(-1).detach().double().cpu().numpy()):
-            parts[iv] = (part, float(part.sum()) - (f[iv[1]] - f[iv[0]]))
-        gap = sum(g for _, g in parts.values())
-        if n_steps or k == MAX_SPLITS or abs(gap) <= tolerance * max(abs(diff), 1e-6):
-            break
-        worst = max(parts, key=lambda iv: abs(parts[iv][1]))
-        del parts[worst]
-        mid = (worst[0] + worst[1]) / 2
-        todo = [(worst[0], mid), (mid, worst[1])]
-    scores = np.sum([p for p, _ in parts.values()], axis=0)
-    return scores, f[1.0], f[0.0], float(scores.sum() - diff), n * len(parts)
+    if n_steps:
+        if model.target is None:
+            model.predict(x)
+        f_x, f_b = model.value(torch.cat([x, b]))
+        model.expect(math.ceil(n_steps / batch), (0.0, 1.0), f"{n_steps} steps")
+        attr = halving_on_oom(lambda size: IntegratedGradients(model).attribute(
+            x, baselines=b, n_steps=n_steps, method="gausslegendre", internal_batch_size=size), batch, x.device)
+        scores = attr[0].sum(-1).detach().double().cpu().numpy()
+        return scores, float(f_x), float(f_b), float(scores.sum() - (f_x - f_b)), n_steps
+    path = _Path(model, x, b, batch)
+    scores, steps = path.integrate(tolerance)
+    f_x, f_b = path.f[1.0], path.f[0.0]
+    return scores, f_x, f_b, float(scores.sum() - (f_x - f_b)), steps
+
+
+class _Path:
+    """Adaptive quadrature of the path integrand with nested rules that reuse every evaluated point.
+
+    Each interval holds 2**ROMBERG_LEVEL + 1 equally spaced points; its value is Romberg's
+    extrapolation over them (scipy.integrate.romb: Boole's rule for 5 points) and its error estimate
+    (the pair) is the difference to the same rule on every other point (Simpson). Halving an interval
+    reuses 3 of each half's 5 points, so a refinement costs 4 gradients, not a fresh rule (why not
+    Gauss-Kronrod: its nodes do not nest across a halving, so a split throws away 15 gradients).
+    The forward pass of each gradient also gives f at that point, so the completeness gap of every
+    interval, Σ its scores − (f(end) − f(start)), is exact and free: it catches what both rules of
+    the pair may miss (a bend between their points, as RMSNorm makes near a zero pad embedding).
+
+    Done when the completeness error is ≤ tolerance and the pair's estimate of the per-token error
+    (Σ over intervals of ‖Romberg − Simpson‖₁) is ≤ TOKEN_TOLERANCE of Σ|scores|: a sum can be
+    complete while its tokens are not. Otherwise the intervals with the largest |gap| (or, once
+    complete, the largest ‖pair‖₁) are halved, until MAX_STEPS gradients; then the error is reported
+    as it is (converged: false).
+    """
+
+    def __init__(self, model: _Model, x, b, batch: int):
+        self.model, self.x, self.b, self.batch = model, x, b, batch
+        self.f: dict[float, float] = {}  # alpha -> f(b + alpha (x − b))
+        self.g: dict[float, np.ndarray] = {}  # alpha -> (seq,) per-token integrand
+        self.parts: dict[tuple[float, float], tuple[np.ndarray, float, np.ndarray]] = {}  # -> (value, gap, pair)
+
+    def evaluate(self, alphas: list[float]) -> None:
+        """Gradients (and f) at the new alphas, in batches within the memory budget."""
+        new = sorted(set(alphas) - set(self.g))
+        if not new:
+            return
+        if self.model.target is None:
+            self.model.predict(self.x)
+        done = len(self.g)
+        self.model.expect(math.ceil(len(new) / self.batch),
+                          (done / MAX_STEPS, min(1.0, (done + len(new)) / MAX_STEPS)), f"{done + len(new)} steps")
+        d = self.x - self.b
+        for rows in budget.chunks(len(new), self.batch):
+            part = [new[i] for i in rows]
+            vals, dens = halving_on_oom(lambda size: self._grads(part, d, size), self.batch, self.x.device)
+            self.f.update(zip(part, vals))
+            self.g.update(zip(part, dens))
+
+    def _grads(self, alphas: list[float], d, size: int):  # -> (n,) values, (n, seq) integrand
+        vals, dens = [], []
+        for rows in budget.chunks(len(alphas), size):
+            a = torch.tensor([alphas[i] for i in rows], dtype=d.dtype, device=d.device).view(-1, 1, 1)
+            points = (self.b + a * d).requires_grad_(True)  # (n, seq, hidden)
+            out = self.model(points)
+            grad, = torch.autograd.grad(out.sum(), points)  # rows are independent: the sum's gradient is each row's
+            vals += out.detach().double().cpu().tolist()
+            dens.extend((grad * d).sum(-1).detach().double().cpu().numpy())
+        return vals, dens
+
+    def nodes(self, iv: tuple[float, float]) -> list[float]:
+        k = 2 ** ROMBERG_LEVEL
+        return [iv[0] + (iv[1] - iv[0]) * i / k for i in range(k)] + [iv[1]]
+
+    def rule(self, iv: tuple[float, float]) -> None:
+        y = np.stack([self.g[a] for a in self.nodes(iv)])  # (points, seq)
+        h = (iv[1] - iv[0]) / 2 ** ROMBERG_LEVEL
+        value, low = romb(y, h, axis=0), romb(y[::2], 2 * h, axis=0)
+        self.parts[iv] = (value, float(value.sum()) - (self.f[iv[1]] - self.f[iv[0]]), value - low)
+
+    def integrate(self, tolerance: float) -> tuple[np.ndarray, int]:
+        todo = [(0.0, 1.0)]
+        while True:
+            self.evaluate([a for iv in todo for a in self.nodes(iv)])
+            for iv in todo:
+                self.rule(iv)
+            scores = np.sum([v for v, _, _ in self.parts.values()], axis=0)
+            gap = sum(g for _, g, _ in self.parts.values())
+            pair = sum(float(np.abs(p).sum()) for _, _, p in self.parts.values())
+            diff = self.f[1.0] - self.f[0.0]
+            complete = abs(gap) <= tolerance * max(abs(diff), 1e-6)
+            if complete and pair <= TOKEN_TOLERANCE * np.abs(scores).sum():
+                break
+            # Halve where the failing criterion is worst: the gap while incomplete, then the pair; every
+            # interval within half the worst one goes in the same batch of gradients.
+            indicator = {iv: float(np.abs(p).sum()) if complete else abs(g) for iv, (_, g, p) in self.parts.items()}
+            worst = max(indicator.values())
+            split = sorted((iv for iv, e in indicator.items() if e >= worst / 2), key=indicator.get, reverse=True)
+            split = split[:(MAX_STEPS - len(self.g)) // 2 ** ROMBERG_LEVEL]  # a halving costs 2**level gradients
+            if not split:
+                break
+            todo = []
+            for iv in split:
+                del self.parts[iv]
+                mid = (iv[0] + iv[1]) / 2
+                todo += [(iv[0], mid), (mid, iv[1])]
+        return scores, len(self.g)
 
 
 def _occlusion(model: _Model, x, b, window: int):

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from explorer.explain.attribution import METHODS, Attribution, Progress, attribute, quantity_of
+from explorer.explain.attribution import ALIASES, METHODS, Attribution, Progress, attribute, quantity_of
 from explorer.model import problem
 from explorer.model.checkpoints import Checkpoint, forward_inputs
 from explorer.model.heads import Head, run_head
@@ -29,7 +29,7 @@ class Faithfulness:
     method: str
     comprehensiveness: float  # AOPC; higher is more faithful
     sufficiency: float  # AOPC; lower is more faithful
-    completeness_error: float | None  # lig/ig only
+    completeness_error: float | None  # lig only
     seconds: float
 
 
@@ -88,7 +88,9 @@ def of(ck: Checkpoint, head: Head, a: Attribution) -> tuple[float, float]:
 def compare_methods(ck: Checkpoint, head: Head, text: str, target: int | None = None, quantity: str = "logit",
             baseline: str = "pad", window: int = 1, methods=METHODS,
             progress: Progress | None = None, text_pair: str | None = None) -> list[Faithfulness]:
-    """Run every method on `text` (paired with `text_pair` if given) and score each explanation's faithfulness."""
+    """Run every method on `text` (paired with `text_pair` if given) and score each explanation's faithfulness.
+    A method named twice (or by another name, as "ig" for "lig") runs once."""
+    methods = tuple(dict.fromkeys(ALIASES.get(m, m) for m in methods))
     rows = []
     for k, method in enumerate(methods):
         def sub(frac: float, msg: str, k=k, method=method) -> None:

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from explorer.model import pooling
+from explorer.model.checkpoints import forward_inputs
 from explorer.runtime import device as dev
 from explorer.runtime.budget import ByteCache
 
@@ -39,19 +40,23 @@ def rank() -> int:
     return int(os.environ.get("RANK", "0"))
 
 
-def _batches(ck, texts: list[str], batch_size: int, max_length: int) -> list[np.ndarray]:
+def _batches(ck, texts: list[str], batch_size: int, max_length: int,
+             pairs: list[str] | None = None) -> list[np.ndarray]:
     """Row indices per batch, longest texts first (similar lengths share a batch)."""
-    lengths = [len(ids) for ids in ck.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
+    lengths = [len(ids) for ids in ck.tokenizer(texts, pairs, truncation=True, max_length=max_length)["input_ids"]]
     order = np.argsort(-np.asarray(lengths), kind="stable")
     return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
 
-def _encode(ck, texts: list[str], max_length: int) -> torch.Tensor:
+def _encode(ck, texts: list[str], max_length: int, pairs: list[str] | None = None) -> torch.Tensor:
     pads = ck.tokenizer.pad_token is not None  # else encoder_features sends one row at a time
-    enc = dev.to(ck.tokenizer(texts, truncation=True, max_length=max_length, padding=pads, return_tensors="pt"),
-                 ck.model.device)
+    enc = dev.to(ck.tokenizer(texts, pairs, truncation=True, max_length=max_length, padding=pads,
+                              return_tensors="pt"), ck.model.device)
+    # A pair's second text is segment 1 for models with token types (BERT): without them it would read as text A.
+    types = {"token_type_ids": enc["token_type_ids"]} if pairs is not None and "token_type_ids" in enc and \
+        "token_type_ids" in forward_inputs(ck.model) else {}
     out = ck.model.base_model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
-                              output_hidden_states=True)
+                              output_hidden_states=True, **types)
     # hidden_states is (embeddings, layer 1, ..., layer L); the last is taken from last_hidden_state, which
     # some decoders give after a final norm, so "first" and "mean" stay what they were.
     states = [*out.hidden_states[1:-1], out.last_hidden_state]
@@ -66,29 +71,31 @@ def _encode(ck, texts: list[str], max_length: int) -> torch.Tensor:
 
 
 def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int = 128,
-                     progress: Progress | None = None) -> np.ndarray:
+                     progress: Progress | None = None, text_pairs: list[str] | None = None) -> np.ndarray:
     """(n, 4, hidden) float32: first-token state, L2-normalised mean, layer-averaged mean and
-    last-non-pad-token state per text, in input order."""
+    last-non-pad-token state per text (per pair encoding of text and `text_pairs[i]`), in input order."""
     if ck.tokenizer.pad_token is None:  # GPT-2's tokenizer cannot pad: every row is a batch of its own
         batch_size = 1
     # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
-    return dev.halving_on_oom(lambda size: _features(ck, texts, size, max_length, progress), batch_size,
+    return dev.halving_on_oom(lambda size: _features(ck, texts, size, max_length, progress, text_pairs), batch_size,
                               ck.model.device)
 
 
-def _features(ck, texts: list[str], batch_size: int, max_length: int, progress: Progress | None) -> np.ndarray:
+def _features(ck, texts: list[str], batch_size: int, max_length: int, progress: Progress | None,
+              pairs: list[str] | None = None) -> np.ndarray:
     n = len(texts)
     hidden = ck.model.config.hidden_size
     out = np.zeros((n, len(POOLS), hidden), np.float32)
     if n == 0:
         return out
-    batches = _batches(ck, texts, batch_size, max_length)
+    batches = _batches(ck, texts, batch_size, max_length, pairs)
     size, me = world_size(), rank()
     share = np.array_split(np.arange(len(batches)), size)[me] if size > 1 else np.arange(len(batches))
     with torch.inference_mode():
         for done, b in enumerate(share, 1):
             rows = batches[b]
-            out[rows] = _encode(ck, [texts[i] for i in rows], max_length).cpu().numpy()
+            out[rows] = _encode(ck, [texts[i] for i in rows], max_length,
+                                [pairs[i] for i in rows] if pairs is not None else None).cpu().numpy()
             if progress:
                 progress(done / len(share), f"{done}/{len(share)}")
     if size > 1:
@@ -108,14 +115,18 @@ _FEATURES = ByteCache(FEATURES_ENV, DEFAULT_FEATURES_MB, max_entries=4)
 
 
 def cached_features(ck, texts: tuple[str, ...], max_length: int, pool: str = "first",
-                    progress: Progress | None = None) -> torch.Tensor:
+                    progress: Progress | None = None, text_pairs: tuple[str, ...] | None = None) -> torch.Tensor:
     """(n, hidden) frozen-encoder features (a pool of features.POOLS: "first" token, L2-normalised
-    "mean", the "layers" average, or the "last" non-pad token), cached per (model, texts, max_length);
-    one encoder pass fills every pool."""
+    "mean", the "layers" average, or the "last" non-pad token), cached per (model, texts, pairs, max_length);
+    one encoder pass fills every pool. With `text_pairs`, row i encodes the pair (texts[i], text_pairs[i])."""
     digest = hashlib.sha1("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
-    key = (id(ck.model), ck.name, ck.source, max_length, digest)
-    feats = _FEATURES.get_or_compute(key, lambda: torch.from_numpy(
-        encoder_features(ck, list(texts), max_length=max_length, progress=progress)))
+    # The pairs have a digest of their own: rows (a, b) and the single texts "a", or other b's, differ.
+    pair_digest = None if text_pairs is None else hashlib.sha1(
+        "\x1f".join(text_pairs).encode("utf-8", "surrogatepass")).hexdigest()
+    key = (id(ck.model), ck.name, ck.source, max_length, digest, pair_digest)
+    feats = _FEATURES.get_or_compute(key, lambda: torch.from_numpy(encoder_features(
+        ck, list(texts), max_length=max_length, progress=progress,
+        text_pairs=None if text_pairs is None else list(text_pairs))))
     return feats[:, POOLS.index(pool)]  # (n, pools, hidden) -> (n, hidden)
 
 

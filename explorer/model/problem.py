@@ -114,6 +114,17 @@ def probabilities(logits: np.ndarray, ptype: str) -> np.ndarray:
     return ProblemType(ptype).probabilities(logits)
 
 
+def rounded_to_sum(p: np.ndarray, decimals: int = 2) -> np.ndarray:
+    """(labels,) `p` rounded to `decimals` so the shown values keep p's sum (largest remainder): a
+    softmax of 0.004, 0.074, 0.922 reads 0.01, 0.07, 0.92, not 0.00, 0.07, 0.92 (0.99). Each value
+    moves by less than one unit of the last decimal. Neither numpy nor scipy has this rounding."""
+    x = np.asarray(p, np.float64) * 10 ** decimals
+    out = np.floor(x)
+    short = int(round(x.sum() - out.sum()))
+    out[np.argsort(out - x, kind="stable")[:short]] += 1  # largest remainders first, ties by position
+    return out / 10 ** decimals
+
+
 def predicted(logits: np.ndarray, labels: tuple[str, ...], ptype: str) -> Prediction:
     """The prediction by the problem type's rule (ProblemType.predict)."""
     return ProblemType(ptype).predict(logits, labels)

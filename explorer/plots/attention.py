@@ -91,5 +91,5 @@ def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[
     figs["highlight"] = highlighted_text(methods, toks, t("tokens.highlight_title", layer=layer) + suffix, tok_axis,
                                          t("tokens.method_axis"), share, t("tokens.of_row_max"), **pair)
     figs["mixing"] = mixing_lines(rollout_off_cls(a.rollout), cls_vs_mean(a.hidden_states), t("tokens.mixing_title"),
-                                  layer_axis, t("tokens.value_axis"), t("tokens.off_cls"), t("tokens.cls_mean_cos"))
+                                  layer_axis, t("tokens.mixing_axis"), t("tokens.off_cls"), t("tokens.cls_mean_cos"))
     return figs

@@ -45,7 +45,9 @@ def label_bars(labels, values, title: str, x_title: str, y_title: str, fmt: str 
     values = np.asarray(values, dtype=float)
     bar = go.Bar(x=list(labels), y=values, text=[format(v, fmt) for v in values], textposition="auto",
                  hovertemplate=f"%{{x}}: %{{y:{fmt}}}<extra></extra>")
-    return figure([bar], title, x_title, y_title, height=320, yaxis=dict(range=list(y_range)) if y_range else {})
+    # Labels are names even when they read as numbers (0/1/2): a numeric axis would tick at -0.5, 0.5...
+    return figure([bar], title, x_title, y_title, height=320, yaxis=dict(range=list(y_range)) if y_range else {},
+                  xaxis=dict(type="category"))
 
 
 def boundary(at: int | None, label: str, shapes: list | None = None) -> dict:

@@ -15,22 +15,34 @@ _INS = "background:#e5f5e0;color:#00441b"  # in B only
 
 
 def diff_html(rows: tuple[Row, ...], legend: str = "") -> str:
-    """Text B written over text A: removed words struck through (red), added words marked (green)."""
-    out = []
-    for r in rows:
-        word = (r.a or r.b).text
-        if out and any(c.isalnum() for c in word):  # no space before punctuation
-            out.append(" ")
-        if r.op == "equal":
-            out.append(escape_html(r.b.text))
+    """Text B written over text A: each changed run's removed words struck through (red), then its
+    added words (green). Words are separated by spaces, also across a change ("love hate", never
+    "lovehate" when the page's text is read or copied), but not before punctuation."""
+    out: list[tuple[str, str]] = []  # (first word, its markup)
+    k = 0
+    while k < len(rows):
+        if rows[k].op == "equal":
+            out.append((rows[k].b.text, escape_html(rows[k].b.text)))
+            k += 1
             continue
-        if r.a:
-            out.append(f"<span style='{_DEL}'>{escape_html(r.a.text)}</span>")
-        if r.b:
-            out.append(f"<span style='{_INS}'>{escape_html(r.b.text)}</span>")
-    body = "".join(out)
+        run = []
+        while k < len(rows) and rows[k].op != "equal":
+            run.append(rows[k])
+            k += 1
+        for side, style in (("a", _DEL), ("b", _INS)):
+            texts = [getattr(r, side).text for r in run if getattr(r, side)]
+            if texts:
+                out.append((texts[0], f"<span style='{style}'>{_joined(texts)}</span>"))
+    body = _joined([w for w, _ in out], [m for _, m in out])
     note = f"<div style='font-size:small;color:gray'>{escape_html(legend)}</div>" if legend else ""
     return f"<div style='font-family:sans-serif;line-height:1.9'>{body}{note}</div>"
+
+
+def _joined(words: list[str], markup: list[str] | None = None) -> str:
+    """`markup` (escaped `words` by default) joined by spaces, with none before punctuation."""
+    markup = markup if markup is not None else [escape_html(w) for w in words]
+    return "".join((" " if k and any(c.isalnum() for c in w) else "") + m
+                   for k, (w, m) in enumerate(zip(words, markup)))
 
 
 def row_label(k: int, r: Row) -> str:

@@ -86,3 +86,18 @@ def temporary() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+_PROCESS: list[Path] = []  # the process's long-lived scratch folder, once made
+
+
+def process_folder() -> Path:
+    """A scratch folder that lives as long as this process (files built once and served many times,
+    e.g. model zips), removed at exit; after a crash, by the next run's clean_stale."""
+    if not _PROCESS or not _PROCESS[0].is_dir():
+        import atexit
+
+        path = _new(Path(tempfile.gettempdir()), "head-explorer")
+        atexit.register(shutil.rmtree, path, True)
+        _PROCESS[:] = [path]
+    return _PROCESS[0]

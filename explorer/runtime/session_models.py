@@ -96,6 +96,11 @@ class ModelStore:
             entry = self._entries.get(name)
         return entry.checkpoint if entry is not None and entry.owner == owner else None
 
+    def holds(self, name: str) -> bool:
+        """Is a model of that name kept, for any owner?"""
+        with self._lock:
+            return name in self._entries
+
     def names(self, owner: str) -> list[str]:
         with self._lock:
             return [n for n, e in self._entries.items() if e.owner == owner]

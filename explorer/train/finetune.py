@@ -3,13 +3,13 @@
 `head` mode freezes the encoder: the features of the token the head reads (the first, or on
 decoder-only models the last non-pad one) are computed once (and cached), so the
 head can train for many epochs in seconds. `full` mode trains everything with transformers'
-Trainer. Both report progress per epoch, stop when asked and keep the best validation state.
+Trainer. Both report progress per epoch, stop when asked and keep the epoch with the lowest validation
+loss (the problem type's score breaks ties), or the last one with early stopping off.
 The result exports as an ordinary HF folder that `transformers.pipeline` loads.
 """
 from __future__ import annotations
 
 import copy
-import io
 import os
 import shutil
 import time
@@ -58,6 +58,7 @@ class Settings:
     val_fraction: float = 0.2
     seed: int = 0
     weight_decay: float = 0.01
+    early_stopping: bool = True  # keep the lowest validation loss's epoch; off: the last epoch
 
     def resolved(self) -> "Settings":
         head = self.mode == "head"
@@ -75,8 +76,9 @@ class FinetuneResult:
     problem_type: str
     confusion: np.ndarray | None  # (true, predicted) on validation, single-label only
     train_seconds: float
-    best_epoch: int
+    best_epoch: int  # the epoch kept (1-based; 0: stopped before one ended)
     stopped: bool  # the stop flag ended training early
+    kept_by: str = "val_loss"  # why best_epoch was kept: val_loss, score (a tie on loss) or last
 
 
 Progress = Callable[[dict], None]
@@ -186,6 +188,19 @@ def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
                         budget=budget_mb, fit_batch=batch, fit_length=length)
 
 
+def check_head(ck: Checkpoint, settings: Settings) -> str:
+    """The kind of head `settings.head` trains on `ck` (own resolves to its architecture's, e.g. bert), or
+    one line on why it cannot: only the checkpoint's own head saves as an HF model, and head mode
+    trains on the cached features of the one token the head's first step reads."""
+    native = native_kind(ck)
+    if settings.head not in ("own", native):
+        raise FinetuneError("finetune_own_head", native=native, head=settings.head)
+    if settings.mode == "head" and derive(ck).steps[0].op not in HEAD_POOLS:
+        # A head that pools every token (a mean) would be trained on a vector it never reads.
+        raise FinetuneError("finetune_pooling", model_type=ck.model_type)
+    return native or ck.model_type
+
+
 # ---- metrics --------------------------------------------------------------------------------
 
 
@@ -201,6 +216,36 @@ def split(data: LabeledData, fraction: float, seed: int) -> tuple[np.ndarray, np
     return tuple(train_test_split(idx, test_size=n_val, random_state=seed, stratify=strat))
 
 
+def _loss(row: dict) -> float:
+    v = row.get("val_loss", float("nan"))
+    return float("inf") if v != v else v  # a NaN loss never beats a number
+
+
+def better(problem_type: str, new: dict, old: dict | None, early_stopping: bool = True) -> bool:
+    """Does epoch row `new` replace the kept `old`? The lower validation loss wins: accuracy alone ties
+    for many epochs on small data while the probabilities flatten, and the earliest of the tie would be
+    kept. Equal losses go to the higher score (accuracy, micro-F1 or -MSE). Off: every epoch replaces."""
+    if old is None or not early_stopping:
+        return True
+    if _loss(new) != _loss(old):
+        return _loss(new) < _loss(old)
+    return score(problem_type, new) > score(problem_type, old)
+
+
+def kept_epoch(history, problem_type: str, early_stopping: bool = True) -> tuple[int, str]:
+    """(the epoch to keep, why: val_loss | score | last) over per-epoch rows, as training keeps it."""
+    best = None
+    for row in history:
+        if better(problem_type, row, best, early_stopping):
+            best = row
+    if best is None:
+        return 0, "last"
+    if not early_stopping:
+        return best["epoch"], "last"
+    tied = sum(_loss(r) == _loss(best) for r in history) > 1
+    return best["epoch"], "score" if tied else "val_loss"
+
+
 # ---- training -------------------------------------------------------------------------------
 
 
@@ -210,13 +255,7 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
     s = settings.resolved()
     if s.mode not in MODES:
         raise FinetuneError("finetune_unknown_mode", mode=s.mode)
-    native = native_kind(ck)
-    if s.head not in ("own", native):
-        raise FinetuneError("finetune_own_head", native=native, head=s.head)
-    if s.mode == "head" and derive(ck).steps[0].op not in HEAD_POOLS:
-        # Head mode trains on cached features of the one token the head reads; a head that pools all
-        # of them (a mean) would be trained on a vector it never reads.
-        raise FinetuneError("finetune_pooling", model_type=ck.model_type)
+    check_head(ck, s)
     if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
         raise FinetuneError("finetune_not_positive")
     limit = max_length(ck)
@@ -244,12 +283,13 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
     # for BERT's) and an export carries no padding state the collator left behind.
     work = replace(work, tokenizer=ck.tokenizer)
     n = len(work.labels)
+    kept_by = kept_epoch(history, data.problem_type, s.early_stopping)[1]
     y_val = data.y[val_idx]
     return FinetuneResult(
         checkpoint=work, metrics=metrics(data.problem_type, val_logits, y_val, n), history=tuple(history),
         labels=data.label_names, problem_type=data.problem_type,
         confusion=confusion(data.problem_type, val_logits, y_val, n), train_seconds=seconds,
-        best_epoch=best_epoch, stopped=stopped)
+        best_epoch=best_epoch, stopped=stopped, kept_by=kept_by)
 
 
 def _target(data: LabeledData, idx) -> torch.Tensor:
@@ -261,7 +301,8 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
     pool = derive(ck).steps[0].op  # the token the head reads (one of HEAD_POOLS): first, or last non-pad
     # (n, hidden), from the untouched encoder. Its batches ask `stop` too, so a job whose owner is gone
     # (jobs.Cancelled is raised from there) does not encode 100,000 rows first.
-    feats = cached_features(ck, data.texts, s.max_length, pool, progress=(lambda frac, msg: stop()) if stop else None)
+    feats = cached_features(ck, data.texts, s.max_length, pool, progress=(lambda frac, msg: stop()) if stop else None,
+                            text_pairs=data.text_pairs)
     head = build_head(work, "own", s.seed)
     params = [p for layer in head.layers.values() for p in layer.parameters()]
     for p in params:
@@ -275,7 +316,7 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
     xtr, xva = feats[train_idx].unsqueeze(1).to(device), feats[val_idx].unsqueeze(1).to(device)  # (n, 1, hidden)
     ytr, yva = _target(data, train_idx).to(device), _target(data, val_idx).to(device)
     ones_tr, ones_va = torch.ones(xtr.shape[:2], device=device), torch.ones(xva.shape[:2], device=device)
-    history, best, stopped = [], (-float("inf"), 0, None), False
+    history, best, stopped = [], (None, 0, None), False
     for epoch in range(1, s.epochs + 1):
         perm = torch.randperm(len(xtr), generator=gen)
         total = 0.0
@@ -293,9 +334,9 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
             val_loss = float(ProblemType(data.problem_type).batch_loss(val_logits, yva))
         m = metrics(data.problem_type, val_logits.cpu().numpy(), data.y[val_idx], len(work.labels))
         history.append({"epoch": epoch, "loss": total / len(perm), "val_loss": val_loss, **m})
-        if best[2] is None or score(data.problem_type, m) > best[0]:  # NaN scores still keep a state
+        if better(data.problem_type, history[-1], best[0], s.early_stopping):
             state = {k: (layer.weight.detach().clone(), layer.bias.detach().clone()) for k, layer in head.layers.items()}
-            best = (score(data.problem_type, m), epoch, state)
+            best = (history[-1], epoch, state)
         if progress:
             progress({**history[-1], "epochs": s.epochs})
         if stop and stop():
@@ -313,10 +354,12 @@ class _Rows(torch.utils.data.Dataset):
     """Tokenized rows kept as int32 arrays, tokenized a chunk at a time: the tokenizer's lists of Python
     ints cost ~50 bytes a token (100,000 rows x 512 tokens: ~2.6 GB), int32 arrays 4 per field."""
 
-    def __init__(self, tokenizer, texts: list[str], y: torch.Tensor, max_length: int, chunk: int = 1024):
+    def __init__(self, tokenizer, texts: list[str], y: torch.Tensor, max_length: int, chunk: int = 1024,
+                 pairs: list[str] | None = None):
         self.enc: dict[str, list[np.ndarray]] = {}
         for start in range(0, len(texts), chunk):
-            enc = tokenizer(texts[start:start + chunk], truncation=True, max_length=max_length)
+            enc = tokenizer(texts[start:start + chunk], pairs[start:start + chunk] if pairs is not None else None,
+                            truncation=True, max_length=max_length)
             for k, rows in enc.items():
                 self.enc.setdefault(k, []).extend(np.asarray(r, np.int32) for r in rows)
         self.y = y
@@ -328,16 +371,18 @@ class _Rows(torch.utils.data.Dataset):
         return {**{k: v[i].tolist() for k, v in self.enc.items()}, "labels": self.y[i]}
 
 
-def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int) -> torch.Tensor:
-    """(n, labels) float logits, `batch_size` texts at a time (each batch padded to its own longest),
-    so the peak is one batch's, not the whole split's. Tokenizers that cannot pad go row by row."""
+def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int,
+            pairs: list[str] | None = None) -> torch.Tensor:
+    """(n, labels) float logits, `batch_size` texts (or pairs: texts[i] with pairs[i]) at a time (each batch
+    padded to its own longest), so the peak is one batch's, not the whole split's. Tokenizers that cannot
+    pad go row by row."""
     if tokenizer.pad_token is None:
         batch_size = 1
     out = []
     with torch.no_grad():
         for i in range(0, len(texts), batch_size):
-            enc = tokenizer(texts[i:i + batch_size], truncation=True, max_length=max_length, padding=True,
-                            return_tensors="pt")
+            enc = tokenizer(texts[i:i + batch_size], pairs[i:i + batch_size] if pairs is not None else None,
+                            truncation=True, max_length=max_length, padding=True, return_tensors="pt")
             out.append(model(**{k: v.to(model.device) for k, v in enc.items()}).logits.float().cpu())
     return torch.cat(out) if out else torch.zeros((0, model.config.num_labels))
 
@@ -345,17 +390,21 @@ def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int
 def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
     from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
+    def pairs(idx):
+        return None if data.text_pairs is None else [data.text_pairs[i] for i in idx]
+
     def rows(idx):
-        return _Rows(work.tokenizer, [data.texts[i] for i in idx], _target(data, idx), s.max_length)
+        return _Rows(work.tokenizer, [data.texts[i] for i in idx], _target(data, idx), s.max_length, pairs=pairs(idx))
 
     # Logging once per epoch, on its last step, so the epoch's loss is known when the epoch ends.
-    history, best = [], {"score": -float("inf"), "epoch": 0, "state": None, "logits": None}
+    history, best = [], {"row": None, "epoch": 0, "state": None, "logits": None}
     flags = {"stopped": False}
 
     def evaluate(model) -> tuple[np.ndarray, float]:
         was_training = model.training
         model.eval()
-        logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size)
+        logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size,
+                         pairs=pairs(val_idx))
         model.train(was_training)
         return logits.numpy(), float(ProblemType(data.problem_type).batch_loss(logits, _target(data, val_idx)))
 
@@ -366,8 +415,8 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
             losses = [r["loss"] for r in state.log_history if "loss" in r]
             epoch = len(history) + 1
             history.append({"epoch": epoch, "loss": losses[-1] if losses else float("nan"), "val_loss": val_loss, **m})
-            if best["state"] is None or score(data.problem_type, m) > best["score"]:
-                best.update(score=score(data.problem_type, m), epoch=epoch, logits=logits,
+            if better(data.problem_type, history[-1], best["row"], s.early_stopping):
+                best.update(row=history[-1], epoch=epoch, logits=logits,
                             state={k: v.detach().clone() for k, v in model.state_dict().items()})
             if progress:
                 progress({**history[-1], "epochs": s.epochs})
@@ -428,13 +477,45 @@ def save(ck: Checkpoint, out: str | os.PathLike) -> Path:
     return out
 
 
-def export_zip(ck: Checkpoint) -> bytes:
-    """The exported folder as zip bytes, for a download button (built on click, never kept)."""
+# Weights barely compress (about 7 % for float32) and deflating 80 MB of them took most of a zip's
+# 17 s, so they are stored; config, vocabulary and tokenizer files are deflated.
+_STORED = (".safetensors", ".bin")
+_CHUNK = 2**20
+
+
+def zip_once(ck: Checkpoint, folder: Path, progress: Callable[[float], None] | None = None) -> Path:
+    """`folder`/<model name>.zip holding the exported HF folder, built on the first call only (model
+    names are unique per fine-tune) and written atomically; `progress(fraction)` while it is built."""
+    stem = Path(ck.name).name or "model"  # a checkpoint loaded from a folder is named by its path
+    out = Path(folder) / f"{stem}.zip"
+    if out.is_file():
+        return out
+    report = progress or (lambda frac: None)
     with scratch.temporary() as tmp:
-        folder = save(ck, tmp / ck.name)
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-            for f in sorted(folder.rglob("*")):
-                if f.is_file():
-                    zf.write(f, f"{folder.name}/{f.relative_to(folder)}")
-        return buf.getvalue()
+        report(0.0)
+        exported = save(ck, tmp / stem)
+        files = sorted(f for f in exported.rglob("*") if f.is_file())
+        total, done = sum(f.stat().st_size for f in files) or 1, 0
+        report(0.1)
+        part = scratch.partial_for(out) / out.name
+        try:
+            with zipfile.ZipFile(part, "w") as zf:
+                for f in files:
+                    kind = zipfile.ZIP_STORED if f.suffix in _STORED else zipfile.ZIP_DEFLATED
+                    info = zipfile.ZipInfo.from_file(f, f"{exported.name}/{f.relative_to(exported)}")
+                    info.compress_type = kind
+                    with f.open("rb") as src, zf.open(info, "w", force_zip64=True) as dst:
+                        while chunk := src.read(_CHUNK):
+                            dst.write(chunk)
+                            done += len(chunk)
+                            report(0.1 + 0.9 * done / total)
+            os.replace(part, out)  # beside `out`: one filesystem, so the rename is atomic
+        finally:
+            shutil.rmtree(part.parent, ignore_errors=True)
+    return out
+
+
+def export_zip(ck: Checkpoint) -> bytes:
+    """The exported folder as zip bytes (zip_once in a folder that is removed afterwards)."""
+    with scratch.temporary() as tmp:
+        return zip_once(ck, tmp).read_bytes()

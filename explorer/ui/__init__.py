@@ -17,15 +17,18 @@ from explorer.ui.cache import (ANALYSES, analysis, checkpoint, current_analysis,
 from explorer.ui.render import (cancelled, confirmed, error, guarded, headers, plain,  # noqa: E402
                                 prediction, show_evictions, step_label, table, with_progress)
 from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, Selection,  # noqa: E402
-                                 Upload, data_source, keep_widgets, lang, progress_to,
+                                 Upload, data_source, data_version, drop_data_versions, use_data_version,
+                                 add_data_version, keep_widgets, lang, progress_to,
                                  register_session_checkpoint, selection, session_checkpoint,
-                                 session_checkpoint_names, session_zip, set_data_source, start_job, sticky,
-                                 stop_if_gone, t, tn)
+                                 session_checkpoint_names, session_zip, session_zip_ready, set_data_source,
+                                 start_job, sticky, stop_if_gone, t, tn)
 
 __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", "DataSource", "Selection", "Upload",
            "analysis", "cancelled", "checkpoint", "confirmed", "current_analysis", "current_head",
            "data_source", "error", "guarded", "headers", "keep_widgets", "lang", "memo", "panels", "plain",
+           "data_version", "drop_data_versions", "use_data_version", "add_data_version",
            "plotly_js_src", "prediction", "progress_to", "register_session_checkpoint", "selection",
            "session_checkpoint",
-           "session_checkpoint_names", "session_zip", "set_data_source", "show_evictions", "start_job",
+           "session_checkpoint_names", "session_zip", "session_zip_ready", "set_data_source", "show_evictions",
+           "start_job",
            "step_label", "sticky", "stop_if_gone", "t", "table", "timed", "tn", "with_progress"]

@@ -15,7 +15,7 @@ from explorer.model import checkpoints, heads
 from explorer.runtime import budget, device
 from explorer.text.errors import ExplorerError
 from explorer.ui.render import error, plain
-from explorer.ui.session import _owner, selection, session_checkpoint, t
+from explorer.ui.session import _owner, other_is_empty, selection, session_checkpoint, t
 
 T = TypeVar("T")
 
@@ -94,6 +94,9 @@ def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False,
 
 def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
     """The analysis for the sidebar's picks, or None after showing a one-line st.error."""
+    if other_is_empty():  # "other…" without a path: a prompt, not the numbers of a model nobody picked
+        st.info(t("app.other_empty"))
+        return None
     sel = selection()
     try:
         return analysis(sel.name, sel.head, sel.text, sel.seed, flow, sel.text_pair)

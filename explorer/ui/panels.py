@@ -8,8 +8,10 @@ import streamlit as st
 
 from explorer import plots
 from explorer.model.problem import PIPELINE_FUNCTIONS, ProblemType
-from explorer.ui.render import plain
-from explorer.ui.session import lang, t
+from explorer.text.errors import ExplorerError
+from explorer.ui.render import error, plain
+from explorer.ui.session import (drop_data_versions, lang, progress_to, session_checkpoint_names, session_zip,
+                                 session_zip_ready, sticky, t)
 
 
 def pipeline_readings(a) -> None:
@@ -47,6 +49,44 @@ def completeness(r) -> None:
             st.success(t("attributions.complete", error=100 * r.error))
     elif r.method == "saliency":
         st.info(t("attributions.unsigned"))
+
+
+def pair_column(where, columns, guess: str | None) -> str:
+    """The "Text B / pair column" picker of the Data, Label audit and Fine-tune pages (one value for all
+    three): a file with other columns starts it at `guess` (the header's pair, or the Data page's pick),
+    "—" is one text. Returns the column, or "" for none."""
+    ss = st.session_state
+    options = ["—", *columns]
+    if ss.get("data_pair_columns") != tuple(columns) or ss.get("data_pair_column") not in options:
+        ss["data_pair_columns"] = tuple(columns)
+        ss["data_pair_column"] = guess if guess in columns else "—"
+    picked = where.selectbox(t("data.pair_column"), options, **sticky("data_pair_column"))
+    return "" if picked == "—" else picked
+
+
+def guessed_columns(frame, cols: list[str], text_key: str, label_key: str) -> None:
+    """Start the column pickers on the columns the report would guess (guess_columns) when they hold
+    no column of this file, so the page shows what it uses instead of "—"."""
+    from explorer.data.dataset import guess_columns
+
+    ss = st.session_state
+    if not {ss.get(text_key), ss.get(label_key)} - set(cols):
+        return
+    try:
+        text, labels = guess_columns(frame)
+    except ExplorerError:
+        text, labels = "—", ()
+    for key, value in ((text_key, text), (label_key, ",".join(labels))):
+        ss[key] = value if value in cols else "—"  # several 0/1 label columns: "—" (data_in_use names them)
+
+
+def data_in_use(src, report) -> None:
+    """Which file, which fixed version of it and which columns Label audit and Fine-tune use; a way
+    back to the file as given."""
+    st.caption(t("data.using", title=plain(src.title()), text=plain(report.text_column),
+                 labels=plain(", ".join(report.label_columns))))
+    if src.version > 1:
+        st.button(t("data.original"), key="data_original", on_click=drop_data_versions, args=(src.origin,))
 
 
 def label_summary(report) -> None:
@@ -127,9 +167,11 @@ def audit_confusion(found) -> np.ndarray:
     st.subheader(t("audit.confusion"))
     names, pred = list(data.label_names), found.predicted
     counts = confusion_counts(data.y, pred, len(names))
+    # A chart's selection cannot be set from code: clearing it draws the chart under a new key.
+    cleared = st.session_state.get("audit_cell_cleared", 0)
     event = st.plotly_chart(aplots.confusion_cells(counts, names, names, t("audit.confusion_title"),
                                                    t("audit.predicted_axis"), t("audit.given_axis"), t("audit.count")),
-                            key="audit_confusion", on_select="rerun", selection_mode="points")
+                            key=f"audit_confusion_{cleared}", on_select="rerun", selection_mode="points")
     points = event.selection.points if event else []
     if not points:
         st.caption(t("audit.click_cell"))
@@ -138,4 +180,48 @@ def audit_confusion(found) -> np.ndarray:
     cell = np.flatnonzero((data.y == given) & (pred == predicted))
     rows = cell[np.argsort(found.quality[cell], kind="stable")]
     st.caption(t("audit.cell", given=plain(names[given]), predicted=plain(names[predicted]), n=len(rows)))
+    st.button(t("audit.clear_cell"), key="audit_clear_cell", help=t("audit.clear_cell_help"),
+              on_click=lambda: st.session_state.update(audit_cell_cleared=cleared + 1))
     return rows
+
+
+def model_downloads() -> None:
+    """Any of this session's fine-tuned models (the latest first) as a zip: built once per model, on
+    request and with a progress bar, then served from disk (session_zip)."""
+    names = session_checkpoint_names()[::-1]
+    if not names:
+        return
+    pick = st.selectbox(t("finetune.download_model"), names, key="ft_download_model")
+    ready = session_zip_ready(pick)
+    if ready is not None:
+        st.download_button(t("finetune.download"), ready, file_name=f"{pick}.zip", mime="application/zip",
+                           key="ft_download")
+    elif st.button(t("finetune.prepare"), key="ft_prepare"):
+        report = progress_to(st.progress(0.0, text=t("finetune.packing", name=plain(pick))))
+        try:
+            session_zip(pick, lambda frac: report(frac, t("finetune.packing", name=plain(pick))))
+        except ExplorerError as err:
+            error(err)
+            return
+        st.rerun()  # drawn again with its download button
+
+
+def kept_mark(job) -> tuple[int, str]:
+    """(epoch, name) to mark on a fine-tune's curve: the epoch kept, once the job is done; (0, "") before."""
+    res = job.result if job.done else None
+    return (res.best_epoch, t("finetune.kept_mark")) if res is not None and res.best_epoch else (0, "")
+
+
+def finetune_result(res, name: str) -> None:
+    """A finished fine-tune: which epoch was kept and why, its validation metrics and confusion matrix."""
+    if res.stopped:
+        st.info(t("finetune.stopped_at", epoch=len(res.history)))
+    st.success(t("finetune.done", name=plain(name), seconds=f"{res.train_seconds:.1f}"))
+    if res.best_epoch:  # 0: stopped before an epoch ended, nothing was kept from one
+        st.caption(t(f"finetune.kept_{res.kept_by}", epoch=res.best_epoch, total=len(res.history)))
+    for col, (k, v) in zip(st.columns(len(res.metrics)), res.metrics.items()):
+        col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
+    if res.confusion is not None:
+        st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
+                                                t("finetune.predicted_axis"), t("finetune.true_axis"),
+                                                t("finetune.count")), key="ft_confusion")

@@ -7,15 +7,17 @@ process (explorer/runtime/session_models.py); the session holds only its owner k
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import uuid
 import weakref
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import streamlit as st
 from streamlit.logger import get_logger
 
 from explorer.model import checkpoints
-from explorer.runtime import jobs, session_models
+from explorer.runtime import jobs, scratch, session_models
 from explorer.text import i18n
 from explorer.train import finetune
 
@@ -80,18 +82,33 @@ def session_checkpoint(name: str) -> checkpoints.Checkpoint | None:
     return MODELS.get(_owner(), name)
 
 
-def session_zip(name: str) -> Callable[[], bytes]:
-    """Deferred download data: the zip is built when the button is clicked (it runs outside the
-    script thread, hence the owner captured now) and never kept in the session."""
-    owner = _owner()
+def session_zip(name: str, progress: Callable[[float], None] | None = None) -> Path:
+    """The session model's zip (an HF folder), built on the first request with `progress(fraction)` and
+    kept on disk in the process's scratch folder while the model is in MODELS; zips of models evicted
+    since are removed first, so the disk holds at most what the store bounds."""
+    folder = scratch.process_folder()
+    for old in folder.glob("*.zip"):
+        if not MODELS.holds(old.stem):
+            old.unlink(missing_ok=True)
+    ck = MODELS.get(_owner(), name)
+    if ck is None:  # evicted since the page was drawn
+        raise finetune.FinetuneError("model_evicted", name=name)
+    return finetune.zip_once(ck, folder, progress)
 
-    def build() -> bytes:
-        ck = MODELS.get(owner, name)
-        if ck is None:  # evicted since the page was drawn
+
+def session_zip_ready(name: str) -> Callable[[], bytes] | None:
+    """Deferred download data for the model's zip when it is built (read on click, never kept in the
+    session), else None."""
+    path = scratch.process_folder() / f"{name}.zip"
+    if not path.is_file() or session_checkpoint(name) is None:
+        return None
+
+    def read() -> bytes:
+        if not path.is_file():  # the model was evicted (and its zip removed) since the page was drawn
             raise finetune.FinetuneError("model_evicted", name=name)
-        return finetune.export_zip(ck)
+        return path.read_bytes()
 
-    return build
+    return read
 
 
 def start_job(kind: str, name: str, work: jobs.Work) -> jobs.Job | None:
@@ -166,6 +183,14 @@ def selection() -> Selection:
 
 
 OTHER = "other…"
+
+
+def other_is_empty() -> bool:
+    """Is "other…" picked with its path still empty?"""
+    ss = st.session_state
+    return ss.get("checkpoint") == OTHER and not (ss.get("checkpoint_other") or "").strip()
+
+
 _STICKY = "_sticky_keys"  # the widget keys sticky() was asked to keep, for keep_widgets()
 
 
@@ -204,6 +229,25 @@ class DataSource:
     text_column: str
     label_column: str  # comma-separated for multi-label
     labels: tuple[str, ...] = ()
+    text_pair_column: str = ""  # the second text of sentence pairs; "" for one text
+    columns: tuple[str, ...] = ()  # the CSV's header, for the pages' pair pickers
+    origin: str = ""  # sha1 of the file as given: the key of its fixed versions (data_versions)
+    version: int = 1  # 1: the file as given; each fix applied to it (merge, mapping, audit) adds one
+    changed: int = 0  # rows the latest fix changed
+
+    def title(self) -> str:
+        """The file's name, and which fixed version of it this is."""
+        if self.version <= 1:
+            return self.name
+        return tn("data.version", self.changed, name=self.name, version=self.version)
+
+
+@dataclasses.dataclass(frozen=True)
+class DataVersion:
+    """A fixed version of a file the Data page read: what Data, Label audit and Fine-tune use instead."""
+    bytes: bytes
+    number: int
+    changed: int  # rows that differ from the version before
 
 
 @dataclasses.dataclass(frozen=True)
@@ -241,9 +285,41 @@ def data_source() -> DataSource:
     from explorer.data.dataset import demo_frame
 
     demo = demo_frame(per_class=60, seed=0)
-    return DataSource(demo.to_csv(index=False).encode(), "demo.csv", "text", "label",
-                      tuple(sorted(demo["label"].unique())))
+    raw = demo.to_csv(index=False).encode()
+    return DataSource(raw, "demo.csv", "text", "label", tuple(sorted(demo["label"].unique())),
+                      columns=tuple(demo.columns), origin=hashlib.sha1(raw).hexdigest())
 
 
-def set_data_source(src: DataSource) -> None:
+def set_data_source(src: DataSource) -> DataSource:
     st.session_state[DATA_KEY] = src
+    return src
+
+
+VERSIONS_KEY = "data_versions"  # {origin: DataVersion}, the latest fixed version of each file
+
+
+def data_version(origin: str) -> DataVersion | None:
+    return st.session_state.get(VERSIONS_KEY, {}).get(origin)
+
+
+def add_data_version(origin: str, before: bytes, after: bytes) -> DataVersion:
+    """Keep `after` (the fixed `before`) as the next version of the file `origin` and return it."""
+    from explorer.data.dataset import changed_rows, read_csv
+
+    prev = data_version(origin)
+    version = DataVersion(after, (prev.number if prev else 1) + 1, changed_rows(read_csv(before), read_csv(after)))
+    st.session_state.setdefault(VERSIONS_KEY, {})[origin] = version
+    return version
+
+
+def drop_data_versions(origin: str) -> None:
+    """Back to the file as given."""
+    st.session_state.get(VERSIONS_KEY, {}).pop(origin, None)
+
+
+def use_data_version(src: DataSource, after: bytes) -> DataSource:
+    """Make `after`, a fixed `src`, the dataset every page uses (its next version) and return it."""
+    version = add_data_version(src.origin, src.bytes, after)
+    new = dataclasses.replace(src, bytes=after, version=version.number, changed=version.changed)
+    set_data_source(new)
+    return new

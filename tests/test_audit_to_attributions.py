@@ -1,0 +1,26 @@
+"""A Label audit row opened in Attributions: the CSV's label as the Data page maps it to the checkpoint,
+and a note that stays on the page when no label fits (a score on a classifier)."""
+from explore_helpers import open_page
+from explorer.data.labels import checkpoint_target
+
+
+def _opened(sentiment, value, ptype):
+    at = open_page("home")
+    at.session_state["attr_target_label"] = checkpoint_target(value, ptype, sentiment)
+    at.switch_page("pages/attributions.py").run()
+    assert not at.exception and not at.error
+    return at
+
+
+def test_label_id_opens_the_mapped_label(sentiment):
+    at = _opened(sentiment, "0", "single_label_classification")
+    assert at.selectbox(key="attr_target").value == 0  # negative, not "no label '0'"
+    assert any("'0' is the checkpoint's 'negative'" in i.value for i in at.info)
+
+
+def test_score_says_why_it_explains_the_prediction(sentiment):
+    at = _opened(sentiment, 0.9, "regression")
+    assert at.selectbox(key="attr_target").value == -1
+    notes = [i.value for i in at.info]  # still there after the attribution's own rerun
+    assert any("is a score (0.9)" in n and "predicted label is explained instead" in n for n in notes)
+    assert any(c.value.startswith("Explaining the") for c in at.caption)  # the attribution ran and reran
