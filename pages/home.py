@@ -3,12 +3,15 @@ import pandas as pd
 import streamlit as st
 
 from explorer import plots, ui
-from explorer.model import problem
+from explorer.model import heads, problem
 from explorer.model.tokens import reads_line
 from explorer.ui import current_analysis, plain, prediction, selection, step_label, t, tn
 
 st.title(t("home.title"))
 st.caption(t("home.intro"))
+# The chain's narrow boxes break between words, and inside a word only when it alone is too wide.
+st.html("<style>.st-key-home_chain p, .st-key-home_chain code {white-space: pre-wrap; word-break: normal !important;"
+        " overflow-wrap: anywhere !important;}</style>")
 
 a = current_analysis()
 if a is not None:
@@ -19,7 +22,9 @@ if a is not None:
     if a.unused_weights:
         st.warning(tn("arch.unused_weights", len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
     n_layers, n_heads = a.attentions.shape[:2]
-    head_desc = " → ".join(step_label(name) for name, _ in a.steps)
+    names = [name for name, _ in a.steps]
+    head_desc = " → ".join(step_label(name) for name in names)
+    pooled = heads.pooling_op(names)  # the chain names the selected head's own pooling and modules
     own = problem.ProblemType(a.problem_type).output
     shown = problem.top_labels(a.logits)  # many labels: the largest only (the download has all)
     hidden = len(a.labels) - len(shown)
@@ -28,8 +33,9 @@ if a is not None:
         (t("home.step_text"), tn("home.n_chars", len(a.text))),
         (t("home.step_tokens"), tn("home.n_tokens", len(a.tokens))),
         (t("home.step_encoder"), t("home.encoder_desc", layers=n_layers, heads=n_heads)),
-        (t("home.step_cls"), t("home.vector", n=a.cls_hidden.shape[0])),
-        (t("home.step_head"), a.head_kind),
+        (t(f"home.pooled_{pooled}", token=plain(a.shown[a.reads]) if a.reads is not None else ""),
+         t("home.vector", n=a.steps[0][1].shape[-1])),
+        (t("home.step_head"), " → ".join(step_label(name) for name in names[1:])),
         (t("home.step_logits"), ", ".join(f"{v:.2f}" for v in a.logits[shown]) + more),
         # The model's own reading (softmax, sigmoid, or a regression's value), then pipeline()'s where it differs.
         (t("home.step_probs") if own == "softmax" else t(f"pipeline.fn_{own}"),
@@ -38,7 +44,7 @@ if a is not None:
           if a.pipeline_differs else []),
         (t("home.step_label"), prediction(a.predicted)),
     ]
-    for col, (title, value) in zip(st.columns(len(chain)), chain):
+    for col, (title, value) in zip(st.container(key="home_chain").columns(len(chain)), chain):
         col.markdown(f"**{title}**")
         col.code(value, language=None, wrap_lines=True)
     st.caption(reads_line(a, t))

@@ -105,7 +105,7 @@ if a is not None:
             show_step(i, a)
             st.divider()
     fig = lesson_plots.cls_by_layer(a, t)
-    doc = {k.rsplit(".", 1)[1]: v for k, v in strings(lang()).items() if k.startswith("lesson.handout_doc.")}
+    doc = handout.handout_strings(strings(lang()))
     bars = plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"), t("home.prob_axis"))
     ck, hd = checkpoint(selection().name, selection().seed), current_head()
 

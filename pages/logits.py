@@ -38,7 +38,8 @@ if a is not None:
                               format_func=lambda i: a.labels[i])
     elif ptype == P.ProblemType.MULTI:
         ss["logits_target_multi"] = [x for x in ss.get("logits_target_multi", []) if x in a.labels]
-        on = st.multiselect(t("logits.target_multi"), a.labels, **ui.sticky("logits_target_multi"))
+        on = st.multiselect(t("logits.target_multi"), a.labels, placeholder=t("app.choose_options"),
+                            **ui.sticky("logits_target_multi"))
         target = np.array([float(lab in on) for lab in a.labels])
     else:
         ss.setdefault("logits_target_value", 1.0)

@@ -7,6 +7,7 @@ from typing import Callable
 import numpy as np
 import streamlit as st
 
+from explorer.model.heads import POOLING
 from explorer.model.problem import Prediction, prediction_text
 from explorer.text.errors import ExplorerError
 from explorer.ui.session import MODELS, _log, _owner, lang, t
@@ -76,7 +77,7 @@ def headers(rows: list[dict], prefix: str) -> list[dict]:
     return [{t(prefix + k): v for k, v in row.items()} for row in rows]
 
 
-STEP_KEYS = {"first token": "first", "last non-pad token": "last", "mean pool": "mean"}
+STEP_KEYS = POOLING  # the pooling steps: app.step_first | _last | _mean
 
 
 def step_label(name: str) -> str:
