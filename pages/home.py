@@ -53,17 +53,17 @@ if a is not None:
     st.metric(t("home.prediction"), plain(prediction(a.predicted)))  # metric values render Markdown
     names = [a.labels[i] for i in shown]
     left, right = st.columns(2)
-    left.plotly_chart(plots.label_bars(names, a.logits[shown], t("home.logits_title"), t("home.label_axis"),
-                                       t("home.logit_axis")), key="home_logits")
+    ui.chart(plots.label_bars(names, a.logits[shown], t("home.logits_title"), t("home.label_axis"),
+                              t("home.logit_axis")), "home_logits", left)
     y_range = None if own == "none" else (0, 1)
     if a.pipeline_differs:
-        right.plotly_chart(plots.logits.grouped(
+        ui.chart(plots.logits.grouped(
             names, {t(f"pipeline.fn_{own}"): a.scores[shown], t("pipeline.step"): a.pipeline_scores[shown]},
-            t("home.probs_title"), t("home.label_axis"), t("home.prob_axis")), key="home_probs")
+            t("home.probs_title"), t("home.label_axis"), t("home.prob_axis")), "home_probs", right)
         ui.panels.pipeline_readings(a)
     else:
-        right.plotly_chart(plots.label_bars(names, a.scores[shown], t("home.probs_title"), t("home.label_axis"),
-                                            t("home.prob_axis"), y_range=y_range), key="home_probs")
+        ui.chart(plots.label_bars(names, a.scores[shown], t("home.probs_title"), t("home.label_axis"),
+                                  t("home.prob_axis"), y_range=y_range), "home_probs", right)
     if hidden:
         st.caption(t("home.labels_hidden", shown=len(shown), hidden=hidden, n=len(a.labels)))
         rows = problem.label_rows(a.labels, a.logits, a.softmax, a.sigmoid)
