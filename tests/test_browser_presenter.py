@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 INSIDE = """([a, b]) => a.left >= b.left - 1 && a.right <= b.right + 1 && a.top >= b.top - 1 && a.bottom <= b.bottom + 1"""
 BOXES = """gd => [...gd.querySelectorAll('.gtitle, .cbtitle text, .g-xtitle text, .g-ytitle text')].map(e => {
     const r = e.getBoundingClientRect(), s = gd.querySelector('svg.main-svg').getBoundingClientRect();
-    return {cls: e.getAttribute('class') || e.parentNode.getAttribute('class'), text: e.textContent,
+    return {kind: e.closest('.cbtitle') ? 'colour bar' : e.closest('.gtitle, .g-gtitle') ? 'title' : 'axis', text: e.textContent,
             el: {left: r.left, right: r.right, top: r.top, bottom: r.bottom},
             svg: {left: s.left, right: s.right, top: s.top, bottom: s.bottom}}; })"""
 TICKS = """gd => [...gd.querySelectorAll('.colorbar .cbaxis text, .colorbar text.ytick, .colorbar .ycbtick text')]
@@ -21,6 +21,7 @@ TICKS = """gd => [...gd.querySelectorAll('.colorbar .cbaxis text, .colorbar text
 
 
 def _presenter_on(page, lang: str) -> None:
+    page.set_viewport_size({"width": 1280, "height": 720})  # a projector
     page.reload()  # a session on the st.navigation path (see test_browser_home)
     wait_idle(page)
     if lang != "en":
@@ -53,7 +54,7 @@ def _text_inside_charts(page) -> list[dict]:
         for box in gd.evaluate(BOXES):
             if not page.evaluate(INSIDE, [box["el"], box["svg"]]):
                 bad.append(box)
-            if "cbtitle" in (box["cls"] or "") and any(
+            if box["kind"] == "colour bar" and any(
                     not (box["el"]["right"] <= k["left"] or box["el"]["left"] >= k["right"]
                          or box["el"]["bottom"] <= k["top"] or box["el"]["top"] >= k["bottom"]) for k in ticks):
                 bad.append({**box, "overlaps": "colour-bar ticks"})
@@ -66,6 +67,7 @@ def test_presenter_view_keeps_the_step_in_view_and_chart_text_inside(page, lang)
     first = _in_view(page, t(f"lesson.{lesson.STEPS[0]}.title", lang))  # turned on: step 1, in view
     assert 0 <= first["top"] < first["height"], first
     for step in lesson.STEPS[1:5]:  # tokenizer → encoder (heatmap, colour bar) → cls → head → probabilities
+        page.mouse.wheel(0, 5000)  # down to the Next button under the step's panel, as a teacher does
         nxt = page.locator("[data-testid=stMain] .stButton button", has_text=t("lesson.next", lang))
         nxt.scroll_into_view_if_needed()
         nxt.click()
