@@ -11,7 +11,7 @@ st.title(t("home.title"))
 st.caption(t("home.intro"))
 # The chain's narrow boxes break between words, and inside a word only when it alone is too wide.
 st.html("<style>.st-key-home_chain p, .st-key-home_chain code {white-space: pre-wrap; word-break: normal !important;"
-        " overflow-wrap: anywhere !important;}</style>")
+        " overflow-wrap: anywhere !important;} .st-key-home_chain pre {padding: 0.6rem !important;}</style>")
 
 a = current_analysis()
 if a is not None:
@@ -22,9 +22,9 @@ if a is not None:
     if a.unused_weights:
         st.warning(tn("arch.unused_weights", len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
     n_layers, n_heads = a.attentions.shape[:2]
-    names = [name for name, _ in a.steps]
-    head_desc = " → ".join(step_label(name) for name in names)
-    pooled = heads.pooling_op(names)  # the chain names the selected head's own pooling and modules
+    step_names = [name for name, _ in a.steps]
+    head_desc = " → ".join(step_label(name) for name in step_names)
+    pooled = heads.pooling_op(step_names)  # the chain names the selected head's own pooling and modules
     own = problem.ProblemType(a.problem_type).output
     shown = problem.top_labels(a.logits)  # many labels: the largest only (the download has all)
     hidden = len(a.labels) - len(shown)
@@ -35,7 +35,7 @@ if a is not None:
         (t("home.step_encoder"), t("home.encoder_desc", layers=n_layers, heads=n_heads)),
         (t(f"home.pooled_{pooled}", token=plain(a.shown[a.reads]) if a.reads is not None else ""),
          t("home.vector", n=a.steps[0][1].shape[-1])),
-        (t("home.step_head"), " → ".join(step_label(name) for name in names[1:])),
+        (t("home.step_head"), " → ".join(step_label(name) for name in step_names[1:])),
         (t("home.step_logits"), ", ".join(f"{v:.2f}" for v in a.logits[shown]) + more),
         # The model's own reading (softmax, sigmoid, or a regression's value), then pipeline()'s where it differs.
         (t("home.step_probs") if own == "softmax" else t(f"pipeline.fn_{own}"),
@@ -44,9 +44,14 @@ if a is not None:
           if a.pipeline_differs else []),
         (t("home.step_label"), prediction(a.predicted)),
     ]
-    for col, (title, value) in zip(st.container(key="home_chain").columns(len(chain)), chain):
-        col.markdown(f"**{title}**")
-        col.code(value, language=None, wrap_lines=True)
+    # each box as wide as its longest word (a module path, "attention"), so no word has to break;
+    # presenter view's larger type: two rows
+    per_row, box = 4 if st.session_state.get("presenter") else len(chain), st.container(key="home_chain")
+    for row in (chain[i:i + per_row] for i in range(0, len(chain), per_row)):
+        widths = [max(7, *(len(w) + 3 for w in f"{title} {value}".split())) for title, value in row]
+        for col, (title, value) in zip(box.columns(widths, gap="small"), row):
+            col.markdown(f"**{title}**")
+            col.code(value, language=None, wrap_lines=True)
     st.caption(reads_line(a, t))
     st.caption(" ".join(f"`{tok}`" for tok in a.shown))
     st.caption(f"{t('home.step_head')}: {head_desc}")

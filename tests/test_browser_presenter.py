@@ -78,3 +78,29 @@ def test_presenter_view_keeps_the_step_in_view_and_chart_text_inside(page, lang)
     # the presenter charts are laid out at the larger type, not only restyled by CSS
     sizes = page.locator("[data-testid=stMain] .js-plotly-plot").first.evaluate("gd => gd._fullLayout.font.size")
     assert sizes >= 17
+
+
+# Words (runs of non-space) whose characters sit on more than one line: a word broken inside.
+BROKEN_WORDS = """box => [...box.querySelectorAll('p, code')].flatMap(el => {
+    const text = el.firstChild && el.textContent, out = [];
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const m of node.textContent.matchAll(/\\S+/g)) {
+            const r = document.createRange();
+            r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+            const tops = new Set([...r.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top)));
+            if (tops.size > 1) out.push(m[0]);
+        }
+    }
+    return out; })"""
+
+
+def test_chain_boxes_break_between_words_not_inside_them(page):
+    page.reload()
+    wait_idle(page)
+    page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
+    page.get_by_role("option", name="Tiếng Việt").click()  # "6 tầng × 12 đầu attention": the longest words
+    wait_idle(page)
+    chain = page.locator(".st-key-home_chain")
+    assert "bert.pooler.dense" in chain.inner_text()
+    assert chain.evaluate(BROKEN_WORDS) == []
