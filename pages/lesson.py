@@ -30,7 +30,7 @@ def panel(step: str, a) -> None:
     elif step == "cls":
         sims = lesson.cls_similarity(a.hidden_states, a.special)
         chart(lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
-                                                t(P + "layer"), t(P + "cosine")), "lesson_cls")
+                                            t(P + "layer"), t(P + "cosine")), "lesson_cls")
     elif step == "head":
         table([{t(P + "step_col"): step_label(n), t(P + "size_col"): v.shape[-1]} for n, v in a.steps])
     elif step == "probabilities":
@@ -52,12 +52,12 @@ def panel(step: str, a) -> None:
         counts = lesson.parameter_counts(checkpoint(sel.name, sel.seed).model, current_head())
         shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
         chart(lesson_plots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
-                                              t(P + "option_axis"), t(P + "params_axis")), "lesson_params")
+                                          t(P + "option_axis"), t(P + "params_axis")), "lesson_params")
     elif step == "token_heads":
         scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), sel.seed)
         chart(lesson_plots.token_label_heatmap(scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"),
-                                                   t(P + "label"), t(P + "score"), pair_at=pair_boundary(a.segments),
-                                                   pair_label=t("arch.boundary")), "lesson_tokens")
+                                               t(P + "label"), t(P + "score"), pair_at=pair_boundary(a.segments),
+                                               pair_label=t("arch.boundary")), "lesson_tokens")
     elif step == "layers":
         chart(encoder_plots.readout(a, t), "lesson_layers")
     elif step == "ablation":
@@ -74,7 +74,7 @@ def panel(step: str, a) -> None:
             bar.empty()
         words, support = found
         chart(sorted_bars(words, support, t(P + "drop_title", label=ui.prediction(a.predicted)), t(P + "drop_axis"),
-                                    t(P + "word")), "lesson_ablation")
+                          t(P + "word")), "lesson_ablation")
 
 
 def show_step(i: int, a, presenting: bool = False) -> None:

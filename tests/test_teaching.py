@@ -137,3 +137,26 @@ def test_vietnamese_says_tang_for_layer_everywhere():
     assert len(layer) > 20
     assert [k for k in layer if "lớp" in str(vi[k].string).lower()] == []
     assert t("encoder.layer", "vi") == "Tầng"
+
+
+# ---- 4: presenter view ------------------------------------------------------------------------------
+
+def test_presenter_figures_are_laid_out_at_the_larger_type():
+    from explorer.plots import label_bars
+    from explorer.plots.common import PRESENTER_FONT, PRESENTER_TITLE, PRESENTER_TITLE_CHARS, presenter
+
+    title = "Logits per label (raw scores, not probabilities), and a title long enough to wrap"
+    fig = label_bars(["a", "b"], [1.0, 2.0], title, "label", "logit")
+    big = presenter(fig)
+    assert fig.layout.title.text == title  # the original is untouched
+    lines = big.layout.title.text.split("<br>")
+    assert len(lines) > 1 and all(len(line) <= PRESENTER_TITLE_CHARS for line in lines)
+    assert big.layout.font.size == PRESENTER_FONT and big.layout.title.font.size == PRESENTER_TITLE
+    assert big.layout.height > fig.layout.height and big.layout.margin.t > fig.layout.margin.t
+    assert big.layout.xaxis.automargin and big.layout.yaxis.automargin
+
+
+def test_turning_presenter_view_on_opens_the_lesson_at_step_one():
+    at = _app("pages/lesson.py", lesson_step=9)
+    at.toggle(key="presenter").set_value(True).run()
+    assert [s.value for s in at.subheader] == [t(f"lesson.{lesson.STEPS[0]}.title")]

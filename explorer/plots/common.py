@@ -35,12 +35,17 @@ def figure(traces, title: str, x_title: str, y_title: str, **layout) -> go.Figur
     return go.Figure(dict(data=traces, layout={**base, **layout}))
 
 
+def wrap_title(title: str, width: int) -> list[str]:
+    """A chart title on lines of at most `width` characters (plotly never wraps a title: it runs off)."""
+    return textwrap.wrap(title.replace("<br>", " "), width) or [title]
+
+
 def presenter(fig: go.Figure) -> go.Figure:
     """A copy of `fig` for the back of the classroom: larger type, the title wrapped onto lines that fit,
     axes and colour bars that make room for their labels (automargin), and the height to match."""
     out = go.Figure(fig)
     title = out.layout.title.text or ""
-    lines = textwrap.wrap(title.replace("<br>", " "), PRESENTER_TITLE_CHARS) or [""]
+    lines = wrap_title(title, PRESENTER_TITLE_CHARS)
     scale = PRESENTER_FONT / 12  # plotly's default type is 12 px
     height = out.layout.height or 450
     margin = out.layout.margin
@@ -48,7 +53,7 @@ def presenter(fig: go.Figure) -> go.Figure:
         font=dict(size=PRESENTER_FONT), height=int(height * scale) + PRESENTER_TITLE * (len(lines) - 1),
         title=dict(text="<br>".join(lines), font=dict(size=PRESENTER_TITLE)),
         margin=dict(l=int((margin.l or 60) * scale), r=int((margin.r or 10) * scale) + 10,
-                    t=int(PRESENTER_TITLE * 1.6 * len(lines)) + 20, b=int((margin.b or 40) * scale)))
+                    t=int(PRESENTER_TITLE * 1.8 * len(lines)) + 30, b=int((margin.b or 40) * scale)))
     out.update_xaxes(automargin=True, title=dict(standoff=10))
     out.update_yaxes(automargin=True, title=dict(standoff=10))
     return out

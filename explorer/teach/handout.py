@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import html
-import textwrap
 
 import numpy as np
 import plotly.graph_objects as go
@@ -13,6 +12,7 @@ from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import POOLING, Head
 from explorer.model.problem import ProblemType, prediction_text
 from explorer.plots.attribution import sorted_bars
+from explorer.plots.common import wrap_title
 
 
 def handout_strings(catalog: dict[str, str]) -> dict[str, str]:
@@ -62,7 +62,7 @@ def attribution_figure(att: attribution.Attribution, strings: dict[str, str]) ->
     words, scores = _words(att)
     fig = sorted_bars(words, scores, strings["attr_title"].format(label=att.target_label),
                       strings["attr_axis"], strings["word_axis"])
-    fig.update_layout(title=dict(text=_wrap(fig.layout.title.text)), margin=dict(l=20, r=20, t=80))
+    fig.update_layout(title=dict(text="<br>".join(wrap_title(fig.layout.title.text, 70))), margin=dict(l=20, r=20, t=80))
     fig.update_yaxes(automargin=True, title=dict(standoff=12))
     return fig
 
@@ -72,9 +72,7 @@ def _words(att: attribution.Attribution) -> tuple[tuple[str, ...], np.ndarray]:
     is titled "words". Word ids are kept per text, so text A's last word never merges with B's first."""
     keep = [i for i, special in enumerate(att.special) if not special]
     seg = att.segments or (0,) * len(att.tokens)
-    return attribution.merge_words([att.tokens[i] for i in keep], [None if att.word_ids[i] is None else (seg[i], att.word_ids[i]) for i in keep],
-                                   att.scores[keep], [att.pieces[i] for i in keep] if att.pieces else ())
+    ids = [None if att.word_ids[i] is None else (seg[i], att.word_ids[i]) for i in keep]
+    return attribution.merge_words([att.tokens[i] for i in keep], ids, att.scores[keep],
+                                   [att.pieces[i] for i in keep] if att.pieces else ())
 
-
-def _wrap(title: str, width: int = 70) -> str:
-    return "<br>".join(textwrap.wrap(title, width)) or title
