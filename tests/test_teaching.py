@@ -1,31 +1,17 @@
 """Issue 19's teaching fixes: a quiz not passed by length, a pipeline chain and a handout that name the
 selected head, a handout chart without special tokens, and one Vietnamese word for "layer"."""
-import json
 import re
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from explorer.model.analysis import analyze
 from explorer.model.heads import build_head
 from explorer.teach import handout, lesson
 from explorer.text.i18n import catalog, strings, t
+from tests.test_lesson import _app
 
-ROOT = Path(__file__).resolve().parent.parent
 # Picking by length: chance is 1 in N_OPTIONS; allow one question above it (12 questions: at most 4 right).
 LENGTH_BOUND = len(lesson.QUIZ) / lesson.N_OPTIONS + 1
-
-
-def _app(page: str, lang: str = "en", **state) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["lang"] = lang
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    at.switch_page(page).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 # ---- 3: the quiz ------------------------------------------------------------------------------------
@@ -56,7 +42,7 @@ def test_options_are_shuffled_per_question_and_seed():
 
 
 def test_quiz_page_shows_the_sessions_order_and_locks_first_answers():
-    at = _app("pages/quiz.py", quiz_seed=11)
+    at = _app("en", "pages/quiz.py", quiz_seed=11)
     q0, q1 = lesson.QUIZ[0], lesson.QUIZ[1]
     radio = at.radio(key=f"quiz_{q0.key}")
     assert radio.options == [t(f"quiz.{q0.key}.o{i}") for i in lesson.option_order(0, 11)]
@@ -88,7 +74,7 @@ def _chain(at) -> dict[str, str]:
 
 @pytest.mark.parametrize("lang", ["en", "vi"])
 def test_chain_names_mean_pooling_and_the_heads_modules(lang):
-    at = _app("pages/home.py", lang, head="mean-linear")
+    at = _app(lang, "pages/home.py", head="mean-linear")
     chain = _chain(at)
     assert t("home.pooled_mean", lang) in chain and t("home.step_cls", lang) not in chain
     assert chain[t("home.step_head", lang)] == "dropout → classifier"
@@ -96,7 +82,7 @@ def test_chain_names_mean_pooling_and_the_heads_modules(lang):
 
 
 def test_chain_names_the_checkpoints_own_modules_not_its_architecture():
-    at = _app("pages/home.py", head="own")
+    at = _app("en", "pages/home.py", head="own")
     chain = _chain(at)
     assert chain[t("home.step_head")] == "bert.pooler.dense → tanh → dropout → classifier"
     assert chain[t("home.pooled_first", token=r"\[CLS\]")] == t("home.vector", n=384)  # Markdown-escaped
@@ -157,6 +143,6 @@ def test_presenter_figures_are_laid_out_at_the_larger_type():
 
 
 def test_turning_presenter_view_on_opens_the_lesson_at_step_one():
-    at = _app("pages/lesson.py", lesson_step=9)
+    at = _app("en", "pages/lesson.py", lesson_step=9)
     at.toggle(key="presenter").set_value(True).run()
     assert [s.value for s in at.subheader] == [t(f"lesson.{lesson.STEPS[0]}.title")]
