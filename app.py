@@ -17,9 +17,10 @@ if booting:
         st.markdown("<style>[data-testid=stSidebarNav] {display: none;}</style>", unsafe_allow_html=True)
         st.info(i18n.t("app.starting", st.session_state.get("lang", "en")), icon=":material/hourglass_top:")
 
-from explorer import plots, ui  # noqa: E402
+from explorer import ui  # noqa: E402
 from explorer.model import checkpoints, heads  # noqa: E402
 from explorer.model.analysis import MAX_TEXT_CHARS  # noqa: E402
+from explorer.plots.common import PRESENTER_FONT, PRESENTER_TITLE  # noqa: E402
 from explorer.ui import t  # noqa: E402
 
 if booting:
@@ -45,7 +46,7 @@ html, .stMarkdown p, .stMarkdown li, .stCaption, [data-testid=stWidgetLabel] p, 
 h3[id^=lesson-step] {scroll-margin-top: 4.5rem;}
 .stPlotlyChart text {font-size: %dpx !important;}
 .stPlotlyChart .gtitle {font-size: %dpx !important;}
-""" % (plots.common.PRESENTER_FONT, plots.common.PRESENTER_TITLE)
+""" % (PRESENTER_FONT, PRESENTER_TITLE)
 SCROLL_TOP = """<script>setTimeout(() => document.querySelectorAll("[data-testid=stMain], [data-testid=stAppViewContainer]")
   .forEach(e => e.scrollTo(0, 0)), 60)</script>"""
 ss.setdefault("lang", "en")
