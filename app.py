@@ -20,6 +20,7 @@ if booting:
 from explorer import ui  # noqa: E402
 from explorer.model import checkpoints, heads  # noqa: E402
 from explorer.model.analysis import MAX_TEXT_CHARS  # noqa: E402
+from explorer.plots.common import PRESENTER_FONT, PRESENTER_TITLE  # noqa: E402
 from explorer.ui import t  # noqa: E402
 
 if booting:
@@ -32,13 +33,22 @@ if booting:
 ss = st.session_state
 # Plotly draws text as SVG with inline sizes, which !important rules override; tables are HTML (pages
 # draw ui.table, which is an HTML table in presenter view: the data grid is a canvas).
+# Charts drawn through ui.chart are laid out at these sizes too (plots.common.presenter), so nothing overlaps.
 PRESENTER_CSS = """
 html, .stMarkdown p, .stMarkdown li, .stCaption, [data-testid=stWidgetLabel] p, .stAlert p {font-size: 1.35rem !important;}
+[data-testid=stSidebar] .stCaption, [data-testid=stSidebar] .stMarkdown p {font-size: 1rem !important;}
 [data-testid=stMetricValue] {font-size: 2.6rem !important;}
 [data-testid=stTable] td, [data-testid=stTable] th {font-size: 1.3rem !important;}
-.stPlotlyChart text {font-size: 17px !important;}
-.stPlotlyChart .gtitle {font-size: 23px !important;}
-"""
+.stButton button p, .stDownloadButton button p, [data-testid=stPageLink] p {font-size: 1.35rem !important;}
+.stButton button, .stDownloadButton button {padding: 0.5rem 1.2rem !important;}
+[data-testid=stCode] pre, [data-testid=stCode] code {white-space: pre-wrap !important; overflow-wrap: anywhere;
+  font-size: 1.15rem !important;}
+h3[id^=lesson-step] {scroll-margin-top: 4.5rem;}
+.stPlotlyChart text {font-size: %dpx !important;}
+.stPlotlyChart .gtitle {font-size: %dpx !important;}
+""" % (PRESENTER_FONT, PRESENTER_TITLE)
+SCROLL_TOP = """<script>setTimeout(() => document.querySelectorAll("[data-testid=stMain], [data-testid=stAppViewContainer]")
+  .forEach(e => e.scrollTo(0, 0)), 60)</script>"""
 ss.setdefault("lang", "en")
 ss.setdefault("checkpoint", checkpoints.DEFAULT_CHECKPOINT)
 ss.setdefault("head", "own")
@@ -68,7 +78,14 @@ def _sidebar() -> None:
         st.text_area(t("arch.text_b"), height=68, help=t("arch.text_b_help"), placeholder=t("arch.text_b_placeholder"),
                      max_chars=MAX_TEXT_CHARS, **ui.sticky("text_pair"))
         st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, **ui.sticky("seed"))
-        st.toggle(t("app.presenter"), help=t("app.presenter_help"), **ui.sticky("presenter"))
+        st.toggle(t("app.presenter"), help=t("app.presenter_help"), on_change=_presenter_changed,
+                  **ui.sticky("presenter"))
+
+
+def _presenter_changed() -> None:
+    if ss["presenter"]:  # turned on: the lesson starts at step 1, the page at its top
+        ss["lesson_step"] = 0
+        ss["_presenter_top"] = True
 
 
 # Every sticky widget (sidebar and pages) keeps its value: before any widget is drawn.
@@ -83,6 +100,8 @@ def _presenter_off() -> None:
 
 if ss.get("presenter"):  # larger type for the back of the classroom: text, tables and chart text
     st.markdown(f"<style>{PRESENTER_CSS}</style>", unsafe_allow_html=True)
+    if ss.pop("_presenter_top", False):  # drawn once per turning on: a new element, whose script runs
+        st.html(SCROLL_TOP, unsafe_allow_javascript=True)
     # The sidebar starts collapsed here, hiding its toggle: a way out on the page itself.
     st.button(t("app.presenter_off"), key="presenter_exit", on_click=_presenter_off, icon=":material/close_fullscreen:")
 

@@ -18,6 +18,8 @@ ss = st.session_state
 st.title(t("audit.title"))
 st.caption(t("audit.intro"))
 
+if ui.other_prompt():
+    st.stop()
 src = ui.data_source()  # set by the Data page; the demo tweets until then
 name, seed = ui.selection().name, ui.selection().seed
 st.caption(t("audit.data", name=ui.plain(src.title()), checkpoint=ui.plain(name)))

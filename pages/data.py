@@ -20,8 +20,7 @@ def _forget_upload() -> None:  # the user removed the file from the uploader
         ss.pop("data_uploaded", None)
 
 
-# Every choice here is kept when the user visits another page (sticky), and so is the uploaded
-# file: an uploader comes back empty, so its bytes are kept in session state.
+# Choices are sticky across pages; an uploader comes back empty, so the file's bytes are kept in session state.
 source = st.radio(t("data.source"), ["demo", "upload"], horizontal=True, format_func=lambda s: t(f"data.source_{s}"),
                   **sticky("data_source", "demo"))
 if source == "upload":
@@ -62,6 +61,7 @@ label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_colu
 pair_col = ui.panels.pair_column(c3, table.frame.columns, (header_pair(table.frame.columns) or ("", ""))[1])
 ck_name, seed = ui.selection().name, ui.selection().seed
 use_ck = c4.checkbox(t("data.compare", name=ui.plain(ck_name)), **sticky("data_compare", True))
+use_ck = use_ck and not ui.other_prompt()  # "other…" with no path: the report without a checkpoint
 
 # Predicting with the checkpoint takes seconds: redo the report only when its inputs change, show
 # that it is running, and then how long it took.

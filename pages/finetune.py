@@ -15,6 +15,8 @@ ss = st.session_state
 st.title(t("finetune.title"))
 st.caption(t("finetune.intro"))
 
+if ui.other_prompt():
+    st.stop()
 src = ui.data_source()  # the Data page's CSV, or the demo
 st.caption(t("finetune.data", name=ui.plain(src.title()), n=len(src.labels),
              labels=ui.plain(", ".join(map(str, src.labels[:12])))))

@@ -42,7 +42,8 @@ if a is not None:
                               on_change=lambda: ss.update(logits_target_picked=True))
     elif ptype == P.ProblemType.MULTI:
         ss["logits_target_multi"] = [x for x in ss.get("logits_target_multi", []) if x in a.labels]
-        on = st.multiselect(t("logits.target_multi"), a.labels, **ui.sticky("logits_target_multi"))
+        on = st.multiselect(t("logits.target_multi"), a.labels, placeholder=t("app.choose_options"),
+                            **ui.sticky("logits_target_multi"))
         target = np.array([float(lab in on) for lab in a.labels])
     else:
         ss.setdefault("logits_target_value", 1.0)

@@ -174,6 +174,11 @@ def test_a_missing_string_logs_once(caplog):
 
 OLD_JSON = "97e8920"  # the last commit with assets/i18n/*.json
 REWORDED = {"dropout.where"}  # "{n} dropout step(s)" became a plural message: "step" / "steps"
+# Issue 19, in both languages: quiz distractors as long as the answers, the chain's intro names no one
+# pooling; in Vietnamese "layer" is "tầng" everywhere ("lớp" also means class and classroom).
+REWORDED_BOTH = {f"quiz.{q}.o{i}" for q in ("what_head", "why_cls", "logits", "new_head", "token_vs_seq",
+                 "first_token", "dropout", "pooler", "regression", "multilabel", "decision_layer", "drop_word")
+                 for i in range(4)} | {"home.intro"}
 
 
 def _old_json(lang: str) -> dict[str, str]:
@@ -196,7 +201,10 @@ def test_every_old_json_string_carried_over_exactly():
         old, new = _old_json(lang), strings(lang)
         assert len(old) > 700
         assert set(old) <= set(new), lang  # keys added since live only in the catalogs
-        assert {k for k in old if old[k] != new[k]} == (REWORDED if lang == "en" else set()), lang
+        changed = {k for k in old if old[k] != new[k]} - REWORDED_BOTH
+        if lang == "vi":
+            changed = {k for k in changed if "tầng" not in new[k].lower()}
+        assert changed == (REWORDED if lang == "en" else set()), lang
 
 
 # ---- no English hard-coded where a person reads it -------------------------------------------

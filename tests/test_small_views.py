@@ -69,3 +69,17 @@ def test_faithfulness_headers_say_better_in_words():
     cols = list(at.dataframe[0].value.columns)
     assert "Comprehensiveness (higher is better)" in cols and "Sufficiency (lower is better)" in cols
     assert not any("↑" in c or "↓" in c for c in cols)
+
+
+@pytest.mark.parametrize("page", ["audit", "finetune", "data"])
+def test_other_with_no_path_on_the_data_pages_asks_instead_of_using_the_default(page):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(f"pages/{page}.py")
+    for key, value in {"checkpoint": "other…", "checkpoint_other": "", "lang": "en"}.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception and not at.error
+    assert any("Type the checkpoint's folder" in i.value for i in at.info)
+    # The default model is never named as the one in use (Data still reports the CSV, without a model).
+    assert not any("minilm-sentiment" in c.value for c in at.caption)
+    assert not at.get("download_button") or page == "data"

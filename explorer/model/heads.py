@@ -38,6 +38,8 @@ MEAN = Step("mean pool", "mean")
 DROPOUT = Step("dropout", "dropout")
 TANH = Step("tanh", "tanh")
 CLASSIFIER = Step("classifier", "linear", "classifier", "labels")
+# Every head's first step pools the tokens into one vector (own heads too: own_head names them alike).
+POOLING = {s.name: s.op for s in (FIRST, LAST, MEAN)}  # step name -> first | last | mean
 
 HEAD_KINDS: dict[str, tuple[Step, ...]] = {
     "bert": (FIRST, Step("pooler.dense", "linear", "pooler", "hidden"), TANH, DROPOUT, CLASSIFIER),
@@ -188,6 +190,11 @@ def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
         pretrained=frozenset(pretrained), dropout_p=dropout_prob(cfg), labels=ck.labels, seed=seed,
         hidden_size=hidden, own=own if kind == "own" else None, pad_id=own.pad_id,
     )
+
+
+def pooling_op(step_names) -> str:
+    """How a head with these steps (names, in order) makes one vector of the tokens: first | last | mean."""
+    return POOLING[step_names[0]]
 
 
 def head_device(head: Head) -> torch.device:

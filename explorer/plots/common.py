@@ -7,6 +7,8 @@ to plotly.js than to plotly.py, so no name ever reaches the browser.
 """
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
@@ -18,6 +20,10 @@ HIGHLIGHT = tuple(tuple(s) for s in get_colorscale("YlOrRd"))  # pale yellow →
 DIVERGING = tuple(tuple(s) for s in get_colorscale("RdBu"))  # dark red < 0 < dark blue
 
 _MARGIN = dict(l=60, r=10, t=50, b=40)
+# Presenter view's chart type, in px: the figure is laid out at these sizes (app.py's CSS uses the same
+# numbers), so titles, tick labels and colour-bar titles get room for the text as it is drawn.
+PRESENTER_FONT, PRESENTER_TITLE = 17, 23
+PRESENTER_TITLE_CHARS = 45  # a wrapped title line: fits a half-width chart on a 1280 px projector
 
 
 def figure(traces, title: str, x_title: str, y_title: str, **layout) -> go.Figure:
@@ -33,6 +39,30 @@ def figure(traces, title: str, x_title: str, y_title: str, **layout) -> go.Figur
                 xaxis=dict(title=dict(text=x_title), **layout.pop("xaxis", {})),
                 yaxis=dict(title=dict(text=y_title), **layout.pop("yaxis", {})))
     return go.Figure(figure_spec(dict(data=list(traces), layout={**base, **layout})))
+
+
+def wrap_title(title: str, width: int) -> list[str]:
+    """A chart title on lines of at most `width` characters (plotly never wraps a title: it runs off)."""
+    return textwrap.wrap(title.replace("<br>", " "), width) or [title]
+
+
+def presenter(fig: go.Figure) -> go.Figure:
+    """A copy of `fig` for the back of the classroom: larger type, the title wrapped onto lines that fit,
+    axes and colour bars that make room for their labels (automargin), and the height to match."""
+    out = go.Figure(fig)
+    title = out.layout.title.text or ""
+    lines = wrap_title(title, PRESENTER_TITLE_CHARS)
+    scale = PRESENTER_FONT / 12  # plotly's default type is 12 px
+    height = out.layout.height or 450
+    margin = out.layout.margin
+    out.update_layout(
+        font=dict(size=PRESENTER_FONT), height=int(height * scale) + PRESENTER_TITLE * (len(lines) - 1),
+        title=dict(text="<br>".join(lines), font=dict(size=PRESENTER_TITLE)),
+        margin=dict(l=int((margin.l or 60) * scale), r=int((margin.r or 10) * scale) + 10,
+                    t=int(PRESENTER_TITLE * 1.8 * len(lines)) + 30, b=int((margin.b or 40) * scale)))
+    out.update_xaxes(automargin=True, title=dict(standoff=10))
+    out.update_yaxes(automargin=True, title=dict(standoff=10))
+    return out
 
 
 def colorbar(title: str) -> dict:

@@ -43,8 +43,23 @@ QUIZ: tuple[Question, ...] = (
 )
 
 
+N_OPTIONS = 4  # every question: quiz.<key>.o0 … o3
+
+
 def is_correct(question: Question, choice: int | None) -> bool:
     return choice is not None and int(choice) == question.correct
+
+
+def option_order(question: int, seed: int) -> tuple[int, ...]:
+    """The order one session shows question number `question`'s options in: a permutation of
+    range(N_OPTIONS), fixed by (seed, question), so the right answer's place tells nothing and a page
+    rerun keeps it. The catalogs write each right answer at a fixed index; this is what hides it."""
+    return tuple(int(i) for i in np.random.default_rng([seed, question]).permutation(N_OPTIONS))
+
+
+def score(answers: dict[str, int]) -> int:
+    """How many of `answers` ({question key: option index}) are right."""
+    return sum(is_correct(q, answers.get(q.key)) for q in QUIZ)
 
 
 def cls_similarity(hidden_states: np.ndarray, special: tuple[bool, ...]) -> dict[str, np.ndarray]:

@@ -12,9 +12,9 @@ from explorer.runtime.session_models import env_int
 torch.set_num_threads(env_int("HEAD_EXPLORER_TORCH_THREADS", 1))
 
 from explorer.ui import panels  # noqa: E402
-from explorer.ui.cache import (ANALYSES, analysis, checkpoint, current_analysis, current_head,  # noqa: E402
+from explorer.ui.cache import (ANALYSES, analysis, checkpoint, current_analysis, current_head, other_prompt,  # noqa: E402
                                head, memo, plotly_js_src, timed)
-from explorer.ui.render import (cancelled, confirmed, error, guarded, headers, plain,  # noqa: E402
+from explorer.ui.render import (cancelled, chart, confirmed, error, guarded, headers, plain,  # noqa: E402
                                 prediction, show_evictions, step_label, table, with_progress)
 from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, Selection,  # noqa: E402
                                  Upload, data_source, data_version, drop_data_versions, use_data_version,
@@ -24,7 +24,7 @@ from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, 
                                  start_job, sticky, stop_if_gone, t, tn)
 
 __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", "DataSource", "Selection", "Upload",
-           "analysis", "cancelled", "checkpoint", "confirmed", "current_analysis", "current_head",
+           "analysis", "cancelled", "chart", "checkpoint", "confirmed", "current_analysis", "current_head", "other_prompt",
            "data_source", "error", "guarded", "headers", "keep_widgets", "lang", "memo", "panels", "plain",
            "data_version", "drop_data_versions", "use_data_version", "add_data_version",
            "plotly_js_src", "prediction", "progress_to", "register_session_checkpoint", "selection",

@@ -92,10 +92,18 @@ def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False,
         return dataclasses.replace(a, flow=_cached_flow(name, kind, text, seed, text_pair))
 
 
+def other_prompt() -> bool:
+    """True, after a prompt for the path, when "other…" is picked with no path yet: the page then shows no
+    model's numbers (selection() would fall back to the default model, which nobody picked)."""
+    if other_is_empty():
+        st.info(t("app.other_empty"))
+        return True
+    return False
+
+
 def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
     """The analysis for the sidebar's picks, or None after showing a one-line st.error."""
-    if other_is_empty():  # "other…" without a path: a prompt, not the numbers of a model nobody picked
-        st.info(t("app.other_empty"))
+    if other_prompt():
         return None
     sel = selection()
     try:

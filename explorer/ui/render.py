@@ -6,6 +6,8 @@ from typing import Callable
 import numpy as np
 import streamlit as st
 
+from explorer.model.heads import POOLING
+from explorer.plots.common import presenter
 from explorer.model.problem import Prediction, prediction_text
 from explorer.text.errors import ExplorerError
 from explorer.text.plain import markdown as plain  # user text in Markdown: the one rule, in explorer.text.plain
@@ -56,12 +58,18 @@ def table(rows: list[dict], **grid) -> None:
         st.dataframe(rows, hide_index=True, **grid)
 
 
+def chart(fig, key: str, where=None) -> None:
+    """st.plotly_chart (in `where`, a column or container), laid out for presenter view when it is on:
+    larger type that the figure itself makes room for, not only CSS (see plots.common.presenter)."""
+    (where or st).plotly_chart(presenter(fig) if st.session_state.get("presenter") else fig, key=key)
+
+
 def headers(rows: list[dict], prefix: str) -> list[dict]:
     """Table rows from the core with their column names translated (`prefix` + column name)."""
     return [{t(prefix + k): v for k, v in row.items()} for row in rows]
 
 
-STEP_KEYS = {"first token": "first", "last non-pad token": "last", "mean pool": "mean"}
+STEP_KEYS = POOLING  # the pooling steps: app.step_first | _last | _mean
 
 
 def step_label(name: str) -> str:
