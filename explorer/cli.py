@@ -150,7 +150,7 @@ def cmd_inspect_data(args) -> int:
         return 0
     if args.out_csv is not None:
         if report.fix:
-            _write_new(args.out_csv, corrected_csv(table, report))
+            _write_new(args.out_csv, corrected_csv(table, report, raw=args.raw_csv))
         else:
             print(f"note: {UsageError('out_csv_nothing', path=args.out_csv)}", file=sys.stderr)
     for note in found.notes if found else ():
@@ -360,6 +360,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--show", type=_bounded(int, 0, 10**6), default=20, help="label issues listed without --json")
     d.add_argument("--out-csv", help="write the CSV with the suggested mapping applied to this new file "
                                      "(needs --checkpoint; an existing file is never overwritten)")
+    d.add_argument("--raw-csv", action="store_true",
+                   help="write CSV cells as they came: by default a text cell starting with = + - @, a tab or "
+                        "a carriage return gets a leading ' so a spreadsheet does not run it as a formula")
     d.add_argument("--json", action="store_true", help="print one JSON object")
     d.set_defaults(func=cmd_inspect_data)
     f = sub.add_parser("finetune", help="fine-tune a checkpoint on a CSV and save an HF folder")

@@ -6,12 +6,13 @@ it displays itself in a notebook and `save(path)` writes it as one standalone fi
 """
 from __future__ import annotations
 
-import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from explorer.text.plain import html as escape_html
 
 
 def json_safe(value):
@@ -46,10 +47,10 @@ def rounded(x):
 def html_table(rows: list[dict], caption: str = "") -> str:
     """An HTML table of `rows` (one dict per row, keys as columns), every cell escaped."""
     cols = list(dict.fromkeys(k for row in rows for k in row))
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(row.get(c, '')))}</td>" for c in cols) + "</tr>"
+    head = "".join(f"<th>{escape_html(str(c))}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{escape_html(_cell(row.get(c, '')))}</td>" for c in cols) + "</tr>"
                    for row in rows)
-    cap = f"<caption style='text-align:left'>{html.escape(caption)}</caption>" if caption else ""
+    cap = f"<caption style='text-align:left'>{escape_html(caption)}</caption>" if caption else ""
     return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -75,5 +76,5 @@ class HTML(JsonResult):
 
     def _repr_html_(self) -> str:
         # An iframe keeps the page's own <html>, styles and scripts apart from the notebook's.
-        return (f'<iframe srcdoc="{html.escape(self.page, quote=True)}" style="width:100%;border:0" '
-                f'height="{self.height}" title="{html.escape(self.title, quote=True)}"></iframe>')
+        return (f'<iframe srcdoc="{escape_html(self.page)}" style="width:100%;border:0" '
+                f'height="{self.height}" title="{escape_html(self.title)}"></iframe>')

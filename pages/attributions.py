@@ -7,6 +7,7 @@ from explorer.explain import attribution as attr
 from explorer.explain import faithfulness
 from explorer.model.analysis import AnalysisError
 from explorer.plots import attribution as attribution_plots
+from explorer.text.plain import csv_bytes
 from explorer.ui import checkpoint, current_analysis, head, selection, t
 
 st.title(t("nav.attributions"))
@@ -89,7 +90,7 @@ st.plotly_chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.ba
                                   pair_at=pair_at),
                 key="attr_bars")
 d1, d2 = st.columns(2)
-d1.download_button(t("attributions.csv"), pd.DataFrame(attr.table(r, level)).to_csv(index=False),
+d1.download_button(t("attributions.csv"), csv_bytes(pd.DataFrame(attr.table(r, level))), help=t("plain.csv_guard"),
                    file_name=f"attributions-{r.method}.csv", mime="text/csv", key="attr_csv")
 d2.download_button(t("attributions.html"), attribution_plots.highlight_html(
     pieces, scores, title=f"{r.method}: {r.target_label}", legend=legend, standalone=True, pair_at=pair_at,

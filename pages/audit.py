@@ -22,7 +22,7 @@ if ui.other_prompt():
     st.stop()
 src = ui.data_source()  # set by the Data page; the demo tweets until then
 name, seed = ui.selection().name, ui.selection().seed
-st.caption(t("audit.data", name=ui.plain(src.title()), checkpoint=name))
+st.caption(t("audit.data", name=ui.plain(src.title()), checkpoint=ui.plain(name)))
 c1, c2 = st.columns(2)
 folds = int(c1.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **ui.sticky("audit_folds")))
 pair = ui.panels.pair_column(c2, src.columns, src.text_pair_column)
@@ -48,7 +48,7 @@ found, table = ss["audit_result"].found, ss["audit_result"].table
 data = found.data
 s = found.summary()
 for note in found.notes:
-    st.info(note.message(ui.lang()))
+    st.info(ui.plain(note.message(ui.lang())))
 m = st.columns(4)
 m[0].metric(t("audit.rows"), len(data.texts))
 m[1].metric(t("audit.flagged"), s["flagged"])
@@ -109,10 +109,10 @@ ss["audit_accepted"] = accepted = {int(r) for r in edited.loc[edited["accept"], 
 d0, d1, d2 = st.columns(3)
 stem = src.name.rsplit(".", 1)[0]
 # Accepted fixes become the next version of the Data page's dataset: Fine-tune and a new audit use it.
-fixed_csv = corrected_csv(table, found, accepted)
+fixed_csv = corrected_csv(table, found, accepted, raw=True)  # data, as it came
 d0.button(tn("audit.use_fixes", len(accepted)), key="audit_use", disabled=not accepted, type="primary",
           on_click=ui.use_data_version, args=(src, fixed_csv))
-d1.download_button(tn("audit.download_csv", len(accepted)), fixed_csv,
-                   file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv")
+d1.download_button(tn("audit.download_csv", len(accepted)), corrected_csv(table, found, accepted),
+                   file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv", help=t("plain.csv_guard"))
 d2.download_button(t("audit.download_report"), report_html(found, accepted, src.name, ui.lang()),
                    file_name=f"{stem}-label-audit.html", mime="text/html", key="audit_report")

@@ -33,8 +33,8 @@ if source == "upload":
         st.info(t("data.upload_first"))
         st.stop()
     if up is None:  # the uploader is empty after a page switch: no × to remove the kept file with
-        st.caption(t("data.kept_upload_button", name=kept.name))
-        st.button(t("data.forget_upload", name=kept.name), key="data_forget", on_click=ss.pop, args=("data_uploaded",))
+        st.caption(t("data.kept_upload_button", name=ui.plain(kept.name)))
+        st.button(t("data.forget_upload", name=ui.plain(kept.name)), key="data_forget", on_click=ss.pop, args=("data_uploaded",))
     raw, name = kept.bytes, kept.name
 else:
     left, right = st.columns(2)
@@ -68,7 +68,7 @@ use_ck = use_ck and not ui.other_prompt()  # "other…" with no path: the report
 report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, pair_col, ck_name if use_ck else None, seed)
 try:
     ck = ui.checkpoint(ck_name, seed) if use_ck else None
-    with st.status(t("data.checking", name=ck_name) if use_ck else t("data.reading"), expanded=False) as status:
+    with st.status(t("data.checking", name=ui.plain(ck_name)) if use_ck else t("data.reading"), expanded=False) as status:
         guess = lambda c: None if c == "—" else c  # noqa: E731
         report, seconds = ui.memo("data_report", report_key, lambda: ui.timed(
             lambda: label_report(table, guess(text_col), guess(label_col), ck, text_pair_column=pair_col)))
@@ -105,15 +105,15 @@ if report.confusion is not None:
 if report.suggested_mapping:
     st.table([{t("data.col_csv"): ui.plain(a), t("data.col_checkpoint"): ui.plain(b)}  # st.table renders Markdown
               for a, b in report.suggested_mapping.items()])
-    fixed_csv = corrected_csv(table, report)
+    fixed_csv = corrected_csv(table, report, raw=True)  # the data the next pages read: cells as they came
     st.button(t("data.apply"), key="data_apply", on_click=_keep, args=(fixed_csv, report.suggested_mapping))
-    ui.panels.label_fixes(report, fixed_csv, name)
+    ui.panels.label_fixes(report, corrected_csv(table, report), name)
     offer = report.suggested_mapping
 if report.misclassified:
     st.caption(t("data.misclassified"))
     st.dataframe(ui.headers(report.misclassified, "data.col_"), key="data_wrong")
 if offer is not None:
     if not report.suggested_mapping:
-        st.success(t("data.mapping_applied", name=ck_name))
+        st.success(t("data.mapping_applied", name=ui.plain(ck_name)))
     st.download_button(t("data.export_config"), json.dumps(corrected_config(ck, offer), indent=1),
                        file_name="config.json", mime="application/json", key="data_export")

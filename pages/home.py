@@ -5,6 +5,7 @@ import streamlit as st
 from explorer import plots, ui
 from explorer.model import heads, problem
 from explorer.model.tokens import reads_line
+from explorer.text.plain import csv_bytes, markdown_code as code
 from explorer.ui import current_analysis, plain, prediction, selection, step_label, t, tn
 
 st.title(t("home.title"))
@@ -18,9 +19,9 @@ if a is not None:
     if a.truncated_tokens:
         st.warning(tn("home.truncated", a.truncated_tokens, max=a.max_length))
     if a.new_weights:
-        st.warning(t("home.untrained", names=", ".join(a.new_weights), seed=selection().seed), icon="⚠️")
+        st.warning(t("home.untrained", names=plain(", ".join(a.new_weights)), seed=selection().seed), icon="⚠️")
     if a.unused_weights:
-        st.warning(tn("arch.unused_weights", len(a.unused_weights), names=", ".join(a.unused_weights)), icon="⚠️")
+        st.warning(tn("arch.unused_weights", len(a.unused_weights), names=plain(", ".join(a.unused_weights))), icon="⚠️")
     n_layers, n_heads = a.attentions.shape[:2]
     step_names = [name for name, _ in a.steps]
     head_desc = " → ".join(step_label(name) for name in step_names)
@@ -54,8 +55,8 @@ if a is not None:
         for col, (title, value) in zip(box.columns(widths, gap="small"), row):
             col.markdown(f"**{title}**")
             col.code(value, language=None, wrap_lines=True)
-    st.caption(reads_line(a, t))
-    st.caption(" ".join(f"`{tok}`" for tok in a.shown))
+    st.caption(reads_line(a, t, plain))
+    st.caption(" ".join(code(tok) for tok in a.shown))
     st.caption(f"{t('home.step_head')}: {head_desc}")
     st.metric(t("home.prediction"), plain(prediction(a.predicted)))  # metric values render Markdown
     names = [a.labels[i] for i in shown]
@@ -74,5 +75,5 @@ if a is not None:
     if hidden:
         st.caption(t("home.labels_hidden", shown=len(shown), hidden=hidden, n=len(a.labels)))
         rows = problem.label_rows(a.labels, a.logits, a.softmax, a.sigmoid)
-        st.download_button(t("home.labels_csv"), pd.DataFrame(rows).to_csv(index=False), file_name="labels.csv",
-                           mime="text/csv", key="home_labels_csv")
+        st.download_button(t("home.labels_csv"), csv_bytes(pd.DataFrame(rows)), file_name="labels.csv",
+                           mime="text/csv", key="home_labels_csv", help=t("plain.csv_guard"))

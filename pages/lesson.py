@@ -8,7 +8,7 @@ from explorer.plots import lesson as lesson_plots
 from explorer.plots.attribution import sorted_bars
 from explorer.teach import handout, lesson
 from explorer.text.i18n import strings
-from explorer.ui import (chart, checkpoint, confirmed, current_analysis, current_head, lang, memo, selection,
+from explorer.ui import (chart, checkpoint, confirmed, current_analysis, current_head, lang, memo, plain, selection,
                          step_label, t, table)
 from explorer.model.tokens import pair_boundary, token_rows
 
@@ -45,7 +45,7 @@ def panel(step: str, a) -> None:
         table([{t(P + "name_col"): r["name"], t(P + "shape_col"): r["shape"], t(P + "params_col"): r["params"],
                 t(P + "pretrained_col"): t(P + "yes") if r["pretrained"] else t(P + "no")} for r in rows])
         if a.new_weights:
-            st.warning(t(P + "has_new", names=", ".join(a.new_weights)))
+            st.warning(t(P + "has_new", names=plain(", ".join(a.new_weights))))
         else:
             st.success(t(P + "all_pretrained"))
     elif step == "finetuning":

@@ -5,7 +5,7 @@ import streamlit as st
 from explorer import plots
 from explorer.explain import vectors
 from explorer.model.tokens import reads_line
-from explorer.ui import checkpoint, current_analysis, current_head, headers, selection, step_label, t, table
+from explorer.ui import checkpoint, current_analysis, current_head, headers, plain, selection, step_label, t, table
 
 st.title(t("pooled.title"))
 st.caption(t("pooled.intro"))
@@ -29,7 +29,7 @@ if a is not None:
                        key="pooled_cos")
     st.subheader(t("pooled.head_title", kind=hd.kind))
     st.caption(" → ".join(step_label(s.name) for s in hd.steps))
-    st.caption(reads_line(a, t))
+    st.caption(reads_line(a, t, plain))
     rows = vectors.head_rows(hd)
     yes_no = {True: t("pooled.yes"), False: t("pooled.no"), None: ""}
     shown_rows = [{"step": step_label(r["step"]), "shape": r["shape"], "params": r["params"],
@@ -43,6 +43,6 @@ if a is not None:
                                             t("pooled.pretrained"), t("pooled.new")), key="pooled_size")
     st.info(t("pooled.size_note", head=f"{total:,}", lm=f"{lm:,}", ratio=f"{lm / max(total, 1):,.0f}"))
     if hd.new_parameters:
-        st.warning(t("pooled.new_params", names=", ".join(hd.new_parameters), seed=seed), icon="⚠️")
+        st.warning(t("pooled.new_params", names=plain(", ".join(hd.new_parameters)), seed=seed), icon="⚠️")
     else:
         st.success(t("pooled.all_pretrained"))

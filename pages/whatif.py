@@ -8,7 +8,7 @@ from explorer.plots import logits as logit_plots
 from explorer.plots import whatif as whatif_plots
 from explorer.plots.attribution import sorted_bars
 from explorer.text.errors import ExplorerError
-from explorer.ui import analysis, checkpoint, current_analysis, error, head, selection, t
+from explorer.ui import analysis, checkpoint, current_analysis, error, head, plain, selection, t
 
 st.title(t("whatif.title"))
 st.caption(t("whatif.intro"))
@@ -67,13 +67,14 @@ if r is None:
         error(err)
         st.stop()
 labels, target = r.a.labels, r.a.labels[r.target]
+shown = plain(target)  # the target label inside Markdown
 
 st.subheader(t("whatif.diff_title"))
 st.html(whatif_plots.diff_html(r.rows, t("whatif.diff_legend")))
 m1, m2 = st.columns(2)
 pa, pb = r.probs
-m1.metric(t("whatif.pred_a"), ui.prediction(r.a.predicted))
-m2.metric(t("whatif.pred_b"), ui.prediction(r.b.predicted), delta=f"{pb[r.target] - pa[r.target]:+.3f} ({target})")
+m1.metric(t("whatif.pred_a"), plain(ui.prediction(r.a.predicted)))
+m2.metric(t("whatif.pred_b"), plain(ui.prediction(r.b.predicted)), delta=f"{pb[r.target] - pa[r.target]:+.3f} ({shown})")
 names = {t("whatif.a"): pa, t("whatif.b"): pb}
 regression = r.a.problem_type == ProblemType.REGRESSION
 left, right = st.columns(2)
@@ -83,8 +84,8 @@ right.plotly_chart(logit_plots.grouped(labels, {t("whatif.a"): r.a.logits, t("wh
                                   t("whatif.logits_title"), t("home.label_axis"), t("home.logit_axis")),
                    key="whatif_logits")
 
-st.subheader(t("whatif.words_title", label=target))
-st.caption(t("whatif.words_help", label=target))
+st.subheader(t("whatif.words_title", label=shown), anchor=False)  # no anchor slug made of a label
+st.caption(t("whatif.words_help", label=shown))
 st.plotly_chart(whatif_plots.word_comparison(r.rows, (t("whatif.a"), t("whatif.b"), t("whatif.difference")),
                                        t("whatif.words_chart", label=target), t("whatif.word_axis"),
                                        t("whatif.score_axis")), key="whatif_words")
@@ -106,10 +107,10 @@ if choice is not None:
     except ExplorerError as err:
         error(err)
         st.stop()
-    st.markdown(t("whatif.without", word=words[choice].text))
+    st.markdown(t("whatif.without", word=plain(words[choice].text)))
     st.code(dropped, language=None, wrap_lines=True)
     pd_ = whatif.probabilities_of(d)
-    st.metric(t("whatif.pred_dropped"), ui.prediction(d.predicted), delta=f"{pd_[r.target] - pa[r.target]:+.3f} ({target})")
+    st.metric(t("whatif.pred_dropped"), plain(ui.prediction(d.predicted)), delta=f"{pd_[r.target] - pa[r.target]:+.3f} ({shown})")
     st.plotly_chart(logit_plots.grouped(labels, {t("whatif.a"): pa, t("whatif.dropped"): pd_}, t("whatif.dropped_title"),
                                    t("home.label_axis"), t("home.prob_axis"), y_range=None if regression else (0, 1)),
                     key="whatif_dropped")

@@ -80,10 +80,10 @@ def test_head_view_hides_specials_renormalised_and_marks_text_b(sentiment):
     # hover: the five strongest weights, exact; with several heads, their mean
     mean = hidden.weights.mean(0)
     j = int(np.argmax(mean[2]))
-    assert f"{hidden.tokens[j]}  {mean[2, j]:.3f}" == fig.data[-2].hovertext[2].split("<br>")[1]
-    assert "mean over 12 heads" in fig.data[-2].hovertext[2] and fig.data[-1].hovertext[0].count("<br>") == 5
+    assert f"{hidden.tokens[j]}  {mean[2, j]:.3f}" == fig.data[-2].hovertemplate[2].split("<br>")[1]
+    assert "mean over 12 heads" in fig.data[-2].hovertemplate[2] and fig.data[-1].hovertemplate[0].count("<br>") == 5
     one = plots.head_view(encoder.head_view(a, 1, 0), "t", "head")
-    assert "mean over" not in one.data[-1].hovertext[0]
+    assert "mean over" not in one.data[-1].hovertemplate[0]
     assert fig.layout.shapes[0].y0 == -3.5 and fig.layout.annotations[0].text == "text B"
     pair = analyze(sentiment, build_head(sentiment), "A fine film.", text_pair="I disagree.")
     first_b = pair.tokens.index("i")

@@ -1,7 +1,6 @@
 """What a label audit hands back: the CSV with accepted suggestions applied, and an HTML report."""
 from __future__ import annotations
 
-import html
 
 import pandas as pd
 
@@ -9,6 +8,7 @@ from explorer.data.audit import LabelAudit
 from explorer.model.problem import ProblemType
 from explorer.data.dataset import Table
 from explorer.text import i18n
+from explorer.text.plain import csv_bytes, html as escape_html
 
 
 def corrected_frame(table: Table, found: LabelAudit, accepted) -> pd.DataFrame:
@@ -24,13 +24,15 @@ def corrected_frame(table: Table, found: LabelAudit, accepted) -> pd.DataFrame:
     return out
 
 
-def corrected_csv(table: Table, found: LabelAudit, accepted) -> bytes:
-    return corrected_frame(table, found, accepted).to_csv(index=False, sep=table.delimiter).encode("utf-8")
+def corrected_csv(table: Table, found: LabelAudit, accepted, raw: bool = False) -> bytes:
+    """The table with the accepted suggestions applied; formula cells guarded for a spreadsheet
+    (explorer.text.plain.csv_bytes) unless `raw` (the data the app reads on)."""
+    return csv_bytes(corrected_frame(table, found, accepted), raw=raw, sep=table.delimiter)
 
 
 def report_html(found: LabelAudit, accepted, source: str, lang: str = "en") -> str:
     """A standalone page: the summary, then every flagged row with the reviewer's decision."""
-    t = lambda key, **kw: html.escape(i18n.t(f"audit.report_{key}", lang, **kw))  # noqa: E731
+    t = lambda key, **kw: escape_html(i18n.t(f"audit.report_{key}", lang, **kw))  # noqa: E731
     s = found.summary()
     accepted = {int(r) for r in accepted}
     cols = [k for k in ("row", "given", "suggested", "score", "p_given", "decision", "text")
@@ -42,17 +44,17 @@ def report_html(found: LabelAudit, accepted, source: str, lang: str = "en") -> s
             return t("accepted") if i["row"] in accepted else t("kept")
         if k in ("score", "p_given"):
             return "" if i[k] is None else format(i[k], ".3f")
-        return html.escape(str(i[k]))
+        return escape_html(str(i[k]))
 
     body = "".join("<tr>" + "".join(f"<td>{cell(i, k)}</td>" for k in cols) + "</tr>" for i in found.issues())
     acc = "—" if s["cv_accuracy"] is None else f"{s['cv_accuracy']:.1%}"
     n = lambda key, count: i18n.n(f"audit.report_{key}", count, lang)  # noqa: E731
-    summary = html.escape(i18n.t(
+    summary = escape_html(i18n.t(
         "audit.report_summary_n", lang, rows=n("rows", len(found.data.texts)), flagged=s["flagged"],
         noise=f"{s['estimated_noise_rate']:.1%}", folds=s["folds"], accuracy=acc,
         features=i18n.t(f"audit.pool_{s['features']}", lang), accepted=n("accepted_n", len(accepted))))
     return (f"<!doctype html><html lang='{lang}'><head><meta charset='utf-8'><title>{t('title')}</title>"
             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}</style></head><body>"
-            f"<h1>{t('title')}</h1><p>{html.escape(source)}</p><p>{summary}</p>"
+            f"<h1>{t('title')}</h1><p>{escape_html(source)}</p><p>{summary}</p>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>")

@@ -25,6 +25,7 @@ from scipy.optimize import linear_sum_assignment
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.problem import ProblemType, confusion_counts
 from explorer.text.errors import Message
+from explorer.text.plain import csv_bytes
 from explorer.data.dataset import (Table, clean_label_cells, empty_set_is_valid, guess_pair_columns, label_set,
                                    label_shape, sorted_names, split_multi, strip_invisible)
 
@@ -481,13 +482,14 @@ def _label_matrix(frame: pd.DataFrame, label_cols: tuple[str, ...],
     return y, names
 
 
-def corrected_csv(table: Table, report: LabelReport) -> bytes:
+def corrected_csv(table: Table, report: LabelReport, raw: bool = False) -> bytes:
     """The CSV-side fix: `table` with the report's mapping applied to its labels (0/1 columns renamed,
-    label sets rewritten in their own format), in the file's delimiter, as UTF-8 bytes."""
+    label sets rewritten in their own format), in the file's delimiter, as UTF-8 bytes; formula cells
+    guarded for a spreadsheet (explorer.text.plain.csv_bytes) unless `raw`."""
     mapping = dict(report.fix["csv"]) if report.fix else {}
     frame, _ = clean_label_cells(table.frame, report.label_columns)
     if len(report.label_columns) > 1:
-        return frame.rename(columns=mapping).to_csv(index=False, sep=table.delimiter).encode()
+        return csv_bytes(frame.rename(columns=mapping), raw=raw, sep=table.delimiter)
     column = report.label_columns[0]
     merge = next((i.detail["merge"] for i in report.issues if i.kind == "near_duplicate_labels"), {})
     full = {**{v: mapping.get(c, c) for v, c in merge.items()}, **mapping}  # spellings merged, then mapped
@@ -496,7 +498,7 @@ def corrected_csv(table: Table, report: LabelReport) -> bytes:
         frame[column] = frame[column].map(lambda v: _rename_set(v, full))
     else:
         frame = merge_labels(frame, column, full)
-    return frame.to_csv(index=False, sep=table.delimiter).encode()
+    return csv_bytes(frame, raw=raw, sep=table.delimiter)
 
 
 def _rename_set(value, mapping: dict[str, str]):

@@ -55,9 +55,10 @@ def cls_vs_mean(hidden_states: np.ndarray) -> np.ndarray:
     return np.array([cosine(h[0], h[1:].mean(axis=0)) if len(h) > 1 else 1.0 for h in hidden_states])
 
 
-def reads_line(a: Analysis, t) -> str:
-    """One sentence: which token the head's pooling reads (or that it pools over all tokens)."""
+def reads_line(a: Analysis, t, quote=str) -> str:
+    """One sentence: which token the head's pooling reads (or that it pools over all tokens); `quote`
+    makes the token plain text where the sentence is shown (explorer.text.plain.markdown for Markdown)."""
     if a.reads is None:
         return t("arch.reads_all")
     how = t("arch.reads_first") if a.reads == 0 else t("arch.reads_last")
-    return t("arch.reads_token", position=a.reads, token=a.shown[a.reads], how=how)
+    return t("arch.reads_token", position=a.reads, token=quote(a.shown[a.reads]), how=how)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.text.plain import plotly as esc
+
 from .common import HIGHLIGHT, SEQUENTIAL, boundary, colorbar, figure
 
 
@@ -19,7 +21,7 @@ def token_heatmap(values: np.ndarray, tokens, rows, title: str, x_title: str, y_
     rows = [str(r) for r in rows]
     trace = dict(type="heatmap", z=np.asarray(values, dtype=float), x=_labels(tokens), y=rows, colorscale=SEQUENTIAL,
                        zmin=0, colorbar=colorbar(value_name),
-                       hovertemplate=f"{y_title} %{{y}}<br>%{{x}}<br>{value_name}: %{{z:.4f}}<extra></extra>")
+                       hovertemplate=f"{esc(y_title)} %{{y}}<br>%{{x}}<br>{esc(value_name)}: %{{z:.4f}}<extra></extra>")
     shapes = []
     if mark_row is not None:
         i = rows.index(str(mark_row))
@@ -38,7 +40,7 @@ def highlighted_text(methods: dict[str, np.ndarray], tokens, title: str, x_title
     trace = dict(type="heatmap", z=z, x=_labels(tokens), y=names, customdata=np.array([methods[m] for m in names]),
                        colorscale=HIGHLIGHT, zmin=0, zmax=1, colorbar=colorbar(scale_name),
                        text=[list(tokens)] * len(names), texttemplate="%{text}",
-                       hovertemplate=f"%{{y}}<br>%{{x}}<br>{value_name}: %{{customdata:.4f}}<extra></extra>")
+                       hovertemplate=f"%{{y}}<br>%{{x}}<br>{esc(value_name)}: %{{customdata:.4f}}<extra></extra>")
     return figure([trace], title, x_title, y_title, height=80 * len(names) + 120, **boundary(pair_at, pair_label))
 
 
@@ -47,9 +49,9 @@ def mixing_lines(off_cls: np.ndarray, cls_mean_cos: np.ndarray, title: str, x_ti
     """off_cls: (L,) rollout mass away from [CLS] after each layer; cls_mean_cos: (L+1,) from the embeddings."""
     traces = [
         dict(type="scatter", x=list(range(1, len(off_cls) + 1)), y=off_cls, mode="lines+markers", name=off_name,
-                   hovertemplate=f"{off_name}<br>{x_title} %{{x}}: %{{y:.3f}}<extra></extra>"),
+                   hovertemplate=f"{esc(off_name)}<br>{esc(x_title)} %{{x}}: %{{y:.3f}}<extra></extra>"),
         dict(type="scatter", x=list(range(len(cls_mean_cos))), y=cls_mean_cos, mode="lines+markers", name=cos_name,
-                   hovertemplate=f"{cos_name}<br>{x_title} %{{x}}: %{{y:.3f}}<extra></extra>"),
+                   hovertemplate=f"{esc(cos_name)}<br>{esc(x_title)} %{{x}}: %{{y:.3f}}<extra></extra>"),
     ]
     return figure(traces, title, x_title, y_title, height=340,
                   yaxis=dict(range=[min(0.0, float(np.min(cls_mean_cos))) - 0.02, 1.02]))

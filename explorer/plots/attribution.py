@@ -1,11 +1,11 @@
 """Attribution renderers: text highlighted on a diverging scale, and a sorted bar chart."""
 from __future__ import annotations
 
-import html
 
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.text.plain import html as escape_html
 from .common import colorbar, figure
 
 POSITIVE = (33, 102, 172)  # blue: pushes the target up
@@ -30,16 +30,16 @@ def highlight_html(pieces, scores, title: str = "", legend: str = "", standalone
     for i, (piece, s) in enumerate(zip(pieces, scores)):
         if i == pair_at:
             spans.append(f'<b style="color:#2a9d8f;border-left:2px dashed #2a9d8f;padding-left:4px">'
-                         f'{html.escape(pair_label)}</b>')
+                         f'{escape_html(pair_label)}</b>')
         fg = "white" if scale and abs(s) / scale > 0.6 else "black"
         spans.append(f'<span title="{s:+.4f}" style="background:{colour(s, scale)};color:{fg};'
-                     f'padding:2px 3px;margin:1px;border-radius:3px;display:inline-block">{html.escape(piece)}</span>')
+                     f'padding:2px 3px;margin:1px;border-radius:3px;display:inline-block">{escape_html(piece)}</span>')
     body = (f"<div style='font-family:sans-serif;line-height:2'>"
-            + (f"<h3>{html.escape(title)}</h3>" if title else "") + " ".join(spans)
-            + (f"<p style='font-size:small'>{html.escape(legend)}</p>" if legend else "") + "</div>")
+            + (f"<h3>{escape_html(title)}</h3>" if title else "") + " ".join(spans)
+            + (f"<p style='font-size:small'>{escape_html(legend)}</p>" if legend else "") + "</div>")
     if not standalone:
         return body
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title or 'attributions')}"
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape_html(title or 'attributions')}"
             f"</title></head><body>{body}</body></html>")
 
 

@@ -1,10 +1,10 @@
 """Renderers for the label audit: a clickable confusion matrix and the projector scatter."""
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.graph_objects as go
+
+from explorer.text.plain import plotly as esc
 
 from .common import SEQUENTIAL, colorbar, figure
 
@@ -24,7 +24,7 @@ def confusion_cells(counts, rows, cols, title: str, x_title: str, y_title: str, 
                     cmin=0, cmax=max(int(counts.max()), 1), colorbar=colorbar(count_name),
                     line=dict(width=1, color="#888")),
         textfont=dict(color=["white" if v > counts.max() / 2 else "black" for v in counts.ravel()]),
-        hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{count_name}: %{{text}}<extra></extra>")
+        hovertemplate=f"{esc(y_title)}: %{{y}}<br>{esc(x_title)}: %{{x}}<br>{esc(count_name)}: %{{text}}<extra></extra>")
     return figure([cells], title, x_title, y_title, height=110 + 56 * len(rows),
                   yaxis=dict(autorange="reversed", type="category", categoryorder="array", categoryarray=list(rows)),
                   xaxis=dict(type="category", categoryorder="array", categoryarray=list(cols)))
@@ -39,8 +39,8 @@ def projection(xy: np.ndarray, groups: list[str], texts: list[str], rows, title:
         traces.append(go.Scattergl(
             x=xy[idx, 0].tolist(), y=xy[idx, 1].tolist(), mode="markers", name=str(g),
             marker=dict(size=6, opacity=0.75), customdata=[int(rows[i]) for i in idx],
-            text=[html.escape(texts[i][:140]) for i in idx],
-            hovertemplate="row %{customdata}<br>%{text}<extra>" + html.escape(str(g)) + "</extra>"))
+            text=[texts[i][:140] for i in idx],
+            hovertemplate="row %{customdata}<br>%{text}<extra>" + esc(g) + "</extra>"))
     fig = figure(traces, title, "", "", height=480, legend=dict(title=dict(text=legend)))
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False)

@@ -13,6 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
+from explorer.text.plain import figure_spec
+
 SEQUENTIAL = tuple(tuple(s) for s in get_colorscale("Blues"))  # white → dark blue
 HIGHLIGHT = tuple(tuple(s) for s in get_colorscale("YlOrRd"))  # pale yellow → dark red
 DIVERGING = tuple(tuple(s) for s in get_colorscale("RdBu"))  # dark red < 0 < dark blue
@@ -26,13 +28,17 @@ PRESENTER_TITLE_CHARS = 45  # a wrapped title line: fits a half-width chart on a
 
 def figure(traces, title: str, x_title: str, y_title: str, **layout) -> go.Figure:
     """A validated figure; `layout` adds to the shared layout (e.g. height, yaxis=dict(...)).
+    Every renderer builds its figure here, so every string in it (titles, tick labels, hover text,
+    annotations, legend names) is plain text: figure_spec escapes what plotly.js would read as HTML.
+    Templates (hovertemplate...) are the renderers' own; user text put into one goes through
+    explorer.text.plain.plotly there.
 
     template "none": st.plotly_chart applies the streamlit theme in the browser anyway, and plotly's
     default template is most of the build and serialisation cost."""
     base = dict(template="none", margin=_MARGIN, title=dict(text=title),
                 xaxis=dict(title=dict(text=x_title), **layout.pop("xaxis", {})),
                 yaxis=dict(title=dict(text=y_title), **layout.pop("yaxis", {})))
-    return go.Figure(dict(data=traces, layout={**base, **layout}))
+    return go.Figure(figure_spec(dict(data=list(traces), layout={**base, **layout})))
 
 
 def wrap_title(title: str, width: int) -> list[str]:

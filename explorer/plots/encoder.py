@@ -2,7 +2,6 @@
 columns, hover highlights one token's lines) with its standalone HTML, and the model-view thumbnails."""
 from __future__ import annotations
 
-import html
 
 import numpy as np
 import plotly.graph_objects as go
@@ -10,7 +9,8 @@ from plotly.colors import qualitative
 
 from explorer.explain.encoder import HeadView
 from explorer.model.problem import ProblemType
-from .common import SEQUENTIAL, colorbar
+from explorer.text.plain import html as escape_html, plotly as esc
+from .common import SEQUENTIAL, colorbar, figure
 
 LEVELS = 10  # line opacity steps: a weight under 5% rounds to no line (near invisible, and it keeps the trace count low)
 HEAD_COLOURS = qualitative.Dark24
@@ -21,14 +21,11 @@ def layer_readout(values: np.ndarray, labels, title: str, x_title: str, y_title:
                   y_range: tuple[float, float] | None = (0.0, 1.0)) -> go.Figure:
     """values: (layers+1, labels), row 0 the embeddings: one line per label."""
     x = [embeddings, *(str(i) for i in range(1, values.shape[0]))]
-    fig = go.Figure([go.Scatter(x=x, y=values[:, k], mode="lines+markers", name=label,
-                                hovertemplate=f"{label}<br>{x_title} %{{x}}: %{{y:.4f}}<extra></extra>")
-                     for k, label in enumerate(labels)])
-    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=340, template="none",
-                      margin=dict(l=60, r=10, t=50, b=40), xaxis_type="category")
-    if y_range:
-        fig.update_yaxes(range=list(y_range))
-    return fig
+    lines = [go.Scatter(x=x, y=values[:, k], mode="lines+markers", name=label,
+                        hovertemplate=f"{esc(label)}<br>{esc(x_title)} %{{x}}: %{{y:.4f}}<extra></extra>")
+             for k, label in enumerate(labels)]
+    return figure(lines, title, x_title, y_title, height=340, xaxis=dict(type="category"),
+                  yaxis=dict(range=list(y_range)) if y_range else {})
 
 
 def readout(a, t) -> go.Figure:
@@ -55,7 +52,7 @@ def _segments(levels: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
 def _strongest(w: np.ndarray, tokens, k: int = 5) -> list[str]:
     """Per row of w (n, n): its k largest weights, exact, one 'token weight' per line."""
     order = np.argsort(-w, axis=1, kind="stable")[:, :k]
-    return ["<br>".join(f"{html.escape(tokens[j])}  {w[i, j]:.3f}" for j in row) for i, row in enumerate(order)]
+    return ["<br>".join(f"{esc(tokens[j])}  {w[i, j]:.3f}" for j in row) for i, row in enumerate(order)]
 
 
 HOVER_WORDS = {"to": "attends to", "from": "is attended by", "mean": "mean over {n} heads"}
@@ -84,26 +81,25 @@ def head_view(v: HeadView, title: str, head_name: str, text_b: str = "", words: 
     y = [-i for i in range(n)]
     mean = v.weights.mean(axis=0)  # (n, n)
     note = f" ({words['mean'].format(n=len(v.heads))})" if len(v.heads) > 1 else ""
-    shown = [html.escape(tok) for tok in v.tokens]  # plotly reads <s> in text as markup
     for side, x, pos, w, verb in (("left", 0, "middle left", mean, "to"), ("right", 1, "middle right", mean.T, "from")):
-        tips = [f"<b>{tok}</b> {words[verb]}{note}:<br>{top}" for tok, top in zip(shown, _strongest(w, v.tokens))]
+        # one template per point (code: the tokens in it escaped here; `text` is escaped by figure())
+        tips = [f"<b>{esc(tok)}</b> {esc(words[verb] + note)}:<br>{top}<extra></extra>"
+                for tok, top in zip(v.tokens, _strongest(w, v.tokens))]
         traces.append(go.Scatter(
-            x=[x] * n, y=y, mode="markers+text", text=shown, textposition=pos, showlegend=False, hovertext=tips,
-            marker=dict(size=9, color="#555"), meta=side, hovertemplate="%{hovertext}<extra></extra>"))
+            x=[x] * n, y=y, mode="markers+text", text=list(v.tokens), textposition=pos, showlegend=False,
+            marker=dict(size=9, color="#555"), meta=side, hovertemplate=tips))
     shapes, annotations = [], []
     if v.boundary is not None:
         cut = -v.boundary + 0.5
         shapes = [dict(type="line", x0=-0.9, x1=1.9, y0=cut, y1=cut, line=dict(dash="dash", color="gray"))]
         annotations = [dict(x=0.5, y=cut, text=text_b, showarrow=False, yshift=-9, font=dict(color="gray"))]
-    fig = go.Figure(traces)
-    fig.update_layout(
-        title=title, height=max(240, _ROW * n + 110), hovermode="closest", dragmode=False, shapes=shapes,
-        template="none", font=dict(family="sans-serif"),
+    return figure(
+        traces, title, "", "", height=max(240, _ROW * n + 110), hovermode="closest", dragmode=False, shapes=shapes,
+        font=dict(family="sans-serif"),
         annotations=annotations, margin=dict(l=10, r=10, t=50, b=10), plot_bgcolor="white",
         xaxis=dict(range=[-0.9, 1.9], visible=False, fixedrange=True),
         yaxis=dict(range=[-n + 0.5, 0.5], visible=False, fixedrange=True),
         legend=dict(orientation="v", x=1.0, y=1.0))
-    return fig
 
 
 # On hover of a token, keep only that token's lines (outgoing from the left column, incoming to the
@@ -140,7 +136,7 @@ def head_view_html(fig: go.Figure, title: str, plotly_src: str | None = None) ->
     (standalone, works offline: the download); with it, the page loads plotly.js from that URL (the app)."""
     page = fig.to_html(full_html=True, include_plotlyjs=plotly_src or True, div_id="headview", post_script=_HOVER_JS,
                        config={"displayModeBar": False, "responsive": True})
-    return page.replace("<head>", f"<head><title>{html.escape(title)}</title>", 1)
+    return page.replace("<head>", f"<head><title>{escape_html(title)}</title>", 1)
 
 
 def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_name: str,
@@ -164,15 +160,12 @@ def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_
         # a plain list: a typed array would reach the selection event as {"0": .., "1": ..}
         customdata=np.stack([layers.ravel(), heads.ravel()], axis=1).tolist(), showlegend=False,
         hovertemplate=hover + "<extra></extra>")
-    fig = go.Figure([heat, pick])
-    fig.update_layout(title=title, height=max(260, 70 * n_layers + 110), margin=dict(l=60, r=10, t=50, b=40),
-                      template="none",
-                      plot_bgcolor="white", dragmode=False,
-                      xaxis=dict(title=dict(text=x_title), tickmode="array", tickvals=list(range(n_heads)),
-                                 range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
-                      yaxis=dict(title=dict(text=y_title), tickmode="array", tickvals=list(range(1, n_layers + 1)),
-                                 range=[n_layers + 0.6, 0.4], showgrid=False, zeroline=False))
-    return fig
+    return figure([heat, pick], title, x_title, y_title, height=max(260, 70 * n_layers + 110),
+                  plot_bgcolor="white", dragmode=False,
+                  xaxis=dict(tickmode="array", tickvals=list(range(n_heads)),
+                             range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
+                  yaxis=dict(tickmode="array", tickvals=list(range(1, n_layers + 1)),
+                             range=[n_layers + 0.6, 0.4], showgrid=False, zeroline=False))
 
 
 def head_view_figure(v: HeadView, head: int | None, t) -> tuple[go.Figure, str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.text.plain import plotly as esc
+
 from .common import DIVERGING, boundary, colorbar, figure
 
 _MARGIN = dict(l=50, r=10, t=50, b=50)
@@ -13,7 +15,7 @@ def similarity_lines(series: dict[str, np.ndarray], names: dict[str, str], title
                      y_title: str) -> go.Figure:
     """series: {key: (layers+1,)}; layer 0 is the embedding layer."""
     traces = [go.Scatter(x=list(range(len(values))), y=values, mode="lines+markers", name=names[key],
-                         hovertemplate=f"{names[key]}<br>{x_title} %{{x}}: %{{y:.3f}}<extra></extra>")
+                         hovertemplate=f"{esc(names[key])}<br>{esc(x_title)} %{{x}}: %{{y:.3f}}<extra></extra>")
               for key, values in series.items()]
     return figure(traces, title, x_title, y_title, height=340, margin=_MARGIN, yaxis=dict(range=[-1, 1]))
 
@@ -31,7 +33,7 @@ def token_label_heatmap(scores: np.ndarray, tokens, labels, title: str, x_title:
     lim = float(np.abs(scores).max()) or 1.0
     heat = go.Heatmap(z=scores.T, x=[f"{i}:{tok}" for i, tok in enumerate(tokens)], y=list(labels),
                       colorscale=DIVERGING, zmin=-lim, zmax=lim, colorbar=colorbar(value_name),
-                      hovertemplate=f"%{{x}}<br>{y_title} %{{y}}: %{{z:.3f}}<extra></extra>")
+                      hovertemplate=f"%{{x}}<br>{esc(y_title)} %{{y}}: %{{z:.3f}}<extra></extra>")
     return figure([heat], title, x_title, y_title, height=260, margin=_MARGIN, **boundary(pair_at, pair_label))
 
 

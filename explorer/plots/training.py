@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.text.plain import plotly as esc
+
 from .common import SEQUENTIAL, colorbar, figure
 
 
@@ -12,7 +14,7 @@ def confusion_heatmap(counts, rows, cols, title: str, x_title: str, y_title: str
     counts = np.asarray(counts)
     heat = go.Heatmap(z=counts.tolist(), x=list(cols), y=list(rows), colorscale=SEQUENTIAL, zmin=0,
                       colorbar=colorbar(count_name), text=counts.tolist(), texttemplate="%{text}",
-                      hovertemplate=f"{y_title}: %{{y}}<br>{x_title}: %{{x}}<br>{count_name}: %{{z}}<extra></extra>")
+                      hovertemplate=f"{esc(y_title)}: %{{y}}<br>{esc(x_title)}: %{{x}}<br>{esc(count_name)}: %{{z}}<extra></extra>")
     return figure([heat], title, x_title, y_title, height=360, margin=dict(l=60, r=10, t=50, b=50),
                   yaxis=dict(autorange="reversed", type="category"), xaxis=dict(type="category"))
 
@@ -23,7 +25,7 @@ def training_curves(history: list[dict], names: dict[str, str], title: str, x_ti
     it; a dashed vertical line named `kept_name` at epoch `kept` (0: none yet)."""
     epochs = [h["epoch"] for h in history]
     lines = [go.Scatter(x=epochs, y=[h.get(key) for h in history], mode="lines+markers", name=name,
-                        hovertemplate=f"{x_title} %{{x}}<br>{name}: %{{y:.4f}}<extra></extra>")
+                        hovertemplate=f"{esc(x_title)} %{{x}}<br>{esc(name)}: %{{y:.4f}}<extra></extra>")
              for key, name in names.items() if any(key in h for h in history)]
     fig = figure(lines, title, x_title, y_title, height=320, margin=dict(l=40, r=10, t=50, b=40))
     if kept:

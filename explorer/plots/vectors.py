@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.text.plain import plotly as esc
+
 from .common import DIVERGING, colorbar, figure
 
 _MARGIN = dict(l=90, r=10, t=50, b=40)
@@ -27,7 +29,7 @@ def strips(vectors: dict[str, np.ndarray], title: str, x_title: str, y_title: st
         z[i, :len(v)] = v
     lim = robust_limit(z)
     heat = go.Heatmap(z=z, y=names, colorscale=DIVERGING, zmid=0, zmin=-lim, zmax=lim, colorbar=colorbar(value_name),
-                      hovertemplate=f"%{{y}}<br>{x_title} %{{x}}: %{{z:.4f}}<extra></extra>")
+                      hovertemplate=f"%{{y}}<br>{esc(x_title)} %{{x}}: %{{z:.4f}}<extra></extra>")
     return figure([heat], title, x_title, y_title, margin=_MARGIN, height=300)
 
 
@@ -39,7 +41,7 @@ def histograms(vectors: dict[str, np.ndarray], title: str, x_title: str, y_title
     colours = ("#1f77b4", "#e76f51", "#2a9d8f", "#9467bd")
     bars = [go.Histogram(x=v, name=name, opacity=0.55, xbins=dict(start=lo - size, end=hi + size, size=size),
                          marker=dict(color=colours[i % len(colours)], line=dict(color=colours[i % len(colours)], width=1)),
-                         hovertemplate=f"{name}<br>%{{x}}: %{{y}}<extra></extra>")
+                         hovertemplate=f"{esc(name)}<br>%{{x}}: %{{y}}<extra></extra>")
             for i, (name, v) in enumerate(vectors.items())]
     return figure(bars, title, x_title, y_title, barmode="overlay", margin=_MARGIN, height=300)
 

@@ -2,9 +2,10 @@
 their difference."""
 from __future__ import annotations
 
-import html
 
 import plotly.graph_objects as go
+
+from explorer.text.plain import html as escape_html, plotly as esc
 
 from explorer.explain.whatif import Row
 from .common import figure
@@ -21,7 +22,7 @@ def diff_html(rows: tuple[Row, ...], legend: str = "") -> str:
     k = 0
     while k < len(rows):
         if rows[k].op == "equal":
-            out.append((rows[k].b.text, html.escape(rows[k].b.text)))
+            out.append((rows[k].b.text, escape_html(rows[k].b.text)))
             k += 1
             continue
         run = []
@@ -33,13 +34,13 @@ def diff_html(rows: tuple[Row, ...], legend: str = "") -> str:
             if texts:
                 out.append((texts[0], f"<span style='{style}'>{_joined(texts)}</span>"))
     body = _joined([w for w, _ in out], [m for _, m in out])
-    note = f"<div style='font-size:small;color:gray'>{html.escape(legend)}</div>" if legend else ""
+    note = f"<div style='font-size:small;color:gray'>{escape_html(legend)}</div>" if legend else ""
     return f"<div style='font-family:sans-serif;line-height:1.9'>{body}{note}</div>"
 
 
 def _joined(words: list[str], markup: list[str] | None = None) -> str:
     """`markup` (escaped `words` by default) joined by spaces, with none before punctuation."""
-    markup = markup if markup is not None else [html.escape(w) for w in words]
+    markup = markup if markup is not None else [escape_html(w) for w in words]
     return "".join((" " if k and any(c.isalnum() for c in w) else "") + m
                    for k, (w, m) in enumerate(zip(words, markup)))
 
@@ -59,6 +60,6 @@ def word_comparison(rows: tuple[Row, ...], names: tuple[str, str, str], title: s
         [r.b.score if r.b else None for r in rows],
         [r.difference for r in rows],
     )
-    bars = [go.Bar(x=x, y=ys, name=name, hovertemplate=f"{name}<br>%{{x}}: %{{y:+.4f}}<extra></extra>")
+    bars = [go.Bar(x=x, y=ys, name=name, hovertemplate=f"{esc(name)}<br>%{{x}}: %{{y:+.4f}}<extra></extra>")
             for name, ys in zip(names, series)]
     return figure(bars, title, x_title, y_title, barmode="group", height=380)

@@ -1,7 +1,6 @@
 """A one-page standalone HTML handout of the current analysis, for students."""
 from __future__ import annotations
 
-import html
 
 import numpy as np
 import plotly.graph_objects as go
@@ -13,6 +12,7 @@ from explorer.model.heads import POOLING, Head
 from explorer.model.problem import ProblemType, prediction_text
 from explorer.plots.attribution import sorted_bars
 from explorer.plots.common import wrap_title
+from explorer.text.plain import html as escape_html
 
 
 def handout_strings(catalog: dict[str, str]) -> dict[str, str]:
@@ -25,13 +25,13 @@ def handout_strings(catalog: dict[str, str]) -> dict[str, str]:
 def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str]) -> str:
     """Text, prediction, head diagram and figures in one HTML file that works offline
     (plotly.js is inlined once)."""
-    s = {k: html.escape(v) for k, v in strings.items()}
+    s = {k: escape_html(v) for k, v in strings.items()}
     rows = "".join(
-        f"<tr><td>{html.escape(label)}</td><td>{logit:.4f}</td><td>{p:.4f}</td></tr>"
+        f"<tr><td>{escape_html(label)}</td><td>{logit:.4f}</td><td>{p:.4f}</td></tr>"
         for label, logit, p in zip(a.labels, a.logits, a.scores))
     own = ProblemType(a.problem_type).output  # the function the model's loss reads: softmax, sigmoid or none
     # the selected head's own steps (its pooling and its real modules), not the architecture's name
-    steps = " → ".join(html.escape(f"{strings.get('step_' + POOLING.get(name, ''), name)} ({values.shape[-1]})")
+    steps = " → ".join(escape_html(f"{strings.get('step_' + POOLING.get(name, ''), name)} ({values.shape[-1]})")
                        for name, values in a.steps)
     figs = "".join(fig.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, fig in enumerate(figures))
     return f"""<!doctype html>
@@ -39,9 +39,9 @@ def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str])
 <style>body{{font-family:sans-serif;max-width:60em;margin:1em auto}}td,th{{padding:.2em .8em;border-bottom:1px solid #ddd}}</style>
 </head><body>
 <h1>{s['title']}</h1>
-<p><b>{s['text']}:</b> {html.escape(a.text)}</p>
-<p><b>{s['checkpoint']}:</b> {html.escape(a.checkpoint)} · <b>{s['prediction']}:</b> {html.escape(prediction_text(a.predicted, strings.get("none", "none")))}</p>
-<p><b>{s['tokens']}:</b> {' '.join('<code>' + html.escape(t) + '</code>' for t in a.shown)}</p>
+<p><b>{s['text']}:</b> {escape_html(a.text)}</p>
+<p><b>{s['checkpoint']}:</b> {escape_html(a.checkpoint)} · <b>{s['prediction']}:</b> {escape_html(prediction_text(a.predicted, strings.get("none", "none")))}</p>
+<p><b>{s['tokens']}:</b> {' '.join('<code>' + escape_html(t) + '</code>' for t in a.shown)}</p>
 <p><b>{s['head']}:</b> {steps}</p>
 <table><tr><th>{s['label']}</th><th>logit</th><th>{s.get("value", "value") if own == "none" else own}</th></tr>{rows}</table>
 {figs}

@@ -14,7 +14,7 @@ from explorer.model import analysis as _analysis
 from explorer.model import checkpoints, heads
 from explorer.runtime import budget, device
 from explorer.text.errors import ExplorerError
-from explorer.ui.render import error
+from explorer.ui.render import error, plain
 from explorer.ui.session import _owner, other_is_empty, selection, session_checkpoint, t
 
 T = TypeVar("T")
@@ -30,7 +30,7 @@ def checkpoint(name: str, seed: int = 0) -> checkpoints.Checkpoint:
     own = session_checkpoint(name)
     if own is not None:
         return own
-    with st.spinner(t("app.loading_checkpoint", name=name)):
+    with st.spinner(t("app.loading_checkpoint", name=plain(name))):
         return _shared_checkpoint(name, seed)
 
 

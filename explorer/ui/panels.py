@@ -25,9 +25,9 @@ def pipeline_readings(a) -> None:
         return
     k = int(np.argmax(a.pipeline_scores))
     c1, c2 = st.columns(2)
-    c1.metric(t("pipeline.own_metric", label=a.labels[k], function=fn[own.output], loss=own.loss_name),
+    c1.metric(t("pipeline.own_metric", label=plain(a.labels[k]), function=fn[own.output], loss=own.loss_name),
               f"{a.scores[k]:.4f}")
-    c2.metric(t("pipeline.pipe_metric", label=a.labels[k], function=fn[a.pipeline_function]),
+    c2.metric(t("pipeline.pipe_metric", label=plain(a.labels[k]), function=fn[a.pipeline_function]),
               f"{a.pipeline_scores[k]:.4f}")
     st.caption(t("pipeline.differs", loss=own.loss_name, own=fn[own.output], ptype=a.problem_type,
                  pipe=fn[a.pipeline_function]))
@@ -124,7 +124,7 @@ def label_fixes(report, fixed_csv: bytes, file_name: str) -> None:
     st.info(plain(report.fix["advice"].message(lang())))
     stem = file_name.rsplit(".", 1)[0] or "data"
     st.download_button(t("data.download_csv"), fixed_csv, file_name=f"{stem}-corrected.csv", mime="text/csv",
-                       key="data_fixed_csv")
+                       key="data_fixed_csv", help=t("plain.csv_guard"))
     st.caption(t("data.config_paste"))
     st.code(json.dumps(report.fix["config"], indent=1, ensure_ascii=False), language="json")
 
@@ -176,10 +176,10 @@ def audit_confusion(found) -> np.ndarray:
     if not points:
         st.caption(t("audit.click_cell"))
         return found.flagged
-    given, predicted = names.index(points[0]["y"]), names.index(points[0]["x"])
+    given, predicted = (int(v) for v in points[0]["customdata"])  # x and y are the escaped names
     cell = np.flatnonzero((data.y == given) & (pred == predicted))
     rows = cell[np.argsort(found.quality[cell], kind="stable")]
-    st.caption(t("audit.cell", given=names[given], predicted=names[predicted], n=len(rows)))
+    st.caption(t("audit.cell", given=plain(names[given]), predicted=plain(names[predicted]), n=len(rows)))
     st.button(t("audit.clear_cell"), key="audit_clear_cell", help=t("audit.clear_cell_help"),
               on_click=lambda: st.session_state.update(audit_cell_cleared=cleared + 1))
     return rows
@@ -197,9 +197,9 @@ def model_downloads() -> None:
         st.download_button(t("finetune.download"), ready, file_name=f"{pick}.zip", mime="application/zip",
                            key="ft_download")
     elif st.button(t("finetune.prepare"), key="ft_prepare"):
-        report = progress_to(st.progress(0.0, text=t("finetune.packing", name=pick)))
+        report = progress_to(st.progress(0.0, text=t("finetune.packing", name=plain(pick))))
         try:
-            session_zip(pick, lambda frac: report(frac, t("finetune.packing", name=pick)))
+            session_zip(pick, lambda frac: report(frac, t("finetune.packing", name=plain(pick))))
         except ExplorerError as err:
             error(err)
             return
@@ -216,7 +216,7 @@ def finetune_result(res, name: str) -> None:
     """A finished fine-tune: which epoch was kept and why, its validation metrics and confusion matrix."""
     if res.stopped:
         st.info(t("finetune.stopped_at", epoch=len(res.history)))
-    st.success(t("finetune.done", name=name, seconds=f"{res.train_seconds:.1f}"))
+    st.success(t("finetune.done", name=plain(name), seconds=f"{res.train_seconds:.1f}"))
     if res.best_epoch:  # 0: stopped before an epoch ended, nothing was kept from one
         st.caption(t(f"finetune.kept_{res.kept_by}", epoch=res.best_epoch, total=len(res.history)))
     for col, (k, v) in zip(st.columns(len(res.metrics)), res.metrics.items()):

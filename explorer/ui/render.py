@@ -1,7 +1,6 @@
 """Drawing on a page: user text kept literal, errors as one translated line, tables, column headers."""
 from __future__ import annotations
 
-import re
 from typing import Callable
 
 import numpy as np
@@ -11,27 +10,13 @@ from explorer.model.heads import POOLING
 from explorer.plots.common import presenter
 from explorer.model.problem import Prediction, prediction_text
 from explorer.text.errors import ExplorerError
+from explorer.text.plain import markdown as plain  # user text in Markdown: the one rule, in explorer.text.plain
 from explorer.ui.session import MODELS, _log, _owner, lang, t
-
-
-# Characters that start Markdown (and Streamlit's :color[...] / :emoji:) anywhere in a line, and the
-# list or heading markers that only count at its start.
-# `_` inside a word and `:` before anything but a letter are literal already (CommonMark, Streamlit's
-# :color[...] and :emoji: forms), so LABEL_0 and "error: x" stay as typed.
-_MARKDOWN = re.compile(r"([\\`*\[\]<>!~|$#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z]))")
-_LINE_START = re.compile(r"^(\s*|\s*\d+)((?<=\d)[.)]|(?<!\d)[-+=])", re.M)
 
 
 def prediction(pred: Prediction) -> str:
     """A prediction as the views show it, "none" translated (a multi-label prediction of no label)."""
     return prediction_text(pred, none=t("pipeline.none"))
-
-
-def plain(text: object) -> str:
-    """User data (labels, texts, file and column names) as literal text inside Markdown: Markdown
-    characters are backslash-escaped, so `![x](http://…)` shows as typed and fetches nothing."""
-    out = _LINE_START.sub(lambda m: m[1] + "\\" + m[2], _MARKDOWN.sub(r"\\\1", str(text)))
-    return out.replace("\n", "  \n")
 
 
 def error(err: BaseException | str) -> None:
