@@ -3,8 +3,14 @@ import gc
 import sys
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
-from explorer.text import i18n  # light: no torch, so the notice below shows first
+# Started as `streamlit run app.py` rather than `head-explorer app` (explorer.cli.SERVE), this run went
+# through Streamlit's legacy pages/ resolution, which answers a deep link with "Page not found"
+# (streamlit#9624). Cleared now, before torch loads, so the sessions that start meanwhile skip it.
+PagesManager.uses_pages_directory = False
+
+from explorer.text import i18n  # noqa: E402 light: no torch, so the notice below shows first
 
 st.set_page_config(page_title="Head Explorer", page_icon="🧠", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("presenter") else "auto")
