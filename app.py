@@ -112,7 +112,7 @@ if ss.get("presenter"):  # larger type for the back of the classroom: text, tabl
     st.button(t("app.presenter_off"), key="presenter_exit", on_click=_presenter_off, icon=":material/close_fullscreen:")
 
 # url_path must differ from the file's stem: with a pages/ folder beside app.py, Streamlit's legacy
-# multipage mode (a session's first run, and every AppTest run) hashes pages by that stem, and a
+# multipage mode (a server's first runs, see the top; every AppTest run, which re-arms it) hashes pages by that stem, and a
 # clash makes reruns execute the page without app.py, dropping the sidebar and its state.
 PAGES = [
     ("pages/home.py", "home", "pipeline", "🔗", True),
