@@ -112,8 +112,8 @@ if ss.get("presenter"):  # larger type for the back of the classroom: text, tabl
     st.button(t("app.presenter_off"), key="presenter_exit", on_click=_presenter_off, icon=":material/close_fullscreen:")
 
 # url_path must differ from the file's stem: with a pages/ folder beside app.py, Streamlit's legacy
-# multipage mode (a server's first runs, see the top; every AppTest run, which re-arms it) hashes pages by that stem, and a
-# clash makes reruns execute the page without app.py, dropping the sidebar and its state.
+# multipage mode (a server's first runs, see the top; every AppTest run, which re-arms it) hashes pages
+# by that stem, and a clash makes reruns execute the page without app.py, dropping the sidebar and its state.
 PAGES = [
     ("pages/home.py", "home", "pipeline", "🔗", True),
     ("pages/tokens.py", "tokens", "attention", "🔤", False),
