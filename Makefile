@@ -16,7 +16,7 @@ $(STAMP): requirements.txt
 	touch $(STAMP)
 
 run: setup
-	$(VENV)/bin/streamlit run app.py
+	$(PY) -m explorer app
 
 test: setup
 	$(PY) -m pytest -q

@@ -3,8 +3,14 @@ import gc
 import sys
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
-from explorer.text import i18n  # light: no torch, so the notice below shows first
+# Started as `streamlit run app.py` rather than `head-explorer app` (explorer.cli.SERVE), this run went
+# through Streamlit's legacy pages/ resolution, which answers a deep link with "Page not found"
+# (streamlit#9624). Cleared now, before torch loads, so the sessions that start meanwhile skip it.
+PagesManager.uses_pages_directory = False
+
+from explorer.text import i18n  # noqa: E402 light: no torch, so the notice below shows first
 
 st.set_page_config(page_title="Head Explorer", page_icon="🧠", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get("presenter") else "auto")
@@ -106,8 +112,8 @@ if ss.get("presenter"):  # larger type for the back of the classroom: text, tabl
     st.button(t("app.presenter_off"), key="presenter_exit", on_click=_presenter_off, icon=":material/close_fullscreen:")
 
 # url_path must differ from the file's stem: with a pages/ folder beside app.py, Streamlit's legacy
-# multipage mode (a session's first run, and every AppTest run) hashes pages by that stem, and a
-# clash makes reruns execute the page without app.py, dropping the sidebar and its state.
+# multipage mode (a server's first runs, see the top; every AppTest run, which re-arms it) hashes pages
+# by that stem, and a clash makes reruns execute the page without app.py, dropping the sidebar and its state.
 PAGES = [
     ("pages/home.py", "home", "pipeline", "🔗", True),
     ("pages/tokens.py", "tokens", "attention", "🔤", False),

@@ -248,8 +248,20 @@ def cmd_convert_checkpoint(args) -> int:
     return 0
 
 
+# `python -m streamlit`, less one legacy path. With a pages/ folder beside app.py, Streamlit marks the
+# process as a pages/-folder app (a process-wide flag, set when the first session starts) and runs every
+# script run through its legacy pages/ resolution until some run has called st.navigation. That
+# resolution knows the pages only by file stem, not by app.py's url_path slugs: a shared link
+# (/guided-lesson) opened as the server's first visit, or while that first run was still importing
+# torch, drew "Page not found" over the page (streamlit#9624). app.py names its pages with
+# st.navigation, so the flag is cleared before the server starts. Run in the child: only explorer.ui
+# imports streamlit into this library's processes.
+SERVE = ("from streamlit.runtime.pages_manager import PagesManager; PagesManager.uses_pages_directory = False; "
+         "from streamlit.web.cli import main; main(prog_name='streamlit')")
+
+
 def streamlit_command(extra: list[str]) -> list[str]:
-    """`streamlit run <app.py>`, with .streamlit/config.toml's settings (headless, loopback only, static
+    """`streamlit run <app.py>` (through SERVE), with .streamlit/config.toml's settings (headless, loopback only, static
     serving, no tracebacks for visitors) as flags: Streamlit reads that file only from the working
     directory, and an installed app is started from anywhere. Flags in `extra` win over those defaults."""
     import tomllib
@@ -263,7 +275,7 @@ def streamlit_command(extra: list[str]) -> list[str]:
     defaults = [f"--{section}.{key}={str(value).lower() if isinstance(value, bool) else value}"
                 for section, options in config.items() for key, value in options.items()
                 if f"--{section}.{key}" not in given]
-    return [sys.executable, "-m", "streamlit", "run", *defaults, str(resources.APP), *extra]
+    return [sys.executable, "-c", SERVE, "run", *defaults, str(resources.APP), *extra]
 
 
 def cmd_app(args) -> int:

@@ -82,6 +82,8 @@ import sys  # noqa: E402
 import time  # noqa: E402
 import urllib.request  # noqa: E402
 
+from explorer.cli import SERVE  # noqa: E402
+
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
@@ -104,11 +106,11 @@ def _chromium() -> str:
 
 @contextlib.contextmanager
 def serve_app(env: dict | None = None, stderr=subprocess.DEVNULL):
-    """A real `streamlit run app.py` on a free loopback port, stopped by its pid afterwards:
+    """A real `streamlit run app.py` (as `head-explorer app` starts it) on a free loopback port, stopped by its pid afterwards:
     yields (url, process). `env` adds to the environment; `stderr` is where its log goes."""
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        [sys.executable, "-c", SERVE, "run", "app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **(env or {})), stdout=subprocess.DEVNULL,
         stderr=stderr, start_new_session=True)

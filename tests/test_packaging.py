@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,8 @@ import venv
 from pathlib import Path
 
 import pytest
+
+from explorer.cli import SERVE
 
 ROOT = Path(__file__).resolve().parent.parent
 _NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "models", "static", "build", "*.egg-info", "__pycache__",
@@ -93,9 +96,9 @@ def test_unknown_flags_stay_an_error_outside_app(capsys):
 def test_app_command_serves_the_installed_app_on_loopback(installed):
     out = _run(installed, installed["script"], "app", "--dry-run", "--server.port", "8600")
     assert out.returncode == 0, out.stderr
-    cmd = out.stdout.split()
+    cmd = shlex.split(out.stdout)
     app = str(installed["site"] / "explorer" / "_app" / "app.py")
-    assert cmd[1:4] == ["-m", "streamlit", "run"] and app in cmd
+    assert cmd[1:4] == ["-c", SERVE, "run"] and app in cmd  # SERVE: deep links open on a fresh server
     assert {"--server.headless=true", "--server.address=127.0.0.1", "--server.enableStaticServing=true",
             "--client.showErrorDetails=none"} <= set(cmd)
     assert cmd[cmd.index(app) + 1:] == ["--server.port", "8600"]  # the caller's port, not the default's
