@@ -32,9 +32,11 @@ def models(tmp_path_factory):
 
 @pytest.fixture
 def work(tmp_path, monkeypatch, models):
-    """A working folder holding good.csv, the temp folder pointed at tmp/, roots = the models folder."""
+    """A working folder holding good.csv, the temp folder and the app's cache (scratch) pointed at tmp/,
+    roots = the models folder."""
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setenv("HEAD_EXPLORER_CACHE", str(tmp_path / "tmp"))
     monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(models["ok"].parent))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "good.csv").write_text("text,label\n" + ROWS)
