@@ -168,6 +168,7 @@ def test_every_page_head_view_upload_and_download(server, browser):
         pg.locator("input[type=file]").set_input_files(str(csv))
         wait_idle(pg)
         assert "upload.csv" in pg.locator("[data-testid=stMain]").inner_text()
+        assert json.loads(_get(url + "/healthz")[1])["sessions"] >= 1  # this tab
     finally:
         ctx.close()
     assert sorted(str(p.relative_to(code)) for p in code.rglob("*")) == before  # nothing written to the code

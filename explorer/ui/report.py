@@ -40,7 +40,7 @@ def _sessions() -> tuple[int, int]:
 
 def status() -> dict:
     """What /healthz answers: ready, sessions connected and kept, resident MB."""
-    active, kept = _sessions() if Runtime.exists() else (0, 0)
+    active, kept = _sessions()
     return {"ready": READY.is_set(), "sessions": active, "sessions_kept": kept, "memory_mb": round(_rss_mb())}
 
 
@@ -63,7 +63,8 @@ def _run(load, interval: int) -> None:
 def start(load) -> None:
     """Start the reporting thread, once per process and only inside a running server (not in AppTest
     or the CLI). `load(name)` puts a model in the shared cache, so the first visitor finds it there."""
-    if not Runtime.exists() or not _STARTED.acquire(blocking=False):
+    # AppTest installs a MagicMock(spec=Runtime) as the instance, which isinstance() would accept
+    if not Runtime.exists() or type(Runtime.instance()) is not Runtime or not _STARTED.acquire(blocking=False):
         return
     threading.Thread(target=_run, args=(load, env_int("HEAD_EXPLORER_REPORT_S", 60)),
                      name="head-explorer-report", daemon=True).start()
