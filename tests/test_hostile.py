@@ -32,9 +32,11 @@ def models(tmp_path_factory):
 
 @pytest.fixture
 def work(tmp_path, monkeypatch, models):
-    """A working folder holding good.csv, the temp folder pointed at tmp/, roots = the models folder."""
+    """A working folder holding good.csv, the temp folder and the app's cache (scratch) pointed at tmp/,
+    roots = the models folder."""
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setenv("HEAD_EXPLORER_CACHE", str(tmp_path / "tmp"))
     monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(models["ok"].parent))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "good.csv").write_text("text,label\n" + ROWS)
@@ -291,7 +293,7 @@ def _dead_pid() -> int:
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_during_training_leaves_nothing(work, models, sig, code):
-    env = dict(os.environ, TMPDIR=str(work / "tmp"), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1",
+    env = dict(os.environ, TMPDIR=str(work / "tmp"), HEAD_EXPLORER_CACHE=str(work / "tmp"), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1",
                PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "explorer", *_finetune(models, "good.csv", "--mode", "full",
                                                                       "--epochs", "10000")],

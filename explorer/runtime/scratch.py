@@ -1,10 +1,10 @@
 """Scratch folders that never outlive their run.
 
 Each is named after the process that made it (`.<name>.partial-<pid>-<random>` beside an export,
-`head-explorer-<pid>-<random>` in the temp folder). `finally` removes it on errors, Ctrl+C and
-SIGTERM; what a SIGKILL or a power cut leaves behind is removed by the next run, which deletes
-every such folder whose process is gone. Folders are made with mkdir's normal mode (0777 less the
-umask), so a renamed export gets the permissions any new folder would.
+`head-explorer-<pid>-<random>` in the app's one writable folder, resources.cache_dir()). `finally`
+removes it on errors, Ctrl+C and SIGTERM; what a SIGKILL or a power cut leaves behind is removed by
+the next run, which deletes every such folder whose process is gone. Folders are made with mkdir's
+normal mode (0777 less the umask), so a renamed export gets the permissions any new folder would.
 """
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import contextlib
 import os
 import re
 import shutil
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Iterator
+
+from explorer import resources
 
 _OWNED = re.compile(r"^(?:\..+\.partial|head-explorer)-(\d+)-[0-9a-f]{8}$")
 
@@ -80,8 +81,8 @@ def partial_for(out: Path) -> Path:
 
 @contextlib.contextmanager
 def temporary() -> Iterator[Path]:
-    """A scratch folder in the system temp folder, removed on exit whatever happens."""
-    path = _new(Path(tempfile.gettempdir()), "head-explorer")
+    """A scratch folder in the app's cache folder, removed on exit whatever happens."""
+    path = _new(resources.cache_dir(), "head-explorer")
     try:
         yield path
     finally:
@@ -97,7 +98,7 @@ def process_folder() -> Path:
     if not _PROCESS or not _PROCESS[0].is_dir():
         import atexit
 
-        path = _new(Path(tempfile.gettempdir()), "head-explorer")
+        path = _new(resources.cache_dir(), "head-explorer")
         atexit.register(shutil.rmtree, path, True)
         _PROCESS[:] = [path]
     return _PROCESS[0]

@@ -32,3 +32,9 @@ __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", 
            "session_checkpoint_names", "session_zip", "session_zip_ready", "set_data_source", "show_evictions",
            "start_job",
            "step_label", "sticky", "stop_if_gone", "t", "table", "timed", "tn", "with_progress"]
+
+# Once per server process: load the default model now rather than on the first visit, then log
+# "ready: model loaded" and, every minute, the session count and memory (explorer/ui/report.py).
+from explorer.ui import cache as _cache, report as _report  # noqa: E402
+
+_report.start(lambda name: _cache._shared_checkpoint(name, 0))

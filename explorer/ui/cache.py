@@ -119,30 +119,13 @@ def current_head() -> heads.Head:
     return head(sel.name, sel.head, sel.seed)
 
 
-_STATIC = resources.STATIC  # served as app/static/
-
-
 @st.cache_resource(show_spinner=False)
 def plotly_js_src() -> str | None:
     """A relative URL of plotly.js under Streamlit's static serving, so a page in an st.iframe loads
     the 4.8 MB library as a file instead of carrying it in every rerun's message; None (inline it)
-    where static serving is off or the copy cannot be written. The copy is named by plotly's version,
-    so it always matches the figures' JSON."""
-    import os
-    import shutil
-
-    import plotly
-
-    if not st.get_option("server.enableStaticServing"):
+    where static serving is off or the install step (resources.install_static) made no copy. Nothing
+    is written here: Streamlit serves only static/ beside app.py, which a read-only install cannot change."""
+    name = resources.plotly_js_name()
+    if not st.get_option("server.enableStaticServing") or not (resources.STATIC / name).is_file():
         return None
-    name = f"plotly-{plotly.__version__}.min.js"
-    target = _STATIC / name
-    if not target.exists():
-        try:
-            _STATIC.mkdir(exist_ok=True)
-            tmp = target.with_name(f"{name}.{os.getpid()}.tmp")
-            shutil.copyfile(os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js"), tmp)
-            os.replace(tmp, target)  # atomic: a concurrent reader never sees half a file
-        except OSError:
-            return None
     return f"app/static/{name}"

@@ -1,0 +1,41 @@
+"""The app with a readiness route, for a container or a proxy: `streamlit run serve.py` serves app.py
+exactly as `streamlit run app.py` does (Streamlit 1.67 runs an `st.App` it finds in the script), plus
+GET /healthz: 200 once the default model is loaded, 503 before, with the session count and memory.
+
+Only light imports here: the model is loaded by a thread started once the server runs, so
+/_stcore/health answers at once and /healthz says when the app is really usable."""
+import gc
+import importlib
+import sys
+import threading
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import streamlit as st
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+
+def _warm() -> None:
+    from streamlit.runtime import Runtime
+
+    while not Runtime.exists():  # explorer.ui starts its reporter only inside a running server
+        time.sleep(0.1)
+    importlib.import_module("explorer.ui")  # loads the default model, then logs "ready: model loaded"
+    gc.freeze()  # as app.py does after its first imports: torch's objects live as long as the process
+
+
+@asynccontextmanager
+async def _lifespan(_app):
+    threading.Thread(target=_warm, name="head-explorer-warm", daemon=True).start()
+    yield
+
+
+async def _healthz(_request) -> JSONResponse:
+    report = sys.modules.get("explorer.ui.report")
+    body = report.status() if report is not None else {"ready": False}
+    return JSONResponse(body, status_code=200 if body["ready"] else 503)
+
+
+app = st.App(Path(__file__).resolve().parent / "app.py", lifespan=_lifespan, routes=[Route("/healthz", _healthz)])

@@ -1,0 +1,176 @@
+"""The server run the way the container runs it: the Dockerfile's own CMD (parsed from it, so the two
+cannot drift), as an unprivileged user, over a read-only copy of the checkout, bound to 0.0.0.0 and
+reached on loopback. Every page, the head view's iframe with plotly.js loaded from app/static/, an
+upload, a download, /healthz and the server's report lines; afterwards the code tree is unchanged
+and whatever was written lies under HEAD_EXPLORER_CACHE."""
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from explorer import resources
+from explorer.text import i18n
+
+from conftest import ROOT, _chromium, _free_port, open_app, wait_idle
+
+pytestmark = pytest.mark.browser
+T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
+USER = "nobody"
+
+
+def dockerfile_cmd() -> list[str]:
+    """The container's entry command, from the Dockerfile's exec-form CMD."""
+    found = re.findall(r"^CMD\s+(\[.*\])\s*$", (ROOT / "Dockerfile").read_text(), flags=re.M)
+    assert len(found) == 1, "the Dockerfile has one exec-form CMD"
+    return json.loads(found[0])
+
+
+def _grant_traverse(paths) -> list[tuple[Path, int]]:
+    """o+x on the folders above the interpreter that others cannot pass (here /root, where pyenv
+    lives); returns what to restore. Only as root: the test's own change, undone after it."""
+    changed = []
+    for path in paths:
+        for folder in [*reversed(Path(path).parents)]:
+            mode = folder.stat().st_mode
+            if not mode & stat.S_IXOTH:
+                os.chmod(folder, mode | stat.S_IXOTH)
+                changed.append((folder, mode))
+    return changed
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+@pytest.fixture(scope="module")
+def server():
+    _chromium()
+    as_root = os.geteuid() == 0
+    if as_root and shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is not installed: cannot drop to an unprivileged user")
+    work = Path(tempfile.mkdtemp(prefix="head-explorer-ro-"))  # in /tmp: pytest's own tmp is root-only
+    code, home = work / "app", work / "home"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        if (ROOT / name).is_file():
+            (code / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, code / name)
+    # The image's build step, with write access: the static copy of plotly.js.
+    subprocess.run([sys.executable, "-m", "explorer.resources"], cwd=code, check=True, capture_output=True)
+    before = sorted(str(p.relative_to(code)) for p in code.rglob("*"))
+    home.mkdir()
+    work.chmod(0o755)
+    subprocess.run(["chmod", "-R", "a-w", str(code)], check=True)
+    changed = []
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "HF_HUB_OFFLINE": "1",
+           "HEAD_EXPLORER_CACHE": str(home / ".cache" / "head-explorer"), "HEAD_EXPLORER_REPORT_S": "1",
+           "LANG": "C.UTF-8"}
+    port = _free_port()
+    cmd = dockerfile_cmd()
+    assert cmd[:4] == ["python", "-m", "streamlit", "run"] and "0.0.0.0" in cmd
+    cmd = [sys.executable, *cmd[1:]]  # the venv's python, as /opt/venv/bin/python in the image
+    cmd[cmd.index("--server.port") + 1] = str(port)
+    if as_root:
+        import pwd
+
+        pw = pwd.getpwnam(USER)
+        os.chown(home, pw.pw_uid, pw.pw_gid)
+        changed = _grant_traverse([os.path.realpath(sys.executable), sys.prefix, sys.base_prefix])
+        cmd = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--clear-groups", "--", *cmd]
+    log = work / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=code, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and _get_or_none(url + "/healthz") != 200:
+            assert proc.poll() is None, log.read_text(errors="replace")
+            time.sleep(0.3)
+        yield url, code, home, log, before, proc
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(timeout=20)
+        for folder, mode in reversed(changed):
+            os.chmod(folder, mode)
+        subprocess.run(["chmod", "-R", "u+w", str(work)], check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _get_or_none(url: str) -> int | None:
+    try:
+        return _get(url)[0]
+    except OSError:
+        return None
+
+
+def test_runs_unprivileged_ready_and_reports(server):
+    url, code, home, log, before, proc = server
+    import psutil
+
+    if os.geteuid() == 0:  # setpriv execs the server in its own process: same pid
+        assert psutil.Process(proc.pid).username() == USER
+    status, body = _get(url + "/healthz")
+    assert status == 200, body
+    health = json.loads(body)
+    assert health["ready"] is True and health["memory_mb"] > 100
+    assert _get(url + "/_stcore/health")[0] == 200
+    time.sleep(1.5)
+    text = log.read_text(errors="replace")
+    assert "ready: model loaded (minilm-sentiment)" in text
+    assert re.search(r"sessions: \d+ connected, \d+ kept; memory: \d+ MB resident", text)
+    assert os.access(code / "app.py", os.W_OK) is (os.geteuid() == 0)  # read-only to everyone but root
+
+
+def test_every_page_head_view_upload_and_download(server, browser):
+    url, code, home, log, before, proc = server
+    ctx, pg = open_app(browser, url)
+    try:
+        links = pg.locator("[data-testid=stSidebarNav] a")
+        hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+        assert len(hrefs) == 14
+        for i in range(len(hrefs)):
+            links.nth(i).click()
+            wait_idle(pg)
+            pg.locator("[data-testid=stMain] h1").first.wait_for()
+        # The head view: its iframe loads plotly.js from the copy `make setup`/the image build made.
+        pg.locator("[data-testid=stSidebarNav] a[href$='/inside-encoder']").first.click()
+        wait_idle(pg)
+        frame_el = pg.locator("iframe").first
+        frame_el.scroll_into_view_if_needed()
+        assert f'src="app/static/{resources.plotly_js_name()}"' in frame_el.get_attribute("srcdoc")
+        frame = frame_el.element_handle().content_frame()
+        frame.wait_for_function("() => (document.getElementById('headview') || {})._fullData !== undefined")
+        with pg.expect_download(timeout=60_000) as dl:
+            pg.get_by_role("button", name=T("encoder.download")).click()
+        assert "plotly-graph-div" in Path(dl.value.path()).read_text(encoding="utf-8")
+        # An upload on the Data page.
+        csv = home / "upload.csv"
+        csv.write_text("text,label\n" + "".join(f"text number {i},{'ab'[i % 2]}\n" for i in range(12)))
+        pg.locator("[data-testid=stSidebarNav] a[href$='/labels']").first.click()
+        wait_idle(pg)
+        pg.get_by_test_id("stRadioGroup").get_by_text(T("data.source_upload")).click()
+        wait_idle(pg)
+        pg.locator("input[type=file]").set_input_files(str(csv))
+        wait_idle(pg)
+        assert "upload.csv" in pg.locator("[data-testid=stMain]").inner_text()
+        assert json.loads(_get(url + "/healthz")[1])["sessions"] >= 1  # this tab
+    finally:
+        ctx.close()
+    assert sorted(str(p.relative_to(code)) for p in code.rglob("*")) == before  # nothing written to the code
+    text = log.read_text(errors="replace")
+    assert "Traceback" not in text and "PermissionError" not in text and "Read-only" not in text, text[-3000:]
