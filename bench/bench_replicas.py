@@ -10,6 +10,7 @@ Target: ≥ 1.6× with 2 replicas on 2 cores.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -19,6 +20,7 @@ import time
 import urllib.request
 import uuid
 from pathlib import Path
+from typing import Iterator
 
 from bench.server import ROOT, free_port
 from bench.timing import row
@@ -88,7 +90,10 @@ async def _class(url: str, sessions: int, edits: int) -> float:
     return len(done) / (time.perf_counter() - t0)
 
 
-def _through_proxy(replicas: int, prefix: Path) -> float:
+@contextlib.contextmanager
+def proxied(replicas: int, prefix: Path) -> Iterator[str]:
+    """deploy/replicas.py with `replicas` app processes behind nginx (files under `prefix`, its access log
+    prefix/access.log), until nginx answers; yields the proxy's URL and stops it all afterwards."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, "deploy/replicas.py", "--replicas", str(replicas), "--port", str(port),
                              "--dir", str(prefix)], cwd=ROOT, stdout=subprocess.DEVNULL, start_new_session=True)
@@ -101,17 +106,27 @@ def _through_proxy(replicas: int, prefix: Path) -> float:
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("deploy/replicas.py did not start")
+                    raise RuntimeError(f"deploy/replicas.py did not start; see {prefix}/replica-*.log")
                 time.sleep(0.3)
-        asyncio.run(_class(url, WARM, 1))  # warm-up: every replica loads its model and imports
-        return asyncio.run(_class(url, SESSIONS, EDITS))
+        yield url
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
 
 
+def _through_proxy(replicas: int, prefix: Path) -> float:
+    with proxied(replicas, prefix) as url:
+        asyncio.run(_class(url, WARM, 1))  # warm-up: every replica loads its model and imports
+        return asyncio.run(_class(url, SESSIONS, EDITS))
+
+
+def nginx_installed() -> bool:
+    """Debian puts nginx in /usr/sbin, which is not on an unprivileged user's PATH."""
+    return shutil.which("nginx") is not None or os.path.exists("/usr/sbin/nginx")
+
+
 def run() -> list[dict]:
-    if shutil.which("nginx") is None and not os.path.exists("/usr/sbin/nginx"):
+    if not nginx_installed():
         return []
     import tempfile
 

@@ -1,20 +1,14 @@
 """Two replicas behind nginx (deploy/replicas.py): an upload, a download and a page change work through
 the proxy in Chromium, one browser stays on one replica, and different browsers reach different ones."""
 import collections
-import os
-import shutil
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
+from bench.bench_replicas import nginx_installed, proxied
 from explorer.data.dataset import demo_csv
 from explorer.text import i18n
 
-from conftest import ROOT, _free_port, open_app, wait_idle
+from conftest import open_app, wait_idle
 
 pytestmark = pytest.mark.browser
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -22,27 +16,11 @@ T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory, browser):
-    if shutil.which("nginx") is None and not os.path.exists("/usr/sbin/nginx"):
+    if not nginx_installed():
         pytest.skip("nginx is not installed (Debian: apt-get install nginx; .ci/run installs it)")
     prefix = tmp_path_factory.mktemp("proxy")
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "deploy/replicas.py", "--replicas", "2", "--port", str(port),
-                             "--dir", str(prefix)], cwd=ROOT, stdout=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 150
-        while True:
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                assert proc.poll() is None, "deploy/replicas.py exited before nginx answered"
-                assert time.monotonic() < deadline, "the proxy did not answer within 150 s"
-                time.sleep(0.3)
+    with proxied(2, prefix) as url:
         yield url, prefix / "access.log"
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
 
 
 def _replicas_by_cookie(log) -> dict[str, set[str]]:
