@@ -107,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replicas: {args.replicas} replicas on {', '.join(map(str, ports))} behind http://{listen}", flush=True)
         while all(p.poll() is None for p in procs):
             time.sleep(0.5)
-        return 1  # something exited on its own
+        print(f"replicas: {'nginx' if procs[-1].poll() is not None else 'a replica'} exited; "
+              f"see {prefix}/error.log and {prefix}/replica-*.log", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 0
     finally:
