@@ -35,15 +35,30 @@ class Session:
     page: str = ""  # the hash of the page runs ask for
     widgets: dict[str, str] = field(default_factory=dict)  # user key -> element id, from the last runs
     values: dict[str, WidgetState] = field(default_factory=dict)  # element id -> the value this client holds
+    inbox: asyncio.Queue = field(default_factory=asyncio.Queue)  # every frame, read as it comes
+    reader: asyncio.Task | None = None
 
     async def connect(self) -> None:
         host = self.url.removeprefix("http://")
+        # No client pings: a server busy with 30 runs answers late, and that is what is measured, not a drop.
         self.ws = await websockets.connect(f"ws://{host}/_stcore/stream", subprotocols=["streamlit"],
-                                           max_size=None, open_timeout=60)
+                                           max_size=None, open_timeout=60, ping_interval=None)
+        # Read all the time, as a browser does: frames between runs (a fragment's auto-rerun request)
+        # left unread would stall the connection.
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        try:
+            async for raw in self.ws:
+                self.inbox.put_nowait(raw)
+        except websockets.ConnectionClosed:
+            pass
 
     async def close(self) -> None:
         if self.ws is not None:
             await self.ws.close()
+        if self.reader is not None:
+            await self.reader
 
     async def run(self, page: str | None = None, needle: str = "") -> Run:
         """Ask for a run (of `page`, a url path name such as "attention", when given) with the values held,
@@ -56,19 +71,15 @@ class Session:
         cs.page_name = page or ""
         cs.widget_states.widgets.extend(self.values.values())
         self.values = {k: v for k, v in self.values.items() if v.WhichOneof("value") != "trigger_value"}
+        while not self.inbox.empty():  # what came between runs belongs to none of them
+            self._note(self.inbox.get_nowait())
         t0 = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
         errors, infos, found = [], [], not needle
         while True:
-            raw = await asyncio.wait_for(self.ws.recv(), RUN_TIMEOUT_S)
-            fwd = ForwardMsg()
-            fwd.ParseFromString(raw)
+            fwd = self._note(await asyncio.wait_for(self.inbox.get(), RUN_TIMEOUT_S))
             kind = fwd.WhichOneof("type")
-            if kind == "new_session":
-                self.pages = {p.url_pathname: p.page_script_hash for p in fwd.new_session.app_pages}
-            elif kind == "navigation":  # st.navigation's pages, sent on each run
-                self.pages = {p.url_pathname: p.page_script_hash for p in fwd.navigation.app_pages}
-            elif kind == "page_not_found":
+            if kind == "page_not_found":
                 errors.append(f"page not found: {fwd.page_not_found.page_name}")
             elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
                 el = fwd.delta.new_element
@@ -92,6 +103,13 @@ class Session:
                 if fwd.script_finished == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
                     errors.append("compile error")
                 return Run(time.perf_counter() - t0, errors, infos, found)
+
+    def _note(self, raw: bytes) -> ForwardMsg:
+        fwd = ForwardMsg()
+        fwd.ParseFromString(raw)
+        if fwd.WhichOneof("type") == "navigation":  # st.navigation's pages, sent on each run
+            self.pages = {p.url_pathname: p.page_script_hash for p in fwd.navigation.app_pages}
+        return fwd
 
     def set_text(self, key: str, text: str) -> None:
         wid = self.widgets[key]
