@@ -58,7 +58,7 @@ def _start():
     model_name = session_name()
     new = ui.start_job("fine-tune", model_name, lambda progress, stop: finetune(
         ck, data, settings, progress=progress, stop=stop, name=model_name))  # runs off the script thread
-    if new is None:  # each run holds a model copy: bounded per process
+    if new is None:  # each run holds a model copy: bounded per process, and so is the line for a slot
         ss["ft_error"] = t("safety.training_busy")
         return
     ss["ft_job"], ss["ft_total"] = new, int(epochs)  # the count is known before the first epoch ends
@@ -80,7 +80,7 @@ def live():
 
 def _live():
     job = ss.get("ft_job")
-    if job is None:
+    if job is None or ui.panels.job_queue(job):  # waiting for a slot: its place, and Stop leaves the line
         return
     hist = list(job.progress)
     total = ss.get("ft_total") or (hist[-1]["epochs"] if hist else 1)

@@ -122,6 +122,31 @@ def test_finetune_page_refuses_a_full_run_over_the_memory_budget_in_one_line(mon
     assert "ft_job" not in at.session_state and JOBS.free == free  # refused before a slot was taken
 
 
+def test_finetune_page_shows_a_waiting_job_its_place_and_wait_and_stop_takes_it_out_of_line():
+    import threading
+
+    from explorer.ui import JOBS
+
+    release = threading.Event()
+    blockers = [JOBS.start("other-student", "fine-tune", f"busy-{i}", lambda progress, stop: release.wait(30))
+                for i in range(JOBS.free)]  # every slot taken by other sessions
+    try:
+        at = _app()
+        at.switch_page("pages/finetune.py").run()
+        at.button(key="ft_start").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        job = at.session_state["ft_job"]
+        assert job.waiting and JOBS.waiting() == [job]
+        shown = " ".join(i.value for i in at.info)
+        assert "place 1 in the queue" in shown and "Stop leaves the queue" in shown, shown
+        at.button(key="ft_stop").click().run()
+        assert job.done and JOBS.waiting() == [] and job.progress == []  # left the line, never trained
+    finally:
+        release.set()
+        for b in blockers:
+            b.wait(10)
+
+
 def _values(y):
     if isinstance(y, dict):  # plotly ships numpy arrays as base64 typed arrays
         return np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"])

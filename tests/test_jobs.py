@@ -49,9 +49,9 @@ def test_error_is_kept_as_the_job_error_and_frees_the_slot():
 
 
 def test_slots_are_bounded_and_come_back():
-    jobs = Jobs(slots=2)
+    jobs = Jobs(slots=2, queue=0)
     first, second = (jobs.start("a", "test", str(i), _until_stopped) for i in range(2))
-    assert jobs.start("b", "test", "third", _until_stopped) is None  # every slot taken: refused, nothing started
+    assert jobs.start("b", "test", "third", _until_stopped) is None  # every slot taken, no queue: refused
     first.stop()
     assert first.wait(5)
     third = jobs.start("b", "test", "third", _until_stopped)
@@ -60,6 +60,66 @@ def test_slots_are_bounded_and_come_back():
         job.stop()
         assert job.wait(5)
     assert jobs.free == 2
+
+
+def test_with_one_slot_a_second_job_waits_first_in_line_with_an_estimate_and_starts_when_the_first_ends():
+    jobs = Jobs(slots=1, queue=2)
+    first = jobs.start("a", "fine-tune", "one", _until_stopped, expected_s=30)
+    second = jobs.start("b", "fine-tune", "two", _until_stopped, expected_s=30)
+    assert second is not None and second.waiting and not first.waiting
+    assert second.place() == 1 and jobs.waiting() == [second] and jobs.running() == [first]
+    assert 25 <= second.estimate() <= 30  # the first's expected remainder
+    third = jobs.start("c", "fine-tune", "three", _until_stopped, expected_s=30)
+    assert third.place() == 2 and 55 <= third.estimate() <= 60  # behind the first's remainder and the second
+    assert jobs.start("d", "fine-tune", "four", _until_stopped) is None  # the queue is bounded too
+    time.sleep(0.05)
+    assert second.progress == []  # waiting: its work has not begun
+    first.stop()
+    assert first.wait(5)
+    deadline = time.monotonic() + 5
+    while not second.progress and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert second.progress and not second.waiting and second.place() == 0 and second.estimate() == 0
+    assert third.place() == 1  # moved up
+    for job in (second, third):
+        job.stop()
+        assert job.wait(5)
+    assert jobs.free == 1 and jobs.waiting() == []
+
+
+def test_cancelling_a_waiting_job_removes_it_from_the_line_and_its_work_never_runs():
+    jobs = Jobs(slots=1, queue=4)
+    first = jobs.start("a", "fine-tune", "one", _until_stopped)
+    ran = []
+    second = jobs.start("b", "fine-tune", "two", lambda progress, stop: ran.append(1))
+    third = jobs.start("c", "fine-tune", "three", lambda progress, stop: ran.append(3))
+    second.stop()
+    assert second.done and not second.waiting and second.why == "user"
+    assert jobs.waiting() == [third] and third.place() == 1
+    first.stop()
+    assert third.wait(5) and ran == [3]  # the cancelled one never started
+    assert jobs.free == 1
+
+
+def test_the_estimate_learns_from_the_last_finished_job_of_its_kind():
+    jobs = Jobs(slots=1, queue=2)
+    assert jobs.start("a", "fine-tune", "quick", lambda progress, stop: time.sleep(0.2)).wait(5)
+    first = jobs.start("a", "fine-tune", "one", _until_stopped, expected_s=1000)
+    second = jobs.start("b", "fine-tune", "two", _until_stopped, expected_s=1000)
+    assert second.estimate() < 1  # the last one took about 0.2 s, not the caller's guess
+    for job in (first, second):
+        job.stop()
+        assert job.wait(5)
+
+
+def test_stop_owner_takes_its_waiting_jobs_out_of_the_line():
+    jobs = Jobs(slots=1, queue=2)
+    first = jobs.start("a", "fine-tune", "one", _until_stopped)
+    waiting = jobs.start("b", "fine-tune", "two", _until_stopped)
+    jobs.stop_owner("b")
+    assert waiting.done and jobs.waiting() == [] and not first.done
+    first.stop()
+    assert first.wait(5)
 
 
 def test_stop_owner_stops_only_that_owners_jobs_and_drops_their_result():

@@ -1,5 +1,10 @@
 """Background jobs (a fine-tune today): a thread with progress, a stop flag and a result, in one of a
-bounded number of slots.
+bounded number of slots, behind one bounded first-come queue.
+
+Heavy work is queued, not stacked: when every slot is taken a new job waits in line (at most `queue`
+of them; past that it is refused) and starts by itself when a slot frees. A waiting job knows its
+place and an estimate of its wait, and stopping it takes it out of the line. Interactive analyses
+never pass through here, so nothing a student clicks waits behind a fine-tune.
 
 No streamlit here: explorer/ui/ ties each job to its browser session by passing `alive`, a
 question the watchdog asks every POLL_S seconds ("is the owner's tab still connected?"). A closed tab's
@@ -10,6 +15,7 @@ one line ("job ended ..."), which is how the browser test sees the slot come bac
 """
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 import time
@@ -18,6 +24,9 @@ from typing import Callable
 from explorer.runtime.session_models import TRAINING_ENV, env_int, release_memory
 
 DEFAULT_SLOTS = 2  # jobs running at once (HEAD_EXPLORER_TRAINING), each holding a model copy
+QUEUE_ENV = "HEAD_EXPLORER_QUEUE"
+DEFAULT_QUEUE = 8  # jobs waiting for a slot; a waiting job holds no model copy, only its closure
+DEFAULT_EXPECTED_S = 60.0  # a job's length before any of its kind has finished in this process
 GRACE_S = 3.0  # how long an owner may be gone (a reload, a network blip) before its jobs stop
 POLL_S = 0.5
 
@@ -40,8 +49,12 @@ class Job:
     """One background run. `progress` grows as the work reports; `result` or `error` is set when
     `done`. Only the job's own thread writes them."""
 
-    def __init__(self, owner: str, kind: str, name: str, alive: Callable[[], bool] | None):
+    def __init__(self, owner: str, kind: str, name: str, alive: Callable[[], bool] | None,
+                 expected_s: float | None = None):
         self.owner, self.kind, self.name, self.alive = owner, kind, name, alive
+        self.expected_s = expected_s  # the caller's guess at its length, used until one of its kind has run
+        self.started: float | None = None  # time.monotonic() when it left the queue for a slot
+        self._jobs: Jobs | None = None
         self.progress: list[dict] = []
         self.result: object = None
         self.error: BaseException | None = None
@@ -54,6 +67,21 @@ class Job:
         if not self._stop.is_set():
             self.why = why
             self._stop.set()
+            if self._jobs is not None:
+                self._jobs._cancel_waiting(self)  # a job still in line leaves it at once
+
+    @property
+    def waiting(self) -> bool:
+        """In the queue: not started, not cancelled."""
+        return self.started is None and not self.done
+
+    def place(self) -> int:
+        """1 for the next job to start, 2 after it...; 0 once it runs (or never queued)."""
+        return self._jobs.place(self) if self._jobs is not None else 0
+
+    def estimate(self) -> float:
+        """Seconds until it should start (0 once it runs)."""
+        return self._jobs.estimate(self) if self._jobs is not None else 0.0
 
     def stopping(self) -> bool:
         """The work's stop check, passed to it as `stop`: True once its user asked; raises Cancelled
@@ -73,27 +101,74 @@ class Job:
 class Jobs:
     """The process's jobs, keyed by owner. Thread-safe: sessions start jobs from their script threads."""
 
-    def __init__(self, slots: int | None = None, grace: float = GRACE_S, poll: float = POLL_S):
+    def __init__(self, slots: int | None = None, grace: float = GRACE_S, poll: float = POLL_S,
+                 queue: int | None = None):
         self.slots = slots or env_int(TRAINING_ENV, DEFAULT_SLOTS)
+        self.queue = env_int(QUEUE_ENV, DEFAULT_QUEUE) if queue is None else queue
         self.grace, self.poll = grace, poll
         self._lock = threading.Lock()
         self._running: list[Job] = []  # a slot each, from start() until its thread ends
+        self._waiting: list[Job] = []  # first come, first served
+        self._took: dict[str, float] = {}  # kind -> seconds the last finished job of that kind ran
         self._watchdog: threading.Thread | None = None
 
     def start(self, owner: str, kind: str, name: str, work: Work,
-              alive: Callable[[], bool] | None = None) -> Job | None:
-        """Run `work(progress, stop)` in a thread, or return None when every slot is taken."""
-        job = Job(owner, kind, name, alive)
+              alive: Callable[[], bool] | None = None, expected_s: float | None = None) -> Job | None:
+        """Run `work(progress, stop)` in a thread now, or queue it when every slot is taken (it starts by
+        itself when one frees); None when the queue is full too."""
+        job = Job(owner, kind, name, alive, expected_s)
+        job._jobs = self
         job.thread = threading.Thread(target=self._run, args=(job, work), daemon=True, name=f"job-{kind}-{name}")
         with self._lock:
-            if len(self._running) >= self.slots:
+            if len(self._running) < self.slots:
+                self._running.append(job)
+                job.started = time.monotonic()
+            elif len(self._waiting) < self.queue:
+                self._waiting.append(job)
+            else:
                 return None
-            self._running.append(job)
             if alive is not None and (self._watchdog is None or not self._watchdog.is_alive()):
                 self._watchdog = threading.Thread(target=self._watch, daemon=True, name="jobs-watchdog")
                 self._watchdog.start()
-        job.thread.start()
+        if job.started is not None:
+            job.thread.start()
+        else:
+            _log.info("job queued: %s %s; place %d", kind, name, self.place(job))
         return job
+
+    def _cancel_waiting(self, job: Job) -> None:
+        with self._lock:
+            if job not in self._waiting:
+                return
+            self._waiting.remove(job)
+        _log.info("job ended: %s %s (stopped: %s, while waiting); slots free %d of %d",
+                  job.kind, job.name, job.why, self.free, self.slots)
+        job._done.set()
+
+    def place(self, job: Job) -> int:
+        with self._lock:
+            return self._waiting.index(job) + 1 if job in self._waiting else 0
+
+    def _expected(self, job: Job) -> float:
+        return self._took.get(job.kind) or job.expected_s or DEFAULT_EXPECTED_S
+
+    def estimate(self, job: Job) -> float:
+        """Seconds until `job` should start: the running jobs' expected remainders fill the slots, then each
+        job ahead in line takes the first slot to free for its expected length (by kind, from the last
+        one of that kind to finish here)."""
+        now = time.monotonic()
+        with self._lock:
+            if job not in self._waiting:
+                return 0.0
+            free_at = [max(0.0, self._expected(j) - (now - (j.started or now))) for j in self._running]
+            free_at += [0.0] * (self.slots - len(free_at))
+            heapq.heapify(free_at)
+            for ahead in self._waiting:
+                at = heapq.heappop(free_at)
+                if ahead is job:
+                    return at
+                heapq.heappush(free_at, at + self._expected(ahead))
+        return 0.0  # not reached: job is in _waiting
 
     def _run(self, job: Job, work: Work) -> None:
         try:
@@ -107,19 +182,27 @@ class Jobs:
             if abandoned:  # nobody will read it: let the model copy go now
                 job.result = job.error = None
             with self._lock:
-                self._running.remove(job)  # the slot is free
+                self._running.remove(job)  # the slot is free: the first in line takes it
+                if job.why is None and job.error is None:
+                    self._took[job.kind] = time.monotonic() - (job.started or time.monotonic())
+                nxt = self._waiting.pop(0) if self._waiting else None
+                if nxt is not None:
+                    self._running.append(nxt)
+                    nxt.started = time.monotonic()
             if abandoned:
                 release_memory()
             how = f"stopped: {job.why}" if job.why else "error" if job.error is not None else "finished"
             _log.info("job ended: %s %s (%s); slots free %d of %d", job.kind, job.name, how, self.free, self.slots)
             job._done.set()
+            if nxt is not None:
+                nxt.thread.start()
 
     def _watch(self) -> None:
         """Stop the jobs whose owner has been gone for `grace` seconds; ends when none is left to watch."""
         gone: dict[int, float] = {}
         while True:
             with self._lock:
-                watched = [j for j in self._running if j.alive is not None]
+                watched = [j for j in self._running + self._waiting if j.alive is not None]
                 if not watched:
                     self._watchdog = None
                     return
@@ -138,13 +221,18 @@ class Jobs:
     def stop_owner(self, owner: str) -> None:
         """Stop every job of `owner` (its session was closed for good)."""
         with self._lock:
-            mine = [j for j in self._running if j.owner == owner]
+            mine = [j for j in self._running + self._waiting if j.owner == owner]
         for job in mine:
             job.stop("owner closed")
 
     def running(self, owner: str | None = None) -> list[Job]:
         with self._lock:
             return [j for j in self._running if owner is None or j.owner == owner]
+
+    def waiting(self) -> list[Job]:
+        """The queue, first in line first."""
+        with self._lock:
+            return list(self._waiting)
 
     @property
     def free(self) -> int:

@@ -206,6 +206,19 @@ def model_downloads() -> None:
         st.rerun()  # drawn again with its download button
 
 
+def job_queue(job) -> bool:
+    """A job still waiting for a slot: its place in line and the estimated wait, in one line, redrawn by the
+    page's live fragment; True while it waits (the page then has nothing else to draw for it)."""
+    if job is None or not job.waiting:
+        return False
+    wait = job.estimate()
+    if wait >= 90:
+        st.info(t("jobs.waiting_min", place=job.place(), wait=round(wait / 60)))
+    else:
+        st.info(t("jobs.waiting_s", place=job.place(), wait=max(5, 5 * round(wait / 5))))
+    return True
+
+
 def kept_mark(job) -> tuple[int, str]:
     """(epoch, name) to mark on a fine-tune's curve: the epoch kept, once the job is done; (0, "") before."""
     res = job.result if job.done else None
