@@ -205,11 +205,13 @@ def predict_logits(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_l
     """(n, labels) float32 logits from the checkpoint, read-only (inference mode). With `text_pairs`, each
     row is the tokenizer's pair encoding of (text, pair), as a sentence-pair classifier reads it."""
     out = []
+    if ck.tokenizer.pad_token is None or ck.model.config.pad_token_id is None:
+        batch_size = 1  # GPT-2 cannot pad, and HF's last-token pooling refuses batches without a pad id
     with torch.inference_mode():
         for i in range(0, len(texts), batch_size):
             pairs = text_pairs[i:i + batch_size] if text_pairs is not None else None
             enc = ck.tokenizer(texts[i:i + batch_size], pairs, truncation=True, max_length=max_length,
-                               padding=True, return_tensors="pt").to(ck.model.device)
+                               padding=batch_size > 1, return_tensors="pt").to(ck.model.device)
             out.append(ck.model(**enc).logits.float().cpu().numpy())
     return np.concatenate(out) if out else np.zeros((0, len(ck.labels)), np.float32)
 
