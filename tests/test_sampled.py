@@ -94,6 +94,7 @@ def test_every_method_runs_at_512_tokens_within_its_caps(long_bert, method):
     if method in sampled.METHODS:  # the default fits the cap exactly at 512 tokens
         assert r.sampling.n_samples == sampled.DEFAULT_SAMPLES[method]
         assert sampled.DEFAULT_SAMPLES[method] * 512 <= sampled.SAMPLE_TOKENS_CAP[method]
+        assert r.sampling.underdetermined == (method != "gradient_shap")  # 510 words, 200 samples: said so
 
 
 def test_samples_beyond_the_caps_are_one_line_in_each_language(long_bert):
@@ -126,7 +127,7 @@ def test_cli_json_states_the_sampling(tiny_root, capsys):
                  "--attributions", "lime"]) == 0
     s = json.loads(capsys.readouterr().out)["attributions"]["sampling"]
     assert s["n_samples"] == sampled.DEFAULT_SAMPLES["lime"] and (s["seed"], s["second_seed"]) == (0, 1)
-    assert -1 <= s["agreement"] <= 1 and s["perturbations_per_eval"] >= 1 and s["features"] == 12
+    assert not s["underdetermined"] and -1 <= s["agreement"] <= 1 and s["perturbations_per_eval"] >= 1 and s["features"] == 12
     assert main(["analyze", "--checkpoint", str(tiny_root / "tiny-bert"), "--text", TEXT,
                  "--attributions", "kernel_shap"]) == 0
     assert "sampled: 200 samples, seed 0; Spearman over words against seed 1" in capsys.readouterr().out

@@ -52,6 +52,7 @@ class Sampling:
     perturbations_per_eval: int  # samples per forward batch (gradient_shap: per forward and backward)
     features: int  # words (kernel_shap, lime) or tokens (gradient_shap) the samples vary
     agreement: float | None  # Spearman over words of the two runs' scores (None: fewer than 2 words, or a tie)
+    underdetermined: bool = False  # kernel_shap, lime: no more samples than words, so the regression is not pinned
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -117,7 +118,8 @@ def attribute(model, x: torch.Tensor, b: torch.Tensor, special, word_ids, method
     if len(words) > 1 and np.ptp(words) > 0 and np.ptp(other) > 0:
         agreement = float(spearmanr(words, other).statistic)
     sampling = Sampling(n_samples=n, seed=seed, second_seed=seed + 1, perturbations_per_eval=per_eval,
-                        features=features, agreement=agreement)
+                        features=features, agreement=agreement,
+                        underdetermined=method != "gradient_shap" and features >= n)
     if method == "gradient_shap":  # a path method: its completeness gap is its Monte-Carlo error
         return scores, f_x, f_b, float(scores.sum() - (f_x - f_b)), n, sampling
     return scores, f_x, f_b, None, None, sampling

@@ -60,6 +60,8 @@ def sampling(r) -> None:
     st.caption(t(f"sampled.about_{r.method}"))
     st.caption(t("sampled.params_tokens" if r.method == "gradient_shap" else "sampled.params_words",
                  samples=s.n_samples, seed=s.seed, per_eval=s.perturbations_per_eval, features=s.features))
+    if s.underdetermined:
+        st.caption(t("sampled.underdetermined", features=s.features, samples=s.n_samples))
     if s.agreement is None:
         st.caption(t("sampled.agreement_none", second=s.second_seed))
         return
