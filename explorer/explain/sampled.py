@@ -67,7 +67,7 @@ def samples_for(method: str, n_tokens: int, n_samples: int | None = None) -> int
     n = min(DEFAULT_SAMPLES[method], most) if n_samples is None else int(n_samples)
     if not MIN_SAMPLES <= n <= most:
         raise AttributionError("attribution_samples_cap", method=method, samples=n, tokens=n_tokens,
-                            low=MIN_SAMPLES, most=most, cap=SAMPLE_TOKENS_CAP[method])
+                               low=MIN_SAMPLES, most=most, cap=SAMPLE_TOKENS_CAP[method])
     return n
 
 
