@@ -144,3 +144,7 @@ def test_page_offers_the_sampled_methods_and_states_their_noise():
     captions = " ".join(c.value for c in at.caption)
     assert "Sampled: 200 samples, seed 0" in captions and "Spearman ρ = " in captions
     assert at.get("plotly_chart")
+    at.selectbox(key="attr_method").set_value("gradient_shap").run()
+    assert not at.exception, at.exception
+    assert "Sampled: 64 random points on the path" in " ".join(c.value for c in at.caption)
+    assert {m.label for m in at.metric} >= {"Σ attributions", "f(x) − f(baseline)"}  # its completeness, as lig's
