@@ -104,6 +104,11 @@ def cmd_analyze(args) -> int:
         if r.converged is False:
             summary += (f"\nwarning: not converged: completeness error {r.error:.2%} is above "
                         f"{r.tolerance:.0%} after {r.n_steps} steps")
+        if r.sampling is not None:
+            s = r.sampling
+            rho = "n/a" if s.agreement is None else f"{s.agreement:.2f}"
+            summary += (f"\nsampled: {s.n_samples} samples, seed {s.seed}; Spearman over words against "
+                        f"seed {s.second_seed}: {rho}")
     print(json.dumps(out) if args.json else summary)
     return 0
 
@@ -333,6 +338,7 @@ def _pair_options(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from explorer.data.dataset import MAX_ROWS
+    from explorer.explain.attribution import METHODS as ATTRIBUTION_METHODS
     from explorer.model.checkpoints import DEFAULT_CHECKPOINT
     from explorer.model.heads import KINDS
 
@@ -349,9 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--flow", action="store_true", help="also compute attention max-flow")
     a.add_argument("--force", action="store_true", help="compute flow or occlusion even on a long text (slow)")
     a.add_argument("--json", action="store_true", help="print one JSON object")
-    a.add_argument("--attributions", choices=("lig", "saliency", "input_x_gradient", "occlusion"),
+    a.add_argument("--attributions", choices=ATTRIBUTION_METHODS,
                    type=lambda m: "lig" if m == "ig" else m,  # "ig" is another name for lig (attribution.ALIASES)
-                   help="also attribute the predicted label's logit to the tokens (ig: the same as lig)")
+                   help="also attribute the predicted label's logit to the tokens (ig: the same as lig; "
+                        "kernel_shap, lime, gradient_shap: sampled, seed 0, with a second seed's agreement)")
     a.set_defaults(func=cmd_analyze)
     t = sub.add_parser("train-sentiment", help="rebuild the embedded sentiment head asset")
     t.add_argument("--epochs", type=_bounded(int, 1, 10_000), default=30)

@@ -7,6 +7,7 @@ import numpy as np
 import streamlit as st
 
 from explorer import plots
+from explorer.explain.sampled import AGREEMENT_WARN
 from explorer.model.problem import PIPELINE_FUNCTIONS, ProblemType
 from explorer.text.errors import ExplorerError
 from explorer.ui.render import error, plain
@@ -49,6 +50,24 @@ def completeness(r) -> None:
             st.success(t("attributions.complete", error=100 * r.error))
     elif r.method == "saliency":
         st.info(t("attributions.unsigned"))
+    if r.sampling is not None:
+        sampling(r)
+
+
+def sampling(r) -> None:
+    """A sampled attribution's method, parameters and sampling noise (the agreement of two seeds' runs)."""
+    s = r.sampling
+    st.caption(t(f"sampled.about_{r.method}"))
+    st.caption(t("sampled.params_tokens" if r.method == "gradient_shap" else "sampled.params_words",
+                 samples=s.n_samples, seed=s.seed, per_eval=s.perturbations_per_eval, features=s.features))
+    if s.underdetermined:
+        st.caption(t("sampled.underdetermined", features=s.features, samples=s.n_samples))
+    if s.agreement is None:
+        st.caption(t("sampled.agreement_none", second=s.second_seed))
+        return
+    st.caption(t("sampled.agreement", second=s.second_seed, rho=s.agreement))
+    if s.agreement < AGREEMENT_WARN:
+        st.warning(t("sampled.disagree", rho=s.agreement))
 
 
 def pair_column(where, columns, guess: str | None) -> str:
