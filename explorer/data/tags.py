@@ -74,14 +74,18 @@ def _tag_columns(columns) -> tuple[str, str] | None:
     return (tok, tag) if tok is not None and tag is not None else None
 
 
-def _conll_lines(text: str) -> list[list[str]] | None:
-    """The whitespace-split fields of each line when every non-blank line has two or more (token ...
-    tag), else None. `-DOCSTART-` lines stay in; the reader skips them."""
+def _conll_shape(text: str) -> tuple[list[list[str]], int] | None:
+    """(whitespace-split fields of each line, the file's field count) when nearly every non-blank line has
+    the same count of two or more (token ... tag), as CoNLL files do; prose lines vary, so None."""
     rows = [line.split() for line in text.splitlines()]
-    filled = [r for r in rows if r]
-    if not filled or any(len(r) < 2 for r in filled if r[0] != "-DOCSTART-"):
+    widths = [len(r) for r in rows if r and r[0] != "-DOCSTART-"]
+    if not widths:
         return None
-    return rows
+    width = max(set(widths), key=widths.count)
+    # One odd line in a small file (a token without its tag) is a broken CoNLL file the reader names by line.
+    if width < 2 or widths.count(width) < 2 or len(widths) - widths.count(width) > max(1, 0.1 * len(widths)):
+        return None
+    return rows, width
 
 
 def layout(source, name: str | None = None, max_bytes: int = MAX_BYTES) -> str:
@@ -94,7 +98,7 @@ def layout(source, name: str | None = None, max_bytes: int = MAX_BYTES) -> str:
         fields = next(csv.reader(io.StringIO(header), delimiter=delim), [])
         if len(fields) >= 2 and _tag_columns(fields):
             return "tags_csv"
-    if "\n" in text.strip() and "," not in header and _conll_lines(text) is not None:
+    if "\n" in text.strip() and "," not in header and _conll_shape(text) is not None:
         return "conll"
     return "csv"
 
@@ -136,21 +140,26 @@ def _read_tag_csv(source, name: str | None, tokens_column: str | None, tags_colu
     return words, tags, tok, tag, table.notes
 
 
-def _read_conll(text: str, name: str) -> tuple[list[list[str]], list[list[str]]]:
-    rows = _conll_lines(text)
-    if rows is None:
+def _read_conll(text: str, name: str) -> tuple[list[list[str]], list[list[str]], list[int]]:
+    shape = _conll_shape(text)
+    if shape is None:
         raise DataError("tags_layout", name=name, columns="—")
-    words, tags, cur_w, cur_t = [], [], [], []
-    for fields in rows + [[]]:
+    rows, width = shape
+    words, tags, starts, cur_w, cur_t = [], [], [], [], []
+    for number, fields in enumerate(rows + [[]], 1):
+        if fields and fields[0] != "-DOCSTART-" and len(fields) != width:  # e.g. a token without its tag
+            raise DataError("tags_conll_line", line=number, found=len(fields), width=width)
         if not fields or fields[0] == "-DOCSTART-":
             if cur_w:
                 words.append(cur_w)
                 tags.append(cur_t)
             cur_w, cur_t = [], []
             continue
+        if not cur_w:
+            starts.append(number)
         cur_w.append(fields[0])
         cur_t.append(fields[-1])  # extra columns (POS, chunk) sit between; the tag is last
-    return words, tags
+    return words, tags, starts
 
 
 def read_tags(source, tokens_column: str | None = None, tags_column: str | None = None,
@@ -167,17 +176,18 @@ def read_tags(source, tokens_column: str | None = None, tags_column: str | None 
         words, tags, tok_col, tag_col, notes = _read_tag_csv(data, name, tokens_column, tags_column, max_rows)
     elif kind == "conll":
         text, _, notes = _decode(data, name)
-        words, tags = _read_conll(text, name)
+        words, tags, starts = _read_conll(text, name)
     else:
         raise DataError("tags_layout", name=name, columns=_header(data, name))
-    first = lambda i: i + 2 if kind == "tags_csv" else i + 1  # noqa: E731 - CSV rows as a spreadsheet numbers them
+    # Where a sentence is, as a line of the file: a CSV row as a spreadsheet numbers it, a CoNLL sentence's first line.
+    line = (lambda i: i + 2) if kind == "tags_csv" else (lambda i: starts[i])
     for i, (w, t) in enumerate(zip(words, tags)):
         if not w:
-            raise DataError("tags_empty_sentence", row=first(i))
+            raise DataError("tags_empty_sentence", line=line(i))
         if len(w) != len(t):
-            raise DataError("tags_length", row=first(i), words=len(w), tags=len(t))
+            raise DataError("tags_length", line=line(i), words=len(w), tags=len(t))
         if len(w) > max_words:
-            raise DataError("tags_long_sentence", row=first(i), n=f"{len(w):,}", limit=f"{max_words:,}")
+            raise DataError("tags_long_sentence", line=line(i), n=f"{len(w):,}", limit=f"{max_words:,}")
     if not words:
         raise DataError("data_no_rows", name=name)
     tags = _name_numbers(tags, id2label)
@@ -202,7 +212,7 @@ def _name_numbers(tags: list[list[str]], id2label: dict | None) -> list[list[str
         raise DataError("tags_numbers_no_names", ids=", ".join(sorted(flat, key=int)[:8]))
     unknown = sorted((t for t in flat if int(t) not in names), key=int)
     if unknown:
-        raise DataError("tags_id_unknown", id=unknown[0], n=len(names))
+        raise DataError("tags_id_unknown", id=unknown[0], last=max(names))
     return [[names[int(t)] for t in row] for row in tags]
 
 
@@ -388,6 +398,7 @@ class TagReport:
     confusion: np.ndarray | None = None  # (data tags, checkpoint tags) word counts
     confusion_rows: tuple[str, ...] = ()
     confusion_cols: tuple[str, ...] = ()
+    agreement: str = "accuracy"  # what accuracy_before/after measure (as LabelReport's): word accuracy
 
     @property
     def kinds(self) -> set[str]:
