@@ -388,34 +388,50 @@ def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int
 
 
 def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
-    from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
+    from transformers import DataCollatorWithPadding
 
     def pairs(idx):
         return None if data.text_pairs is None else [data.text_pairs[i] for i in idx]
 
-    def rows(idx):
-        return _Rows(work.tokenizer, [data.texts[i] for i in idx], _target(data, idx), s.max_length, pairs=pairs(idx))
+    def evaluate(model) -> tuple[np.ndarray, dict, float]:
+        logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size,
+                         pairs=pairs(val_idx))
+        m = metrics(data.problem_type, logits.numpy(), data.y[val_idx], len(work.labels))
+        return logits.numpy(), m, float(ProblemType(data.problem_type).batch_loss(logits, _target(data, val_idx)))
+
+    train = _Rows(work.tokenizer, [data.texts[i] for i in train_idx], _target(data, train_idx), s.max_length,
+                  pairs=pairs(train_idx))
+    return train_with_trainer(work, s, train, DataCollatorWithPadding(work.tokenizer), evaluate, data.problem_type,
+                              progress, stop)
+
+
+def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate, rule: str,
+                       progress: Progress | None, stop: Stop | None) -> tuple[list[dict], int, bool, object]:
+    """Full fine-tuning of `work.model` on the dataset `train` with transformers' Trainer: after each epoch
+    `evaluate(model)` (-> (validation logits, metrics, validation loss), in eval mode) makes a progress row,
+    the best epoch by `better(rule, ...)` is kept, and `stop()` ends training after the current step.
+    Returns (history, kept epoch, stopped, the kept epoch's validation logits). Sentence and token
+    fine-tuning (finetune_tags) share it."""
+    from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
     # Logging once per epoch, on its last step, so the epoch's loss is known when the epoch ends.
     history, best = [], {"row": None, "epoch": 0, "state": None, "logits": None}
     flags = {"stopped": False}
 
-    def evaluate(model) -> tuple[np.ndarray, float]:
+    def evaluated(model):
         was_training = model.training
         model.eval()
-        logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size,
-                         pairs=pairs(val_idx))
+        out = evaluate(model)
         model.train(was_training)
-        return logits.numpy(), float(ProblemType(data.problem_type).batch_loss(logits, _target(data, val_idx)))
+        return out
 
     class Progress(TrainerCallback):
         def on_epoch_end(self, args, state, control, model=None, **kw):
-            logits, val_loss = evaluate(model)
-            m = metrics(data.problem_type, logits, data.y[val_idx], len(work.labels))
+            logits, m, val_loss = evaluated(model)
             losses = [r["loss"] for r in state.log_history if "loss" in r]
             epoch = len(history) + 1
             history.append({"epoch": epoch, "loss": losses[-1] if losses else float("nan"), "val_loss": val_loss, **m})
-            if better(data.problem_type, history[-1], best["row"], s.early_stopping):
+            if better(rule, history[-1], best["row"], s.early_stopping):
                 best.update(row=history[-1], epoch=epoch, logits=logits,
                             state={k: v.detach().clone() for k, v in model.state_dict().items()})
             if progress:
@@ -426,6 +442,7 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
                 flags["stopped"] = True
                 control.should_training_stop = True
 
+    device = work.model.device  # the checkpoint's: the copy was made there
     work.model.requires_grad_(True)
     work.model.train()
     with scratch.temporary() as tmp:  # Trainer wants an output folder; nothing is saved there
@@ -434,15 +451,15 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
             per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no", eval_strategy="no",
             # Batches of similar length waste less compute on padding than random batches.
             train_sampling_strategy="group_by_length",
-            logging_strategy="steps", logging_steps=max(1, -(-len(train_idx) // s.batch_size)), report_to=[], disable_tqdm=True,
-            use_cpu=work.model.device.type == "cpu")  # the checkpoint's device: Trainer would take any GPU
-        trainer = Trainer(model=work.model, args=args, train_dataset=rows(train_idx),
-                          data_collator=DataCollatorWithPadding(work.tokenizer), callbacks=[Progress()])
+            logging_strategy="steps", logging_steps=max(1, -(-len(train) // s.batch_size)), report_to=[], disable_tqdm=True,
+            use_cpu=device.type == "cpu")  # the checkpoint's device: Trainer would take any GPU
+        trainer = Trainer(model=work.model, args=args, train_dataset=train, data_collator=collator,
+                          callbacks=[Progress()])
         trainer.remove_callback(PrinterCallback)  # it prints logs to stdout, which --json keeps clean
         trainer.train()
-    work.model.to(ck.model.device)  # Trainer may have moved it; the kept model lives where its checkpoint does
+    work.model.to(device)  # Trainer may have moved it; the kept model lives where its checkpoint does
     if best["state"] is None:  # stopped before the first epoch ended: evaluate what there is
-        return history, 0, flags["stopped"], evaluate(work.model)[0]
+        return history, 0, flags["stopped"], evaluated(work.model)[0]
     if best["epoch"] != len(history) or flags["stopped"]:
         work.model.load_state_dict(best["state"])
     return history, best["epoch"], flags["stopped"], best["logits"]

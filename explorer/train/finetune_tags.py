@@ -22,10 +22,9 @@ from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.analysis import max_length
 from explorer.model.checkpoints import Checkpoint, forward_inputs
 from explorer.model.problem import ProblemType
-from explorer.runtime import scratch
 from explorer.runtime.device import halving_on_oom
 from explorer.train.finetune import (MIN_LENGTH, MODES, FinetuneError, FinetuneResult, Progress, Settings, Stop,
-                                     better, check_memory, kept_epoch, session_name)
+                                     better, check_memory, kept_epoch, session_name, train_with_trainer)
 
 # Ties on validation loss go to the higher word accuracy, as for single-label sentences (problem.score).
 _RULE = ProblemType.SINGLE
@@ -223,58 +222,16 @@ class _Sentences(torch.utils.data.Dataset):
 
 
 def _train_full(work, data, s, train_idx, val_idx, progress, stop):
-    from transformers import (DataCollatorForTokenClassification, PrinterCallback, Trainer, TrainerCallback,
-                              TrainingArguments)
+    from transformers import DataCollatorForTokenClassification
 
     ids = data.ids
     val_words = [list(data.words[i]) for i in val_idx]
-    history, best = [], {"row": None, "epoch": 0, "state": None, "logits": None}
-    flags = {"stopped": False}
 
-    def evaluate(model) -> list[np.ndarray]:
-        was = model.training
-        model.eval()
+    def evaluate(model) -> tuple[list[np.ndarray], dict, float]:
         logits = word_logits(model, work.tokenizer, val_words, s.max_length, s.batch_size)
-        model.train(was)
-        return logits
-
-    class Progress(TrainerCallback):
-        def on_epoch_end(self, args, state, control, model=None, **kw):
-            logits = evaluate(model)
-            m, val_loss = _evaluate(logits, data, val_idx, data.tag_names)
-            losses = [r["loss"] for r in state.log_history if "loss" in r]
-            epoch = len(history) + 1
-            history.append({"epoch": epoch, "loss": losses[-1] if losses else float("nan"), "val_loss": val_loss, **m})
-            if better(_RULE, history[-1], best["row"], s.early_stopping):
-                best.update(row=history[-1], epoch=epoch, logits=logits,
-                            state={k: v.detach().clone() for k, v in model.state_dict().items()})
-            if progress:
-                progress({**history[-1], "epochs": s.epochs})
-
-        def on_step_end(self, args, state, control, **kw):
-            if stop and stop():
-                flags["stopped"] = True
-                control.should_training_stop = True
+        return (logits, *_evaluate(logits, data, val_idx, data.tag_names))
 
     train = _Sentences(work.tokenizer, [list(data.words[i]) for i in train_idx], [ids[i] for i in train_idx],
                        s.max_length)
-    device = work.model.device
-    work.model.requires_grad_(True)
-    work.model.train()
-    with scratch.temporary() as tmp:  # Trainer wants an output folder; nothing is saved there
-        args = TrainingArguments(
-            output_dir=str(tmp), num_train_epochs=s.epochs, learning_rate=s.learning_rate,
-            per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no", eval_strategy="no",
-            logging_strategy="steps", logging_steps=max(1, -(-len(train_idx) // s.batch_size)), report_to=[],
-            disable_tqdm=True, use_cpu=device.type == "cpu")
-        trainer = Trainer(model=work.model, args=args, train_dataset=train,
-                          data_collator=DataCollatorForTokenClassification(work.tokenizer, label_pad_token_id=IGNORE),
-                          callbacks=[Progress()])
-        trainer.remove_callback(PrinterCallback)  # --json keeps stdout clean
-        trainer.train()
-    work.model.to(device)
-    if best["state"] is None:
-        return history, 0, flags["stopped"], evaluate(work.model)
-    if best["epoch"] != len(history) or flags["stopped"]:
-        work.model.load_state_dict(best["state"])
-    return history, best["epoch"], flags["stopped"], best["logits"]
+    collator = DataCollatorForTokenClassification(work.tokenizer, label_pad_token_id=IGNORE)
+    return train_with_trainer(work, s, train, collator, evaluate, _RULE, progress, stop)
