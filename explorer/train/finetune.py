@@ -252,36 +252,13 @@ def kept_epoch(history, problem_type: str, early_stopping: bool = True) -> tuple
 def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), progress: Progress | None = None,
              stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a private copy of `ck` on `data`; `ck` itself is never modified."""
-    s = settings.resolved()
-    if s.mode not in MODES:
-        raise FinetuneError("finetune_unknown_mode", mode=s.mode)
-    check_head(ck, s)
-    if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
-        raise FinetuneError("finetune_not_positive")
-    limit = max_length(ck)
-    if not MIN_LENGTH <= s.max_length <= limit:
-        raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
-    check_memory(ck, s, len(data.texts))
+    s = checked(ck, settings, len(data.texts), lambda s: check_head(ck, s))
     name = name or session_name()
     train_idx, val_idx = split(data, s.val_fraction, s.seed)
     run = _train_head if s.mode == "head" else _train_full
-
-    def attempt(batch: int):  # from scratch each time: a fresh copy, the same seed
-        torch.manual_seed(s.seed)
-        work = trainable_copy(ck, data, name, s.seed)
-        return work, replace(s, batch_size=batch), run(ck, work, data, replace(s, batch_size=batch), train_idx,
-                                                       val_idx, progress, stop)
-
-    t0 = time.perf_counter()
-    # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
-    work, s, (history, best_epoch, stopped, val_logits) = halving_on_oom(attempt, s.batch_size, ck.model.device)
-    seconds = time.perf_counter() - t0
-    work.model.requires_grad_(False)
-    work.model.eval()
-    # The private tokenizer was only for the Trainer's collator. The kept model reads with the shared
-    # one (same vocabulary, state untouched), so a session model costs its weights alone (~7 MB less
-    # for BERT's) and an export carries no padding state the collator left behind.
-    work = replace(work, tokenizer=ck.tokenizer)
+    work, s, (history, best_epoch, stopped, val_logits), seconds = trained(
+        ck, s, lambda: trainable_copy(ck, data, name, s.seed),
+        lambda work, s: run(ck, work, data, s, train_idx, val_idx, progress, stop))
     n = len(work.labels)
     kept_by = kept_epoch(history, data.problem_type, s.early_stopping)[1]
     y_val = data.y[val_idx]
@@ -290,6 +267,43 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
         labels=data.label_names, problem_type=data.problem_type,
         confusion=confusion(data.problem_type, val_logits, y_val, n), train_seconds=seconds,
         best_epoch=best_epoch, stopped=stopped, kept_by=kept_by)
+
+
+def checked(ck: Checkpoint, settings: Settings, rows: int, check: Callable[[Settings], object] | None = None) -> Settings:
+    """`settings` resolved, or one line on why they cannot run on `ck` for `rows` rows: the mode, `check`
+    (e.g. the head), the numbers, the length, full mode's memory."""
+    s = settings.resolved()
+    if s.mode not in MODES:
+        raise FinetuneError("finetune_unknown_mode", mode=s.mode)
+    if check:
+        check(s)
+    if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
+        raise FinetuneError("finetune_not_positive")
+    limit = max_length(ck)
+    if not MIN_LENGTH <= s.max_length <= limit:
+        raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
+    check_memory(ck, s, rows)
+    return s
+
+
+def trained(ck: Checkpoint, s: Settings, make_copy: Callable[[], Checkpoint], run) -> tuple:
+    """(kept model, settings as run, run's result, seconds): `run(work, settings)` on a fresh `make_copy()`
+    from the same seed per attempt, once more with half the batch when the device runs out of memory."""
+    def attempt(batch: int):  # from scratch each time: a fresh copy, the same seed
+        torch.manual_seed(s.seed)
+        work = make_copy()
+        return work, replace(s, batch_size=batch), run(work, replace(s, batch_size=batch))
+
+    t0 = time.perf_counter()
+    # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
+    work, s, out = halving_on_oom(attempt, s.batch_size, ck.model.device)
+    seconds = time.perf_counter() - t0
+    work.model.requires_grad_(False)
+    work.model.eval()
+    # The private tokenizer was only for the Trainer's collator. The kept model reads with the shared
+    # one (same vocabulary, state untouched), so a session model costs its weights alone (~7 MB less
+    # for BERT's) and an export carries no padding state the collator left behind.
+    return replace(work, tokenizer=ck.tokenizer), s, out, seconds
 
 
 def _target(data: LabeledData, idx) -> torch.Tensor:

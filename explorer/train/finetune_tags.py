@@ -10,8 +10,6 @@ F1 (the conlleval rules HF's run_ner.py reports) plus word accuracy.
 from __future__ import annotations
 
 import copy
-import time
-from dataclasses import replace
 
 import numpy as np
 import torch
@@ -19,12 +17,10 @@ from sklearn.model_selection import train_test_split
 
 from explorer.data.tags import IGNORE, TOKEN_TASK, TagData, _encode, align_labels, first_subwords, word_logits
 from explorer.model import tokenizer as shared_tokenizer
-from explorer.model.analysis import max_length
 from explorer.model.checkpoints import Checkpoint, forward_inputs
 from explorer.model.problem import ProblemType
-from explorer.runtime.device import halving_on_oom
-from explorer.train.finetune import (MIN_LENGTH, MODES, FinetuneError, FinetuneResult, Progress, Settings, Stop,
-                                     better, check_memory, kept_epoch, session_name, train_with_trainer)
+from explorer.train.finetune import (FinetuneError, FinetuneResult, Progress, Settings, Stop, better, checked,
+                                     kept_epoch, session_name, train_with_trainer, trained)
 
 # Ties on validation loss go to the higher word accuracy, as for single-label sentences (problem.score).
 _RULE = ProblemType.SINGLE
@@ -109,31 +105,13 @@ def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings()
                   stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a token-classification copy of `ck` on tagged words; `ck` itself is never modified. The result's
     problem_type is "token-classification" and its metrics seqeval's (entity_metrics)."""
-    s = settings.resolved()
-    if s.mode not in MODES:
-        raise FinetuneError("finetune_unknown_mode", mode=s.mode)
-    if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
-        raise FinetuneError("finetune_not_positive")
-    limit = max_length(ck)
-    if not MIN_LENGTH <= s.max_length <= limit:
-        raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
-    check_memory(ck, s, len(data.words))
+    s = checked(ck, settings, len(data.words))
     name = name or session_name()
     train_idx, val_idx = split_sentences(len(data.words), s.val_fraction, s.seed)
     run = _train_head if s.mode == "head" else _train_full
-
-    def attempt(batch: int):
-        torch.manual_seed(s.seed)
-        work = token_trainable_copy(ck, data.tag_names, name, s.seed)
-        s2 = replace(s, batch_size=batch)
-        return work, s2, run(work, data, s2, train_idx, val_idx, progress, stop)
-
-    t0 = time.perf_counter()
-    work, s, (history, best_epoch, stopped, val_logits) = halving_on_oom(attempt, s.batch_size, ck.model.device)
-    seconds = time.perf_counter() - t0
-    work.model.requires_grad_(False)
-    work.model.eval()
-    work = replace(work, tokenizer=ck.tokenizer)
+    work, s, (history, best_epoch, stopped, val_logits), seconds = trained(
+        ck, s, lambda: token_trainable_copy(ck, data.tag_names, name, s.seed),
+        lambda work, s: run(work, data, s, train_idx, val_idx, progress, stop))
     m, _ = _evaluate(val_logits, data, val_idx, data.tag_names)
     return FinetuneResult(checkpoint=work, metrics=m, history=tuple(history), labels=data.tag_names,
                           problem_type=TOKEN_TASK, confusion=None, train_seconds=seconds, best_epoch=best_epoch,
