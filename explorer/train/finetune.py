@@ -311,6 +311,23 @@ def _target(data: LabeledData, idx) -> torch.Tensor:
     return y.long() if data.problem_type == ProblemType.SINGLE else y.float()
 
 
+def sgd_epoch(n: int, batch_size: int, gen: torch.Generator, opt, sched, device,
+              loss_of: Callable[[torch.Tensor], torch.Tensor]) -> float:
+    """One epoch over `n` rows in a random order (drawn from `gen`): per batch of row indices `b`,
+    `loss_of(b)`, then a step of `opt` and `sched`. Returns the mean loss per row."""
+    perm = torch.randperm(n, generator=gen)
+    total = 0.0
+    for i in range(0, n, batch_size):
+        b = perm[i:i + batch_size].to(device)
+        loss = loss_of(b)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        total += float(loss.detach()) * len(b)
+    return total / max(n, 1)
+
+
 def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
     pool = derive(ck).steps[0].op  # the token the head reads (one of HEAD_POOLS): first, or last non-pad
     # (n, hidden), from the untouched encoder. Its batches ask `stop` too, so a job whose owner is gone
@@ -332,22 +349,13 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
     ones_tr, ones_va = torch.ones(xtr.shape[:2], device=device), torch.ones(xva.shape[:2], device=device)
     history, best, stopped = [], (None, 0, None), False
     for epoch in range(1, s.epochs + 1):
-        perm = torch.randperm(len(xtr), generator=gen)
-        total = 0.0
-        for i in range(0, len(perm), s.batch_size):
-            b = perm[i:i + s.batch_size].to(device)
-            logits = run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1]
-            loss = ProblemType(data.problem_type).batch_loss(logits, ytr[b])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += float(loss.detach()) * len(b)
+        loss = sgd_epoch(len(xtr), s.batch_size, gen, opt, sched, device, lambda b: ProblemType(
+            data.problem_type).batch_loss(run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1], ytr[b]))
         with torch.no_grad():
             val_logits = run_head(head, xva, ones_va)[-1][1]
             val_loss = float(ProblemType(data.problem_type).batch_loss(val_logits, yva))
         m = metrics(data.problem_type, val_logits.cpu().numpy(), data.y[val_idx], len(work.labels))
-        history.append({"epoch": epoch, "loss": total / len(perm), "val_loss": val_loss, **m})
+        history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
         if better(data.problem_type, history[-1], best[0], s.early_stopping):
             state = {k: (layer.weight.detach().clone(), layer.bias.detach().clone()) for k, layer in head.layers.items()}
             best = (history[-1], epoch, state)

@@ -20,7 +20,7 @@ from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.checkpoints import Checkpoint, forward_inputs
 from explorer.model.problem import ProblemType
 from explorer.train.finetune import (FinetuneError, FinetuneResult, Progress, Settings, Stop, better, checked,
-                                     kept_epoch, session_name, train_with_trainer, trained)
+                                     kept_epoch, session_name, sgd_epoch, train_with_trainer, trained)
 
 # Ties on validation loss go to the higher word accuracy, as for single-label sentences (problem.score).
 _RULE = ProblemType.SINGLE
@@ -161,18 +161,10 @@ def _train_head(work, data, s, train_idx, val_idx, progress, stop):
 
     history, best, stopped = [], (None, 0, None), False
     for epoch in range(1, s.epochs + 1):
-        perm = torch.randperm(len(xtr), generator=gen)
-        total = 0.0
-        for i in range(0, len(perm), s.batch_size):
-            b = perm[i:i + s.batch_size].to(device)
-            loss = torch.nn.functional.cross_entropy(head(dropout(xtr[b])), ytr[b])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += float(loss.detach()) * len(b)
+        loss = sgd_epoch(len(xtr), s.batch_size, gen, opt, sched, device,
+                         lambda b: torch.nn.functional.cross_entropy(head(dropout(xtr[b])), ytr[b]))
         m, val_loss = _evaluate(val_logits(), data, val_idx, data.tag_names)
-        history.append({"epoch": epoch, "loss": total / max(len(perm), 1), "val_loss": val_loss, **m})
+        history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
         if better(_RULE, history[-1], best[0], s.early_stopping):
             best = (history[-1], epoch, {k: v.detach().clone() for k, v in head.state_dict().items()})
         if progress:
