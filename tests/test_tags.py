@@ -83,6 +83,7 @@ def test_numeric_ner_tags_are_named_by_id2label_and_refused_without_names():
 def test_sentence_csv_and_prose_are_not_token_data():
     assert layout(b"text,label\ngood film,positive\nbad film,negative\n") == "csv"
     assert layout(b"a few words of prose\nand another line that runs longer\nshort one\n") == "csv"
+    assert layout(b"text\tlabel\ngood\tpositive\nbad\tnegative\n") == "csv"  # one-word texts, a TSV header
     with pytest.raises(DataError) as err:
         read_tags(b"text,label\ngood film,positive\n", name="s.csv")
     assert err.value.key == "tags_layout" and "CoNLL" in str(err.value) and "text,label" in str(err.value)

@@ -27,3 +27,18 @@ def test_data_page_checks_the_tags_of_a_conll_upload():
     assert at.dataframe[0].value.iloc[0].tolist() == [2, 2, "I-PER", "O"]
     keys = {s.key for s in at.selectbox}
     assert "data_text_column" not in keys and "data_label_column" not in keys  # not sentence data
+
+
+def test_data_page_tag_checks_in_vietnamese():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["lang"] = "vi"
+    at.session_state["data_source"] = "upload"
+    at.session_state["data_uploaded"] = Upload(CONLL, "ner.conll")
+    at.session_state["data_compare"] = False
+    at.run()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception and not at.error
+    assert {m.label for m in at.metric} == {"Số câu", "Số từ", "Lược đồ tag"}
+    warnings = " ".join(w.value for w in at.warning)
+    assert "Chuỗi tag không hợp lệ" in warnings and "vi phạm lược đồ IOB2" in warnings
+    assert any("subword đầu tiên" in i.value for i in at.info)

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from explorer.data.dataset import (MAX_BYTES, MAX_CELL_WORDS, MAX_ROWS, DataError, _decode, _read_bytes, read_csv,
-                                   sorted_names)
+from explorer.data.dataset import (LABEL_NAMES, MAX_BYTES, MAX_CELL_WORDS, MAX_ROWS, TEXT_NAMES, DataError, _decode,
+                                   _read_bytes, read_csv, sorted_names)
 from explorer.text.errors import Message
 
 TOKEN_NAMES = ("tokens", "words", "token", "word")
@@ -98,7 +98,9 @@ def layout(source, name: str | None = None, max_bytes: int = MAX_BYTES) -> str:
         fields = next(csv.reader(io.StringIO(header), delimiter=delim), [])
         if len(fields) >= 2 and _tag_columns(fields):
             return "tags_csv"
-    if "\n" in text.strip() and "," not in header and _conll_shape(text) is not None:
+    # A CSV header (text<TAB>label, a delimiter in the first line) is not a CoNLL file's first token and tag.
+    named = {f.lower() for f in header.split()} & {*TEXT_NAMES, *LABEL_NAMES}
+    if "\n" in text.strip() and not set(header) & {",", ";", "|"} and not named and _conll_shape(text) is not None:
         return "conll"
     return "csv"
 
