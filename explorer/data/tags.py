@@ -95,7 +95,10 @@ def layout(source, name: str | None = None, max_bytes: int = MAX_BYTES) -> str:
     text, _, _ = _decode(data, name or shown)
     header = text.split("\n", 1)[0]
     for delim in (",", "\t", ";", "|"):
-        fields = next(csv.reader(io.StringIO(header), delimiter=delim), [])
+        try:
+            fields = next(csv.reader(io.StringIO(header), delimiter=delim), [])
+        except csv.Error:  # e.g. a cell past the field limit: read_csv words that itself
+            continue
         if len(fields) >= 2 and _tag_columns(fields):
             return "tags_csv"
     # A CSV header (text<TAB>label, a delimiter in the first line) is not a CoNLL file's first token and tag.
@@ -327,12 +330,16 @@ def word_logits(model, tokenizer, words: list[list[str]], max_length: int = 128,
     """Per sentence, (words kept, labels) float32 logits of the model's token-classification forward at each
     word's first subword, `batch_size` sentences at a time (padded per batch), read-only. Words cut by
     truncation are left out, so a row may be shorter than its sentence."""
+    from explorer.model.checkpoints import forward_inputs
+
+    accepted = forward_inputs(model)  # a tokenizer may return token_type_ids a model does not take
     out = []
     with torch.inference_mode():
         for i in range(0, len(words), batch_size):
             chunk = words[i:i + batch_size]
             enc = _encode(tokenizer, chunk, max_length, padding=True, return_tensors="pt")
-            logits = model(**{k: v.to(model.device) for k, v in enc.items()}).logits.float().cpu().numpy()
+            inputs = {k: v.to(model.device) for k, v in enc.items() if k in accepted}
+            logits = model(**inputs).logits.float().cpu().numpy()
             for j in range(len(chunk)):  # logits: (batch, seq, labels)
                 out.append(logits[j, first_subwords(enc.word_ids(j))])
     return out

@@ -269,7 +269,8 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
         best_epoch=best_epoch, stopped=stopped, kept_by=kept_by)
 
 
-def checked(ck: Checkpoint, settings: Settings, rows: int, check: Callable[[Settings], object] | None = None) -> Settings:
+def checked(ck: Checkpoint, settings: Settings, rows: int,
+            check: Callable[[Settings], object] | None = None) -> Settings:
     """`settings` resolved, or one line on why they cannot run on `ck` for `rows` rows: the mode, `check`
     (e.g. the head), the numbers, the length, full mode's memory."""
     s = settings.resolved()
@@ -473,8 +474,8 @@ def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate,
             per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no", eval_strategy="no",
             # Batches of similar length waste less compute on padding than random batches.
             train_sampling_strategy="group_by_length",
-            logging_strategy="steps", logging_steps=max(1, -(-len(train) // s.batch_size)), report_to=[], disable_tqdm=True,
-            use_cpu=device.type == "cpu")  # the checkpoint's device: Trainer would take any GPU
+            logging_strategy="steps", logging_steps=max(1, -(-len(train) // s.batch_size)), report_to=[],
+            disable_tqdm=True, use_cpu=device.type == "cpu")  # the checkpoint's device: Trainer would take any GPU
         trainer = Trainer(model=work.model, args=args, train_dataset=train, data_collator=collator,
                           callbacks=[Progress()])
         trainer.remove_callback(PrinterCallback)  # it prints logs to stdout, which --json keeps clean

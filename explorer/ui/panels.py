@@ -137,9 +137,9 @@ def tag_data(raw: bytes, name: str) -> None:
         ck = checkpoint(sel.name, sel.seed) if use_ck else None
         with st.status(t("data.checking", name=plain(sel.name)) if use_ck else t("data.reading"),
                        expanded=False) as status:
-            report, seconds = memo("data_tags", (hashlib.sha1(raw).hexdigest(), name, sel.name if use_ck else None, sel.seed), lambda: timed(
-                lambda: tags.tag_report(tags.read_tags(raw, id2label=ck.model.config.id2label if ck else None,
-                                                       name=name), ck)))
+            key = (hashlib.sha1(raw).hexdigest(), name, sel.name if use_ck else None, sel.seed)
+            report, seconds = memo("data_tags", key, lambda: timed(lambda: tags.tag_report(
+                tags.read_tags(raw, id2label=ck.model.config.id2label if ck else None, name=name), ck)))
             status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
     except ExplorerError as err:
         error(err)
