@@ -253,7 +253,7 @@ def _write_new(path: str, data: bytes) -> None:
 def cmd_finetune(args) -> int:
     from explorer.data.dataset import prepare, read_csv
     from explorer.data.tags import check_kind, load_checkpoint_any
-    from explorer.train.finetune import Settings, export, finetune
+    from explorer.train.finetune import export, finetune
 
     _quiet_transformers()
     if _token_data(args):
@@ -264,9 +264,7 @@ def cmd_finetune(args) -> int:
     out = _out_folder(args)
     ck = load_checkpoint_any(args.checkpoint, seed=args.seed, device=args.device)
     check_kind(ck, token_data=False)
-    settings = Settings(mode=args.mode, head=args.head, epochs=args.epochs, learning_rate=args.lr,
-                        batch_size=args.batch_size, max_length=args.max_length, seed=args.seed,
-                        early_stopping=not args.no_early_stopping)
+    settings = _settings(args)
     result = finetune(ck, data, settings, name=os.path.basename(out.rstrip(os.sep)))
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun/accelerate only one process writes
         return 0
@@ -282,6 +280,14 @@ def cmd_finetune(args) -> int:
     return 0
 
 
+def _settings(args):
+    from explorer.train.finetune import Settings
+
+    return Settings(mode=args.mode, head=args.head, epochs=args.epochs, learning_rate=args.lr,
+                    batch_size=args.batch_size, max_length=args.max_length, seed=args.seed,
+                    early_stopping=not args.no_early_stopping)
+
+
 def _out_folder(args) -> str:
     if not args.out.strip():
         raise UsageError("cli_out_empty")
@@ -293,7 +299,7 @@ def _out_folder(args) -> str:
 
 def _finetune_tags(args) -> int:
     from explorer.data.tags import is_token_classifier, load_checkpoint_any
-    from explorer.train.finetune import Settings, export
+    from explorer.train.finetune import export
     from explorer.train.finetune_tags import finetune_tags
 
     out = _out_folder(args)
@@ -304,9 +310,7 @@ def _finetune_tags(args) -> int:
         data = dataclasses.replace(data, notes=(*data.notes, Message("note_tags_new_head", name=ck.name)))
     for note in data.notes:
         print(f"note: {note.message()}", file=sys.stderr)
-    settings = Settings(mode=args.mode, head=args.head, epochs=args.epochs, learning_rate=args.lr,
-                        batch_size=args.batch_size, max_length=args.max_length, seed=args.seed,
-                        early_stopping=not args.no_early_stopping)
+    settings = _settings(args)
     result = finetune_tags(ck, data, settings, name=os.path.basename(out.rstrip(os.sep)))
     if int(os.environ.get("RANK", "0")) != 0:
         return 0

@@ -249,3 +249,11 @@ def test_head_finetune_reports_progress_and_stops(minilm):
     assert {"precision", "recall", "f1", "accuracy", "val_loss"} <= set(rows[-1])
     assert result.checkpoint.model.config.id2label == dict(enumerate(data.tag_names))
     assert np.isfinite(rows[-1]["val_loss"])
+
+
+def test_a_token_head_other_than_own_is_one_line(minilm):
+    from explorer.train.finetune import FinetuneError
+
+    with pytest.raises(FinetuneError, match="own head") as err:
+        finetune_tags(minilm, read_tags(_conll(_sentences(6))), Settings(head="mean-linear"))
+    assert "\n" not in str(err.value)

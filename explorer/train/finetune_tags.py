@@ -71,6 +71,12 @@ def token_trainable_copy(ck: Checkpoint, names: tuple[str, ...], name: str, seed
                       source=f"fine-tuned from {ck.name}")
 
 
+def _check_head(s: Settings) -> None:
+    # The token head is HF's own (dropout + linear on every token), the only one save_pretrained writes.
+    if s.head != "own":
+        raise FinetuneError("finetune_own_head", native="own", head=s.head)
+
+
 def split_sentences(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(train idx, val idx) over sentences; a sentence never straddles the split."""
     n_val = max(int(round(n * fraction)), 1)
@@ -105,7 +111,7 @@ def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings()
                   stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a token-classification copy of `ck` on tagged words; `ck` itself is never modified. The result's
     problem_type is "token-classification" and its metrics seqeval's (entity_metrics)."""
-    s = checked(ck, settings, len(data.words))
+    s = checked(ck, settings, len(data.words), _check_head)
     name = name or session_name()
     train_idx, val_idx = split_sentences(len(data.words), s.val_fraction, s.seed)
     run = _train_head if s.mode == "head" else _train_full
