@@ -257,3 +257,18 @@ def test_a_token_head_other_than_own_is_one_line(minilm):
     with pytest.raises(FinetuneError, match="own head") as err:
         finetune_tags(minilm, read_tags(_conll(_sentences(6))), Settings(head="mean-linear"))
     assert "\n" not in str(err.value)
+
+
+def test_byte_level_words_are_tokenized_as_running_text():
+    from tiny_tokenizers import roberta_style
+
+    from explorer.data.tags import first_subwords
+
+    tok = roberta_style()
+    words = [["hello", "world", "again"]]
+    enc = align_labels(tok, words, [[1, 2, 3]])
+    assert enc["input_ids"][0] == tok("hello world again")["input_ids"]  # "Ġworld", not "world" as a text start
+    ids = enc.word_ids(0)
+    assert [enc["labels"][0][i] for i in first_subwords(ids)] == [1, 2, 3]
+    bert = AutoTokenizer.from_pretrained(str(embedded_encoder_dir()))
+    assert align_labels(bert, words, [[1, 2, 3]])["input_ids"][0] == bert("hello world again")["input_ids"]

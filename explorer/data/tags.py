@@ -262,9 +262,25 @@ def load_checkpoint_any(name: str, seed: int = 0, device="cpu"):
 # ---- subwords ----------------------------------------------------------------------------------
 
 
+def _spaced(tokenizer) -> bool:
+    """Does `tokenizer` read pre-split words without the space before them? Byte-level BPE (GPT-2, RoBERTa)
+    with add_prefix_space=False encodes each word as if it began the text ("world" -> w o r l d, not
+    "Ġworld"), so its tokens would differ from the same sentence as running text, which is what the model
+    reads at inference (pipeline()). Whitespace-splitting tokenizers (WordPiece, SentencePiece) have no such gap."""
+    pre = getattr(getattr(tokenizer, "backend_tokenizer", None), "pre_tokenizer", None)
+    try:
+        state = json.loads(pre.__getstate__()) if pre is not None else {}
+    except (TypeError, ValueError, AttributeError):
+        return False
+    parts = state.get("pretokenizers", [state]) if isinstance(state, dict) else []
+    return any(p.get("type") == "ByteLevel" and not p.get("add_prefix_space", True) for p in parts if isinstance(p, dict))
+
+
 def _encode(tokenizer, words: list[list[str]], max_length: int, **kw):
     if not getattr(tokenizer, "is_fast", False):
         raise DataError("tags_slow_tokenizer", kind=type(tokenizer).__name__)
+    if _spaced(tokenizer):  # each word after the first keeps its space, as in running text
+        words = [[w if i == 0 else " " + w for i, w in enumerate(row)] for row in words]
     try:
         return tokenizer([list(w) for w in words], is_split_into_words=True, truncation=True,
                          max_length=max_length, **kw)
