@@ -202,11 +202,13 @@ def _tag_data(args, ck):
 
 
 def _inspect_tags(args) -> int:
-    from explorer.data.tags import load_checkpoint_any, tag_report
+    from explorer.data.tags import check_kind, load_checkpoint_any, tag_report
 
     if args.label_issues or args.out_csv is not None:
         raise UsageError("tags_sentence_option")
     ck = load_checkpoint_any(args.checkpoint, device=args.device) if args.checkpoint else None
+    if ck is not None:  # before a sentence classifier's names could name numeric tags
+        check_kind(ck, token_data=True)
     report = tag_report(_tag_data(args, ck), ck)
     if int(os.environ.get("RANK", "0")) != 0:
         return 0
