@@ -280,8 +280,22 @@ def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: 
     """Confusion matrix, Hungarian mapping and before/after accuracy for single-label data (sentence
     pairs when `text_pairs` is given)."""
     ck_labels = ck.labels
-    rows = sorted_names(labels)
     pred = predict_ids(ck, texts, text_pairs=text_pairs)
+    check = agreement_mapping(labels, pred, ck_labels, renames)
+    best = check["best"]
+    # A label with no counterpart in the checkpoint (more CSV labels than it has) is an unseen label,
+    # not a disagreement on each of its rows.
+    wrong = [{"text": t, **_pair(text_pairs, i), "label": v, "expected": best[v], "predicted": ck_labels[p]}
+             for i, (t, v, p) in enumerate(zip(texts, labels, pred)) if v in best and best[v] != ck_labels[p]]
+    return {**check, "misclassified": tuple(wrong[:50])}
+
+
+def agreement_mapping(labels: list[str], pred: np.ndarray, ck_labels: tuple[str, ...],
+                      renames: dict[str, str] | None = None) -> dict:
+    """Confusion of data labels (n,) against predicted checkpoint ids (n,), the Hungarian mapping on it and
+    the agreement before (names as they are) and after (the mapping). One row per text for sentence
+    labels, one per word for tags (explorer.data.tags)."""
+    rows = sorted_names(labels)
     r_index = {n: i for i, n in enumerate(rows)}
     conf = confusion_counts([r_index[v] for v in labels], pred, len(rows), len(ck_labels))
     identity = {n: _identity_target(n, ck_labels, renames) for n in rows}
@@ -289,12 +303,8 @@ def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: 
     n = max(len(labels), 1)
     before = sum(conf[r_index[a], ck_labels.index(b)] for a, b in identity.items() if b is not None) / n
     after = sum(conf[r_index[a], ck_labels.index(b)] for a, b in best.items()) / n
-    # A label with no counterpart in the checkpoint (more CSV labels than it has) is an unseen label,
-    # not a disagreement on each of its rows.
-    wrong = [{"text": t, **_pair(text_pairs, i), "label": v, "expected": best[v], "predicted": ck_labels[p]}
-             for i, (t, v, p) in enumerate(zip(texts, labels, pred)) if v in best and best[v] != ck_labels[p]]
     return {"confusion": conf, "rows": tuple(rows), "cols": ck_labels, "best": best, "identity": identity,
-            "before": float(before), "after": float(after), "misclassified": tuple(wrong[:50])}
+            "before": float(before), "after": float(after)}
 
 
 def _pair(text_pairs: list[str] | None, i: int) -> dict:
