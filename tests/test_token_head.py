@@ -190,3 +190,11 @@ def test_a_100000_token_text_is_truncated_with_one_line(ner, ner_pipeline, token
     assert out["truncated_tokens"] > 0 and len(out["tokens"]) == ner.tokenizer.model_max_length
     # pipeline() truncates at the tokenizer's length too: the same entities
     _same(out["entities"], ner_pipeline(text, aggregation_strategy="simple"))
+
+
+def test_the_public_api_analyses_tokens(ner):
+    import explorer
+
+    a = explorer.analyze_tokens(ner, SENTENCES[0], aggregation="max")
+    assert a.aggregation == "max" and a.grouped() == a.entities["max"]
+    assert json.loads(a.to_json())["task"] == "token-classification" and a._repr_html_()
