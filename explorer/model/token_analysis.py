@@ -16,7 +16,7 @@ Public API:
     TokenAnalysis: logits (seq, labels), softmax (seq, labels), tags, offsets, words (TokenWord: which
         subword carries the label under first/average/max), entities[strategy] (Entity, as pipeline()),
         layer_logits (layers+1, seq, labels): the head on every layer for every token; to_dict().
-    entities(a, strategy) -> tuple[Entity, ...]
+    analyze_tokens(..., strategies=AGGREGATIONS) groups all five at once; entities(ck, a, strategy) any later.
     AGGREGATIONS = ("none", "simple", "first", "average", "max")
 """
 from __future__ import annotations
@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.model import problem
 from explorer.model.analysis import AnalysisError, _numpy, encode, encoder_inputs, readable, token_info
 from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, max_length
 from explorer.model.heads import Head, is_per_token, run_head, used_new_weights
@@ -96,10 +95,11 @@ class TokenAnalysis(JsonResult):
     max_length: int
     labels: tuple[str, ...]
     logits: np.ndarray  # (seq, labels): the head on every token's last hidden state
-    softmax: np.ndarray  # (seq, labels)
+    softmax: np.ndarray  # (seq, labels) float32, as pipeline() computes its scores (pipeline_scores)
+    special_mask: tuple[bool, ...]  # the tokenizer's special_tokens_mask: the tokens pipeline() skips
     layer_logits: np.ndarray  # (layers+1, seq, labels): the head on the embeddings, then on each layer's output
     aggregation: str  # the strategy `entities_json` and to_dict() report
-    entities: dict  # strategy -> tuple[Entity, ...], for every strategy the tokenizer allows
+    entities: dict  # strategy -> tuple[Entity, ...]: `aggregation`'s and any others asked for
     new_weights: tuple[str, ...]
     unused_weights: tuple[str, ...] = ()
     shown: tuple[str, ...] = ()  # per token: as the tokenizer decodes it (Analysis.shown)
@@ -120,9 +120,9 @@ class TokenAnalysis(JsonResult):
     def layer_tags(self) -> np.ndarray:  # (layers+1, seq) label index per layer and token
         return self.layer_logits.argmax(-1)
 
-    def grouped(self, strategy: str | None = None) -> tuple[Entity, ...]:
-        """The entities of `strategy` (default: self.aggregation)."""
-        return entities(self, strategy or self.aggregation)
+    def grouped(self) -> tuple[Entity, ...]:
+        """The entities of self.aggregation (other strategies: `entities(ck, a, strategy)`)."""
+        return self.entities[self.aggregation]
 
     def to_dict(self) -> dict:
         """JSON-safe values (what `analyze --json` prints for a token classifier); numbers rounded to 6 digits."""
@@ -163,13 +163,17 @@ def _rounded_entity(e: Entity) -> dict:
     return d
 
 
-def entities(a: TokenAnalysis, strategy: str) -> tuple[Entity, ...]:
-    """The entities pipeline() returns with aggregation_strategy=`strategy`; one line where the tokenizer
-    cannot give them (first/average/max need a fast tokenizer's offsets, as pipeline() says)."""
+def entities(ck: Checkpoint, a: TokenAnalysis, strategy: str) -> tuple[Entity, ...]:
+    """The entities pipeline() returns with aggregation_strategy=`strategy`: those `a` holds, else grouped now
+    from its scores (no model run); one line where the tokenizer cannot give them (first/average/max need a
+    fast tokenizer's offsets, as pipeline() says)."""
     _check_strategy(strategy)
-    if strategy not in a.entities:
+    if strategy in a.entities:
+        return a.entities[strategy]
+    offsets = a.offsets if a.offsets and a.offsets[0] is not None else None  # None: a slow tokenizer's
+    if strategy not in _strategies(offsets is not None):
         raise AnalysisError("analysis_aggregation_slow_tokenizer", strategy=strategy)
-    return a.entities[strategy]
+    return _group(ck, _pre_entities(ck, a.text, a.token_ids, a.softmax, offsets, a.special_mask), strategy)
 
 
 def _check_strategy(strategy: str) -> None:
@@ -209,41 +213,39 @@ def _grouping(ck: Checkpoint):
     return g
 
 
-def group(ck: Checkpoint, text: str, input_ids: torch.Tensor, logits: torch.Tensor, offsets: torch.Tensor | None,
-          special_mask: torch.Tensor, strategy: str) -> tuple[Entity, ...]:
-    """pipeline()'s entities for one encoded text, from (seq, labels) `logits` (the model's dtype: the
-    pipeline's softmax runs in it), by transformers' own postprocess."""
-    _check_strategy(strategy)
-    outputs = {"logits": logits[None].detach().cpu(), "sentence": text, "input_ids": input_ids[None].cpu(),
-               "offset_mapping": None if offsets is None else offsets[None].cpu(),
-               "special_tokens_mask": special_mask[None].cpu(), "is_last": True}
+def _pre_entities(ck: Checkpoint, text: str, ids, scores: np.ndarray, offsets, special_mask) -> list[dict]:
+    """The pipeline's gather_pre_entities: each non-special token's scores, span and whether it is a subword.
+    Its subword test does not depend on the strategy (only its warning does), so one gather serves all five."""
     with warnings.catch_warnings():  # its "fallback heuristic" UserWarning: TokenAnalysis.words shows the words
         warnings.simplefilter("ignore", UserWarning)
-        found = _grouping(ck).postprocess([outputs], aggregation_strategy=_strategy(strategy))
+        return _grouping(ck).gather_pre_entities(text, ids, scores, offsets, special_mask, _strategy("first"))
+
+
+def _group(ck: Checkpoint, pre: list[dict], strategy: str) -> tuple[Entity, ...]:
+    """The rest of TokenClassificationPipeline.postprocess for one chunk: its aggregate (word votes and B-/I-
+    grouping) and its ignore_labels filter. postprocess itself is not called so that the gather above is
+    shared by the five strategies and the words; test_token_head checks the result against pipeline()."""
+    found = _grouping(ck).aggregate(pre, _strategy(strategy))
     grouped = strategy != "none"
-    return tuple(Entity(label=str(e["entity_group" if grouped else "entity"]), word=str(e["word"]),
-                        start=_int(e["start"]), end=_int(e["end"]), score=float(e["score"]),
-                        index=None if grouped else int(e["index"]), grouped=grouped) for e in found)
+    key = "entity_group" if grouped else "entity"
+    return tuple(Entity(label=str(e[key]), word=str(e["word"]), start=_int(e["start"]), end=_int(e["end"]),
+                        score=float(e["score"]), index=None if grouped else int(e["index"]), grouped=grouped)
+                 for e in found if e[key] not in IGNORED)
 
 
 def _int(v) -> int | None:
     return None if v is None else int(v)
 
 
-def _words(ck: Checkpoint, text: str, input_ids, scores: np.ndarray, offsets, special_mask
-           ) -> tuple[tuple[TokenWord, ...], tuple[int | None, ...]]:
-    """pipeline()'s words (its gather_pre_entities decides which tokens are subwords) and each token's word."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        pre = _grouping(ck).gather_pre_entities(text, input_ids, scores, offsets, special_mask,
-                                                _strategy("first"))
+def _words(text: str, pre: list[dict], n: int) -> tuple[tuple[TokenWord, ...], tuple[int | None, ...]]:
+    """pipeline()'s words (a token and the subwords after it, as aggregate_words groups them) and each token's word."""
     groups: list[list[dict]] = []
     for p in pre:
         if groups and p["is_subword"]:
             groups[-1].append(p)
         else:
             groups.append([p])
-    words, token_word = [], [None] * len(scores)
+    words, token_word = [], [None] * n
     for w, g in enumerate(groups):
         start, end = _int(g[0]["start"]), _int(g[-1]["end"])
         best = max(g, key=lambda p: p["scores"].max())  # the pipeline's "max" vote
@@ -271,14 +273,19 @@ def check_token_model(ck: Checkpoint, head: Head | None = None) -> None:
         raise AnalysisError("analysis_not_token_model", name=ck.name, task=ck.task)
 
 
-def analyze_tokens(ck: Checkpoint, head: Head, text: str, aggregation: str = DEFAULT_AGGREGATION) -> TokenAnalysis:
+def analyze_tokens(ck: Checkpoint, head: Head, text: str, aggregation: str = DEFAULT_AGGREGATION,
+                   strategies: tuple[str, ...] = ()) -> TokenAnalysis:
     """Run the encoder once and the head on every token of `text` (truncated to the model's maximum, as
-    Analysis is); entities for every aggregation strategy the tokenizer allows. Read-only on the model."""
+    Analysis is). Entities are grouped for `aggregation` and for each of `strategies` (AGGREGATIONS: all five,
+    as a page that switches between them wants); `entities(ck, a, s)` groups any other later, without the
+    model. Read-only on the model."""
     check_token_model(ck, head)
-    _check_strategy(aggregation)
     fast = bool(getattr(ck.tokenizer, "is_fast", False))
-    if aggregation not in _strategies(fast):
-        raise AnalysisError("analysis_aggregation_slow_tokenizer", strategy=aggregation)
+    wanted = dict.fromkeys((aggregation, *strategies))
+    for s in wanted:
+        _check_strategy(s)
+        if s not in _strategies(fast):
+            raise AnalysisError("analysis_aggregation_slow_tokenizer", strategy=s)
     enc, dropped = encode(ck, text, return_offsets_mapping=fast, return_special_tokens_mask=True)
     with torch.inference_mode():
         out = ck.model.base_model(**encoder_inputs(enc, ck), output_hidden_states=True)
@@ -288,22 +295,19 @@ def analyze_tokens(ck: Checkpoint, head: Head, text: str, aggregation: str = DEF
         logits_t = run_head(head, states, enc["attention_mask"].expand(rows, -1),
                             input_ids=enc["input_ids"].expand(rows, -1))[-1][1]  # (layers+1, seq, labels)
     layer_logits = _numpy(logits_t).astype(np.float64)
-    logits = layer_logits[-1]
-    ids_t, special_t = enc["input_ids"][0], enc["special_tokens_mask"][0]
-    offsets_t = enc["offset_mapping"][0] if fast else None
-    final = logits_t[-1] if logits_t.dtype in (torch.float32, torch.float64) else logits_t[-1].float()
-    found = {s: group(ck, text, ids_t, final, offsets_t, special_t, s) for s in _strategies(fast)}
-    softmax = problem.softmax(logits)
-    words, token_word = _words(ck, text, ids_t.cpu(), pipeline_scores(_numpy(final)),
-                               None if offsets_t is None else offsets_t.cpu(), special_t.cpu().numpy())
     ids, special, word_ids = token_info(ck, enc)
+    special_mask = tuple(bool(m) for m in enc["special_tokens_mask"][0].tolist())
+    offsets = tuple(tuple(o) for o in enc["offset_mapping"][0].tolist()) if fast else (None,) * len(ids)
+    # pipeline()'s scores: its softmax in the model's float dtype (float32 for half-precision models, as it casts)
+    scores = pipeline_scores(_numpy(logits_t[-1]))
+    pre = _pre_entities(ck, text, ids, scores, offsets if fast else None, special_mask)
+    words, token_word = _words(text, pre, len(ids))
     tokens = tuple(ck.tokenizer.convert_ids_to_tokens(ids))
-    offsets = tuple(tuple(o) for o in offsets_t.tolist()) if offsets_t is not None else (None,) * len(ids)
     return TokenAnalysis(
         checkpoint=ck.name, head_kind=head.kind, text=text, tokens=tokens, token_ids=tuple(ids),
         special=tuple(special), word_ids=word_ids, offsets=offsets, token_word=token_word, words=words,
-        truncated_tokens=dropped, max_length=max_length(ck), labels=ck.labels, logits=logits, softmax=softmax,
-        layer_logits=layer_logits, aggregation=aggregation, entities=found,
-        new_weights=used_new_weights(ck, head), unused_weights=ck.unused_weights,
-        **readable(ck, tokens, special, word_ids, (0,) * len(ids)),
+        truncated_tokens=dropped, max_length=max_length(ck), labels=ck.labels, logits=layer_logits[-1],
+        softmax=scores, special_mask=special_mask, layer_logits=layer_logits, aggregation=aggregation,
+        entities={s: _group(ck, pre, s) for s in wanted}, new_weights=used_new_weights(ck, head),
+        unused_weights=ck.unused_weights, **readable(ck, tokens, special, word_ids, (0,) * len(ids)),
     )
