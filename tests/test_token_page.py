@@ -1,0 +1,88 @@
+"""The Pipeline page for a token classifier: the entity view highlights the spans pipeline() returns, with a
+legend; the token view draws the token × label heatmap and marks the subword that carries each word's label.
+AppTest for the widgets and tables; Chromium reads the highlight and the heatmap as drawn, in en and vi."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer.model.checkpoints import load_checkpoint
+from explorer.model.heads import build_head
+from explorer.model.token_analysis import analyze_tokens
+from explorer.text import i18n
+
+from conftest import ROOT, open_app, wait_idle
+
+TEXT = "Maria Kowalczyk visited Hanoi last week."
+
+
+def _app(folder, **state) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    for key, value in {"checkpoint": "other…", "checkpoint_other": str(folder), "text": TEXT, **state}.items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception and not at.error, ([e.value for e in at.exception], [e.value for e in at.error])
+    return at
+
+
+def test_entity_and_token_views(token_checkpoint):
+    ck = load_checkpoint(str(token_checkpoint))
+    a = analyze_tokens(ck, build_head(ck), TEXT, aggregation="first")
+    at = _app(token_checkpoint, tokenhead_aggregation="first")
+    html = " ".join(h.proto.body for h in at.get("html"))
+    for e in a.grouped():  # every entity pipeline() returns, highlighted with its type
+        assert f'data-entity="{e.label}"' in html and TEXT[e.start:e.end] in html
+    assert 'data-legend="PER"' in html and 'data-legend="LOC"' in html and not at.metric
+    at.radio(key="tokenhead_view").set_value("tokens").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+    rows = at.dataframe[0].value
+    carries = rows[i18n.t("tokenhead.col_carries", "en")].tolist()
+    assert carries == [a.token_word[i] is not None and i == a.words[a.token_word[i]].first for i in range(len(a.tokens))]
+
+
+def test_a_sentence_checkpoint_keeps_its_pipeline(tiny_root):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    assert at.metric and all("data-entity" not in h.proto.body for h in at.get("html"))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "vi"])
+def test_browser_reads_entities_and_heatmap(browser, app_url, token_checkpoint, lang):
+    from browser_plots import chart
+
+    ck = load_checkpoint(str(token_checkpoint))
+    a = analyze_tokens(ck, build_head(ck), TEXT)
+    T = lambda key: i18n.t(key, lang)  # noqa: E731
+    ctx, pg = open_app(browser, app_url)
+    try:
+        side = pg.locator("[data-testid=stSidebar]")
+        if lang != "en":
+            side.locator("[data-testid=stSelectbox]").first.click()
+            pg.get_by_role("option", name=i18n.LANGUAGES[lang], exact=True).click()
+            wait_idle(pg)
+        side.locator("[data-testid=stSelectbox]").filter(has_text=T("app.checkpoint")).first.click()
+        pg.get_by_role("option", name=T("app.other"), exact=True).click()
+        wait_idle(pg)
+        field = side.locator("[data-testid=stTextInput]").filter(has_text=T("app.other_checkpoint")).locator("input")
+        field.fill(str(token_checkpoint))
+        field.press("Enter")
+        wait_idle(pg)
+        box = side.locator("[data-testid=stTextArea]").filter(has_text=T("app.text")).locator("textarea").first
+        box.fill(TEXT)
+        box.press("Control+Enter")
+        wait_idle(pg)
+        marks = pg.locator("[data-testid=stMain] mark[data-entity]")
+        drawn = [(m.get_attribute("data-entity"), m.inner_text().split("\n")[0]) for m in marks.all()]
+        want = [(e.label, TEXT[e.start:e.end]) for e in a.grouped()]
+        assert [(ty, text.replace(ty, "").strip()) for ty, text in drawn] == want, drawn
+        legend = pg.locator("[data-testid=stMain] .he-entities").inner_text()
+        assert T("tokenhead.legend") in legend and "PER" in legend
+        pg.get_by_text(T("tokenhead.view_tokens"), exact=True).click()
+        wait_idle(pg)
+        heat = chart(pg, T("tokenhead.heatmap_title"))
+        np.testing.assert_allclose(np.array(heat["data"][0]["z"], dtype=float), a.softmax.T, atol=1e-4)
+        assert heat["data"][0]["y"] == list(a.labels)
+    finally:
+        ctx.close()
