@@ -11,9 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
-import torch
-
-from bench.timing import best_of, interleaved, row
+from bench.bench_arch import against_forward
+from bench.timing import best_of, row
 
 TEXT = "Yesterday Maria Kowalczyk met John Smithson of Acme Corporation in Buenos Aires to talk about Hanoi."
 
@@ -27,7 +26,6 @@ def _sentences(n: int = 200) -> list[str]:
 def run() -> list[dict]:
     from transformers import pipeline
 
-    from explorer.model.analysis import encode, encoder_inputs
     from explorer.model.checkpoints import load_checkpoint
     from explorer.model.heads import build_head
     from explorer.model.token_analysis import analyze_tokens
@@ -40,17 +38,7 @@ def run() -> list[dict]:
         folder = train(root / "ner")
         ck = load_checkpoint(str(folder))
         head = build_head(ck, "own")
-        enc, _ = encode(ck, TEXT)
-        inputs = encoder_inputs(enc, ck)
-
-        def forward():
-            with torch.inference_mode():
-                ck.model(**inputs)
-
-        plain, ours = interleaved([forward, lambda: analyze_tokens(ck, head, TEXT)], rounds=40)
-        n = enc["input_ids"].shape[1]
-        rows = [row(f"analyze_tokens, NER MiniLM, {n} tokens / one model(**enc) forward", ours, plain,
-                    "ratio <= 1.5", ours / plain <= 1.5)]
+        rows = [against_forward(ck, TEXT, lambda: analyze_tokens(ck, head, TEXT), "analyze_tokens, NER MiniLM")]
         texts = _sentences()
         pipe = pipeline("token-classification", model=ck.model, tokenizer=ck.tokenizer, aggregation_strategy="simple")
         theirs = best_of(lambda: [pipe(t) for t in texts], repeat=3)
