@@ -86,3 +86,53 @@ def test_browser_reads_entities_and_heatmap(browser, app_url, token_checkpoint, 
         assert heat["data"][0]["y"] == list(a.labels)
     finally:
         ctx.close()
+
+
+def _lesson(folder) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    for key, value in {"checkpoint": "other…", "checkpoint_other": str(folder), "text": TEXT}.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/lesson.py").run()
+    assert not at.exception and not at.error, ([e.value for e in at.exception], [e.value for e in at.error])
+    return at
+
+
+def test_lesson_step_8_uses_the_real_token_head(token_checkpoint):
+    ck = load_checkpoint(str(token_checkpoint))
+    a = analyze_tokens(ck, build_head(ck), TEXT)
+    at = _lesson(token_checkpoint)
+    assert at.subheader[0].value == i18n.t("lesson.token_heads.title", "en")
+    rows = at.dataframe[0].value
+    assert rows[i18n.t("tokenhead.col_vectors", "en")].tolist() == [1, len(a.tokens)]
+    caption = " ".join(c.value for c in at.caption)
+    assert all(f"{tok}/{tag}" in caption for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp)
+
+
+@pytest.mark.browser
+def test_browser_lesson_shows_the_real_token_head(browser, app_url, token_checkpoint):
+    from browser_plots import chart
+
+    ck = load_checkpoint(str(token_checkpoint))
+    a = analyze_tokens(ck, build_head(ck), TEXT)
+    ctx, pg = open_app(browser, app_url)
+    try:
+        side = pg.locator("[data-testid=stSidebar]")
+        side.locator("[data-testid=stSelectbox]").filter(has_text=i18n.t("app.checkpoint", "en")).first.click()
+        pg.get_by_role("option", name=i18n.t("app.other", "en"), exact=True).click()
+        wait_idle(pg)
+        field = side.locator("[data-testid=stTextInput]").locator("input").first
+        field.fill(str(token_checkpoint))
+        field.press("Enter")
+        wait_idle(pg)
+        box = side.locator("[data-testid=stTextArea]").filter(has_text=i18n.t("app.text", "en")).locator("textarea")
+        box.first.fill(TEXT)
+        box.first.press("Control+Enter")
+        wait_idle(pg)
+        pg.locator("[data-testid=stSidebarNav] a[href$='/guided-lesson']").first.click()
+        pg.wait_for_url("**/guided-lesson")
+        wait_idle(pg)
+        heat = chart(pg, i18n.t("tokenhead.lesson_heatmap_title", "en"))
+        np.testing.assert_allclose(np.array(heat["data"][0]["z"], dtype=float), a.logits.T, atol=1e-4)
+    finally:
+        ctx.close()

@@ -74,3 +74,30 @@ def token_pipeline() -> bool:
                      "word": a.words[w].text if w is not None else "", "carries": carries})
     table(headers(rows, "tokenhead.col_"))
     return True
+
+
+def token_lesson() -> bool:
+    """The lesson on a token classifier: step 8 (sequence vs token heads) with the checkpoint's real token
+    head, live: one vector for the text against one vector per token. The other steps need a sentence head,
+    which the page says; False where the checkpoint is a sentence classifier (the page draws every step)."""
+    if not is_token_model():
+        return False
+    a = current_token_analysis()
+    if a is None:
+        return True
+    from explorer.plots import lesson as lesson_plots
+
+    st.info(t("tokenhead.lesson_only"))
+    st.subheader(t("lesson.token_heads.title"))
+    st.write(t("tokenhead.lesson_body"))
+    seq = len(a.tokens)
+    table(headers([
+        {"head": t("tokenhead.lesson_sequence"), "vectors": 1, "predictions": 1},
+        {"head": t("tokenhead.lesson_token"), "vectors": seq, "predictions": seq},
+    ], "tokenhead.col_"))
+    chart(lesson_plots.token_label_heatmap(a.logits, a.shown, a.labels, t("tokenhead.lesson_heatmap_title"),
+                                           t("lesson.panel.token"), t("tokenhead.label_axis"),
+                                           t("tokenhead.logit_axis")), "lesson_real_tokens")
+    st.caption(t("tokenhead.lesson_tags", tags=" ".join(
+        f"{tok}/{tag}" for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp)))
+    return True
