@@ -3,6 +3,9 @@ legend; the token view draws the token × label heatmap and marks the subword th
 AppTest for the widgets and tables; Chromium reads the highlight and the heatmap as drawn, in en and vi."""
 from __future__ import annotations
 
+import base64
+import json
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -136,3 +139,28 @@ def test_browser_lesson_shows_the_real_token_head(browser, app_url, token_checkp
         np.testing.assert_allclose(np.array(heat["data"][0]["z"], dtype=float), a.logits.T, atol=1e-4)
     finally:
         ctx.close()
+
+
+def _array(v) -> np.ndarray:
+    """A plotly figure's array as the spec holds it: a list, or a typed array ({dtype, bdata, shape})."""
+    if isinstance(v, dict):
+        shape = [int(n) for n in str(v.get("shape", "-1")).split(",")]
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).reshape(shape).astype(float)
+    return np.asarray(v, dtype=float)
+
+
+def test_logits_page_reads_the_head_at_every_layer(token_checkpoint):
+    ck = load_checkpoint(str(token_checkpoint))
+    a = analyze_tokens(ck, build_head(ck), TEXT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    for key, value in {"checkpoint": "other…", "checkpoint_other": str(token_checkpoint), "text": TEXT}.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/logits.py").run()
+    assert not at.exception and not at.error
+    logits, layers = (json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart"))
+    np.testing.assert_allclose(_array(logits["z"]), a.logits.T, atol=1e-5)
+    z = _array(layers["z"])  # (layers+1, seq): the last layer's row is each tag's own probability
+    assert z.shape == a.layer_logits.shape[:2]
+    np.testing.assert_allclose(z[-1], a.softmax.max(-1), atol=1e-5)
+    assert list(layers["customdata"][-1]) == list(a.tags)  # the last layer gives the final tags

@@ -64,3 +64,23 @@ def entity_html(text: str, entities, labels, legend_title: str, none_text: str) 
     note = "" if entities else f"<p><i>{escape_html(none_text)}</i></p>"
     return (f"<div class='he-entities' style='line-height:2;font-family:sans-serif'>{''.join(parts)}{note}"
             f"<p style='font-size:small'>{escape_html(legend_title)}: {legend}</p></div>")
+
+
+def layer_readout(shown, labels, layer_logits: np.ndarray, title: str, token_axis: str, layer_axis: str,
+                  bar_title: str) -> go.Figure:
+    """Layers × tokens: the head applied to each layer's hidden states (`layer_logits` (layers+1, seq, labels),
+    row 0 the embeddings), each cell the probability it gives the tag the last layer settles on, the tag it
+    would give at that depth in the hover. Where a row turns dark, the token's tag has formed."""
+    z = np.asarray(layer_logits, dtype=np.float64)
+    probs = np.exp(z - z.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    final = probs[-1].argmax(-1)  # (seq,)
+    cells = probs[:, np.arange(probs.shape[1]), final]  # (layers+1, seq)
+    tags = [[labels[k] for k in row] for row in probs.argmax(-1)]
+    seq = cells.shape[1]
+    heat = go.Heatmap(z=cells, x=list(range(seq)), y=list(range(cells.shape[0])), zmin=0.0, zmax=1.0,
+                      colorscale=SEQUENTIAL, colorbar=colorbar(bar_title), customdata=tags,
+                      hovertemplate="#%{x}, %{y}: %{customdata} (%{z:.3f})<extra></extra>")
+    return figure([heat], title, token_axis, layer_axis, height=max(260, 24 * cells.shape[0] + 160),
+                  xaxis=dict(tickmode="array", tickvals=list(range(seq)), ticktext=list(shown), tickangle=-45),
+                  yaxis=dict(tickmode="linear", dtick=1))

@@ -101,3 +101,23 @@ def token_lesson() -> bool:
     st.caption(t("tokenhead.lesson_tags", tags=" ".join(
         f"{tok}/{tag}" for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp)))
     return True
+
+
+def token_logits() -> bool:
+    """The Logits page on a token classifier: every token's logits (token × label) and the head read out at
+    every layer for every token; False for a sentence classifier."""
+    if not is_token_model():
+        return False
+    a = current_token_analysis()
+    if a is None:
+        return True
+    from explorer.plots import lesson as lesson_plots
+    from explorer.plots.token_labels import layer_readout
+
+    chart(lesson_plots.token_label_heatmap(a.logits, a.shown, a.labels, t("tokenhead.logits_title"),
+                                           t("tokenhead.token_axis"), t("tokenhead.label_axis"),
+                                           t("tokenhead.logit_axis")), "tokenhead_logits")
+    chart(layer_readout(a.shown, a.labels, a.layer_logits, t("tokenhead.layers_title"), t("tokenhead.token_axis"),
+                        t("tokenhead.layer_axis"), t("tokenhead.prob_axis")), "tokenhead_layers")
+    st.caption(t("tokenhead.layers_help"))
+    return True
