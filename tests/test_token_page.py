@@ -164,3 +164,18 @@ def test_logits_page_reads_the_head_at_every_layer(token_checkpoint):
     assert z.shape == a.layer_logits.shape[:2]
     np.testing.assert_allclose(z[-1], a.softmax.max(-1), atol=1e-5)
     assert list(layers["customdata"][-1]) == list(a.tags)  # the last layer gives the final tags
+
+
+def test_tokens_page_lists_tokens_with_tags(token_checkpoint):
+    ck = load_checkpoint(str(token_checkpoint))
+    a = analyze_tokens(ck, build_head(ck), TEXT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    for key, value in {"checkpoint": "other…", "checkpoint_other": str(token_checkpoint), "text": TEXT}.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/tokens.py").run()
+    assert not at.exception and not at.error and not at.get("plotly_chart")
+    rows = at.dataframe[0].value
+    T = lambda k: i18n.t(f"tokenhead.col_{k}", "en")  # noqa: E731
+    assert rows[T("tag")].tolist() == list(a.tags) and rows[T("special")].tolist() == list(a.special)
+    assert rows[T("id")].tolist() == list(a.token_ids) and rows[T("offsets")].iloc[1] == "0–5"  # "Maria"

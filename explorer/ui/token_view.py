@@ -65,6 +65,13 @@ def token_pipeline() -> bool:
                         t("tokenhead.label_axis"), t("tokenhead.prob_axis")), "tokenhead_heatmap")
     if strategy in WORD_AGGREGATIONS:
         st.caption(t(f"tokenhead.carrier_{strategy}"))
+    table(headers(_token_rows(a, strategy), "tokenhead.col_"))
+    return True
+
+
+def _token_rows(a: TokenAnalysis, strategy: str) -> list[dict]:
+    """One row per token, special tokens as the model sees them: its tag and score, its word (pipeline()'s),
+    and whether it carries that word's label under `strategy` (first/average/max; never for none/simple)."""
     rows = []
     for i, (tok, tag) in enumerate(zip(a.shown, a.tags)):
         w = a.token_word[i]
@@ -72,6 +79,20 @@ def token_pipeline() -> bool:
         rows.append({"position": i, "token": tok, "special": a.special[i], "tag": tag,
                      "score": round(float(a.softmax[i].max()), 4),
                      "word": a.words[w].text if w is not None else "", "carries": carries})
+    return rows
+
+
+def token_table() -> bool:
+    """The Tokens page on a token classifier: every token with its id, offsets, tag and word, special tokens
+    included (the page's [CLS] attention views read a sentence head); False for a sentence classifier."""
+    if not is_token_model():
+        return False
+    a = current_token_analysis()
+    if a is None:
+        return True
+    st.info(t("tokenhead.tokens_page"))
+    rows = [{**row, "id": tid, "offsets": "" if o is None else f"{o[0]}–{o[1]}"}
+            for row, tid, o in zip(_token_rows(a, "first"), a.token_ids, a.offsets)]
     table(headers(rows, "tokenhead.col_"))
     return True
 
