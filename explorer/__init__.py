@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["analyze", "attribute", "audit", "inspect", "load", "views"]
-_API = {"analyze", "attribute", "audit", "inspect", "load"}
+__all__ = ["analyze", "analyze_tokens", "attribute", "audit", "inspect", "load", "views"]
+_API = {"analyze", "analyze_tokens", "attribute", "audit", "inspect", "load"}
 
 
 def __getattr__(name: str):

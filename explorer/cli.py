@@ -73,10 +73,60 @@ def _refuse_costly(costly: bool, what: str, n: int, limit: int, force: bool) -> 
         raise UsageError("cli_costly", what=what, n=n, limit=limit)
 
 
+def _target(ck, label: str | None) -> int | None:
+    """--target: a label name of the checkpoint, or its index."""
+    if label is None:
+        return None
+    if label in ck.labels:
+        return ck.labels.index(label)
+    if label.isdigit() and int(label) < len(ck.labels):
+        return int(label)
+    raise UsageError("cli_unknown_target", target=label[:40], choices=", ".join(ck.labels))
+
+
+def _analyze_tokens(args, ck, head) -> int:
+    """analyze for a token classifier: tags per token and entities as pipeline() groups them."""
+    from explorer.model.token_analysis import DEFAULT_AGGREGATION, analyze_tokens
+
+    if args.text_pair is not None or args.flow:
+        raise UsageError("cli_token_option", option="--text-pair" if args.text_pair is not None else "--flow")
+    target = _target(ck, args.target)
+    if args.attributions is None and (target is not None or args.target_token is not None):
+        raise UsageError("cli_target_needs_attributions")
+    a = analyze_tokens(ck, head, args.text, args.aggregation or DEFAULT_AGGREGATION)
+    out = a.to_dict()
+    lines = [f"checkpoint: {a.checkpoint}   head: {a.head_kind}   task: {a.task}",
+             "tokens: " + " ".join(f"{i}:{tok}/{tag}" for i, (tok, tag) in enumerate(zip(a.shown, a.tags)))]
+    if a.truncated_tokens:
+        lines.append(f"truncated: {a.truncated_tokens} tokens dropped (max {a.max_length})")
+        print(f"note: {UsageError('cli_truncated', n=a.truncated_tokens, limit=a.max_length)}", file=sys.stderr)
+    lines.append(f"entities ({a.aggregation}): " + (", ".join(
+        f"{e.word} [{e.label} {e.score:.3f} {e.start}-{e.end}]" for e in a.grouped()) or "none"))
+    if a.new_weights:
+        lines.append("warning: the head uses newly initialised (random) weights: " + ", ".join(a.new_weights))
+    if args.attributions:
+        from explorer.explain.attribution import OCCLUSION_WARN_TOKENS, attribute, occlusion_is_costly
+
+        if args.target_token is None:
+            raise UsageError("cli_needs_target_token", n=len(a.tokens), last=len(a.tokens) - 1)
+        if args.attributions == "occlusion":
+            _refuse_costly(occlusion_is_costly(len(a.tokens)), "--attributions occlusion", len(a.tokens),
+                           OCCLUSION_WARN_TOKENS, args.force)
+        r = attribute(ck, head, args.text, args.attributions, target=target, target_token=args.target_token)
+        out["attributions"] = r.to_dict()
+        lines.append(f"attributions for {r.target_label} at token {args.target_token} "
+                     f"({a.shown[args.target_token]}): " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(r.shown, r.scores)))
+        if r.converged is False:
+            lines.append(f"warning: not converged: completeness error {r.error:.2%} is above "
+                         f"{r.tolerance:.0%} after {r.n_steps} steps")
+    print(json.dumps(out) if args.json else "\n".join(lines))
+    return 0
+
+
 def cmd_analyze(args) -> int:
     from explorer.explain import attention
     from explorer.model.analysis import analyze
-    from explorer.model.checkpoints import load_checkpoint
+    from explorer.model.checkpoints import TOKEN_CLASSIFICATION, load_checkpoint
     from explorer.model.heads import build_head
 
     if not args.text or not args.text.strip():
@@ -84,6 +134,14 @@ def cmd_analyze(args) -> int:
     _quiet_transformers()
     ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
     head = build_head(ck, args.head, seed=args.seed)
+    if ck.task == TOKEN_CLASSIFICATION:
+        return _analyze_tokens(args, ck, head)
+    if args.aggregation is not None or args.target_token is not None:
+        raise UsageError("cli_token_option_for_text_model", name=ck.name,
+                         option="--aggregation" if args.aggregation is not None else "--target-token")
+    target = _target(ck, args.target)
+    if target is not None and not args.attributions:
+        raise UsageError("cli_target_needs_attributions")
     a = analyze(ck, head, args.text, text_pair=args.text_pair)
     if args.flow:
         _refuse_costly(attention.flow_is_costly(len(a.tokens)), "--flow", len(a.tokens), attention.FLOW_WARN_TOKENS,
@@ -98,7 +156,7 @@ def cmd_analyze(args) -> int:
             _refuse_costly(occlusion_is_costly(len(a.tokens)), "--attributions occlusion", len(a.tokens),
                            OCCLUSION_WARN_TOKENS, args.force)
 
-        r = attribute(ck, head, args.text, args.attributions, text_pair=args.text_pair)
+        r = attribute(ck, head, args.text, args.attributions, target=target, text_pair=args.text_pair)
         out["attributions"] = r.to_dict()
         summary += "\nattributions: " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(r.shown, r.scores))
         if r.converged is False:
@@ -140,9 +198,10 @@ def cmd_inspect_data(args) -> int:
     table = read_csv(args.csv, max_rows=args.max_rows)
     ck = None
     if args.checkpoint:
-        from explorer.data.tags import check_kind, load_checkpoint_any
+        from explorer.data.tags import check_kind
+        from explorer.model.checkpoints import load_checkpoint
 
-        ck = load_checkpoint_any(args.checkpoint, device=args.device)
+        ck = load_checkpoint(args.checkpoint, device=args.device)
         check_kind(ck, token_data=False)
     report = label_report(table, args.text_column, args.label_column, ck, text_pair_column=args.text_pair_column)
     found = None
@@ -207,11 +266,12 @@ def _tag_data(args, ck):
 
 
 def _inspect_tags(args) -> int:
-    from explorer.data.tags import check_kind, load_checkpoint_any, tag_report
+    from explorer.data.tags import check_kind, tag_report
+    from explorer.model.checkpoints import load_checkpoint
 
     if args.label_issues or args.out_csv is not None:
         raise UsageError("tags_sentence_option")
-    ck = load_checkpoint_any(args.checkpoint, device=args.device) if args.checkpoint else None
+    ck = load_checkpoint(args.checkpoint, device=args.device) if args.checkpoint else None
     if ck is not None:  # before a sentence classifier's names could name numeric tags
         check_kind(ck, token_data=True)
     report = tag_report(_tag_data(args, ck), ck)
@@ -259,7 +319,8 @@ def _write_new(path: str, data: bytes) -> None:
 
 def cmd_finetune(args) -> int:
     from explorer.data.dataset import prepare, read_csv
-    from explorer.data.tags import check_kind, load_checkpoint_any
+    from explorer.data.tags import check_kind
+    from explorer.model.checkpoints import load_checkpoint
     from explorer.train.finetune import export, finetune
 
     _quiet_transformers()
@@ -269,7 +330,7 @@ def cmd_finetune(args) -> int:
     for note in data.notes:  # e.g. invisible characters removed from labels: said once, before training
         print(f"note: {note.message()}", file=sys.stderr)
     out = _out_folder(args)
-    ck = load_checkpoint_any(args.checkpoint, seed=args.seed, device=args.device)
+    ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
     check_kind(ck, token_data=False)
     settings = _settings(args)
     result = finetune(ck, data, settings, name=os.path.basename(out.rstrip(os.sep)))
@@ -305,12 +366,13 @@ def _out_folder(args) -> str:
 
 
 def _finetune_tags(args) -> int:
-    from explorer.data.tags import is_token_classifier, load_checkpoint_any
+    from explorer.data.tags import is_token_classifier
+    from explorer.model.checkpoints import load_checkpoint
     from explorer.train.finetune import export
     from explorer.train.finetune_tags import finetune_tags
 
     out = _out_folder(args)
-    ck = load_checkpoint_any(args.checkpoint, seed=args.seed, device=args.device)
+    ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
     token_model = is_token_classifier(ck)
     data = _tag_data(args, ck if token_model else None)
     if not token_model:  # a sentence classifier's encoder is kept, its head is not
@@ -436,14 +498,16 @@ def build_parser() -> argparse.ArgumentParser:
     from explorer.data.dataset import MAX_ROWS
     from explorer.explain.attribution import METHODS as ATTRIBUTION_METHODS
     from explorer.model.checkpoints import DEFAULT_CHECKPOINT
-    from explorer.model.heads import KINDS
+    from explorer.model.heads import ALL_KINDS, KINDS
+    from explorer.model.token_analysis import AGGREGATIONS
 
     prog = "head-explorer" if os.path.basename(sys.argv[0]) == "head-explorer" else "python -m explorer"
     p = argparse.ArgumentParser(prog=prog, description="Head Explorer command line")
     sub = p.add_subparsers(dest="command", required=True)
     a = sub.add_parser("analyze", help="run one text through a checkpoint and head")
     a.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="registry name, local folder or hub id")
-    a.add_argument("--head", default="own", choices=KINDS)
+    a.add_argument("--head", default="own", choices=ALL_KINDS,
+                   help="own, a pooling kind for a sentence classifier, linear-per-token for a token classifier")
     _device_option(a)
     a.add_argument("--text", required=True)
     a.add_argument("--text-pair", default=None, help="a second text, for sentence-pair classifiers")
@@ -455,6 +519,13 @@ def build_parser() -> argparse.ArgumentParser:
                    type=lambda m: "lig" if m == "ig" else m,  # "ig" is another name for lig (attribution.ALIASES)
                    help="also attribute the predicted label's logit to the tokens (ig: the same as lig; "
                         "kernel_shap, lime, gradient_shap: sampled, seed 0, with a second seed's agreement)")
+    a.add_argument("--target", help="the label (name or index) --attributions explains; default the predicted one")
+    a.add_argument("--aggregation", choices=AGGREGATIONS,
+                   help="token classifiers: how entities are grouped, as pipeline()'s aggregation_strategy "
+                        "(default simple)")
+    a.add_argument("--target-token", type=_bounded(int, 0, 10**9),
+                   help="token classifiers: the token --attributions explains, counted as `tokens` lists them "
+                        "(special tokens included)")
     a.set_defaults(func=cmd_analyze)
     t = sub.add_parser("train-sentiment", help="rebuild the embedded sentiment head asset")
     t.add_argument("--epochs", type=_bounded(int, 1, 10_000), default=30)

@@ -10,9 +10,9 @@ from transformers import AutoTokenizer, pipeline
 
 from explorer.cli import main
 from explorer.data.dataset import DataError
-from explorer.data.tags import (IGNORE, align_labels, invalid_sequences, layout, load_checkpoint_any, read_tags, scheme,
+from explorer.data.tags import (IGNORE, align_labels, invalid_sequences, layout, read_tags, scheme,
                                 tag_report)
-from explorer.model.checkpoints import embedded_encoder_dir
+from explorer.model.checkpoints import embedded_encoder_dir, load_checkpoint
 from explorer.train.finetune import Settings, export
 from explorer.train.finetune_tags import finetune_tags
 
@@ -127,7 +127,7 @@ def test_invalid_bio_sequences_are_counted_with_examples():
 
 
 def test_permuted_tag_map_is_found_with_the_right_suggestion(ner):
-    ck = load_checkpoint_any(str(ner))
+    ck = load_checkpoint(str(ner))
     sents = _sentences(12, seed=1)
     right = tag_report(read_tags(_conll(sents)), ck)
     assert right.suggested_mapping == {} and right.accuracy_before == 1.0
@@ -141,7 +141,7 @@ def test_permuted_tag_map_is_found_with_the_right_suggestion(ner):
 
 
 def test_tags_one_side_lacks_and_generic_names_are_reported(ner, tiny_root):
-    ck = load_checkpoint_any(str(ner))
+    ck = load_checkpoint(str(ner))
     report = tag_report(read_tags(b"alice B-PER\nlives O\nin O\nparis B-GPE\n"), ck)
     unseen = next(i for i in report.issues if i.kind == "unseen_tags")
     assert unseen.detail == {"csv_only": ["B-GPE"], "checkpoint_only": ["B-LOC", "I-LOC"]}
@@ -154,7 +154,7 @@ def test_tags_one_side_lacks_and_generic_names_are_reported(ner, tiny_root):
         cfg["id2label"] = {k: f"LABEL_{k}" for k in cfg["id2label"]}
         cfg["label2id"] = {v: int(k) for k, v in cfg["id2label"].items()}
         (generic / "config.json").write_text(json.dumps(cfg))
-    report = tag_report(read_tags(_conll(_sentences(4))), load_checkpoint_any(str(generic)))
+    report = tag_report(read_tags(_conll(_sentences(4))), load_checkpoint(str(generic)))
     assert "generic_label_names" in report.kinds and "unseen_tags" not in report.kinds
 
 

@@ -24,13 +24,14 @@ import torch
 
 from explorer.data.dataset import (LABEL_NAMES, MAX_BYTES, MAX_CELL_WORDS, MAX_ROWS, TEXT_NAMES, DataError, _decode,
                                    _read_bytes, read_csv, sorted_names)
+from explorer.model.checkpoints import TOKEN_CLASSIFICATION
 from explorer.text.errors import Message
 
 TOKEN_NAMES = ("tokens", "words", "token", "word")
 TAG_NAMES = ("tags", "ner_tags", "labels", "tag", "ner", "label", "pos_tags", "chunk_tags")
 MAX_WORDS = MAX_CELL_WORDS  # words in one sentence; beyond it is a broken file, not a sentence
 IGNORE = -100  # the label id CrossEntropyLoss skips (torch's ignore_index default, HF's convention)
-TOKEN_TASK = "token-classification"
+TOKEN_TASK = TOKEN_CLASSIFICATION
 _PREFIXED = re.compile(r"^([BIES])-(.+)$")
 
 
@@ -60,11 +61,8 @@ class TagData:
 
 
 def is_token_classifier(ck) -> bool:
-    """Is `ck` (a Checkpoint) a token classifier? `ck.task` when the loader sets it, else the model class."""
-    task = getattr(ck, "task", None)
-    if task is not None:
-        return task == TOKEN_TASK
-    return type(ck.model).__name__.endswith("ForTokenClassification")
+    """Is `ck` (a Checkpoint) a token classifier? (its task, read off the model's class by the loader)"""
+    return ck.task == TOKEN_TASK
 
 
 def _tag_columns(columns) -> tuple[str, str] | None:
@@ -228,35 +226,6 @@ def check_kind(ck, token_data: bool) -> None:
         raise DataError("tags_sequence_checkpoint", name=ck.name)
     if token_model and not token_data:
         raise DataError("tags_token_checkpoint", name=ck.name)
-
-
-def load_checkpoint_any(name: str, seed: int = 0, device="cpu"):
-    """explorer.model.checkpoints.load_checkpoint, and token classifiers besides, which it refuses today.
-    The token path is minimal (a local folder under the allowed roots, safetensors, eager attention);
-    it stands in until the checkpoint loader reads token classifiers itself."""
-    from explorer.model import checkpoints
-
-    try:
-        return checkpoints.load_checkpoint(name, seed=seed, device=device)
-    except checkpoints.CheckpointError as err:
-        if err.key != "checkpoint_other_task" or "TokenClassification" not in str(err.params.get("architecture")):
-            raise
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
-
-    from explorer.model import tokenizer as shared_tokenizer
-    from explorer.runtime.device import resolve_device
-
-    folder = checkpoints.local_folder(name)
-    try:
-        model = AutoModelForTokenClassification.from_pretrained(folder, attn_implementation="eager",
-                                                                use_safetensors=True, trust_remote_code=False)
-        tok = shared_tokenizer.share(AutoTokenizer.from_pretrained(folder, trust_remote_code=False))
-    except Exception as err:  # noqa: BLE001 - a folder is user input
-        raise checkpoints.CheckpointError("checkpoint_unreadable", name=name, detail=str(err).splitlines()[0][:300]) \
-            from None
-    model.eval().requires_grad_(False)
-    model.to(resolve_device(device))
-    return checkpoints.Checkpoint(name=name, model=model, tokenizer=tok, new_weights=(), source=str(folder))
 
 
 # ---- subwords ----------------------------------------------------------------------------------

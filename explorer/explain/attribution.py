@@ -30,7 +30,7 @@ from explorer.explain import sampled
 from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
-from explorer.model.heads import Head, run_head
+from explorer.model.heads import Head, is_per_token, run_head
 from explorer.model.problem import ProblemType
 from explorer.model.tokens import pair_boundary
 from explorer.results import JsonResult, rounded
@@ -86,6 +86,7 @@ class Attribution(JsonResult):
     shown: tuple[str, ...] = ()  # per token: the form views show (see Analysis.shown)
     pieces: tuple[str, ...] = ()  # per token: its share of its word's decoded text (see Analysis.pieces)
     sampling: sampled.Sampling | None = None  # sampled methods: samples, seeds, the two runs' agreement
+    target_token: int | None = None  # a token classifier: the token whose logit (or probability) is explained
 
     @property
     def error(self) -> float | None:
@@ -110,7 +111,8 @@ class Attribution(JsonResult):
                 "f_x": self.f_x, "f_baseline": self.f_baseline, "delta": self.delta, "error": self.error,
                 "converged": self.converged, "n_steps": self.n_steps, "baseline": self.baseline,
                 "baseline_definition": BASELINE_DEFINITION,
-                "sampling": None if self.sampling is None else self.sampling.to_dict()}
+                "sampling": None if self.sampling is None else self.sampling.to_dict(),
+                "target_token": self.target_token}
 
     def _repr_html_(self) -> str:
         from explorer.plots.attribution import highlight_html
@@ -178,9 +180,10 @@ class _Model:
     """The differentiable path word embeddings -> encoder -> head -> quantity, plus a tick counter."""
 
     def __init__(self, ck: Checkpoint, head: Head, target: int, quantity: str, progress: Progress | None,
-                 enc: dict):
-        self.ck, self.head, self.target, self.quantity = ck, head, target, quantity
-        self.ptype = problem.problem_type(ck.model.config)
+                 enc: dict, token: int | None = None):
+        self.ck, self.head, self.target, self.quantity, self.token = ck, head, target, quantity, token
+        # A token classifier trains with cross-entropy on every token whatever config.problem_type says.
+        self.ptype = problem.problem_type(ck.model.config) if token is None else ProblemType.SINGLE
         self.progress = progress
         self.calls, self.total, self.span, self.message = 0, 1, (0.0, 1.0), ""
         # What the encoder takes besides the embeddings (mask, segments), and the ids the head pools by.
@@ -192,7 +195,8 @@ class _Model:
         extra = {k: v.expand(n, -1) for k, v in self.extra.items()}
         hidden = self.ck.model.base_model(inputs_embeds=embeds, **extra).last_hidden_state
         mask = extra.get("attention_mask", torch.ones(embeds.shape[:2], dtype=torch.long, device=embeds.device))
-        return run_head(self.head, hidden, mask, input_ids=self.ids.expand(n, -1))[-1][1]
+        logits = run_head(self.head, hidden, mask, input_ids=self.ids.expand(n, -1))[-1][1]
+        return logits if self.token is None else logits[:, self.token]  # a token head's (batch, seq, labels)
 
     def __call__(self, word_embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch,)
         logits = self.logits(word_embeds)
@@ -237,12 +241,15 @@ def attribute(
     text_pair: str | None = None,
     n_samples: int | None = None,
     seed: int = sampled.SEED,
+    target_token: int | None = None,
 ) -> Attribution:
     """Attribute the target's quantity to the tokens of `text` (truncated to the model's maximum).
 
     target: label index, default the predicted one. n_steps (lig): None refines the path
     until the completeness error is ≤ `tolerance` (see _Path). method "ig" is "lig" (see ALIASES).
     n_samples, seed: the sampled methods' (see explorer.explain.sampled; None: the default within the caps).
+    target_token: with a per-token head (a token classifier), the position (special tokens counted) whose
+    logit or probability is explained; required there, refused elsewhere.
     """
     method = ALIASES.get(method, method)
     if method not in METHODS:
@@ -266,7 +273,8 @@ def attribute(
     labels = ck.labels
     if target is not None and not 0 <= target < len(labels):
         raise AttributionError("attribution_target", target=target, n=len(labels))
-    model = _Model(ck, head, target, quantity, progress, enc)
+    _check_target_token(head, target_token, len(ids))
+    model = _Model(ck, head, target, quantity, progress, enc, target_token)
     f_x = f_b = delta = steps = sampling = None
     if method in INTEGRATED:
         scores, f_x, f_b, delta, steps = _integrated(model, x, b, n_steps, tolerance)
@@ -290,8 +298,18 @@ def attribute(
         word_ids=word_ids, scores=np.asarray(scores, dtype=np.float64), f_x=f_x, f_baseline=f_b, delta=delta,
         n_steps=steps, window=window if method == "occlusion" else None, truncated_tokens=dropped,
         max_length=max_length(ck), seconds=time.perf_counter() - start, segments=segs, tolerance=tolerance,
-        sampling=sampling, **readable(ck, tokens, special, word_ids, segs),
+        sampling=sampling, **readable(ck, tokens, special, word_ids, segs), target_token=target_token,
     )
+
+
+def _check_target_token(head: Head, token: int | None, n: int) -> None:
+    """A per-token head needs the token to explain; a head with one row per text takes none."""
+    if is_per_token(head) and token is None:
+        raise AttributionError("attribution_needs_token", n=n)
+    if not is_per_token(head) and token is not None:
+        raise AttributionError("attribution_token_for_text_head")
+    if token is not None and not 0 <= token < n:
+        raise AttributionError("attribution_token_range", token=token, n=n, last=n - 1)
 
 
 def _integrated(model: _Model, x, b, n_steps, tolerance):

@@ -9,8 +9,9 @@ import torch
 
 from explorer.explain import attention
 from explorer.model import problem
-from explorer.model.checkpoints import Checkpoint, forward_inputs, max_length  # noqa: F401  (max_length: re-exported)
-from explorer.model.heads import Head, run_head, used_new_weights
+from explorer.model.checkpoints import (TOKEN_CLASSIFICATION, Checkpoint, forward_inputs,  # noqa: F401
+                                        max_length)  # max_length: re-exported
+from explorer.model.heads import Head, is_per_token, run_head, used_new_weights
 from explorer.model.readable import readable_tokens, word_pieces
 from explorer.results import JsonResult, html_table, rounded
 from explorer.runtime import device as dev
@@ -131,9 +132,9 @@ def _prediction_json(pred: problem.Prediction):
 MAX_TEXT_CHARS = 20_000  # characters read before tokenizing (the sidebar shows the same limit)
 
 
-def encode(ck: Checkpoint, text: str, text_pair: str | None = None) -> tuple[dict, int]:
+def encode(ck: Checkpoint, text: str, text_pair: str | None = None, **options) -> tuple[dict, int]:
     """Tokenize (a pair as the tokenizer's pair encoding) with truncation; returns the encoding and
-    how many tokens were dropped."""
+    how many tokens were dropped. `options` go to the tokenizer (return_offsets_mapping, ...)."""
     if not isinstance(text, str) or not text.strip():
         raise AnalysisError("analysis_empty_text")
     pair = text_pair if isinstance(text_pair, str) and text_pair.strip() else None
@@ -141,10 +142,10 @@ def encode(ck: Checkpoint, text: str, text_pair: str | None = None) -> tuple[dic
     # 4.8 MB text once took 11 s and 450 MB.
     text, pair = text[:MAX_TEXT_CHARS], pair[:MAX_TEXT_CHARS] if pair else pair
     limit = max_length(ck)
-    enc = ck.tokenizer(text, pair, return_tensors="pt", verbose=False)
+    enc = ck.tokenizer(text, pair, return_tensors="pt", verbose=False, **options)
     full = enc["input_ids"].shape[1]
     if full > limit:  # a second pass only for long texts: the tokenizer's own truncation strategy
-        enc = ck.tokenizer(text, pair, truncation=True, max_length=limit, return_tensors="pt")
+        enc = ck.tokenizer(text, pair, truncation=True, max_length=limit, return_tensors="pt", **options)
     return dev.to(enc, ck.model.device), full - enc["input_ids"].shape[1]  # on the model's device  # what was dropped, not what should have been
 
 
@@ -207,6 +208,8 @@ def _reads(hidden: np.ndarray, pooled: np.ndarray) -> int | None:
 
 def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair: str | None = None) -> Analysis:
     """Run the encoder once and the head step by step. Read-only on the model."""
+    if ck.task == TOKEN_CLASSIFICATION or is_per_token(head):  # one row per token: token_analysis.analyze_tokens
+        raise AnalysisError("analysis_token_model", name=ck.name)
     enc, dropped = encode(ck, text, text_pair)
     with torch.inference_mode():
         out = ck.model.base_model(**encoder_inputs(enc, ck), output_attentions=True, output_hidden_states=True)
