@@ -8,13 +8,13 @@ from explorer.explain import faithfulness
 from explorer.model.analysis import AnalysisError
 from explorer.plots import attribution as attribution_plots
 from explorer.text.plain import csv_bytes
-from explorer.ui import checkpoint, current_analysis, head, selection, t
+from explorer.ui import checkpoint, current_analysis, head, selection, t, token_view
 
 st.title(t("nav.attributions"))
 st.caption(t("attributions.intro"))
 
 ss = st.session_state
-a = current_analysis()
+a = None if token_view.token_attributions() else current_analysis()  # a token classifier: one token, every label
 if a is None:
     st.stop()
 sel = selection()

@@ -12,6 +12,7 @@ import numpy as np
 from explorer.explain.attribution import Attribution, attribute
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head
+from explorer.model.token_analysis import WORD_AGGREGATIONS, Entity, TokenAnalysis
 from explorer.results import JsonResult, html_table, rounded
 
 
@@ -45,9 +46,30 @@ class LabelGrid(JsonResult):
         return html_table(rows)
 
 
-def every_label(ck: Checkpoint, head: Head, text: str, token: int, method: str = "lig", **options) -> LabelGrid:
+def every_label(ck: Checkpoint, head: Head, text: str, token: int, method: str = "lig", progress=None,
+                **options) -> LabelGrid:
     """The grid labels × tokens: for each label, the attribution of its logit (or `quantity` in options) at
-    `token` to the tokens of `text`. `options` go to attribution.attribute (quantity, baseline, ...)."""
-    rows = tuple(attribute(ck, head, text, method, target=k, target_token=token, **options)
-                 for k in range(len(ck.labels)))
+    `token` to the tokens of `text`. `options` go to attribution.attribute (quantity, baseline, ...);
+    `progress(fraction, message)` hears the whole grid, one label after another."""
+    n = len(ck.labels)
+
+    def part(k: int):  # label k's run fills the k-th n-th of the bar
+        return None if progress is None else lambda f, msg="": progress((k + f) / n, msg)
+
+    rows = tuple(attribute(ck, head, text, method, target=k, target_token=token, progress=part(k), **options)
+                 for k in range(n))
     return LabelGrid(token=token, labels=ck.labels, rows=rows)
+
+
+def entity_token(a: TokenAnalysis, entity: Entity, strategy: str) -> int:
+    """The token that stands for `entity` when its attribution is asked for: the token pipeline() reports
+    ("none"), or, for grouped entities, the entity's first word's carrier under a word strategy (the first
+    subword for first and average, the highest-scoring one for max) and else its first token."""
+    if entity.index is not None:
+        return entity.index
+    for w in a.words:
+        if entity.start is not None and w.start == entity.start:
+            return w.carriers(strategy)[0] if strategy in WORD_AGGREGATIONS else w.first
+    at = entity.start or 0  # a group starting inside a word (simple): the token holding its first character
+    inside = [i for i, o in enumerate(a.offsets) if o is not None and not a.special[i] and o[0] <= at < max(o[1], o[0] + 1)]
+    return inside[0] if inside else next(i for i, sp in enumerate(a.special) if not sp)

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from explorer.plots.common import SEQUENTIAL, colorbar, figure
+from explorer.plots.common import DIVERGING, SEQUENTIAL, colorbar, figure
 from explorer.text.plain import html as escape_html
 
 # Light enough for black text on top; one per entity type, in the order the labels name the types.
@@ -84,3 +84,20 @@ def layer_readout(shown, labels, layer_logits: np.ndarray, title: str, token_axi
     return figure([heat], title, token_axis, layer_axis, height=max(260, 24 * cells.shape[0] + 160),
                   xaxis=dict(tickmode="array", tickvals=list(range(seq)), ticktext=list(shown), tickangle=-45),
                   yaxis=dict(tickmode="linear", dtick=1))
+
+
+def label_grid(shown, labels, scores: np.ndarray, token: int, title: str, token_axis: str, label_axis: str,
+               bar_title: str) -> go.Figure:
+    """Labels × tokens: each row one label's attribution at token `token` (LabelGrid.scores (labels, seq)),
+    each cell what that input token adds to the label's quantity (blue) or takes from it (red), on one
+    colour scale centred on 0 for the whole grid, so rows compare. The explained token is marked on the axis."""
+    z = np.asarray(scores, dtype=np.float64)
+    seq = z.shape[1]
+    top = float(np.abs(z).max()) or 1.0
+    ticks = [f"▶{tok}" if i == token else tok for i, tok in enumerate(shown)]
+    cells = go.Heatmap(z=z, x=list(range(seq)), y=list(labels), zmin=-top, zmax=top, zmid=0.0, colorscale=DIVERGING,
+                       colorbar=colorbar(bar_title), customdata=[list(shown)] * len(labels),
+                       hovertemplate="%{customdata} (#%{x}), %{y}: %{z:+.4f}<extra></extra>")
+    return figure([cells], title, token_axis, label_axis, height=max(260, 26 * len(labels) + 140),
+                  xaxis=dict(tickmode="array", tickvals=list(range(seq)), ticktext=ticks, tickangle=-45),
+                  yaxis=dict(type="category", autorange="reversed"))

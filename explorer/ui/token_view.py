@@ -10,7 +10,7 @@ from explorer.model.token_analysis import AGGREGATIONS, WORD_AGGREGATIONS, Token
 from explorer.plots.token_labels import entity_html, label_heatmap
 from explorer.text.errors import ExplorerError
 from explorer.text import i18n
-from explorer.ui.cache import ANALYSES, _shared_checkpoint, _shared_head
+from explorer.ui.cache import ANALYSES, checkpoint, head, memo
 from explorer.ui.render import chart, error, headers, table
 from explorer.ui.session import lang, other_is_empty, selection, sticky, t
 
@@ -20,8 +20,8 @@ def is_token_model() -> bool:
     if other_is_empty():  # current_analysis prompts for the path
         return False
     sel = selection()
-    try:
-        return _shared_checkpoint(sel.name, sel.seed).task == TOKEN_CLASSIFICATION
+    try:  # a session model (a token fine-tune) too, not only the shared ones
+        return checkpoint(sel.name, sel.seed).task == TOKEN_CLASSIFICATION
     except ExplorerError:
         return False
 
@@ -32,8 +32,7 @@ def current_token_analysis() -> TokenAnalysis | None:
     sel = selection()
     try:
         return ANALYSES.get_or_compute(("tokens", sel.name, sel.head, sel.text, sel.seed), lambda: analyze_tokens(
-            _shared_checkpoint(sel.name, sel.seed), _shared_head(sel.name, sel.head, sel.seed), sel.text,
-            strategies=AGGREGATIONS))
+            checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed), sel.text, strategies=AGGREGATIONS))
     except ExplorerError as err:
         error(err)
         return None
@@ -141,4 +140,93 @@ def token_logits() -> bool:
     chart(layer_readout(a.shown, a.labels, a.layer_logits, t("tokenhead.layers_title"), t("tokenhead.token_axis"),
                         t("tokenhead.layer_axis"), t("tokenhead.prob_axis")), "tokenhead_layers")
     st.caption(t("tokenhead.layers_help"))
+    return True
+
+
+def _token_choices(a: TokenAnalysis, strategy: str) -> dict[str, int]:
+    """What the Attributions page offers to explain, as label -> token position: each entity (as pipeline()
+    groups it under `strategy`), then every token, special tokens included."""
+    from explorer.explain.token_attribution import entity_token
+
+    found = {t("tokenhead.pick_entity", word=e.word, entity=e.label, token=a.shown[k], position=k): k
+             for e in a.entities[strategy] for k in [entity_token(a, e, strategy)]}
+    return {**found, **{t("tokenhead.pick_token", token=tok, position=i, tag=tag): i
+                        for i, (tok, tag) in enumerate(zip(a.shown, a.tags))}}
+
+
+def token_attributions() -> bool:
+    """The Attributions page on a token classifier: a token (or an entity: the token carrying its label under
+    the Pipeline page's aggregation) and a label; the chosen method explains that token's logit or
+    probability, with the completeness check, and "every label at this token" as a grid. False for a
+    sentence classifier (the page draws its own)."""
+    if not is_token_model():
+        return False
+    a = current_token_analysis()
+    if a is None:
+        return True
+    from explorer.explain import attribution as attr
+    from explorer.explain.token_attribution import every_label
+    from explorer.plots import attribution as attribution_plots
+    from explorer.plots.token_labels import label_grid
+    from explorer.ui import panels
+    from explorer.ui.render import cancelled, plain, with_progress
+
+    sel = selection()
+    strategy = st.session_state.get("tokenhead_aggregation", a.aggregation)
+    choices = _token_choices(a, strategy)
+    st.caption(t("tokenhead.attr_intro", aggregation=strategy))
+    c1, c2, c3 = st.columns([3, 2, 2])
+    picked = c1.selectbox(t("tokenhead.attr_token"), list(choices), key="attr_token_pick")
+    token = choices[picked]
+    label = c2.selectbox(t("attributions.target"), [-1, *range(len(a.labels))], key="attr_token_label",
+                         format_func=lambda k: t("tokenhead.attr_tag", label=a.tags[token]) if k < 0 else a.labels[k])
+    method = c3.selectbox(t("attributions.method"), attr.METHODS, key="attr_method",
+                          format_func=lambda m: t(f"attributions.m_{m}"))
+    c4, c5 = st.columns(2)
+    quantity = c4.radio(t("attributions.quantity"), attr.QUANTITIES, key="attr_quantity", horizontal=True,
+                        format_func=lambda q: t(f"attributions.q_{q}"))
+    baseline = c5.selectbox(t("attributions.baseline"), attr.BASELINES, key="attr_baseline",
+                            format_func=lambda b: t(f"attributions.b_{b}"), help=t("attributions.baseline_help"))
+    target = int(a.predicted[token]) if label < 0 else int(label)
+    params = (sel.name, sel.head, sel.text, sel.seed, method, token, target, quantity, baseline)
+    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed)
+    running, stop = t("attributions.running"), t("attributions.stop")
+    r = memo("attr_token", params)
+    if r is None and cancelled("attr_token", params) and not st.button(t("attributions.run"), key="attr_token_run"):
+        st.info(t("attributions.cancelled"))
+        return True
+    try:
+        r = r or memo("attr_token", params, lambda: with_progress("attr_token", params, lambda p: attr.attribute(
+            ck, hd, sel.text, method, target, quantity, baseline, target_token=token, progress=p), running, stop))
+    except (attr.AttributionError, ExplorerError) as err:
+        error(err)
+        return True
+    st.caption(t("tokenhead.attr_explains", label=plain(r.target_label), token=a.shown[token], position=token,
+                 quantity=t(f"attributions.q_{r.quantity}"), seconds=r.seconds))
+    panels.completeness(r)
+    signed = r.method != "saliency"
+    legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
+    st.html(attribution_plots.highlight_html(r.shown, r.scores, legend=legend))
+    chart(attribution_plots.sorted_bars(r.shown, r.scores, t("attributions.bars_title", label=r.target_label),
+                                        t("attributions.score_axis"), t("attributions.level_token"), signed=signed),
+          "attr_token_bars")
+    st.subheader(t("tokenhead.grid_title"))
+    st.caption(t("tokenhead.grid_intro", n=len(a.labels)))
+    grid_key = (sel.name, sel.head, sel.text, sel.seed, method, token, quantity, baseline)
+    grid = memo("attr_grid", grid_key)
+    if grid is None and st.button(t("tokenhead.grid_run", n=len(a.labels)), key="attr_grid_run"):
+        try:
+            grid = memo("attr_grid", grid_key, lambda: with_progress("attr_grid", grid_key, lambda p: every_label(
+                ck, hd, sel.text, token, method, progress=p, quantity=quantity, baseline=baseline), running, stop))
+        except (attr.AttributionError, ExplorerError) as err:
+            error(err)
+            return True
+    if grid is not None:
+        chart(label_grid(grid.shown, grid.labels, grid.scores, grid.token,
+                         t("tokenhead.grid_chart", token=grid.shown[grid.token], position=grid.token),
+                         t("tokenhead.token_axis"), t("tokenhead.label_axis"), t("attributions.score_axis")),
+              "attr_token_grid")
+        worst = max((e for e in grid.errors if e is not None), default=None)
+        if worst is not None:
+            st.caption(t("tokenhead.grid_complete", error=100 * worst))
     return True
