@@ -8,6 +8,7 @@ from explorer.data.dataset import prepare, read_csv
 from explorer.text.errors import ExplorerError
 from explorer.train.finetune import Settings, check_head, check_memory, finetune, session_name
 from explorer.ui import sticky, t
+from explorer.ui.token_view import token_finetune
 
 LEARNING_RATES = [float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)] + [1.0]
 
@@ -18,6 +19,8 @@ st.caption(t("finetune.intro"))
 if ui.other_prompt():
     st.stop()
 src = ui.data_source()  # the Data page's CSV, or the demo
+if token_finetune(src):  # token data (CoNLL, tokens/tags CSV): a token head, its own flow
+    st.stop()
 st.caption(t("finetune.data", name=ui.plain(src.title()), n=len(src.labels),
              labels=ui.plain(", ".join(map(str, src.labels[:12])))))
 name, seed, head = ui.selection().name, ui.selection().seed, ui.selection().head

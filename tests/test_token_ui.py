@@ -73,3 +73,83 @@ def test_attributions_page_in_vietnamese(token_checkpoint):
     at = _attributions(token_checkpoint, lang="vi")
     assert at.selectbox(key="attr_token_pick").label == i18n.t("tokenhead.attr_token", "vi")
     assert any("Giải thích" in c.value for c in at.caption) and at.success
+
+
+def _conll(n: int = 16) -> bytes:
+    from token_model import sentences
+
+    return "\n\n".join("\n".join(f"{w} {tag}" for w, tag in zip(*s)) for s in sentences(n, seed=3)).encode() + b"\n"
+
+
+def test_finetune_page_trains_a_token_head_that_the_pipeline_page_reads(token_checkpoint):
+    from explorer.ui.session import Upload
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for key, value in {"checkpoint": "other…", "checkpoint_other": str(token_checkpoint), "text": TEXT,
+                       "data_source": "upload", "data_uploaded": Upload(_conll(), "ner.conll")}.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    at.switch_page("pages/finetune.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    captions = " ".join(c.value for c in at.caption)
+    assert "ner.conll, 7 tags" in captions and "seqeval" in captions
+    assert not any(s.key == "data_pair_column" for s in at.selectbox)  # no sentence pairs for token data
+    at.number_input(key="ft_epochs_head").set_value(4).run()
+    at.button(key="ft_start").click().run()
+    job = at.session_state["ft_job"]
+    assert job.wait(120)
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    metrics = {m.label: float(m.value) for m in at.metric}
+    assert set(metrics) == {"entity precision", "entity recall", "entity F1", "word accuracy"} or \
+        "entity F1" in metrics, metrics
+    assert metrics["entity F1"] == pytest.approx(job.result.metrics["f1"], abs=1e-3)
+    assert at.session_state["ft_registered"] == job.name
+    # the new model, picked in the sidebar, is a token classifier on every page
+    at.session_state["checkpoint"] = job.name
+    at.switch_page("pages/home.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "data-legend=\"PER\"" in " ".join(h.proto.body for h in at.get("html"))
+    at.switch_page("pages/logits.py").run()
+    assert not at.exception and not at.error and len(at.get("plotly_chart")) == 2
+
+
+def test_data_page_checks_token_data_against_a_token_checkpoint(token_checkpoint):
+    from explorer.ui.session import Upload
+    from token_model import TAGS
+
+    swap = {"B-PER": "B-LOC", "B-LOC": "B-PER", "I-PER": "I-LOC", "I-LOC": "I-PER"}  # PER and LOC swapped
+    raw = _conll(24).decode()
+    permuted = "\n".join(" ".join([ln.split()[0], swap.get(ln.split()[1], ln.split()[1])]) if ln.strip() else ""
+                         for ln in raw.splitlines()).encode() + b"\n"
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for key, value in {"checkpoint": "other…", "checkpoint_other": str(token_checkpoint),
+                       "data_source": "upload", "data_uploaded": Upload(permuted, "swapped.conll")}.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    before, after = (float(metrics[k].rstrip("%")) for k in ("Agreement as named", "Agreement with the best mapping"))
+    assert after == 100.0 and before < 80  # the permutation undone
+    assert "Permuted labels" in " ".join(w.value for w in at.warning)
+    mapping = at.table[0].value
+    suggested = dict(zip(mapping.iloc[:, 0], mapping.iloc[:, 1]))
+    assert suggested == {tag: swap.get(tag, tag) for tag in TAGS}
+
+
+def test_data_page_refuses_mismatched_kinds_in_one_line(token_checkpoint):
+    from explorer.ui.session import Upload
+
+    csv = b"text,label\ngood film,pos\nbad film,neg\n" * 4
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for key, value in {"checkpoint": "other…", "checkpoint_other": str(token_checkpoint),
+                       "data_source": "upload", "data_uploaded": Upload(csv, "tweets.csv")}.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception
+    (err,) = at.error  # a token classifier given sentence data
+    assert "token" in err.value and "\n" not in err.value

@@ -22,6 +22,7 @@ import pandas as pd
 import torch
 from scipy.optimize import linear_sum_assignment
 
+from explorer.data.tags import check_kind
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.problem import ProblemType, confusion_counts
 from explorer.text.errors import Message
@@ -380,6 +381,8 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
                  text_pair_column: str | None = None) -> LabelReport:
     """Everything worth knowing about a table's labels; raises DataError only for unusable columns.
     `text_pair_column`: None guesses a sentence pair from the header, "" means one text (guess_pair_columns)."""
+    if ck is not None:  # a token classifier has no one label per text to compare with: one line, not a traceback
+        check_kind(ck, token_data=False)
     text_col, label_cols, pair_col = guess_pair_columns(table.frame, text_column, label_column, text_pair_column)
     frame, cleaned = clean_label_cells(table.frame, label_cols)
     kind = label_shape(frame, label_cols)

@@ -143,7 +143,7 @@ def tag_data(raw: bytes, name: str) -> None:
     CSV reader words itself) pass through untouched."""
     from explorer.data import tags
     from explorer.ui.cache import checkpoint, memo, timed
-    from explorer.ui.session import selection
+    from explorer.ui.session import DataSource, selection, set_data_source
 
     try:
         if tags.layout(raw, name) == "csv":
@@ -151,18 +151,22 @@ def tag_data(raw: bytes, name: str) -> None:
     except ExplorerError:
         return
     sel = selection()
+    digest = hashlib.sha1(raw).hexdigest()
+    # The Fine-tune page trains a token head on it (token_view.token_finetune), whichever checkpoint is picked.
+    set_data_source(DataSource(raw, name, "", "", origin=digest))
     use_ck = st.checkbox(t("data.compare", name=plain(sel.name)), **sticky("data_compare", True))
     try:
         ck = checkpoint(sel.name, sel.seed) if use_ck else None
         with st.status(t("data.checking", name=plain(sel.name)) if use_ck else t("data.reading"),
                        expanded=False) as status:
-            key = (hashlib.sha1(raw).hexdigest(), name, sel.name if use_ck else None, sel.seed)
+            key = (digest, name, sel.name if use_ck else None, sel.seed)
             report, seconds = memo("data_tags", key, lambda: timed(lambda: tags.tag_report(
                 tags.read_tags(raw, id2label=ck.model.config.id2label if ck else None, name=name), ck)))
             status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
     except ExplorerError as err:
         error(err)
         st.stop()
+    set_data_source(DataSource(raw, name, "", "", tuple(n for n, _ in report.tags), origin=digest))
     tag_checks(report)
     st.stop()
 
@@ -314,3 +318,46 @@ def finetune_result(res, name: str) -> None:
         st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
                                                 t("finetune.predicted_axis"), t("finetune.true_axis"),
                                                 t("finetune.count")), key="ft_confusion")
+
+
+def finetune_job(names: dict[str, str], running: bool) -> None:
+    """The Fine-tune page's job below its Start button, for token data (token_view.token_finetune): its
+    place in line, then the progress and curves of `names` ({history key: legend}) redrawn every second,
+    then the result, registered once as a session model (the sidebar redrawn with it), and the downloads."""
+    import dataclasses
+
+    from explorer.ui.render import guarded
+    from explorer.ui.session import register_session_checkpoint
+
+    ss = st.session_state
+
+    @st.fragment(run_every=1.0 if running else None)
+    def live():
+        guarded(_live)  # a fragment's own reruns do not pass through app.py's guard
+
+    def _live():
+        job = ss.get("ft_job")
+        if job is None or job_queue(job):
+            return
+        hist = list(job.progress)
+        total = ss.get("ft_total") or (hist[-1]["epochs"] if hist else 1)
+        st.progress(len(hist) / total if hist else 0.0, text=t("finetune.progress", done=len(hist), total=total))
+        if hist:
+            st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),
+                                                  t("finetune.value_axis"), *kept_mark(job)), key="ft_curve")
+        if running and job.done:
+            st.rerun()  # finished: redraw the whole page with the results
+
+    live()
+    job = ss.get("ft_job")
+    if job is not None and job.done and job.error:
+        error(job.error)
+    elif job is not None and job.done and job.result is not None:
+        if ss.get("ft_registered") != job.name:
+            register_session_checkpoint(job.result.checkpoint)
+            # From here the model lives only in the bounded store, so eviction really frees it.
+            job.result = dataclasses.replace(job.result, checkpoint=None)
+            ss["ft_registered"] = job.name
+            st.rerun()
+        finetune_result(job.result, job.name)
+    model_downloads()

@@ -230,3 +230,87 @@ def token_attributions() -> bool:
         if worst is not None:
             st.caption(t("tokenhead.grid_complete", error=100 * worst))
     return True
+
+
+LEARNING_RATES = [float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)] + [1.0]  # as the page's: 1-2-5 steps
+TOKEN_METRICS = ("loss", "val_loss", "precision", "recall", "f1", "accuracy")  # finetune_tags' history keys
+
+
+def is_tag_data(src) -> bool:
+    """Is the data source (ui.DataSource) token data: a CoNLL file or a tokens/tags CSV?"""
+    from explorer.data import tags
+
+    try:
+        return tags.layout(src.bytes, src.name) != "csv"
+    except ExplorerError:
+        return False
+
+
+def token_finetune(src) -> bool:
+    """The Fine-tune page on token data (the Data page's CoNLL file or tokens/tags CSV): a token head trained
+    with finetune_tags (head mode on cached per-token features, or full mode with Trainer), with the sentence
+    page's progress, Stop, kept epoch, session model and export; seqeval's entity metrics. The model joins the
+    sidebar as a token classifier. False for sentence data (the page draws its own)."""
+    if not is_tag_data(src):
+        return False
+    from explorer.ui import panels
+    from explorer.ui.render import plain
+
+    ss = st.session_state
+    sel = selection()
+    st.caption(t("tokenhead.ft_data", name=plain(src.title()), n=len(src.labels),
+                 labels=plain(" ".join(src.labels[:16]))))
+    c1, c2, c3 = st.columns(3)
+    mode = c1.radio(t("finetune.mode"), ["head", "full"], format_func=lambda m: t(f"finetune.mode_{m}"),
+                    **sticky("ft_mode", "head"))
+    epochs = c2.number_input(t("finetune.epochs"), 1, 500, **sticky(f"ft_epochs_{mode}", 30 if mode == "head" else 3))
+    lr = c3.select_slider(t("finetune.lr"), LEARNING_RATES, format_func=lambda v: f"{v:.0e}",
+                          **sticky(f"ft_lr_{mode}", 1e-3 if mode == "head" else 5e-5))
+    c4, c5 = st.columns(2)
+    batch = c4.number_input(t("finetune.batch"), 1, 512, **sticky("ft_batch", 32))
+    max_len = c5.number_input(t("finetune.max_length"), 8, 512, **sticky("ft_max_length", 128))
+    early = st.checkbox(t("finetune.early"), help=t("finetune.early_help"), **sticky("ft_early", True))
+    st.caption(t("tokenhead.ft_head"))
+    job = ss.get("ft_job")  # an explorer.runtime.jobs.Job
+    running = job is not None and not job.done
+    settings = dict(mode=mode, head=sel.head, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
+                    max_length=int(max_len), seed=sel.seed, early_stopping=early)
+    b1, b2 = st.columns(2)
+    b1.button(t("finetune.start"), key="ft_start", on_click=_start_tags, args=(src, settings), disabled=running,
+              type="primary")
+    b2.button(t("finetune.stop"), key="ft_stop", disabled=not running, on_click=lambda: ss["ft_job"].stop())
+    if ss.get("ft_error"):
+        error(ss["ft_error"])
+    panels.finetune_job({k: t(f"finetune.metric_{k}") for k in TOKEN_METRICS}, running)
+    return True
+
+
+def _start_tags(src, options: dict) -> None:
+    """Start button: read the tags, refuse in one line what cannot run (before a slot is taken), then train
+    in the background; a sentence checkpoint's encoder gets a new token head, as the CLI does."""
+    from explorer.data import tags
+    from explorer.train.finetune import FinetuneError, Settings, check_memory, session_name
+    from explorer.train.finetune_tags import finetune_tags
+    from explorer.ui.session import start_job
+
+    ss = st.session_state
+    sel = selection()
+    try:
+        ck = checkpoint(sel.name, sel.seed)
+        names = ck.model.config.id2label if tags.is_token_classifier(ck) else None  # names numeric tags
+        data = tags.read_tags(src.bytes, id2label=names, name=src.name)
+        settings = Settings(**options)
+        if settings.head != "own":  # the one head save_pretrained writes for a token classifier
+            raise FinetuneError("finetune_own_head", native="own", head=settings.head)
+        check_memory(ck, settings, len(data.words))
+    except ExplorerError as err:
+        ss["ft_error"] = err
+        return
+    model_name = session_name()
+    new = start_job("fine-tune", model_name, lambda progress, stop: finetune_tags(
+        ck, data, settings, progress=progress, stop=stop, name=model_name))
+    if new is None:
+        ss["ft_error"] = t("safety.training_busy")
+        return
+    ss["ft_job"], ss["ft_total"] = new, settings.epochs
+    ss.pop("ft_error", None)
