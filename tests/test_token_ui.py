@@ -153,3 +153,39 @@ def test_data_page_refuses_mismatched_kinds_in_one_line(token_checkpoint):
     assert not at.exception
     (err,) = at.error  # a token classifier given sentence data
     assert "token" in err.value and "\n" not in err.value
+
+
+@pytest.mark.browser
+def test_browser_reads_every_label_at_a_token(browser, app_url, token_checkpoint):
+    from browser_plots import chart
+    from conftest import open_app, wait_idle
+
+    ck = load_checkpoint(str(token_checkpoint))
+    ctx, pg = open_app(browser, app_url)
+    try:
+        side = pg.locator("[data-testid=stSidebar]")
+        side.locator("[data-testid=stSelectbox]").filter(has_text=i18n.t("app.checkpoint", "en")).first.click()
+        pg.get_by_role("option", name=i18n.t("app.other", "en"), exact=True).click()
+        wait_idle(pg)
+        field = side.locator("[data-testid=stTextInput]").locator("input").first
+        field.fill(str(token_checkpoint))
+        field.press("Enter")
+        wait_idle(pg)
+        box = side.locator("[data-testid=stTextArea]").filter(has_text=i18n.t("app.text", "en")).locator("textarea")
+        box.first.fill(TEXT)
+        box.first.press("Control+Enter")
+        wait_idle(pg)
+        pg.locator("[data-testid=stSidebarNav] a[href$='/attribution']").first.click()
+        pg.wait_for_url("**/attribution")
+        wait_idle(pg)
+        complete = pg.locator("[data-testid=stMain] [data-testid=stAlertContentSuccess]").first.inner_text()
+        assert float(complete.split("within ")[1].rstrip("%.")) <= 1.0  # lig on the entity's token
+        pg.get_by_role("button", name=i18n.t("tokenhead.grid_run", "en", n=len(ck.labels))).click()
+        wait_idle(pg)
+        grid = chart(pg, "Every label at token #")
+        token = int(grid["title"].split("#")[1].split()[0])  # the explained token, as the title names it
+        assert grid["data"][0]["y"] == list(ck.labels)
+        want = every_label(ck, build_head(ck), TEXT, token).scores
+        np.testing.assert_allclose(_array(grid["data"][0]["z"]), want, atol=1e-4)
+    finally:
+        ctx.close()

@@ -71,5 +71,6 @@ def entity_token(a: TokenAnalysis, entity: Entity, strategy: str) -> int:
         if entity.start is not None and w.start == entity.start:
             return w.carriers(strategy)[0] if strategy in WORD_AGGREGATIONS else w.first
     at = entity.start or 0  # a group starting inside a word (simple): the token holding its first character
-    inside = [i for i, o in enumerate(a.offsets) if o is not None and not a.special[i] and o[0] <= at < max(o[1], o[0] + 1)]
+    inside = [i for i, o in enumerate(a.offsets)
+              if o is not None and not a.special[i] and o[0] <= at < max(o[1], o[0] + 1)]
     return inside[0] if inside else next(i for i, sp in enumerate(a.special) if not sp)
