@@ -120,25 +120,31 @@ def test_browser_lesson_shows_the_real_token_head(browser, app_url, token_checkp
     a = analyze_tokens(ck, build_head(ck), TEXT)
     ctx, pg = open_app(browser, app_url)
     try:
-        side = pg.locator("[data-testid=stSidebar]")
-        side.locator("[data-testid=stSelectbox]").filter(has_text=i18n.t("app.checkpoint", "en")).first.click()
-        pg.get_by_role("option", name=i18n.t("app.other", "en"), exact=True).click()
-        wait_idle(pg)
-        field = side.locator("[data-testid=stTextInput]").locator("input").first
-        field.fill(str(token_checkpoint))
-        field.press("Enter")
-        wait_idle(pg)
-        box = side.locator("[data-testid=stTextArea]").filter(has_text=i18n.t("app.text", "en")).locator("textarea")
-        box.first.fill(TEXT)
-        box.first.press("Control+Enter")
-        wait_idle(pg)
-        pg.locator("[data-testid=stSidebarNav] a[href$='/guided-lesson']").first.click()
-        pg.wait_for_url("**/guided-lesson")
-        wait_idle(pg)
+        open_token_page(pg, token_checkpoint, "guided-lesson")
         heat = chart(pg, i18n.t("tokenhead.lesson_heatmap_title", "en"))
         np.testing.assert_allclose(np.array(heat["data"][0]["z"], dtype=float), a.logits.T, atol=1e-4)
     finally:
         ctx.close()
+
+
+def open_token_page(pg, folder, path: str) -> None:
+    """In a browser on the app (English): the checkpoint at `folder` and TEXT picked in the sidebar, then the
+    page at `path` (its url_path) opened and idle."""
+    side = pg.locator("[data-testid=stSidebar]")
+    side.locator("[data-testid=stSelectbox]").filter(has_text=i18n.t("app.checkpoint", "en")).first.click()
+    pg.get_by_role("option", name=i18n.t("app.other", "en"), exact=True).click()
+    wait_idle(pg)
+    field = side.locator("[data-testid=stTextInput]").locator("input").first
+    field.fill(str(folder))
+    field.press("Enter")
+    wait_idle(pg)
+    box = side.locator("[data-testid=stTextArea]").filter(has_text=i18n.t("app.text", "en")).locator("textarea")
+    box.first.fill(TEXT)
+    box.first.press("Control+Enter")
+    wait_idle(pg)
+    pg.locator(f"[data-testid=stSidebarNav] a[href$='/{path}']").first.click()
+    pg.wait_for_url(f"**/{path}")
+    wait_idle(pg)
 
 
 def _array(v) -> np.ndarray:

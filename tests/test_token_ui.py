@@ -18,16 +18,28 @@ from explorer.model.token_analysis import analyze_tokens
 from explorer.text import i18n
 
 from conftest import ROOT
-from test_token_page import TEXT, _array
+from test_token_page import TEXT, _array, open_token_page
 
 
-def _attributions(folder, **state) -> AppTest:
+def _open(folder, page: str, upload=None, **state) -> AppTest:
+    """The app on `folder`'s checkpoint ("other…") and TEXT, `upload` ((bytes, name)) as the Data page's file,
+    switched to pages/`page`.py."""
+    from explorer.ui.session import Upload
+
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    if upload is not None:
+        state = {"data_source": "upload", "data_uploaded": Upload(*upload), **state}
     for key, value in {"checkpoint": "other…", "checkpoint_other": str(folder), "text": TEXT, **state}.items():
         at.session_state[key] = value
     at.run()
-    at.switch_page("pages/attributions.py").run()
-    assert not at.exception and not at.error, ([e.value for e in at.exception], [e.value for e in at.error])
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception
+    return at
+
+
+def _attributions(folder, **state) -> AppTest:
+    at = _open(folder, "attributions", **state)
+    assert not at.error, [e.value for e in at.error]
     return at
 
 
@@ -82,15 +94,8 @@ def _conll(n: int = 16) -> bytes:
 
 
 def test_finetune_page_trains_a_token_head_that_the_pipeline_page_reads(token_checkpoint):
-    from explorer.ui.session import Upload
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    for key, value in {"checkpoint": "other…", "checkpoint_other": str(token_checkpoint), "text": TEXT,
-                       "data_source": "upload", "data_uploaded": Upload(_conll(), "ner.conll")}.items():
-        at.session_state[key] = value
-    at.run()
-    at.switch_page("pages/data.py").run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    at = _open(token_checkpoint, "data", (_conll(), "ner.conll"))
+    assert not at.error, [e.value for e in at.error]
     at.switch_page("pages/finetune.py").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     captions = " ".join(c.value for c in at.caption)
@@ -103,8 +108,8 @@ def test_finetune_page_trains_a_token_head_that_the_pipeline_page_reads(token_ch
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     metrics = {m.label: float(m.value) for m in at.metric}
-    assert set(metrics) == {"entity precision", "entity recall", "entity F1", "word accuracy"} or \
-        "entity F1" in metrics, metrics
+    assert {"entity precision", "entity recall", "entity F1"} <= set(metrics), metrics
+    assert job.result.problem_type == "token-classification" and job.result.metrics["f1"] > 0.5
     assert metrics["entity F1"] == pytest.approx(job.result.metrics["f1"], abs=1e-3)
     assert at.session_state["ft_registered"] == job.name
     # the new model, picked in the sidebar, is a token classifier on every page
@@ -117,20 +122,14 @@ def test_finetune_page_trains_a_token_head_that_the_pipeline_page_reads(token_ch
 
 
 def test_data_page_checks_token_data_against_a_token_checkpoint(token_checkpoint):
-    from explorer.ui.session import Upload
     from token_model import TAGS
 
     swap = {"B-PER": "B-LOC", "B-LOC": "B-PER", "I-PER": "I-LOC", "I-LOC": "I-PER"}  # PER and LOC swapped
     raw = _conll(24).decode()
     permuted = "\n".join(" ".join([ln.split()[0], swap.get(ln.split()[1], ln.split()[1])]) if ln.strip() else ""
                          for ln in raw.splitlines()).encode() + b"\n"
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    for key, value in {"checkpoint": "other…", "checkpoint_other": str(token_checkpoint),
-                       "data_source": "upload", "data_uploaded": Upload(permuted, "swapped.conll")}.items():
-        at.session_state[key] = value
-    at.run()
-    at.switch_page("pages/data.py").run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    at = _open(token_checkpoint, "data", (permuted, "swapped.conll"))
+    assert not at.error, [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
     before, after = (float(metrics[k].rstrip("%")) for k in ("Agreement as named", "Agreement with the best mapping"))
     assert after == 100.0 and before < 80  # the permutation undone
@@ -141,16 +140,8 @@ def test_data_page_checks_token_data_against_a_token_checkpoint(token_checkpoint
 
 
 def test_data_page_refuses_mismatched_kinds_in_one_line(token_checkpoint):
-    from explorer.ui.session import Upload
-
     csv = b"text,label\ngood film,pos\nbad film,neg\n" * 4
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    for key, value in {"checkpoint": "other…", "checkpoint_other": str(token_checkpoint),
-                       "data_source": "upload", "data_uploaded": Upload(csv, "tweets.csv")}.items():
-        at.session_state[key] = value
-    at.run()
-    at.switch_page("pages/data.py").run()
-    assert not at.exception
+    at = _open(token_checkpoint, "data", (csv, "tweets.csv"))
     (err,) = at.error  # a token classifier given sentence data
     assert "token" in err.value and "\n" not in err.value
 
@@ -163,21 +154,7 @@ def test_browser_reads_every_label_at_a_token(browser, app_url, token_checkpoint
     ck = load_checkpoint(str(token_checkpoint))
     ctx, pg = open_app(browser, app_url)
     try:
-        side = pg.locator("[data-testid=stSidebar]")
-        side.locator("[data-testid=stSelectbox]").filter(has_text=i18n.t("app.checkpoint", "en")).first.click()
-        pg.get_by_role("option", name=i18n.t("app.other", "en"), exact=True).click()
-        wait_idle(pg)
-        field = side.locator("[data-testid=stTextInput]").locator("input").first
-        field.fill(str(token_checkpoint))
-        field.press("Enter")
-        wait_idle(pg)
-        box = side.locator("[data-testid=stTextArea]").filter(has_text=i18n.t("app.text", "en")).locator("textarea")
-        box.first.fill(TEXT)
-        box.first.press("Control+Enter")
-        wait_idle(pg)
-        pg.locator("[data-testid=stSidebarNav] a[href$='/attribution']").first.click()
-        pg.wait_for_url("**/attribution")
-        wait_idle(pg)
+        open_token_page(pg, token_checkpoint, "attribution")
         complete = pg.locator("[data-testid=stMain] [data-testid=stAlertContentSuccess]").first.inner_text()
         assert float(complete.split("within ")[1].rstrip("%.")) <= 1.0  # lig on the entity's token
         pg.get_by_role("button", name=i18n.t("tokenhead.grid_run", "en", n=len(ck.labels))).click()
