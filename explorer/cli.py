@@ -93,6 +93,8 @@ def _analyze_tokens(args, ck, head) -> int:
     target = _target(ck, args.target)
     if args.attributions is None and (target is not None or args.target_token is not None):
         raise UsageError("cli_target_needs_attributions")
+    if args.every_label and args.attributions is None:
+        raise UsageError("cli_every_label_needs_attributions")
     a = analyze_tokens(ck, head, args.text, args.aggregation or DEFAULT_AGGREGATION)
     out = a.to_dict()
     lines = [f"checkpoint: {a.checkpoint}   head: {a.head_kind}   task: {a.task}",
@@ -119,6 +121,14 @@ def _analyze_tokens(args, ck, head) -> int:
         if r.converged is False:
             lines.append(f"warning: not converged: completeness error {r.error:.2%} is above "
                          f"{r.tolerance:.0%} after {r.n_steps} steps")
+        if args.every_label:
+            from explorer.explain.token_attribution import every_label
+
+            grid = every_label(ck, head, args.text, args.target_token, args.attributions)
+            out["every_label"] = grid.to_dict()
+            lines.append(f"every label at token {args.target_token}:")
+            lines += [f"  {lab}: " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(grid.shown, row))
+                      for lab, row in zip(grid.labels, grid.scores)]
     print(json.dumps(out) if args.json else "\n".join(lines))
     return 0
 
@@ -136,9 +146,10 @@ def cmd_analyze(args) -> int:
     head = build_head(ck, args.head, seed=args.seed)
     if ck.task == TOKEN_CLASSIFICATION:
         return _analyze_tokens(args, ck, head)
-    if args.aggregation is not None or args.target_token is not None:
-        raise UsageError("cli_token_option_for_text_model", name=ck.name,
-                         option="--aggregation" if args.aggregation is not None else "--target-token")
+    token_only = [o for o, v in (("--aggregation", args.aggregation), ("--target-token", args.target_token),
+                                 ("--every-label", args.every_label or None)) if v is not None]
+    if token_only:
+        raise UsageError("cli_token_option_for_text_model", name=ck.name, option=token_only[0])
     target = _target(ck, args.target)
     if target is not None and not args.attributions:
         raise UsageError("cli_target_needs_attributions")
@@ -526,6 +537,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--target-token", type=_bounded(int, 0, 10**9),
                    help="token classifiers: the token --attributions explains, counted as `tokens` lists them "
                         "(special tokens included)")
+    a.add_argument("--every-label", action="store_true",
+                   help="token classifiers: also attribute every label at --target-token (a labels × tokens grid)")
     a.set_defaults(func=cmd_analyze)
     t = sub.add_parser("train-sentiment", help="rebuild the embedded sentiment head asset")
     t.add_argument("--epochs", type=_bounded(int, 1, 10_000), default=30)

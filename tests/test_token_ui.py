@@ -166,3 +166,20 @@ def test_browser_reads_every_label_at_a_token(browser, app_url, token_checkpoint
         np.testing.assert_allclose(_array(grid["data"][0]["z"]), want, atol=1e-4)
     finally:
         ctx.close()
+
+
+def test_cli_every_label_at_a_token(token_checkpoint, tiny_root, capsys):
+    from explorer.cli import main
+
+    ck = load_checkpoint(str(token_checkpoint))
+    code = main(["analyze", "--checkpoint", str(token_checkpoint), "--text", TEXT, "--json", "--attributions", "lig",
+                 "--target-token", "1", "--every-label"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["every_label"]["labels"] == list(ck.labels) and out["every_label"]["token"] == 1
+    np.testing.assert_allclose(out["every_label"]["scores"], every_label(ck, build_head(ck), TEXT, 1).scores, atol=1e-5)
+    assert max(out["every_label"]["errors"]) <= 0.01
+    for argv, words in ((["--checkpoint", str(tiny_root / "tiny-bert"), "--every-label"], "--every-label applies"),
+                        (["--checkpoint", str(token_checkpoint), "--every-label"], "add --attributions")):
+        assert main(["analyze", "--text", TEXT, *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert words in err and "\n" not in err
