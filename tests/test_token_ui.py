@@ -183,3 +183,13 @@ def test_cli_every_label_at_a_token(token_checkpoint, tiny_root, capsys):
         assert main(["analyze", "--text", TEXT, *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert words in err and "\n" not in err
+
+
+def test_costly_occlusion_waits_for_the_run_button(token_checkpoint, monkeypatch):
+    from explorer.explain import attribution as attr
+
+    monkeypatch.setattr(attr, "occlusion_is_costly", lambda n, window=1: True)
+    at = _attributions(token_checkpoint, attr_method="occlusion")
+    assert at.warning and not at.get("plotly_chart")  # asked first, nothing computed
+    at.button(key="attr_token_run").click().run()
+    assert not at.exception and not at.error and at.get("plotly_chart") and not at.metric  # no completeness

@@ -192,13 +192,18 @@ def token_attributions() -> bool:
     ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed)
     running, stop = t("attributions.running"), t("attributions.stop")
     r = memo("attr_token", params)
-    if r is None and cancelled("attr_token", params) and not st.button(t("attributions.run"), key="attr_token_run"):
-        st.info(t("attributions.cancelled"))
+    costly = method == "occlusion" and attr.occlusion_is_costly(len(a.tokens))
+    if costly:
+        st.warning(t("attributions.occlusion_cost", n=len(a.tokens)))
+    held = costly or cancelled("attr_token", params)  # asked first, as on a sentence head
+    if r is None and held and not st.button(t("attributions.run"), key="attr_token_run"):
+        if cancelled("attr_token", params):
+            st.info(t("attributions.cancelled"))
         return True
     try:
         r = r or memo("attr_token", params, lambda: with_progress("attr_token", params, lambda p: attr.attribute(
             ck, hd, sel.text, method, target, quantity, baseline, target_token=token, progress=p), running, stop))
-    except (attr.AttributionError, ExplorerError) as err:
+    except ExplorerError as err:
         error(err)
         return True
     st.caption(t("tokenhead.attr_explains", label=plain(r.target_label), token=a.shown[token], position=token,
@@ -218,7 +223,7 @@ def token_attributions() -> bool:
         try:
             grid = memo("attr_grid", grid_key, lambda: with_progress("attr_grid", grid_key, lambda p: every_label(
                 ck, hd, sel.text, token, method, progress=p, quantity=quantity, baseline=baseline), running, stop))
-        except (attr.AttributionError, ExplorerError) as err:
+        except ExplorerError as err:
             error(err)
             return True
     if grid is not None:
