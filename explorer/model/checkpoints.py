@@ -388,6 +388,15 @@ def max_length(ck: Checkpoint) -> int:
     return _LIMITS[model]
 
 
+def fit_length(ck: Checkpoint, n: int) -> int:
+    """`n` tokens, or the model's own limit where that is shorter: batch readers (features, the label
+    report) truncate there, as a longer max_length would index past the position table."""
+    try:
+        return min(n, max_length(ck))
+    except CheckpointError:  # no limit the model states: n as asked
+        return n
+
+
 def _specials(tokenizer) -> int:
     """How many special tokens the tokenizer adds around a sentence pair (its most)."""
     return int(tokenizer.num_special_tokens_to_add(pair=True))

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from explorer.model import pooling
-from explorer.model.checkpoints import forward_inputs
+from explorer.model.checkpoints import fit_length, forward_inputs
 from explorer.runtime import device as dev
 from explorer.runtime.budget import ByteCache
 
@@ -76,6 +76,7 @@ def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int
     last-non-pad-token state per text (per pair encoding of text and `text_pairs[i]`), in input order."""
     if ck.tokenizer.pad_token is None:  # GPT-2's tokenizer cannot pad: every row is a batch of its own
         batch_size = 1
+    max_length = fit_length(ck, max_length)
     # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
     return dev.halving_on_oom(lambda size: _features(ck, texts, size, max_length, progress, text_pairs), batch_size,
                               ck.model.device)
