@@ -11,6 +11,7 @@ from explorer.explain import attention
 from explorer.model import problem
 from explorer.model.checkpoints import Checkpoint, forward_inputs, max_length  # noqa: F401  (max_length: re-exported)
 from explorer.model.heads import Head, run_head, used_new_weights
+from explorer.model.kernel import attention_kernel
 from explorer.model.readable import readable_tokens, word_pieces
 from explorer.results import JsonResult, html_table, rounded
 from explorer.runtime import device as dev
@@ -208,7 +209,7 @@ def _reads(hidden: np.ndarray, pooled: np.ndarray) -> int | None:
 def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair: str | None = None) -> Analysis:
     """Run the encoder once and the head step by step. Read-only on the model."""
     enc, dropped = encode(ck, text, text_pair)
-    with torch.inference_mode():
+    with torch.inference_mode(), attention_kernel(ck, "eager"):  # the weights are read: eager, even inside sdpa
         out = ck.model.base_model(**encoder_inputs(enc, ck), output_attentions=True, output_hidden_states=True)
         # The head at every depth in one batched call: row l is the head applied to layer l's states
         # (0 = embeddings). The last row is the head's real input, so its steps are the analysis's.
