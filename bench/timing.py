@@ -28,3 +28,12 @@ def interleaved(fns, rounds: int) -> list[float]:
 def row(name: str, value: float, baseline: float, target: str, ok: bool, unit: str = "s") -> dict:
     return {"name": name, "value": value, "baseline": baseline, "ratio": value / baseline if baseline else float("nan"),
             "target": target, "ok": bool(ok), "unit": unit}
+
+
+def text_of_tokens(tokenizer, n: int, seed: str) -> str:
+    """`seed` repeated and cut so that the tokenizer reads exactly `n` tokens, special tokens included."""
+    specials = tokenizer.num_special_tokens_to_add()
+    ids = tokenizer(" ".join([seed] * (n // 4 + 1)), add_special_tokens=False)["input_ids"][:n - specials]
+    text = tokenizer.decode(ids)
+    assert len(tokenizer(text)["input_ids"]) == n, n
+    return text

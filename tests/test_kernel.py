@@ -10,7 +10,9 @@ import torch
 from transformers import AutoModelForSequenceClassification
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
+from explorer.data.labels import predict_logits
 from explorer.explain.attribution import attribute
+from explorer.explain.faithfulness import model_prob
 from explorer.model import kernel
 from explorer.model.analysis import analyze
 from explorer.model.checkpoints import load_checkpoint
@@ -93,7 +95,7 @@ def test_analysis_reads_weights_even_inside_an_sdpa_block(sentiment):
     np.testing.assert_array_equal(inside.logits, outside.logits)
 
 
-def test_attributions_and_features_run_sdpa_within_tolerance(sentiment, sdpa_calls):
+def test_attributions_features_and_predictions_run_sdpa_within_tolerance(sentiment, sdpa_calls):
     # The same checkpoint loaded again and kept eager: what these paths gave before the switch.
     eager = load_checkpoint("minilm-sentiment")
     eager.model.set_attn_implementation("eager")
@@ -109,10 +111,14 @@ def test_attributions_and_features_run_sdpa_within_tolerance(sentiment, sdpa_cal
         np.testing.assert_allclose(fast.scores, slow.scores, rtol=1e-4, atol=1e-5 * np.abs(slow.scores).max())
         if method == "lig":
             assert fast.n_steps == slow.n_steps and fast.error <= 0.01
-    sdpa_calls.clear()
-    feats = encoder_features(sentiment, TEXTS)
-    assert sdpa_calls
-    np.testing.assert_allclose(feats, encoder_features(eager, TEXTS), rtol=0, atol=kernel.TOLERANCE)
+    ids = [list(fast.token_ids), list(fast.token_ids[:5]) + [fast.token_ids[-1]]]
+    for name, run in (("features", lambda c, h: encoder_features(c, TEXTS)),
+                      ("label report", lambda c, h: predict_logits(c, TEXTS)),
+                      ("faithfulness", lambda c, h: model_prob(c, h, 0)(ids))):
+        sdpa_calls.clear()
+        got = run(sentiment, head)
+        assert sdpa_calls, name
+        np.testing.assert_allclose(got, run(eager, head_e), rtol=0, atol=kernel.TOLERANCE, err_msg=name)
 
 
 def test_fine_tuning_trains_under_sdpa(tiny, sdpa_calls):
