@@ -119,6 +119,6 @@ def saliency_rows(tokens: int = 256) -> list[dict]:
     agree = bool(np.allclose(attribute(ck, head, text, "saliency", target=target).scores, captum(),
                              rtol=1e-4, atol=1e-6))
     t_ours, t_captum = interleaved([lambda: attribute(ck, head, text, "saliency", target=target), captum],
-                                   rounds=15)
+                                   rounds=25)
     return [row(f"saliency at {tokens} tokens vs Captum Saliency (sdpa), same scores: {agree}", t_ours, t_captum,
                 "≤1.0× Captum", agree and t_ours <= t_captum)]

@@ -20,8 +20,10 @@ FLOW_WARN_TOKENS = 128
 def residual_matrices(att: np.ndarray) -> np.ndarray:
     """(L, H, n, n) attention (float32 or float64) -> (L, n, n) float64 head-mean + identity, rows summing to 1."""
     # The head mean accumulates in float64 straight from the weights: the same numbers as the mean of a
-    # float64 copy, without the copy (38 MB and ~20 ms at 256 tokens).
-    a = np.asarray(att).mean(axis=1, dtype=np.float64)
+    # float64 copy (numpy's mean is this sum, then the division), without the copy (38 MB, ~20 ms at 256 tokens).
+    att = np.asarray(att)
+    a = np.add.reduce(att, axis=1, dtype=np.float64)
+    a /= att.shape[1]
     a += np.eye(a.shape[-1])
     a /= a.sum(axis=-1, keepdims=True)
     return a
@@ -39,6 +41,21 @@ def rollout(att: np.ndarray) -> np.ndarray:
     for layer in range(1, a.shape[0]):
         acc = a[layer] @ acc
         out[layer] = acc
+    return out.numpy()
+
+
+def cls_rollout(att: np.ndarray, source: int = 0) -> np.ndarray:
+    """(L, H, n, n) -> (L, n) float64: row `source` of each layer's rollout, rollout(att)[:, source], without
+    the (L, n, n) products: e_sourceᵀ A_l A_(l-1) … A_0 as a row vector through the chain, L(L+1)/2
+    vector-matrix products in place of L-1 matrix products (at 256 tokens, 0.5 ms in place of ~3 ms, and no
+    (L, n, n) result). Equal to rollout's rows to float64 rounding (~1e-16: the sums in another order)."""
+    a = torch.from_numpy(residual_matrices(att))
+    out = torch.empty(a.shape[:2], dtype=a.dtype)
+    for layer in range(a.shape[0]):
+        row = a[layer, source]
+        for below in range(layer - 1, -1, -1):
+            row = row @ a[below]
+        out[layer] = row
     return out.numpy()
 
 
