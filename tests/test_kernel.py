@@ -18,18 +18,11 @@ from explorer.model.analysis import analyze
 from explorer.model.checkpoints import load_checkpoint
 from explorer.model.features import encoder_features
 from explorer.model.heads import build_head
-from tests.tiny_archs import ARCHS, save
+from tests.test_archs import arch_root, archs  # noqa: F401  (fixtures: every architecture, saved and loaded)
+from tests.tiny_archs import ARCHS
 
 TEXTS = ["The quick brown fox jumps over the lazy dog.", "Fine."]  # ragged: the padded row needs its mask
 REAL = "The battery lasts all day, but the charger gets far too hot after an hour of use."
-
-
-@pytest.fixture(scope="module")
-def arch_root(tiny_root):
-    root = tiny_root / "kernel-archs"
-    for a in ARCHS:
-        save(a, root)
-    return root
 
 
 @pytest.fixture
@@ -55,9 +48,8 @@ def _logits(model, enc, kernel_name: str | None = None) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_each_kernel_is_hf_s_own(arch_root, arch):
-    folder = str(arch_root / f"tiny-{arch}")
-    ck = load_checkpoint(folder)
+def test_each_kernel_is_hf_s_own(arch_root, archs, arch):
+    folder, ck = str(arch_root / f"tiny-{arch}"), archs[arch]
     rows = TEXTS if ck.model.config.pad_token_id is not None else TEXTS[:1]  # GPT-2 pads nothing
     enc = ck.tokenizer(rows, padding=True, return_tensors="pt")
     hf_eager = AutoModelForSequenceClassification.from_pretrained(folder, attn_implementation="eager").eval()
