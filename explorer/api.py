@@ -57,8 +57,9 @@ def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None
               text_pair: str | None = None, seed: int = DEFAULT_SEED, **options) -> Attribution:
     """Token attributions for the `target` label's logit (default: the predicted label), by `method`:
     "lig" (layer integrated gradients, refined until complete within 1%; "ig" is the same), "saliency",
-    "input_x_gradient" or "occlusion". `options` go to explorer.explain.attribution.attribute
-    (quantity, baseline, n_steps, window, tolerance)."""
+    "input_x_gradient", "occlusion", or the sampled "kernel_shap", "lime", "gradient_shap" (seeded, with a
+    second seed's agreement). `options` go to explorer.explain.attribution.attribute
+    (quantity, baseline, n_steps, window, tolerance, n_samples, seed)."""
     ck = _checked(ck)
     return attribution_core.attribute(ck, _head(ck, head, seed), text, method, target, text_pair=text_pair, **options)
 

@@ -10,6 +10,7 @@ from explorer.model.analysis import analyze, encoder_inputs
 from explorer.model.checkpoints import load_checkpoint
 from explorer.model.heads import build_head, run_head
 from explorer.text.errors import ExplorerError
+from explorer.data.labels import predict_logits
 from tests.tiny_archs import ARCHS, UNSUPPORTED, save
 
 TEXT = "The quick brown fox jumps over the lazy dog."
@@ -63,6 +64,15 @@ def test_padded_batch_equals_hf_logits(archs, arch):
             hidden = ck.model.base_model(**encoder_inputs(enc, ck)).last_hidden_state
             got = run_head(head, hidden, enc["attention_mask"], input_ids=enc["input_ids"])[-1][1]
             torch.testing.assert_close(got, ck.model(**enc).logits, atol=1e-5, rtol=1e-5)
+
+
+def test_label_report_predicts_without_a_pad_token(archs):
+    """GPT-2 has no pad id (HF refuses its batches): the label report's logits come one row at a time."""
+    ck = archs["gpt2"]
+    assert ck.model.config.pad_token_id is None
+    texts = [SHORT, TEXT, SHORT + " " + TEXT]
+    got = predict_logits(ck, texts, batch_size=2)
+    np.testing.assert_allclose(got, np.concatenate([_hf(ck, t).numpy() for t in texts]), atol=1e-5)
 
 
 def test_steps_come_from_the_models_code(archs):

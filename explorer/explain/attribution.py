@@ -26,6 +26,7 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients, Occlusion, Saliency
 from scipy.integrate import romb
 
+from explorer.explain import sampled
 from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
@@ -38,7 +39,7 @@ from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
 from explorer.text.errors import ExplorerError
 
-METHODS = ("lig", "saliency", "input_x_gradient", "occlusion")
+METHODS = ("lig", "saliency", "input_x_gradient", "occlusion", *sampled.METHODS)
 ALIASES = {"ig": "lig"}  # accepted names for a method; results carry the method's own name
 BASELINE_DEFINITION = ("each text token's input embedding (get_input_embeddings) replaced by the pad token's "
                        "(mask: the mask token's; zero: zeros); special tokens, positions, segments and the "
@@ -85,6 +86,7 @@ class Attribution(JsonResult):
     tolerance: float = TOLERANCE  # the completeness error asked for
     shown: tuple[str, ...] = ()  # per token: the form views show (see Analysis.shown)
     pieces: tuple[str, ...] = ()  # per token: its share of its word's decoded text (see Analysis.pieces)
+    sampling: sampled.Sampling | None = None  # sampled methods: samples, seeds, the two runs' agreement
 
     @property
     def error(self) -> float | None:
@@ -108,7 +110,8 @@ class Attribution(JsonResult):
                 "scores": rounded(self.scores), "words": list(words), "word_scores": rounded(word_scores),
                 "f_x": self.f_x, "f_baseline": self.f_baseline, "delta": self.delta, "error": self.error,
                 "converged": self.converged, "n_steps": self.n_steps, "baseline": self.baseline,
-                "baseline_definition": BASELINE_DEFINITION}
+                "baseline_definition": BASELINE_DEFINITION,
+                "sampling": None if self.sampling is None else self.sampling.to_dict()}
 
     def _repr_html_(self) -> str:
         from explorer.plots.attribution import highlight_html
@@ -234,11 +237,14 @@ def attribute(
     tolerance: float = TOLERANCE,
     progress: Progress | None = None,
     text_pair: str | None = None,
+    n_samples: int | None = None,
+    seed: int = sampled.SEED,
 ) -> Attribution:
     """Attribute the target's quantity to the tokens of `text` (truncated to the model's maximum).
 
     target: label index, default the predicted one. n_steps (lig): None refines the path
     until the completeness error is ≤ `tolerance` (see _Path). method "ig" is "lig" (see ALIASES).
+    n_samples, seed: the sampled methods' (see explorer.explain.sampled; None: the default within the caps).
     """
     method = ALIASES.get(method, method)
     if method not in METHODS:
@@ -263,13 +269,16 @@ def attribute(
     if target is not None and not 0 <= target < len(labels):
         raise AttributionError("attribution_target", target=target, n=len(labels))
     model = _Model(ck, head, target, quantity, progress, enc)
-    f_x = f_b = delta = steps = None
+    f_x = f_b = delta = steps = sampling = None
     if method in INTEGRATED:
         scores, f_x, f_b, delta, steps = _integrated(model, x, b, n_steps, tolerance)
     else:
         if model.target is None:  # the predicted label: the largest logit
             model.predict(x)
-        if method == "occlusion":
+        if method in sampled.METHODS:
+            scores, f_x, f_b, delta, steps, sampling = sampled.attribute(model, x, b, special, word_ids, method,
+                                                                         n_samples, seed)
+        elif method == "occlusion":
             scores, f_x = _occlusion(model, x, b, window)
         else:
             algo = Saliency(model) if method == "saliency" else InputXGradient(model)
@@ -283,7 +292,7 @@ def attribute(
         word_ids=word_ids, scores=np.asarray(scores, dtype=np.float64), f_x=f_x, f_baseline=f_b, delta=delta,
         n_steps=steps, window=window if method == "occlusion" else None, truncated_tokens=dropped,
         max_length=max_length(ck), seconds=time.perf_counter() - start, segments=segs, tolerance=tolerance,
-        **readable(ck, tokens, special, word_ids, segs),
+        sampling=sampling, **readable(ck, tokens, special, word_ids, segs),
     )
 
 
