@@ -19,6 +19,10 @@ A model that cannot run both the same way keeps eager and ignores the switch: on
 support sdpa (DeBERTa, MPNet), does not route attention through the interface, or whose modeling file
 decides anything else by comparing the implementation's name (GPT-2's upcast path asks for "eager" by
 name; under SWITCH it would not take it), so eager under SWITCH is exactly HF's eager everywhere.
+
+Trade-offs: the choice holds for every switched model the thread runs inside the block, not only the one
+named; a thread started inside a block (torch's DataParallel replicas) runs eager, correct but slower; and
+`output_attentions=True` inside an sdpa block returns no weights, as an sdpa model does (readers set eager).
 """
 from __future__ import annotations
 
