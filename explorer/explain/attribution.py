@@ -31,6 +31,7 @@ from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, is_per_token, run_head
+from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType
 from explorer.model.tokens import pair_boundary
 from explorer.results import JsonResult, rounded
@@ -193,7 +194,8 @@ class _Model:
     def logits(self, embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch, labels)
         n = embeds.shape[0]
         extra = {k: v.expand(n, -1) for k, v in self.extra.items()}
-        hidden = self.ck.model.base_model(inputs_embeds=embeds, **extra).last_hidden_state
+        with attention_kernel(self.ck, "sdpa"):  # no attention weights read: the fast kernel
+            hidden = self.ck.model.base_model(inputs_embeds=embeds, **extra).last_hidden_state
         mask = extra.get("attention_mask", torch.ones(embeds.shape[:2], dtype=torch.long, device=embeds.device))
         logits = run_head(self.head, hidden, mask, input_ids=self.ids.expand(n, -1))[-1][1]
         return logits if self.token is None else logits[:, self.token]  # a token head's (batch, seq, labels)
