@@ -40,6 +40,8 @@ from transformers import AttentionInterface, PreTrainedModel
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
+from explorer.text.errors import ExplorerError
+
 KERNELS = ("eager", "sdpa")
 # "sdpa" in the name: set_attn_implementation then runs transformers' own sdpa support check on the model
 # (and refuses a class without it); no "/" or ":", which would read as a hub kernel.
@@ -121,13 +123,17 @@ def kernel_of(model: PreTrainedModel) -> str:
     return _KERNEL.get() if impl == SWITCH else impl
 
 
+class KernelError(ExplorerError, ValueError):
+    """An attention kernel other than eager or sdpa was asked for (a caller's mistake, one line)."""
+
+
 @contextmanager
 def attention_kernel(ck, kernel: str) -> Iterator[str]:
     """Within this block (this thread or task only), switched models run attention with `kernel`
     ("eager": weights returned; "sdpa": none, faster). Yields the kernel `ck`'s model actually uses:
     a model without the switch keeps its own (eager as loaded). `ck`: a Checkpoint or a model."""
     if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, not {kernel!r}")
+        raise KernelError("kernel_unknown", kernel=str(kernel)[:40], choices=", ".join(KERNELS))
     token = _KERNEL.set(kernel)
     try:
         yield kernel_of(getattr(ck, "model", ck))
