@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 _log = get_logger("head_explorer")
 
 MODELS = session_models.ModelStore()  # every session's fine-tuned models, within the bounds
-# Background jobs (fine-tunes), HEAD_EXPLORER_TRAINING at once: each holds a private model copy.
+# Background jobs (fine-tunes, label audits, long attributions), HEAD_EXPLORER_TRAINING at once.
 JOBS = jobs.Jobs()
 
 
@@ -111,11 +111,11 @@ def session_zip_ready(name: str) -> Callable[[], bytes] | None:
     return read
 
 
-def start_job(kind: str, name: str, work: jobs.Work) -> jobs.Job | None:
+def start_job(kind: str, name: str, work: jobs.Work, expected_s: float | None = None) -> jobs.Job | None:
     """Run `work(progress, stop)` in the background for this session, or None when every slot is taken.
     The job stops when its tab has been disconnected for jobs.GRACE_S seconds: a closed tab's session
     lingers in Streamlit for a reconnect, so its finalizer alone could keep a core busy for minutes."""
-    return JOBS.start(_owner(), kind, name, work, alive=_session_alive())
+    return JOBS.start(_owner(), kind, name, work, alive=_session_alive(), expected_s=expected_s)
 
 
 def _session_alive() -> Callable[[], bool] | None:
