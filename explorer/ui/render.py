@@ -124,6 +124,9 @@ def run_or_queue(what: str, params: object, work: Callable[[Callable[[float, str
     (with_progress, when `start`). The result, or None when nothing ran."""
     if heavy:
         return queued(what, params, work, running, stop, start, expected_s)
+    held = st.session_state.pop(f"_job_{what}", None)
+    if held is not None:  # a heavy job for inputs since changed to light ones: nobody will read it
+        held[1].stop()
     return with_progress(what, params, work, running, stop) if start else None
 
 
