@@ -18,6 +18,7 @@ if a is None:
     st.stop()
 sel = selection()
 name, kind, text, seed = sel.name, sel.head, sel.text, sel.seed
+ck, hd = checkpoint(name, seed), head(name, kind, seed)  # here: a queued job runs outside the script thread
 want = ss.pop("attr_target_label", None)  # a labels.Target, set by the Label audit page when it opens a row here
 if want is not None:
     ss["attr_target"] = a.labels.index(want.label) if want.label in a.labels else -1
@@ -56,11 +57,10 @@ running, stop = t("attributions.running"), t("attributions.stop")
 r = ui.memo("attr", params)
 if r is None:
     run = st.button(t("attributions.run"), key="attr_run", type="primary")
-    # Past one HEAD_EXPLORER_BATCH_MB batch (lig's automatic path, occlusion on a long text) it waits for a job slot.
-    heavy = cost.attribution_is_heavy(checkpoint(name, seed).model.config, method, len(a.tokens), n_steps, window or 1)
+    heavy = cost.attribution_is_heavy(ck.model.config, method, len(a.tokens), n_steps, window or 1)  # past 1 batch
     try:
         r = ui.run_or_queue("attr", params, lambda p: attr.attribute(
-            checkpoint(name, seed), head(name, kind, seed), text, method, target_index, quantity, baseline,
+            ck, hd, text, method, target_index, quantity, baseline,
             n_steps=n_steps, window=window or 1, progress=p, text_pair=sel.text_pair), running, stop,
             start=run or (not costly and not ui.cancelled("attr", params)), heavy=heavy, expected_s=10)
     except ExplorerError as err:
@@ -102,9 +102,9 @@ faith = ui.memo("faith", faith_key)
 pressed = st.button(t("attributions.faith_run"), key="attr_faith_run")
 try:
     got = ui.run_or_queue("faith", faith_key, lambda p: faithfulness.compare_methods(
-        checkpoint(name, seed), head(name, kind, seed), text, target_index, quantity, baseline, window or 1,
-        progress=p, text_pair=sel.text_pair), running, stop, start=pressed, expected_s=30,
-        heavy=cost.comparison_is_heavy(checkpoint(name, seed).model.config, len(r.tokens), window or 1))
+        ck, hd, text, target_index, quantity, baseline, window or 1, progress=p, text_pair=sel.text_pair),
+        running, stop, start=pressed, expected_s=30,
+        heavy=cost.comparison_is_heavy(ck.model.config, len(r.tokens), window or 1))
     faith = faith if got is None else ui.memo("faith", faith_key, lambda: got)
 except ExplorerError as err:
     ui.error(err)
