@@ -56,6 +56,8 @@ def _app_edits(browser, url: str) -> float:
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = ctx.new_page()
     page.set_default_timeout(120_000)
+    page.goto(url)  # a plain `streamlit run`'s very first visitor may see "Page not found" on a deep link
+    page.wait_for_selector(IDLE)
     page.goto(url + "/attention")
     page.wait_for_selector(IDLE)
     page.wait_for_selector(".js-plotly-plot")

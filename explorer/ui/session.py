@@ -7,6 +7,7 @@ process (explorer/runtime/session_models.py); the session holds only its owner k
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import uuid
 import weakref
@@ -280,8 +281,13 @@ DATA_KEY = "data_csv"  # where the Data page leaves its DataSource
 def data_source() -> DataSource:
     """The Data page's CSV, or the demo tweets (60 per class) before the Data page has run."""
     src = st.session_state.get(DATA_KEY)
-    if src is not None:
-        return src
+    return src if src is not None else _demo_source()
+
+
+@functools.lru_cache(maxsize=1)
+def _demo_source() -> DataSource:
+    """The demo tweets, read once per process: reading them takes 0.7-1.3 s of pandas (holding the GIL), and
+    the Fine-tune and Audit pages ask on every run (in the classroom bench, every 2 s per fine-tune student)."""
     from explorer.data.dataset import demo_frame
 
     demo = demo_frame(per_class=60, seed=0)
