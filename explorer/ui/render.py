@@ -172,7 +172,11 @@ def queued(what: str, params: object, work: Callable[[Callable[[float, str], Non
         st.button(stop, key=f"{what}_stop", on_click=_cancel, args=(what, params))
         line = st.empty()
     while not job.wait(0.5):
-        stop_if_gone()
+        try:
+            stop_if_gone()
+        except BaseException:  # st.stop: the tab is gone, and nobody will read the result
+            job.stop("owner gone")
+            raise
         with line.container():  # redrawn each tick: a click on Stop or another widget ends this run here
             if not panels.job_queue(job):
                 last = job.progress[-1] if job.progress else {"frac": 0.0, "msg": running}
