@@ -156,6 +156,15 @@ def batch_rows(config, seq: int, attentions: bool = False, grad: bool = False) -
     return rows_within(row_bytes(config, max(1, seq), attentions, grad))
 
 
+def beyond_one_batch(config, seq: int, rows: int, grad_rows: int = 0) -> bool:
+    """Does work of `rows` forward rows and `grad_rows` forward+backward rows of `seq` tokens need more than one
+    HEAD_EXPLORER_BATCH_MB batch? The line between interactive work, run on a session's own thread, and heavy
+    work, which waits for a job slot (explorer/runtime/jobs.py)."""
+    seq = max(1, seq)
+    need = rows * row_bytes(config, seq) + grad_rows * row_bytes(config, seq, grad=True)
+    return need > env_int(BATCH_ENV, DEFAULT_BATCH_MB) * 2**20
+
+
 def chunks(n: int, size: int) -> list[range]:
     """range(n) in consecutive pieces of at most `size`."""
     return [range(i, min(n, i + size)) for i in range(0, n, max(1, size))]
