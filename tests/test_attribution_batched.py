@@ -164,3 +164,12 @@ def test_cli_attribute_bad_input_is_one_line_exit_2(models, tmp_path, capsys, mo
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and needle in err and err.startswith("error: ")
 
+
+
+def test_one_target_or_pair_per_text_or_one_line(models):
+    from explorer.explain.attribution import AttributionError
+
+    ck = models["bert"]
+    with pytest.raises(AttributionError, match="3 texts but 2 targets and 3 text pairs") as err:
+        attribute_many(ck, build_head(ck, "own"), TEXTS[:3], target=[0, 1])
+    assert "văn bản" in err.value.message("vi")

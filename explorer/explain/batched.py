@@ -22,8 +22,8 @@ import torch
 from captum.attr._utils.approximation_methods import approximation_parameters
 
 from explorer.explain.attribution import (
-    INTEGRATED, TOLERANCE, Attribution, Progress, _attribution, _check_target, _gradients, _Inputs, _inputs,
-    _Model, _Path, attribute, checked_method, quantity_of,
+    INTEGRATED, TOLERANCE, Attribution, AttributionError, Progress, _attribution, _check_target, _gradients,
+    _Inputs, _inputs, _Model, _Path, attribute, checked_method, quantity_of,
 )
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head
@@ -33,21 +33,11 @@ from explorer.runtime.device import halving_on_oom
 Job = tuple[int, float]  # (text, alpha): one row, the point b + alpha (x − b) of that text's path
 
 
-def attribute_many(
-    ck: Checkpoint,
-    head: Head,
-    texts: Sequence[str],
-    method: str = "lig",
-    target: int | Sequence[int | None] | None = None,
-    quantity: str = "logit",
-    baseline: str = "pad",
-    n_steps: int | None = None,
-    window: int = 1,
-    tolerance: float = TOLERANCE,
-    progress: Progress | None = None,
-    text_pairs: Sequence[str | None] | None = None,
-    batch_size: int | None = None,
-) -> list[Attribution]:
+def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str = "lig",
+                   target: int | Sequence[int | None] | None = None, quantity: str = "logit", baseline: str = "pad",
+                   n_steps: int | None = None, window: int = 1, tolerance: float = TOLERANCE,
+                   progress: Progress | None = None, text_pairs: Sequence[str | None] | None = None,
+                   batch_size: int | None = None) -> list[Attribution]:
     """`attribute` for each text (and its pair), in text order; lig's points in shared batches.
 
     target: one label for every text, one per text (None: that text's predicted label), or None.
@@ -59,7 +49,7 @@ def attribute_many(
     targets = [target] * n if target is None or isinstance(target, (int, np.integer)) else list(target)
     pairs = list(text_pairs) if text_pairs is not None else [None] * n
     if len(targets) != n or len(pairs) != n:
-        raise ValueError(f"{n} texts, {len(targets)} targets, {len(pairs)} text pairs")  # a caller's bug
+        raise AttributionError("attribution_many_lengths", n=n, targets=len(targets), pairs=len(pairs))
     for t in targets:
         _check_target(ck, t)
     if method not in INTEGRATED:
