@@ -173,3 +173,4 @@ def test_one_target_or_pair_per_text_or_one_line(models):
     with pytest.raises(AttributionError, match="3 texts but 2 targets and 3 text pairs") as err:
         attribute_many(ck, build_head(ck, "own"), TEXTS[:3], target=[0, 1])
     assert "văn bản" in err.value.message("vi")
+    assert attribute_many(ck, build_head(ck, "own"), []) == []

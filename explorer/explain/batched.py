@@ -52,6 +52,8 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
         raise AttributionError("attribution_many_lengths", n=n, targets=len(targets), pairs=len(pairs))
     for t in targets:
         _check_target(ck, t)
+    if n == 0:
+        return []
     if method not in INTEGRATED:
         return [attribute(ck, head, text, method, t, quantity, baseline, n_steps, window, tolerance,
                           _share(progress, k, n), pair) for k, (text, t, pair) in enumerate(zip(texts, targets, pairs))]
