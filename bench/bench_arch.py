@@ -17,25 +17,32 @@ from bench.timing import interleaved, row
 TEXT = "I honestly did not expect much, but the acting was wonderful and the ending made me smile."
 
 
-def _row(model_type: str, root: Path) -> dict:
-    from explorer.model.analysis import analyze, encode, encoder_inputs
-    from explorer.model.checkpoints import load_checkpoint
-    from explorer.model.heads import build_head
-    from tests.tiny_archs import save
+def against_forward(ck, text: str, analysis, what: str) -> dict:
+    """A row: `analysis()` (one analysis of `text`) against one plain model(**enc) forward, interleaved;
+    `what` names the analysis and model, the token count is added."""
+    from explorer.model.analysis import encode, encoder_inputs
 
-    ck = load_checkpoint(str(save(model_type, root)))
-    head = build_head(ck, "own")
-    enc, _ = encode(ck, TEXT)
+    enc, _ = encode(ck, text)
     inputs = encoder_inputs(enc, ck)
 
     def forward():
         with torch.inference_mode():
             ck.model(**inputs)
 
-    plain, ours = interleaved([forward, lambda: analyze(ck, head, TEXT)], rounds=40)
+    plain, ours = interleaved([forward, analysis], rounds=40)
     n = enc["input_ids"].shape[1]
-    return row(f"analyze, tiny {model_type}, {n} tokens / one model(**enc) forward", ours, plain,
-               "ratio <= 1.5", ours / plain <= 1.5)
+    return row(f"{what}, {n} tokens / one model(**enc) forward", ours, plain, "ratio <= 1.5", ours / plain <= 1.5)
+
+
+def _row(model_type: str, root: Path) -> dict:
+    from explorer.model.analysis import analyze
+    from explorer.model.checkpoints import load_checkpoint
+    from explorer.model.heads import build_head
+    from tests.tiny_archs import save
+
+    ck = load_checkpoint(str(save(model_type, root)))
+    head = build_head(ck, "own")
+    return against_forward(ck, TEXT, lambda: analyze(ck, head, TEXT), f"analyze, tiny {model_type}")
 
 
 def run() -> list[dict]:

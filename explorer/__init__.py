@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["analyze", "attribute", "attribute_many", "audit", "inspect", "load", "views"]
-_API = {"analyze", "attribute", "attribute_many", "audit", "inspect", "load"}
+__all__ = ["analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "inspect", "load", "views"]
+_API = {"analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "inspect", "load"}
 
 
 def __getattr__(name: str):

@@ -24,7 +24,8 @@ from explorer.model.heads import Head, build_head
 from explorer.results import JsonResult, html_table
 from explorer.text.errors import ExplorerError
 
-__all__ = ["AuditResult", "DataReport", "analyze", "attribute", "attribute_many", "audit", "inspect", "load"]
+__all__ = ["AuditResult", "DataReport", "analyze", "analyze_tokens", "attribute", "attribute_many", "audit",
+           "inspect", "load"]
 
 
 def load(name: str, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Checkpoint:
@@ -54,12 +55,26 @@ def analyze(ck: Checkpoint, text: str, head: str | Head = "own", text_pair: str 
     return analysis_core.analyze(ck, _head(ck, head, seed), text, flow=flow, text_pair=text_pair)
 
 
+def analyze_tokens(ck: Checkpoint, text: str, head: str | Head = "own", aggregation: str = "simple",
+                   seed: int = DEFAULT_SEED):
+    """A token classifier (`ck.task == "token-classification"`) on `text`: per-token logits, softmax and tags,
+    each token's word and character offsets, entities exactly as pipeline("token-classification",
+    aggregation_strategy=…) groups them (every strategy in `.entities`, `aggregation`'s in `.grouped()`),
+    and the head on every layer for every token. Returns explorer.model.token_analysis.TokenAnalysis."""
+    from explorer.model.token_analysis import analyze_tokens as core
+
+    ck = _checked(ck)
+    return core(ck, _head(ck, head, seed), text, aggregation)
+
+
 def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None = None, head: str | Head = "own",
               text_pair: str | None = None, seed: int = DEFAULT_SEED, **options) -> Attribution:
     """Token attributions for the `target` label's logit (default: the predicted label), by `method`:
     "lig" (layer integrated gradients, refined until complete within 1%; "ig" is the same), "saliency",
-    "input_x_gradient" or "occlusion". `options` go to explorer.explain.attribution.attribute
-    (quantity, baseline, n_steps, window, tolerance)."""
+    "input_x_gradient", "occlusion", or the sampled "kernel_shap", "lime", "gradient_shap" (seeded, with a
+    second seed's agreement). `options` go to explorer.explain.attribution.attribute
+    (quantity, baseline, n_steps, window, tolerance, n_samples, seed; target_token, required for a token
+    classifier)."""
     ck = _checked(ck)
     return attribution_core.attribute(ck, _head(ck, head, seed), text, method, target, text_pair=text_pair, **options)
 

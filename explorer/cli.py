@@ -15,7 +15,7 @@ import traceback
 import warnings
 
 
-from explorer.text.errors import ExplorerError
+from explorer.text.errors import ExplorerError, Message
 
 
 class UsageError(ExplorerError):
@@ -73,10 +73,60 @@ def _refuse_costly(costly: bool, what: str, n: int, limit: int, force: bool) -> 
         raise UsageError("cli_costly", what=what, n=n, limit=limit)
 
 
+def _target(ck, label: str | None) -> int | None:
+    """--target: a label name of the checkpoint, or its index."""
+    if label is None:
+        return None
+    if label in ck.labels:
+        return ck.labels.index(label)
+    if label.isdigit() and int(label) < len(ck.labels):
+        return int(label)
+    raise UsageError("cli_unknown_target", target=label[:40], choices=", ".join(ck.labels))
+
+
+def _analyze_tokens(args, ck, head) -> int:
+    """analyze for a token classifier: tags per token and entities as pipeline() groups them."""
+    from explorer.model.token_analysis import DEFAULT_AGGREGATION, analyze_tokens
+
+    if args.text_pair is not None or args.flow:
+        raise UsageError("cli_token_option", option="--text-pair" if args.text_pair is not None else "--flow")
+    target = _target(ck, args.target)
+    if args.attributions is None and (target is not None or args.target_token is not None):
+        raise UsageError("cli_target_needs_attributions")
+    a = analyze_tokens(ck, head, args.text, args.aggregation or DEFAULT_AGGREGATION)
+    out = a.to_dict()
+    lines = [f"checkpoint: {a.checkpoint}   head: {a.head_kind}   task: {a.task}",
+             "tokens: " + " ".join(f"{i}:{tok}/{tag}" for i, (tok, tag) in enumerate(zip(a.shown, a.tags)))]
+    if a.truncated_tokens:
+        lines.append(f"truncated: {a.truncated_tokens} tokens dropped (max {a.max_length})")
+        print(f"note: {UsageError('cli_truncated', n=a.truncated_tokens, limit=a.max_length)}", file=sys.stderr)
+    lines.append(f"entities ({a.aggregation}): " + (", ".join(
+        f"{e.word} [{e.label} {e.score:.3f} {e.start}-{e.end}]" for e in a.grouped()) or "none"))
+    if a.new_weights:
+        lines.append("warning: the head uses newly initialised (random) weights: " + ", ".join(a.new_weights))
+    if args.attributions:
+        from explorer.explain.attribution import OCCLUSION_WARN_TOKENS, attribute, occlusion_is_costly
+
+        if args.target_token is None:
+            raise UsageError("cli_needs_target_token", n=len(a.tokens), last=len(a.tokens) - 1)
+        if args.attributions == "occlusion":
+            _refuse_costly(occlusion_is_costly(len(a.tokens)), "--attributions occlusion", len(a.tokens),
+                           OCCLUSION_WARN_TOKENS, args.force)
+        r = attribute(ck, head, args.text, args.attributions, target=target, target_token=args.target_token)
+        out["attributions"] = r.to_dict()
+        lines.append(f"attributions for {r.target_label} at token {args.target_token} "
+                     f"({a.shown[args.target_token]}): " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(r.shown, r.scores)))
+        if r.converged is False:
+            lines.append(f"warning: not converged: completeness error {r.error:.2%} is above "
+                         f"{r.tolerance:.0%} after {r.n_steps} steps")
+    print(json.dumps(out) if args.json else "\n".join(lines))
+    return 0
+
+
 def cmd_analyze(args) -> int:
     from explorer.explain import attention
     from explorer.model.analysis import analyze
-    from explorer.model.checkpoints import load_checkpoint
+    from explorer.model.checkpoints import TOKEN_CLASSIFICATION, load_checkpoint
     from explorer.model.heads import build_head
 
     if not args.text or not args.text.strip():
@@ -84,6 +134,14 @@ def cmd_analyze(args) -> int:
     _quiet_transformers()
     ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
     head = build_head(ck, args.head, seed=args.seed)
+    if ck.task == TOKEN_CLASSIFICATION:
+        return _analyze_tokens(args, ck, head)
+    if args.aggregation is not None or args.target_token is not None:
+        raise UsageError("cli_token_option_for_text_model", name=ck.name,
+                         option="--aggregation" if args.aggregation is not None else "--target-token")
+    target = _target(ck, args.target)
+    if target is not None and not args.attributions:
+        raise UsageError("cli_target_needs_attributions")
     a = analyze(ck, head, args.text, text_pair=args.text_pair)
     if args.flow:
         _refuse_costly(attention.flow_is_costly(len(a.tokens)), "--flow", len(a.tokens), attention.FLOW_WARN_TOKENS,
@@ -98,12 +156,17 @@ def cmd_analyze(args) -> int:
             _refuse_costly(occlusion_is_costly(len(a.tokens)), "--attributions occlusion", len(a.tokens),
                            OCCLUSION_WARN_TOKENS, args.force)
 
-        r = attribute(ck, head, args.text, args.attributions, text_pair=args.text_pair)
+        r = attribute(ck, head, args.text, args.attributions, target=target, text_pair=args.text_pair)
         out["attributions"] = r.to_dict()
         summary += "\nattributions: " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(r.shown, r.scores))
         if r.converged is False:
             summary += (f"\nwarning: not converged: completeness error {r.error:.2%} is above "
                         f"{r.tolerance:.0%} after {r.n_steps} steps")
+        if r.sampling is not None:
+            s = r.sampling
+            rho = "n/a" if s.agreement is None else f"{s.agreement:.2f}"
+            summary += (f"\nsampled: {s.n_samples} samples, seed {s.seed}; Spearman over words against "
+                        f"seed {s.second_seed}: {rho}")
     print(json.dumps(out) if args.json else summary)
     return 0
 
@@ -157,12 +220,16 @@ def cmd_inspect_data(args) -> int:
             raise UsageError("out_csv_needs_checkpoint")
         if os.path.lexists(args.out_csv):
             raise UsageError("out_csv_exists", path=args.out_csv)
+    if _token_data(args):
+        return _inspect_tags(args)
     table = read_csv(args.csv, max_rows=args.max_rows)
     ck = None
     if args.checkpoint:
+        from explorer.data.tags import check_kind
         from explorer.model.checkpoints import load_checkpoint
 
         ck = load_checkpoint(args.checkpoint, device=args.device)
+        check_kind(ck, token_data=False)
     report = label_report(table, args.text_column, args.label_column, ck, text_pair_column=args.text_pair_column)
     found = None
     if args.label_issues:
@@ -209,6 +276,53 @@ def cmd_inspect_data(args) -> int:
     return 0
 
 
+def _token_data(args) -> bool:
+    """Token data: --tokens-column/--tags-column given, or a CoNLL file or a tokens/tags header."""
+    from explorer.data.tags import layout
+
+    return bool(args.tokens_column or args.tags_column) or layout(args.csv) != "csv"
+
+
+def _tag_data(args, ck):
+    from explorer.data.dataset import MAX_ROWS
+    from explorer.data.tags import read_tags
+
+    return read_tags(args.csv, args.tokens_column, args.tags_column,
+                     id2label=ck.model.config.id2label if ck is not None else None,
+                     max_rows=getattr(args, "max_rows", MAX_ROWS))  # finetune has no --max-rows
+
+
+def _inspect_tags(args) -> int:
+    from explorer.data.tags import check_kind, tag_report
+    from explorer.model.checkpoints import load_checkpoint
+
+    if args.label_issues or args.out_csv is not None:
+        raise UsageError("tags_sentence_option")
+    ck = load_checkpoint(args.checkpoint, device=args.device) if args.checkpoint else None
+    if ck is not None:  # before a sentence classifier's names could name numeric tags
+        check_kind(ck, token_data=True)
+    report = tag_report(_tag_data(args, ck), ck)
+    if int(os.environ.get("RANK", "0")) != 0:
+        return 0
+    if args.json:
+        print(json.dumps(report.to_json()))
+        return 0
+    cols = f"; tokens: {report.tokens_column}; tags: {report.tags_column}" if report.layout == "csv" else ""
+    print(f"{report.sentences} sentences, {report.words} words ({report.layout}{cols}); scheme: {report.scheme}")
+    for name, count in report.tags:
+        print(f"  {name:<24}{count:>8}")
+    for note in report.notes:
+        print(f"note: {note}")
+    for issue in report.issues:
+        print(f"{issue.kind}: {issue.message}")
+    if report.accuracy_before is not None:
+        print(f"word agreement with {ck.name}: {report.accuracy_before:.1%}, under the best mapping "
+              f"{report.accuracy_after:.1%}")
+    if report.suggested_mapping:
+        print("suggested mapping: " + ", ".join(f"{a} -> {b}" for a, b in report.suggested_mapping.items()))
+    return 0
+
+
 def _write_new(path: str, data: bytes) -> None:
     """Write `data` to a new file at `path`: a temporary file beside it, hard-linked into place, which
     fails if `path` appeared meanwhile. Never overwrites, never leaves half a file."""
@@ -232,22 +346,20 @@ def _write_new(path: str, data: bytes) -> None:
 
 def cmd_finetune(args) -> int:
     from explorer.data.dataset import prepare, read_csv
+    from explorer.data.tags import check_kind
     from explorer.model.checkpoints import load_checkpoint
-    from explorer.train.finetune import Settings, export, finetune
+    from explorer.train.finetune import export, finetune
 
     _quiet_transformers()
+    if _token_data(args):
+        return _finetune_tags(args)
     data = prepare(read_csv(args.csv), args.text_column, args.label_column, text_pair_column=args.text_pair_column)
     for note in data.notes:  # e.g. invisible characters removed from labels: said once, before training
         print(f"note: {note.message()}", file=sys.stderr)
-    if not args.out.strip():
-        raise UsageError("cli_out_empty")
-    out = os.path.abspath(args.out)
-    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
-        raise UsageError("out_exists", out=args.out)
+    out = _out_folder(args)
     ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
-    settings = Settings(mode=args.mode, head=args.head, epochs=args.epochs, learning_rate=args.lr,
-                        batch_size=args.batch_size, max_length=args.max_length, seed=args.seed,
-                        early_stopping=not args.no_early_stopping)
+    check_kind(ck, token_data=False)
+    settings = _settings(args)
     result = finetune(ck, data, settings, name=os.path.basename(out.rstrip(os.sep)))
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun/accelerate only one process writes
         return 0
@@ -260,6 +372,51 @@ def cmd_finetune(args) -> int:
         print(json.dumps(summary))
     else:
         print(", ".join(f"{k}: {v}" for k, v in summary.items() if k != "metrics"))
+    return 0
+
+
+def _settings(args):
+    from explorer.train.finetune import Settings
+
+    return Settings(mode=args.mode, head=args.head, epochs=args.epochs, learning_rate=args.lr,
+                    batch_size=args.batch_size, max_length=args.max_length, seed=args.seed,
+                    early_stopping=not args.no_early_stopping)
+
+
+def _out_folder(args) -> str:
+    if not args.out.strip():
+        raise UsageError("cli_out_empty")
+    out = os.path.abspath(args.out)
+    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        raise UsageError("out_exists", out=args.out)
+    return out
+
+
+def _finetune_tags(args) -> int:
+    from explorer.data.tags import is_token_classifier
+    from explorer.model.checkpoints import load_checkpoint
+    from explorer.train.finetune import export
+    from explorer.train.finetune_tags import finetune_tags
+
+    out = _out_folder(args)
+    ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
+    token_model = is_token_classifier(ck)
+    data = _tag_data(args, ck if token_model else None)
+    if not token_model:  # a sentence classifier's encoder is kept, its head is not
+        data = dataclasses.replace(data, notes=(*data.notes, Message("note_tags_new_head", name=ck.name)))
+    for note in data.notes:
+        print(f"note: {note.message()}", file=sys.stderr)
+    settings = _settings(args)
+    result = finetune_tags(ck, data, settings, name=os.path.basename(out.rstrip(os.sep)))
+    if int(os.environ.get("RANK", "0")) != 0:
+        return 0
+    export(result, out)
+    summary = {"task": result.problem_type, "f1": result.metrics["f1"], "precision": result.metrics["precision"],
+               "recall": result.metrics["recall"], "accuracy": result.metrics["accuracy"],
+               "train_seconds": round(result.train_seconds, 3), "out": out, "best_epoch": result.best_epoch,
+               "kept_by": result.kept_by, "labels": list(result.labels), "layout": data.layout,
+               "tokens_column": data.tokens_column, "tags_column": data.tags_column}
+    print(json.dumps(summary) if args.json else ", ".join(f"{k}: {v}" for k, v in summary.items()))
     return 0
 
 
@@ -358,17 +515,26 @@ def _pair_options(parser: argparse.ArgumentParser) -> None:
                        help="read one text even where the header names a pair")
 
 
+def _tag_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tokens-column", help="token data: the column of words (space-separated or a JSON list); "
+                        "found without it when named tokens/words, as is a CoNLL file (token ... tag per line)")
+    parser.add_argument("--tags-column", help="token data: the column of tags, one per word (tags, ner_tags, labels)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from explorer.data.dataset import MAX_ROWS
+    from explorer.explain.attribution import METHODS as ATTRIBUTION_METHODS
     from explorer.model.checkpoints import DEFAULT_CHECKPOINT
-    from explorer.model.heads import KINDS
+    from explorer.model.heads import ALL_KINDS, KINDS
+    from explorer.model.token_analysis import AGGREGATIONS
 
     prog = "head-explorer" if os.path.basename(sys.argv[0]) == "head-explorer" else "python -m explorer"
     p = argparse.ArgumentParser(prog=prog, description="Head Explorer command line")
     sub = p.add_subparsers(dest="command", required=True)
     a = sub.add_parser("analyze", help="run one text through a checkpoint and head")
     a.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="registry name, local folder or hub id")
-    a.add_argument("--head", default="own", choices=KINDS)
+    a.add_argument("--head", default="own", choices=ALL_KINDS,
+                   help="own, a pooling kind for a sentence classifier, linear-per-token for a token classifier")
     _device_option(a)
     a.add_argument("--text", required=True)
     a.add_argument("--text-pair", default=None, help="a second text, for sentence-pair classifiers")
@@ -376,9 +542,17 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--flow", action="store_true", help="also compute attention max-flow")
     a.add_argument("--force", action="store_true", help="compute flow or occlusion even on a long text (slow)")
     a.add_argument("--json", action="store_true", help="print one JSON object")
-    a.add_argument("--attributions", choices=("lig", "saliency", "input_x_gradient", "occlusion"),
+    a.add_argument("--attributions", choices=ATTRIBUTION_METHODS,
                    type=lambda m: "lig" if m == "ig" else m,  # "ig" is another name for lig (attribution.ALIASES)
-                   help="also attribute the predicted label's logit to the tokens (ig: the same as lig)")
+                   help="also attribute the predicted label's logit to the tokens (ig: the same as lig; "
+                        "kernel_shap, lime, gradient_shap: sampled, seed 0, with a second seed's agreement)")
+    a.add_argument("--target", help="the label (name or index) --attributions explains; default the predicted one")
+    a.add_argument("--aggregation", choices=AGGREGATIONS,
+                   help="token classifiers: how entities are grouped, as pipeline()'s aggregation_strategy "
+                        "(default simple)")
+    a.add_argument("--target-token", type=_bounded(int, 0, 10**9),
+                   help="token classifiers: the token --attributions explains, counted as `tokens` lists them "
+                        "(special tokens included)")
     a.set_defaults(func=cmd_analyze)
     r = sub.add_parser("attribute", help="attribute each row of a CSV (several rows' points share batches)")
     r.add_argument("--csv", required=True)
@@ -405,6 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--text-column")
     d.add_argument("--label-column", help="a column, or several 0/1 columns separated by commas")
     _pair_options(d)
+    _tag_options(d)
     d.add_argument("--checkpoint", help="also check the labels against this checkpoint's predictions")
     _device_option(d)
     d.add_argument("--label-issues", action="store_true",
@@ -425,6 +600,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--text-column")
     f.add_argument("--label-column")
     _pair_options(f)
+    _tag_options(f)
     f.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT)
     f.add_argument("--head", default="own", choices=KINDS)
     _device_option(f)

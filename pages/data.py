@@ -24,7 +24,7 @@ def _forget_upload() -> None:  # the user removed the file from the uploader
 source = st.radio(t("data.source"), ["demo", "upload"], horizontal=True, format_func=lambda s: t(f"data.source_{s}"),
                   **sticky("data_source", "demo"))
 if source == "upload":
-    up = st.file_uploader(t("data.upload", mb=MAX_BYTES // 2**20), type=["csv", "tsv", "txt"], key="data_upload",
+    up = st.file_uploader(t("data.upload", mb=MAX_BYTES // 2**20), type=["csv", "tsv", "txt", "conll", "iob"], key="data_upload",
                           on_change=_forget_upload)
     if up is not None:
         ss["data_uploaded"] = ui.Upload(up.getvalue(), up.name)
@@ -43,9 +43,9 @@ else:
     raw, name = demo_csv(int(per_class), permuted=permute), "demo.csv"
 
 # Fixes the user applied (merges, mappings, accepted audit suggestions) make versions of this file.
-digest = hashlib.sha1(raw).hexdigest()
-version = ui.data_version(digest)
+version = ui.data_version(digest := hashlib.sha1(raw).hexdigest())
 raw = version.bytes if version else raw
+ui.panels.tag_data(raw, name)  # token data (CoNLL, tokens/tags CSV): the tag checks, and the page stops there
 try:
     table = read_csv(raw, name=name)
 except ExplorerError as err:

@@ -7,6 +7,7 @@ from explorer.model import heads, problem
 from explorer.model.tokens import reads_line
 from explorer.text.plain import csv_bytes, markdown_code as code
 from explorer.ui import current_analysis, plain, prediction, selection, step_label, t, tn
+from explorer.ui.token_view import token_pipeline
 
 st.title(t("home.title"))
 st.caption(t("home.intro"))
@@ -14,7 +15,7 @@ st.caption(t("home.intro"))
 st.html("<style>.st-key-home_chain p, .st-key-home_chain code {white-space: pre-wrap; word-break: normal !important;"
         " overflow-wrap: anywhere !important;} .st-key-home_chain pre {padding: 0.6rem !important;}</style>")
 
-a = current_analysis()
+a = None if token_pipeline() else current_analysis()  # a token classifier: its own view, per token
 if a is not None:
     if a.truncated_tokens:
         st.warning(tn("home.truncated", a.truncated_tokens, max=a.max_length))

@@ -11,6 +11,7 @@ from explorer.text.i18n import strings
 from explorer.ui import (chart, checkpoint, confirmed, current_analysis, current_head, lang, memo, plain, selection,
                          step_label, t, table)
 from explorer.model.tokens import pair_boundary, token_rows
+from explorer.ui.token_view import token_lesson
 
 # Where each step is explored in depth.
 PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": "pages/pooled.py",
@@ -90,7 +91,7 @@ def show_step(i: int, a, presenting: bool = False) -> None:
 
 st.title(t("lesson.title"))
 st.caption(t("lesson.intro"))
-a = current_analysis()
+a = None if token_lesson() else current_analysis()  # a token classifier: step 8 with its real token head
 if a is not None:
     n = len(lesson.STEPS)
     if st.session_state.get("presenter"):

@@ -5,11 +5,12 @@ import streamlit as st
 from explorer import plots, ui
 from explorer.model import problem as P
 from explorer.ui import current_analysis, t
+from explorer.ui.token_view import token_logits
 
 st.title(t("logits.title"))
 st.caption(t("logits.intro"))
 
-a = current_analysis()
+a = None if token_logits() else current_analysis()  # a token classifier: logits per token and layer
 if a is not None:
     ss = st.session_state
     ss.setdefault("logits_temperature", 1.0)

@@ -5,6 +5,7 @@ from explorer import plots, ui
 from explorer.explain import attention
 from explorer.model.tokens import token_rows
 from explorer.ui import current_analysis, selection, t, tn
+from explorer.ui.token_view import token_table
 
 st.title(t("tokens.title"))
 st.caption(t("tokens.intro"))
@@ -12,10 +13,11 @@ st.caption(t("tokens.intro"))
 ss = st.session_state
 ss.setdefault("tokens_flow", False)
 ss.setdefault("tokens_hide_special", False)
+token_model = token_table()  # a token classifier: its tokens with their tags (no [CLS] attention views)
 c1, c2, c3, c4 = st.columns(4)
-flow = c3.toggle(t("tokens.flow_toggle"), **ui.sticky("tokens_flow"), help=t("tokens.flow_help"))
-hide = c4.toggle(t("tokens.hide_special"), **ui.sticky("tokens_hide_special"))
-a = current_analysis()
+flow = not token_model and c3.toggle(t("tokens.flow_toggle"), **ui.sticky("tokens_flow"), help=t("tokens.flow_help"))
+hide = not token_model and c4.toggle(t("tokens.hide_special"), **ui.sticky("tokens_hide_special"))
+a = None if token_model else current_analysis()
 if a is not None and flow:
     # Flow on a long text takes minutes: ask first, and remember the answer for this text.
     if not attention.flow_is_costly(len(a.tokens)) or ui.confirmed("tokens_flow", selection(), t(

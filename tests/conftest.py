@@ -62,6 +62,15 @@ def tiny(tiny_root):
 
 
 @pytest.fixture(scope="session")
+def token_checkpoint(tiny_root) -> Path:
+    """The folder (under the allowed roots) of a real NER checkpoint: BertForTokenClassification fine-tuned
+    from the embedded MiniLM with Trainer on BIO sentences, id2label tests.token_model.TAGS (about 5 s)."""
+    from tests import token_model
+
+    return token_model.train(tiny_root / "token-ner")
+
+
+@pytest.fixture(scope="session")
 def minilm():
     return load_checkpoint("minilm")
 

@@ -10,6 +10,7 @@ from explorer.model.analysis import analyze, encoder_inputs
 from explorer.model.checkpoints import load_checkpoint
 from explorer.model.heads import build_head, run_head
 from explorer.text.errors import ExplorerError
+from explorer.data.labels import predict_logits
 from tests.tiny_archs import ARCHS, UNSUPPORTED, save
 
 TEXT = "The quick brown fox jumps over the lazy dog."
@@ -63,6 +64,28 @@ def test_padded_batch_equals_hf_logits(archs, arch):
             hidden = ck.model.base_model(**encoder_inputs(enc, ck)).last_hidden_state
             got = run_head(head, hidden, enc["attention_mask"], input_ids=enc["input_ids"])[-1][1]
             torch.testing.assert_close(got, ck.model(**enc).logits, atol=1e-5, rtol=1e-5)
+
+
+def test_label_report_predicts_without_a_pad_token(archs):
+    """GPT-2 has no pad id (HF refuses its batches): the label report's logits come one row at a time."""
+    ck = archs["gpt2"]
+    assert ck.model.config.pad_token_id is None
+    texts = [SHORT, TEXT, SHORT + " " + TEXT]
+    got = predict_logits(ck, texts, batch_size=2)
+    np.testing.assert_allclose(got, np.concatenate([_hf(ck, t).numpy() for t in texts]), atol=1e-5)
+
+
+@pytest.mark.parametrize("arch", ["bert", "roberta"])
+def test_batch_readers_stop_at_the_position_table(archs, arch):
+    """A 64-position model whose tokenizer allows 512: the audit's features and the label report read
+    what fits (as max_length=64 does) instead of indexing past the position table."""
+    from explorer.model.checkpoints import max_length
+    from explorer.model.features import encoder_features
+    ck = archs[arch]
+    texts = [LONG, SHORT]
+    np.testing.assert_array_equal(encoder_features(ck, texts, max_length=128),
+                                  encoder_features(ck, texts, max_length=max_length(ck)))
+    assert predict_logits(ck, texts, max_length=128).shape == (2, len(ck.labels))
 
 
 def test_steps_come_from_the_models_code(archs):

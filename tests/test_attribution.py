@@ -135,7 +135,7 @@ def test_bad_requests_are_one_line_errors(tiny):
     ck = tiny["bert"]
     head = build_head(ck, "own")
     with pytest.raises(AttributionError, match="unknown method"):
-        attribute(ck, head, TEXT, "lime")
+        attribute(ck, head, TEXT, "deep_taylor")
     with pytest.raises(AttributionError, match="out of range"):
         attribute(ck, head, TEXT, "saliency", target=7)
 
@@ -155,7 +155,7 @@ def test_cli_attributions_contract(tiny_root, capsys, method):
 
 
 def test_cli_rejects_unknown_method(capsys):
-    assert main(["analyze", "--text", "hi", "--attributions", "lime"]) == 2
+    assert main(["analyze", "--text", "hi", "--attributions", "deep_taylor"]) == 2
     err = capsys.readouterr().err
     assert "invalid choice" in err and len(err.strip().splitlines()) == 1
     choices = build_parser()._subparsers._group_actions[0].choices["analyze"]._option_string_actions

@@ -5,6 +5,8 @@ import pytest
 
 from streamlit.testing.v1 import AppTest
 
+from explorer.explain import attribution as attr
+
 from conftest import ROOT, wait_idle
 
 SHORT = "I love this movie, the acting is wonderful!"
@@ -35,7 +37,7 @@ def test_page_shows_complete_lig_and_switches_methods():
     at.button(key="attr_faith_run").click().run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
-    assert len(table) == 4 and table.iloc[:, 1].notna().all()
+    assert len(table) == len(attr.METHODS) and table.iloc[:, 1].notna().all()
 
 
 def test_long_occlusion_waits_for_run_and_warns():

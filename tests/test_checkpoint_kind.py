@@ -1,5 +1,5 @@
 """Pickle-only folders are named and converted without running their code; checkpoints of another task
-(token classification, question answering...) are named and refused, never analysed as sentence classifiers."""
+(question answering, ...) are named and refused; token classifiers load as such, never as sentence classifiers."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,8 @@ import pytest
 import torch
 from safetensors import safe_open
 from transformers import (AutoModelForMaskedLM, AutoModelForSequenceClassification, AutoTokenizer,
-                          BertForMaskedLM, BertForSequenceClassification, BertForTokenClassification)
+                          BertForMaskedLM, BertForQuestionAnswering, BertForSequenceClassification,
+                          BertForTokenClassification)
 
 from explorer import api
 from explorer.cli import main
@@ -59,6 +60,7 @@ def root(tmp_path_factory):
     _save(BertForMaskedLM(cfg), root / "mlm-bin")
     torch.manual_seed(6)
     _save(BertForTokenClassification(cfg), root / "token", pickle=False)
+    _save(BertForQuestionAnswering(cfg), root / "qa", pickle=False)
     torch.manual_seed(7)
     _save(BertForMaskedLM(cfg), root / "mlm", pickle=False)
     (root / "seq-bin" / "training_args.bin").write_bytes(b"not copied")
@@ -217,7 +219,14 @@ def test_a_pickle_only_pretraining_head_gets_the_pickle_line(root):
         api.load(str(root / "mlm-bin"), device="cpu")
 
 
-@pytest.mark.parametrize("folder, architecture, kind", [("token", "BertForTokenClassification", "token classification")])
+def test_a_token_classifier_loads_as_one(root):
+    """Its classifier has a sentence head's shape: it must load per token, never as a sentence classifier."""
+    ck = api.load(str(root / "token"), device="cpu")
+    assert ck.task == "token-classification" and type(ck.model).__name__ == "BertForTokenClassification"
+    assert ck.new_weights == () and ck.unused_weights == ()
+
+
+@pytest.mark.parametrize("folder, architecture, kind", [("qa", "BertForQuestionAnswering", "question answering")])
 def test_other_tasks_are_named_and_refused(root, capsys, folder, architecture, kind):
     name = str(root / folder)
     with pytest.raises(CheckpointError) as err:
@@ -230,8 +239,8 @@ def test_other_tasks_are_named_and_refused(root, capsys, folder, architecture, k
 def test_app_shows_the_refusal_as_one_error(root):
     from tests.test_app import _app
 
-    at = _app(None, checkpoint="other…", checkpoint_other=str(root / "token"))
+    at = _app(None, checkpoint="other…", checkpoint_other=str(root / "qa"))
     assert [e.value for e in at.error] == [
-        f"checkpoint '{root / 'token'}': config.json names BertForTokenClassification, a token classification "
+        f"checkpoint '{root / 'qa'}': config.json names BertForQuestionAnswering, a question answering "
         "model, not a sentence classifier; Head Explorer does not analyse it"]
     assert not at.metric

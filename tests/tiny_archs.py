@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 import transformers as tf
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoModelForSequenceClassification, AutoModelForTokenClassification, AutoTokenizer
 
 from explorer.model.checkpoints import embedded_encoder_dir
 
@@ -64,12 +64,15 @@ def config(model_type: str):
                              label2id={n: i for i, n in enumerate(LABELS)}, **kwargs)
 
 
-def save(model_type: str, root: Path, seed: int = 1, tokenizer=None, name: str = "", **tokenizer_kwargs) -> Path:
+def save(model_type: str, root: Path, seed: int = 1, tokenizer=None, name: str = "", token: bool = False,
+         **tokenizer_kwargs) -> Path:
     """Build, seed and save one tiny checkpoint under root/<name or tiny-model_type>; returns its folder.
-    tokenizer: saved instead of the embedded BERT one (its ids must fit the 30522-row vocabulary)."""
-    out = root / (name or f"tiny-{model_type}")
+    tokenizer: saved instead of the embedded BERT one (its ids must fit the 30522-row vocabulary).
+    token: an `XxxForTokenClassification` (saved as tiny-token-<model_type> unless named) instead."""
+    out = root / (name or (f"tiny-token-{model_type}" if token else f"tiny-{model_type}"))
     torch.manual_seed(seed)
-    model = AutoModelForSequenceClassification.from_config(config(model_type))
+    auto = AutoModelForTokenClassification if token else AutoModelForSequenceClassification
+    model = auto.from_config(config(model_type))
     model.save_pretrained(out)
     type_ids = CONFIGS.get(model_type, (None, None, False))[2]
     names = ["input_ids", "token_type_ids", "attention_mask"] if type_ids else ["input_ids", "attention_mask"]

@@ -22,7 +22,8 @@ import pandas as pd
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from explorer.model.checkpoints import Checkpoint
+from explorer.model.checkpoints import Checkpoint, fit_length
+from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion_counts
 from explorer.text.errors import Message
 from explorer.text.plain import csv_bytes
@@ -205,11 +206,14 @@ def predict_logits(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_l
     """(n, labels) float32 logits from the checkpoint, read-only (inference mode). With `text_pairs`, each
     row is the tokenizer's pair encoding of (text, pair), as a sentence-pair classifier reads it."""
     out = []
-    with torch.inference_mode():
+    if ck.tokenizer.pad_token is None or ck.model.config.pad_token_id is None:
+        batch_size = 1  # GPT-2 cannot pad, and HF's last-token pooling refuses batches without a pad id
+    max_length = fit_length(ck, max_length)
+    with torch.inference_mode(), attention_kernel(ck, "sdpa"):  # no weights read: the fast kernel
         for i in range(0, len(texts), batch_size):
             pairs = text_pairs[i:i + batch_size] if text_pairs is not None else None
             enc = ck.tokenizer(texts[i:i + batch_size], pairs, truncation=True, max_length=max_length,
-                               padding=True, return_tensors="pt").to(ck.model.device)
+                               padding=batch_size > 1, return_tensors="pt").to(ck.model.device)
             out.append(ck.model(**enc).logits.float().cpu().numpy())
     return np.concatenate(out) if out else np.zeros((0, len(ck.labels)), np.float32)
 
@@ -278,8 +282,22 @@ def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: 
     """Confusion matrix, Hungarian mapping and before/after accuracy for single-label data (sentence
     pairs when `text_pairs` is given)."""
     ck_labels = ck.labels
-    rows = sorted_names(labels)
     pred = predict_ids(ck, texts, text_pairs=text_pairs)
+    check = agreement_mapping(labels, pred, ck_labels, renames)
+    best = check["best"]
+    # A label with no counterpart in the checkpoint (more CSV labels than it has) is an unseen label,
+    # not a disagreement on each of its rows.
+    wrong = [{"text": t, **_pair(text_pairs, i), "label": v, "expected": best[v], "predicted": ck_labels[p]}
+             for i, (t, v, p) in enumerate(zip(texts, labels, pred)) if v in best and best[v] != ck_labels[p]]
+    return {**check, "misclassified": tuple(wrong[:50])}
+
+
+def agreement_mapping(labels: list[str], pred: np.ndarray, ck_labels: tuple[str, ...],
+                      renames: dict[str, str] | None = None) -> dict:
+    """Confusion of data labels (n,) against predicted checkpoint ids (n,), the Hungarian mapping on it and
+    the agreement before (names as they are) and after (the mapping). One row per text for sentence
+    labels, one per word for tags (explorer.data.tags)."""
+    rows = sorted_names(labels)
     r_index = {n: i for i, n in enumerate(rows)}
     conf = confusion_counts([r_index[v] for v in labels], pred, len(rows), len(ck_labels))
     identity = {n: _identity_target(n, ck_labels, renames) for n in rows}
@@ -287,12 +305,8 @@ def mapping_check(texts: list[str], labels: list[str], ck: Checkpoint, renames: 
     n = max(len(labels), 1)
     before = sum(conf[r_index[a], ck_labels.index(b)] for a, b in identity.items() if b is not None) / n
     after = sum(conf[r_index[a], ck_labels.index(b)] for a, b in best.items()) / n
-    # A label with no counterpart in the checkpoint (more CSV labels than it has) is an unseen label,
-    # not a disagreement on each of its rows.
-    wrong = [{"text": t, **_pair(text_pairs, i), "label": v, "expected": best[v], "predicted": ck_labels[p]}
-             for i, (t, v, p) in enumerate(zip(texts, labels, pred)) if v in best and best[v] != ck_labels[p]]
     return {"confusion": conf, "rows": tuple(rows), "cols": ck_labels, "best": best, "identity": identity,
-            "before": float(before), "after": float(after), "misclassified": tuple(wrong[:50])}
+            "before": float(before), "after": float(after)}
 
 
 def _pair(text_pairs: list[str] | None, i: int) -> dict:

@@ -26,10 +26,12 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients, Occlusion, Saliency
 from scipy.integrate import romb
 
+from explorer.explain import sampled
 from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
-from explorer.model.heads import Head, run_head
+from explorer.model.heads import Head, is_per_token, run_head
+from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType
 from explorer.model.tokens import pair_boundary
 from explorer.results import JsonResult, rounded
@@ -37,7 +39,7 @@ from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
 from explorer.text.errors import ExplorerError
 
-METHODS = ("lig", "saliency", "input_x_gradient", "occlusion")
+METHODS = ("lig", "saliency", "input_x_gradient", "occlusion", *sampled.METHODS)
 ALIASES = {"ig": "lig"}  # accepted names for a method; results carry the method's own name
 BASELINE_DEFINITION = ("each text token's input embedding (get_input_embeddings) replaced by the pad token's "
                        "(mask: the mask token's; zero: zeros); special tokens, positions, segments and the "
@@ -84,6 +86,8 @@ class Attribution(JsonResult):
     tolerance: float = TOLERANCE  # the completeness error asked for
     shown: tuple[str, ...] = ()  # per token: the form views show (see Analysis.shown)
     pieces: tuple[str, ...] = ()  # per token: its share of its word's decoded text (see Analysis.pieces)
+    sampling: sampled.Sampling | None = None  # sampled methods: samples, seeds, the two runs' agreement
+    target_token: int | None = None  # a token classifier: the token whose logit (or probability) is explained
 
     @property
     def error(self) -> float | None:
@@ -107,7 +111,9 @@ class Attribution(JsonResult):
                 "scores": rounded(self.scores), "words": list(words), "word_scores": rounded(word_scores),
                 "f_x": self.f_x, "f_baseline": self.f_baseline, "delta": self.delta, "error": self.error,
                 "converged": self.converged, "n_steps": self.n_steps, "baseline": self.baseline,
-                "baseline_definition": BASELINE_DEFINITION}
+                "baseline_definition": BASELINE_DEFINITION,
+                "sampling": None if self.sampling is None else self.sampling.to_dict(),
+                "target_token": self.target_token}
 
     def _repr_html_(self) -> str:
         from explorer.plots.attribution import highlight_html
@@ -178,9 +184,10 @@ class _Model:
     """The differentiable path word embeddings -> encoder -> head -> quantity, plus a tick counter."""
 
     def __init__(self, ck: Checkpoint, head: Head, target: int, quantity: str, progress: Progress | None,
-                 enc: dict):
-        self.ck, self.head, self.target, self.quantity = ck, head, target, quantity
-        self.ptype = problem.problem_type(ck.model.config)
+                 enc: dict, token: int | None = None):
+        self.ck, self.head, self.target, self.quantity, self.token = ck, head, target, quantity, token
+        # A token classifier trains with cross-entropy on every token whatever config.problem_type says.
+        self.ptype = problem.problem_type(ck.model.config) if token is None else ProblemType.SINGLE
         self.progress = progress
         self.calls, self.total, self.span, self.message = 0, 1, (0.0, 1.0), ""
         self.feed(enc)
@@ -194,9 +201,11 @@ class _Model:
     def logits(self, embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch, labels)
         n = embeds.shape[0]
         extra = {k: v.expand(n, -1) for k, v in self.extra.items()}
-        hidden = self.ck.model.base_model(inputs_embeds=embeds, **extra).last_hidden_state
+        with attention_kernel(self.ck, "sdpa"):  # no attention weights read: the fast kernel
+            hidden = self.ck.model.base_model(inputs_embeds=embeds, **extra).last_hidden_state
         mask = extra.get("attention_mask", torch.ones(embeds.shape[:2], dtype=torch.long, device=embeds.device))
-        return run_head(self.head, hidden, mask, input_ids=self.ids.expand(n, -1))[-1][1]
+        logits = run_head(self.head, hidden, mask, input_ids=self.ids.expand(n, -1))[-1][1]
+        return logits if self.token is None else logits[:, self.token]  # a token head's (batch, seq, labels)
 
     def __call__(self, word_embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch,)
         logits = self.logits(word_embeds)
@@ -239,11 +248,17 @@ def attribute(
     tolerance: float = TOLERANCE,
     progress: Progress | None = None,
     text_pair: str | None = None,
+    n_samples: int | None = None,
+    seed: int = sampled.SEED,
+    target_token: int | None = None,
 ) -> Attribution:
     """Attribute the target's quantity to the tokens of `text` (truncated to the model's maximum).
 
     target: label index, default the predicted one. n_steps (lig): None refines the path
     until the completeness error is ≤ `tolerance` (see _Path). method "ig" is "lig" (see ALIASES).
+    n_samples, seed: the sampled methods' (see explorer.explain.sampled; None: the default within the caps).
+    target_token: with a per-token head (a token classifier), the position (special tokens counted) whose
+    logit or probability is explained; required there, refused elsewhere.
     """
     method = checked_method(method, baseline, quantity, n_steps)
     start = time.perf_counter()
@@ -251,14 +266,18 @@ def attribute(
     inp = _inputs(ck, text, text_pair, baseline)
     enc, x, b = inp.enc, inp.x, inp.b
     window = max(1, min(int(window), len(inp.ids)))
-    model = _Model(ck, head, target, quantity, progress, enc)
-    f_x = f_b = delta = steps = None
+    _check_target_token(head, target_token, len(inp.ids))
+    model = _Model(ck, head, target, quantity, progress, enc, target_token)
+    f_x = f_b = delta = steps = sampling = None
     if method in INTEGRATED:
         scores, f_x, f_b, delta, steps = _integrated(model, x, b, n_steps, tolerance)
     else:
         if model.target is None:  # the predicted label: the largest logit
             model.predict(x)
-        if method == "occlusion":
+        if method in sampled.METHODS:
+            scores, f_x, f_b, delta, steps, sampling = sampled.attribute(model, x, b, inp.special, inp.word_ids,
+                                                                         method, n_samples, seed)
+        elif method == "occlusion":
             scores, f_x = _occlusion(model, x, b, window)
         else:
             algo = Saliency(model) if method == "saliency" else InputXGradient(model)
@@ -267,7 +286,8 @@ def attribute(
             attr = algo.attribute(x_req, abs=True) if method == "saliency" else algo.attribute(x_req)
             scores = attr[0].sum(-1).detach().double().cpu().numpy()
     return _attribution(ck, inp, method, model.target, quantity, baseline, scores, f_x, f_b, delta, steps,
-                        window if method == "occlusion" else None, time.perf_counter() - start, tolerance)
+                        window if method == "occlusion" else None, time.perf_counter() - start, tolerance,
+                        sampling, target_token)
 
 
 def checked_method(method: str, baseline: str, quantity: str, n_steps: int | None) -> str:
@@ -316,14 +336,26 @@ def _inputs(ck: Checkpoint, text: str, text_pair: str | None, baseline: str) -> 
 
 
 def _attribution(ck: Checkpoint, inp: _Inputs, method: str, target: int, quantity: str, baseline: str, scores,
-                 f_x, f_b, delta, steps, window, seconds: float, tolerance: float) -> Attribution:
+                 f_x, f_b, delta, steps, window, seconds: float, tolerance: float,
+                 sampling: sampled.Sampling | None = None, target_token: int | None = None) -> Attribution:
     return Attribution(
         method=method, target=target, target_label=ck.labels[target], quantity=quantity, baseline=baseline,
         tokens=inp.tokens, token_ids=tuple(inp.ids), special=tuple(inp.special),
         word_ids=inp.word_ids, scores=np.asarray(scores, dtype=np.float64), f_x=f_x, f_baseline=f_b, delta=delta,
         n_steps=steps, window=window, truncated_tokens=inp.dropped, max_length=max_length(ck), seconds=seconds,
-        segments=inp.segments, tolerance=tolerance, **readable(ck, inp.tokens, inp.special, inp.word_ids, inp.segments),
+        segments=inp.segments, tolerance=tolerance, sampling=sampling, target_token=target_token,
+        **readable(ck, inp.tokens, inp.special, inp.word_ids, inp.segments),
     )
+
+
+def _check_target_token(head: Head, token: int | None, n: int) -> None:
+    """A per-token head needs the token to explain; a head with one row per text takes none."""
+    if is_per_token(head) and token is None:
+        raise AttributionError("attribution_needs_token", n=n)
+    if not is_per_token(head) and token is not None:
+        raise AttributionError("attribution_token_for_text_head")
+    if token is not None and not 0 <= token < n:
+        raise AttributionError("attribution_token_range", token=token, n=n, last=n - 1)
 
 
 def _integrated(model: _Model, x, b, n_steps, tolerance):

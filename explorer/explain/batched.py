@@ -22,8 +22,8 @@ import torch
 from captum.attr._utils.approximation_methods import approximation_parameters
 
 from explorer.explain.attribution import (
-    INTEGRATED, TOLERANCE, Attribution, AttributionError, Progress, _attribution, _check_target, _gradients,
-    _Inputs, _inputs, _Model, _Path, attribute, checked_method, quantity_of,
+    INTEGRATED, TOLERANCE, Attribution, AttributionError, Progress, _attribution, _check_target, _check_target_token,
+    _gradients,     _Inputs, _inputs, _Model, _Path, attribute, checked_method, quantity_of,
 )
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head
@@ -59,6 +59,7 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
                           _share(progress, k, n), pair) for k, (text, t, pair) in enumerate(zip(texts, targets, pairs))]
     start = time.perf_counter()
     inps = [_inputs(ck, text, pair, baseline) for text, pair in zip(texts, pairs)]
+    _check_target_token(head, None, len(inps[0].ids))  # a token classifier's head: explain one token at a time
     rows = _Rows(ck, head, quantity, inps, batch_size, progress)
     rows.predict([k for k, t in enumerate(targets) if t is None], targets)
     if n_steps:

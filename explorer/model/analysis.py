@@ -1,6 +1,7 @@
 """One analysis: text -> tokens -> encoder (run once) -> head steps -> logits -> probabilities."""
 from __future__ import annotations
 
+import functools
 import html
 from dataclasses import dataclass
 
@@ -9,8 +10,10 @@ import torch
 
 from explorer.explain import attention
 from explorer.model import problem
-from explorer.model.checkpoints import Checkpoint, forward_inputs, max_length  # noqa: F401  (max_length: re-exported)
-from explorer.model.heads import Head, run_head, used_new_weights
+from explorer.model.checkpoints import (TOKEN_CLASSIFICATION, Checkpoint, forward_inputs,  # noqa: F401
+                                        max_length)  # max_length: re-exported
+from explorer.model.heads import Head, is_per_token, run_head, used_new_weights
+from explorer.model.kernel import attention_kernel
 from explorer.model.readable import readable_tokens, word_pieces
 from explorer.results import JsonResult, html_table, rounded
 from explorer.runtime import device as dev
@@ -47,7 +50,6 @@ class Analysis(JsonResult):
     pipeline_function: str
     pipeline_scores: np.ndarray
     attentions: np.ndarray  # (layers, heads, seq, seq)
-    rollout: np.ndarray  # (layers, seq, seq)
     flow: np.ndarray | None  # (layers, seq), or None unless asked for
     new_weights: tuple[str, ...]  # newly initialised parameters this analysis uses, by HF's full name
     text_pair: str = ""  # the second text of a sentence pair ("" for one text)
@@ -79,9 +81,15 @@ class Analysis(JsonResult):
     def cls_attention(self) -> np.ndarray:  # (layers, heads, seq): what [CLS] attends to
         return self.attentions[:, :, 0, :]
 
-    @property
-    def cls_rollout(self) -> np.ndarray:  # (layers, seq)
-        return self.rollout[:, 0, :]
+    # Rollout is read on first use, not computed with the analysis: the full (layers, seq, seq) products took
+    # a sixth of a 256-token analysis, and every view reads only [CLS]'s rows. Both are kept once computed.
+    @functools.cached_property
+    def rollout(self) -> np.ndarray:  # (layers, seq, seq)
+        return attention.rollout(self.attentions)
+
+    @functools.cached_property
+    def cls_rollout(self) -> np.ndarray:  # (layers, seq): rollout[:, 0] to float64 rounding, without the full products
+        return attention.cls_rollout(self.attentions)
 
     def to_dict(self) -> dict:
         """The analysis as JSON-safe values (what `analyze --json` prints); numbers rounded to 6 digits."""
@@ -131,9 +139,9 @@ def _prediction_json(pred: problem.Prediction):
 MAX_TEXT_CHARS = 20_000  # characters read before tokenizing (the sidebar shows the same limit)
 
 
-def encode(ck: Checkpoint, text: str, text_pair: str | None = None) -> tuple[dict, int]:
+def encode(ck: Checkpoint, text: str, text_pair: str | None = None, **options) -> tuple[dict, int]:
     """Tokenize (a pair as the tokenizer's pair encoding) with truncation; returns the encoding and
-    how many tokens were dropped."""
+    how many tokens were dropped. `options` go to the tokenizer (return_offsets_mapping, ...)."""
     if not isinstance(text, str) or not text.strip():
         raise AnalysisError("analysis_empty_text")
     pair = text_pair if isinstance(text_pair, str) and text_pair.strip() else None
@@ -141,10 +149,10 @@ def encode(ck: Checkpoint, text: str, text_pair: str | None = None) -> tuple[dic
     # 4.8 MB text once took 11 s and 450 MB.
     text, pair = text[:MAX_TEXT_CHARS], pair[:MAX_TEXT_CHARS] if pair else pair
     limit = max_length(ck)
-    enc = ck.tokenizer(text, pair, return_tensors="pt", verbose=False)
+    enc = ck.tokenizer(text, pair, return_tensors="pt", verbose=False, **options)
     full = enc["input_ids"].shape[1]
     if full > limit:  # a second pass only for long texts: the tokenizer's own truncation strategy
-        enc = ck.tokenizer(text, pair, truncation=True, max_length=limit, return_tensors="pt")
+        enc = ck.tokenizer(text, pair, truncation=True, max_length=limit, return_tensors="pt", **options)
     return dev.to(enc, ck.model.device), full - enc["input_ids"].shape[1]  # on the model's device  # what was dropped, not what should have been
 
 
@@ -207,8 +215,10 @@ def _reads(hidden: np.ndarray, pooled: np.ndarray) -> int | None:
 
 def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair: str | None = None) -> Analysis:
     """Run the encoder once and the head step by step. Read-only on the model."""
+    if ck.task == TOKEN_CLASSIFICATION or is_per_token(head):  # one row per token: token_analysis.analyze_tokens
+        raise AnalysisError("analysis_token_model", name=ck.name)
     enc, dropped = encode(ck, text, text_pair)
-    with torch.inference_mode():
+    with torch.inference_mode(), attention_kernel(ck, "eager"):  # the weights are read: eager, even inside sdpa
         out = ck.model.base_model(**encoder_inputs(enc, ck), output_attentions=True, output_hidden_states=True)
         # The head at every depth in one batched call: row l is the head applied to layer l's states
         # (0 = embeddings). The last row is the head's real input, so its steps are the analysis's.
@@ -254,7 +264,6 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         pipeline_function=(rule := problem.pipeline_rule(ck.model.config)),
         pipeline_scores=problem.pipeline_scores(logits, rule),
         attentions=att,
-        rollout=attention.rollout(att),
         flow=attention.flow(att) if flow else None,
         new_weights=used_new_weights(ck, head),
         text_pair=text_pair or "",

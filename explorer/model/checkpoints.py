@@ -2,8 +2,8 @@
 
 Every load reports which weights were newly initialised, re-initialises them from a
 seed (so a whole class sees the same numbers), and returns the model in eval mode with
-eager attention (sdpa returns no attention maps). Loaded models are treated as
-read-only everywhere: callers copy before they train.
+eager attention (sdpa returns no attention maps), switched to sdpa per call where weights are not read
+(explorer/model/kernel.py). Loaded models are treated as read-only everywhere: callers copy before they train.
 """
 from __future__ import annotations
 
@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer, PreTrainedModel
+from transformers import (AutoConfig, AutoModelForSequenceClassification, AutoModelForTokenClassification, AutoTokenizer,
+                          PreTrainedModel)
+
+from explorer.model import kernel
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.resources import ASSETS  # beside the package in a checkout, inside it when installed
 from explorer.runtime.device import resolve_device
@@ -46,7 +49,7 @@ class CheckpointError(ExplorerError):
 @dataclass(frozen=True)
 class Checkpoint:
     name: str
-    model: PreTrainedModel  # eval mode, eager attention; never mutate
+    model: PreTrainedModel  # eval mode, eager attention unless a call asks for sdpa (kernel.py); never mutate
     tokenizer: object
     new_weights: tuple[str, ...]  # parameter names that were missing and freshly initialised
     source: str  # where the weights came from
@@ -60,6 +63,12 @@ class Checkpoint:
     @property
     def model_type(self) -> str:
         return self.model.config.model_type
+
+    @property
+    def task(self) -> str:
+        """pipeline()'s name for what the model does, read off its class (not its config, which a caller
+        may have overridden): TOKEN_CLASSIFICATION for a `…ForTokenClassification`, else TEXT_CLASSIFICATION."""
+        return model_task(self.model)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -165,10 +174,14 @@ def _check_numbers(cfg, name: str) -> None:
 # LMs are <Prefix>LMHeadModel (GPT2LMHeadModel, BertLMHeadModel). A bare <Prefix>Model names no head.
 _TASK_SUFFIX = re.compile(r"For([A-Z][A-Za-z]*)$")
 SEQUENCE_CLASSIFICATION = "SequenceClassification"
+TOKEN_CLASSIFICATION_CLASS = "TokenClassification"  # the class-name suffix
+# Checkpoint.task values: transformers.pipeline()'s task names.
+TEXT_CLASSIFICATION, TOKEN_CLASSIFICATION = "text-classification", "token-classification"
 # A pre-training head (bert-base-uncased is a BertForMaskedLM, gpt2 a GPT2LMHeadModel) sits on a plain encoder:
 # the usual start for fine-tuning. It loads as that encoder with a new head, and the page names both the new
-# head and the unused LM weights. Task heads (token, span, choice) are refused: their own weights would be
-# dropped, or, for a token classifier, silently read as a sentence head.
+# head and the unused LM weights. A token classifier loads as one (AutoModelForTokenClassification): its
+# `classifier` has a sentence head's shape, so it must never load as a sentence classifier. Other task heads
+# (span, choice) are refused: their own weights would be dropped.
 PRETRAINING_TASKS = frozenset({"MaskedLM", "CausalLM", "PreTraining"})
 
 
@@ -190,12 +203,25 @@ def other_task(cfg) -> tuple[str, str] | None:
     return next(((a, task) for a, task in named if task and task not in PRETRAINING_TASKS), None)
 
 
-def _check_task(cfg, name: str) -> None:
-    """A token classifier's `classifier` has the shape a sentence classifier's would, so it would load as
-    one without a word of warning (only the pooler new); every other task head but pre-training is refused
-    the same way until it has a path of its own."""
+def model_task(model: PreTrainedModel) -> str:
+    """TOKEN_CLASSIFICATION for a `…ForTokenClassification` model, else TEXT_CLASSIFICATION."""
+    token = architecture_task(type(model).__name__) == TOKEN_CLASSIFICATION_CLASS
+    return TOKEN_CLASSIFICATION if token else TEXT_CLASSIFICATION
+
+
+def _auto_class(cfg):
+    """The Auto class a config loads with: token classifiers as themselves, everything else as a
+    sentence classifier (after _check_task has refused the other tasks)."""
     found = other_task(cfg)
-    if found:
+    token = found is not None and found[1] == TOKEN_CLASSIFICATION_CLASS
+    return AutoModelForTokenClassification if token else AutoModelForSequenceClassification
+
+
+def _check_task(cfg, name: str) -> None:
+    """Span, choice and other task heads are refused until they have a path of their own: their weights
+    would be dropped and a new sentence head drawn in their place. Token classifiers load as such."""
+    found = other_task(cfg)
+    if found and found[1] != TOKEN_CLASSIFICATION_CLASS:
         architecture, task = found
         words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", task).split()
         kind = " ".join(w if w.isupper() else w.lower() for w in words)
@@ -247,7 +273,7 @@ def _check_new_weights_size(cfg, folder: Path, name: str) -> None:
     if stored is None:
         return
     with torch.device("meta"):
-        model = AutoModelForSequenceClassification.from_config(cfg, attn_implementation="eager")
+        model = _auto_class(cfg).from_config(cfg, attn_implementation="eager")
     params = list(model.parameters())  # tied weights once, as the files store them
     itemsize = max((p.element_size() for p in params), default=4)
     new_bytes = max(0, sum(p.numel() for p in params) - stored) * itemsize
@@ -274,7 +300,7 @@ def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
         if Path(path).is_dir():  # a hub id's files are sized by the hub, not by us
             _check_not_pickle_only(Path(path), name)
             _check_new_weights_size(cfg, Path(path), name)
-        model, info = AutoModelForSequenceClassification.from_pretrained(
+        model, info = _auto_class(cfg).from_pretrained(
             path,
             config=cfg,
             attn_implementation="eager",
@@ -301,6 +327,7 @@ def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
         raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err)) from None
     model.eval()
     model.requires_grad_(False)
+    kernel.install(model)  # eager by default, sdpa where a call asks (explorer/model/kernel.py); before it is shared
     return Checkpoint(name=name, model=model, tokenizer=tokenizer, new_weights=new, source=path,
                       unused_weights=tuple(sorted(info["unexpected_keys"])))
 
@@ -362,6 +389,15 @@ def max_length(ck: Checkpoint) -> int:
     if _LIMITS[model] <= 0:
         raise CheckpointError("unsupported_length", model_type=model.config.model_type)
     return _LIMITS[model]
+
+
+def fit_length(ck: Checkpoint, n: int) -> int:
+    """`n` tokens, or the model's own limit where that is shorter: batch readers (features, the label
+    report) truncate there, as a longer max_length would index past the position table."""
+    try:
+        return min(n, max_length(ck))
+    except CheckpointError:  # no limit the model states: n as asked
+        return n
 
 
 def _specials(tokenizer) -> int:

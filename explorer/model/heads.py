@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from explorer.model import own_head
-from explorer.model.checkpoints import Checkpoint, forward_inputs, max_length
+from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, forward_inputs, max_length
 from explorer.model import pooling
 from explorer.model.sampling import sample_dropout
 from explorer.text.errors import ExplorerError
@@ -54,6 +54,15 @@ HEAD_KINDS: dict[str, tuple[Step, ...]] = {
     "mean-linear": (MEAN, DROPOUT, CLASSIFIER),
 }
 KINDS = ("own",) + tuple(HEAD_KINDS)
+# A token classifier's head reads every token: no pooling step, logits (batch, seq, labels). A named kind for it
+# must keep the sequence axis, so only per-token layers make sense; HEAD_KINDS all pool (a pooler reads one
+# token, mean-linear averages them all) and give one row for the whole text, not one per token.
+EVERY_TOKEN = Step("every token", "token")
+TOKEN_HEAD_KINDS: dict[str, tuple[Step, ...]] = {
+    "linear-per-token": (EVERY_TOKEN, DROPOUT, CLASSIFIER),
+}
+ALL_KINDS = KINDS + tuple(TOKEN_HEAD_KINDS)  # what build_head and the CLI accept; each fits one task
+POOLING[EVERY_TOKEN.name] = EVERY_TOKEN.op
 
 class HeadError(ExplorerError):
     """A head cannot be built; the message is one line, meant for the user."""
@@ -138,10 +147,21 @@ def _signature(steps) -> tuple[str, ...]:
     return tuple(s.name if s.op == "activation" else s.op for s in steps)
 
 
+def kinds_for(ck: Checkpoint) -> tuple[str, ...]:
+    """The head kinds that fit the checkpoint's task: "own", then the pooling kinds for a sentence
+    classifier or the per-token kinds for a token classifier."""
+    return ("own",) + tuple(TOKEN_HEAD_KINDS if ck.task == TOKEN_CLASSIFICATION else HEAD_KINDS)
+
+
+def is_per_token(head: Head) -> bool:
+    """The head gives logits for every token (batch, seq, labels), not one row for the text."""
+    return head.steps[0].op == "token"
+
+
 def native_kind(ck: Checkpoint) -> str | None:
     """The named kind whose steps are the checkpoint's own head's, if any (bert for BERT, ...)."""
     own = derive(ck)
-    for kind, steps in HEAD_KINDS.items():
+    for kind, steps in {**HEAD_KINDS, **TOKEN_HEAD_KINDS}.items():
         if _signature(own.steps) == _signature(steps):
             return kind
     return None
@@ -155,8 +175,13 @@ def output_layer(ck: Checkpoint) -> str:
 def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
     """Make a head of `kind` for checkpoint `ck`. Never modifies the checkpoint."""
     cfg = ck.model.config
-    if kind != "own" and kind not in HEAD_KINDS:
-        raise HeadError("head_unknown_kind", kind=kind, choices=", ".join(KINDS))
+    table = {**HEAD_KINDS, **TOKEN_HEAD_KINDS}
+    if kind != "own" and kind not in table:
+        raise HeadError("head_unknown_kind", kind=kind, choices=", ".join(ALL_KINDS))
+    if kind != "own" and kind not in kinds_for(ck):
+        token = ck.task == TOKEN_CLASSIFICATION
+        raise HeadError("head_pools_for_token_model" if token else "head_per_token_for_text_model", kind=kind,
+                        name=ck.name, choices=", ".join(kinds_for(ck)))
     own = derive(ck)
     native = native_kind(ck)
     hidden = int(getattr(cfg, "hidden_size", None) or cfg.dim)
@@ -167,7 +192,7 @@ def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
     if kind == "own" or kind == native:
         slots = own_linear
         steps = tuple(Step(s.name, s.op, s.slot, "labels" if s.slot == own_linear[-1] else "hidden")
-                      for s in own.steps) if kind == "own" else HEAD_KINDS[kind]
+                      for s in own.steps) if kind == "own" else table[kind]
         if kind != "own":
             slots = [s.slot for s in steps if s.op == "linear"]
         for slot, path in zip(slots, own_linear):
@@ -175,7 +200,7 @@ def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
             if not any(n.startswith(path + ".") for n in ck.new_weights):
                 pretrained.add(slot)
     else:
-        steps = HEAD_KINDS[kind]
+        steps = table[kind]
         if own.steps[0].op == "last":  # causal encoder: token 0 has seen nothing else
             steps = tuple(LAST if s.op == "first" else s for s in steps)
         sizes = {"hidden": hidden, "labels": cfg.num_labels}
@@ -210,7 +235,8 @@ def run_head(
     generator: torch.Generator | None = None,
     input_ids: torch.Tensor | None = None,  # (batch, seq) the real ids, where last-token pooling needs them
 ) -> list[tuple[str, torch.Tensor]]:
-    """Apply the head step by step; returns [(step name, (batch, features))].
+    """Apply the head step by step; returns [(step name, (batch, features))], or for a per-token head
+    (is_per_token) [(step name, (batch, seq, features))].
 
     With `generator`, dropout is sampled functionally (mask * 1/(1-p)) so no module is
     ever put in train mode; without it, dropout is the identity, as in eval mode.
@@ -232,6 +258,8 @@ def run_head(
             x = pooling.last(x, mask, head.pad_id, input_ids)
         elif step.op == "mean":
             x = pooling.mean(x, mask)
+        elif step.op == "token":  # every token's state goes on as it is: (batch, seq, hidden)
+            pass
         elif step.op == "linear":
             layer = head.layers[step.slot]
             x = torch.nn.functional.linear(x, layer.weight, layer.bias)

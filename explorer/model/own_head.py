@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from explorer.model.replay import DROPOUTS, Call, Program, Recorder, Run, same_calls
+from explorer.model.kernel import attention_kernel
 from explorer.model.pooling import last_token, pad_id
 from explorer.model.replay import tensors as _tensors
 
@@ -51,6 +52,10 @@ class OwnStep:
     name: str
     op: str  # first | last | token | mean | pool | linear | norm | dropout | activation | output
     slot: str = ""  # module path for linear and norm steps
+
+
+# A token classifier's head has no pooling: its first step is every token's hidden state, as it is.
+TOKEN_STEP = OwnStep("every token", "token")
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,7 @@ def _trace(model: nn.Module, enc: dict) -> tuple[object, object, list[_Hook]]:
     handles = [nn.modules.module.register_module_forward_pre_hook(pre),
                nn.modules.module.register_module_forward_hook(post)]
     try:
-        with torch.no_grad():
+        with torch.no_grad(), attention_kernel(model, "eager"):  # its attentions are checked below
             out = model(**enc, output_attentions=True)
     finally:
         for h in handles:
@@ -268,25 +273,29 @@ class OwnHead:
     # ---- reading the steps off a run -----------------------------------------------------
 
     @staticmethod
-    def _pooling(calls: tuple[Call, ...]) -> int:
-        """Which call pools: the first that reads (batch, seq, hidden) and gives (batch, features)."""
+    def _pooling(calls: tuple[Call, ...], logits: torch.Tensor | None = None) -> int | None:
+        """Which call pools: the first that reads (batch, seq, hidden) and gives (batch, features). None
+        for a token classifier's head, which keeps the sequence axis to the end (`logits` (batch, seq,
+        labels)) and so has no pooling call."""
         for k, call in enumerate(calls):
             if call.read.dim() == 3 and call.outputs[0].dim() == 2:
                 return k
+        if logits is not None and logits.dim() == 3:
+            return None
         raise Unsupported("unsupported_head")
 
     def _derive(self, run: Run, hidden: torch.Tensor) -> tuple[tuple[OwnStep, ...], frozenset]:
         """(the steps, the functions whose calls are steps after the pooling one)."""
-        k = self._pooling(run.calls)
+        k = self._pooling(run.calls, run.logits)
         named, funcs = [], set()
         for i, call in enumerate(run.calls):
             step = self._classify(call)
             if step is not None:
-                if i < k and run.calls[k].func is not torch.Tensor.__getitem__:
+                if k is not None and i < k and run.calls[k].func is not torch.Tensor.__getitem__:
                     raise Unsupported("unsupported_head")  # per-token steps before a non-index pooling
                 named.append(step)
                 funcs.add(call.func)
-        pool = self._pool_step(run.calls[k], hidden)
+        pool = TOKEN_STEP if k is None else self._pool_step(run.calls[k], hidden)
         return (pool, *named), frozenset(funcs)
 
     def _classify(self, call: Call) -> OwnStep | None:
@@ -317,18 +326,20 @@ class OwnHead:
         return OwnStep("mean pool", "mean")
 
     def values(self, run: Run, hidden: torch.Tensor, check: bool = False) -> list[torch.Tensor]:
-        """The steps' values in `run` (the real code's, or a replay's), each (batch, features)."""
-        k = self._pooling(run.calls)
-        pooling = run.calls[k]
-        index = pooling.argument(1, "indices") if pooling.func is torch.Tensor.__getitem__ else None
+        """The steps' values in `run` (the real code's, or a replay's), each (batch, features); for a
+        token head each (batch, seq, features), its first the hidden states themselves."""
+        k = self._pooling(run.calls, run.logits)
+        pooling = run.calls[k] if k is not None else None
+        index = pooling.argument(1, "indices") if pooling is not None and pooling.func is torch.Tensor.__getitem__ \
+            else None
         vals = []
-        if index is not None:
-            vals.append(hidden[index])
+        if index is not None or k is None:
+            vals.append(hidden if k is None else hidden[index])
         for i, call in enumerate(run.calls):
             if call.func in self.named_funcs:
                 v = call.outputs[0]
-                vals.append(v[index] if i < k else v)
-        if index is None:  # the pooled vector is what the first step after pooling reads
+                vals.append(v[index] if k is not None and i < k else v)
+        if index is None and k is not None:  # the pooled vector is what the first step after pooling reads
             first = next(c for i, c in enumerate(run.calls) if i > k and c.func in self.named_funcs)
             vals.insert(0, first.read)
         if len(vals) != len(self.steps):

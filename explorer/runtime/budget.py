@@ -39,7 +39,10 @@ def nbytes(obj, _seen: set | None = None) -> int:
     if isinstance(obj, (str, bytes)):
         return len(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return sum(nbytes(getattr(obj, f.name), seen) for f in dataclasses.fields(obj))
+        # Its fields and whatever it has cached on itself since (a functools.cached_property's value).
+        values = vars(obj).values() if hasattr(obj, "__dict__") else \
+            (getattr(obj, f.name) for f in dataclasses.fields(obj))
+        return sum(nbytes(v, seen) for v in values)
     if isinstance(obj, dict):
         return sum(nbytes(k, seen) + nbytes(v, seen) for k, v in obj.items())
     if isinstance(obj, (tuple, list)):

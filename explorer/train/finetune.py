@@ -29,6 +29,7 @@ from explorer.model.analysis import max_length
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.features import cached_features
 from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
+from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.runtime import scratch
 from explorer.runtime.device import halving_on_oom
@@ -252,36 +253,13 @@ def kept_epoch(history, problem_type: str, early_stopping: bool = True) -> tuple
 def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), progress: Progress | None = None,
              stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a private copy of `ck` on `data`; `ck` itself is never modified."""
-    s = settings.resolved()
-    if s.mode not in MODES:
-        raise FinetuneError("finetune_unknown_mode", mode=s.mode)
-    check_head(ck, s)
-    if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
-        raise FinetuneError("finetune_not_positive")
-    limit = max_length(ck)
-    if not MIN_LENGTH <= s.max_length <= limit:
-        raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
-    check_memory(ck, s, len(data.texts))
+    s = checked(ck, settings, len(data.texts), lambda s: check_head(ck, s))
     name = name or session_name()
     train_idx, val_idx = split(data, s.val_fraction, s.seed)
     run = _train_head if s.mode == "head" else _train_full
-
-    def attempt(batch: int):  # from scratch each time: a fresh copy, the same seed
-        torch.manual_seed(s.seed)
-        work = trainable_copy(ck, data, name, s.seed)
-        return work, replace(s, batch_size=batch), run(ck, work, data, replace(s, batch_size=batch), train_idx,
-                                                       val_idx, progress, stop)
-
-    t0 = time.perf_counter()
-    # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
-    work, s, (history, best_epoch, stopped, val_logits) = halving_on_oom(attempt, s.batch_size, ck.model.device)
-    seconds = time.perf_counter() - t0
-    work.model.requires_grad_(False)
-    work.model.eval()
-    # The private tokenizer was only for the Trainer's collator. The kept model reads with the shared
-    # one (same vocabulary, state untouched), so a session model costs its weights alone (~7 MB less
-    # for BERT's) and an export carries no padding state the collator left behind.
-    work = replace(work, tokenizer=ck.tokenizer)
+    work, s, (history, best_epoch, stopped, val_logits), seconds = trained(
+        ck, s, lambda: trainable_copy(ck, data, name, s.seed),
+        lambda work, s: run(ck, work, data, s, train_idx, val_idx, progress, stop))
     n = len(work.labels)
     kept_by = kept_epoch(history, data.problem_type, s.early_stopping)[1]
     y_val = data.y[val_idx]
@@ -292,9 +270,66 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
         best_epoch=best_epoch, stopped=stopped, kept_by=kept_by)
 
 
+def checked(ck: Checkpoint, settings: Settings, rows: int,
+            check: Callable[[Settings], object] | None = None) -> Settings:
+    """`settings` resolved, or one line on why they cannot run on `ck` for `rows` rows: the mode, `check`
+    (e.g. the head), the numbers, the length, full mode's memory."""
+    s = settings.resolved()
+    if s.mode not in MODES:
+        raise FinetuneError("finetune_unknown_mode", mode=s.mode)
+    if check:
+        check(s)
+    if s.epochs < 1 or s.batch_size < 1 or s.learning_rate <= 0:
+        raise FinetuneError("finetune_not_positive")
+    limit = max_length(ck)
+    if not MIN_LENGTH <= s.max_length <= limit:
+        raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
+    check_memory(ck, s, rows)
+    return s
+
+
+def trained(ck: Checkpoint, s: Settings, make_copy: Callable[[], Checkpoint], run) -> tuple:
+    """(kept model, settings as run, run's result, seconds): `run(work, settings)` on a fresh `make_copy()`
+    from the same seed per attempt, once more with half the batch when the device runs out of memory."""
+    def attempt(batch: int):  # from scratch each time: a fresh copy, the same seed
+        torch.manual_seed(s.seed)
+        work = make_copy()
+        return work, replace(s, batch_size=batch), run(work, replace(s, batch_size=batch))
+
+    t0 = time.perf_counter()
+    # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
+    # Training reads no attention weights: sdpa, set here in the thread that trains.
+    with attention_kernel(ck, "sdpa"):
+        work, s, out = halving_on_oom(attempt, s.batch_size, ck.model.device)
+    seconds = time.perf_counter() - t0
+    work.model.requires_grad_(False)
+    work.model.eval()
+    # The private tokenizer was only for the Trainer's collator. The kept model reads with the shared
+    # one (same vocabulary, state untouched), so a session model costs its weights alone (~7 MB less
+    # for BERT's) and an export carries no padding state the collator left behind.
+    return replace(work, tokenizer=ck.tokenizer), s, out, seconds
+
+
 def _target(data: LabeledData, idx) -> torch.Tensor:
     y = torch.from_numpy(np.asarray(data.y[idx]))
     return y.long() if data.problem_type == ProblemType.SINGLE else y.float()
+
+
+def sgd_epoch(n: int, batch_size: int, gen: torch.Generator, opt, sched, device,
+              loss_of: Callable[[torch.Tensor], torch.Tensor]) -> float:
+    """One epoch over `n` rows in a random order (drawn from `gen`): per batch of row indices `b`,
+    `loss_of(b)`, then a step of `opt` and `sched`. Returns the mean loss per row."""
+    perm = torch.randperm(n, generator=gen)
+    total = 0.0
+    for i in range(0, n, batch_size):
+        b = perm[i:i + batch_size].to(device)
+        loss = loss_of(b)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        total += float(loss.detach()) * len(b)
+    return total / max(n, 1)
 
 
 def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
@@ -318,22 +353,13 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
     ones_tr, ones_va = torch.ones(xtr.shape[:2], device=device), torch.ones(xva.shape[:2], device=device)
     history, best, stopped = [], (None, 0, None), False
     for epoch in range(1, s.epochs + 1):
-        perm = torch.randperm(len(xtr), generator=gen)
-        total = 0.0
-        for i in range(0, len(perm), s.batch_size):
-            b = perm[i:i + s.batch_size].to(device)
-            logits = run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1]
-            loss = ProblemType(data.problem_type).batch_loss(logits, ytr[b])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += float(loss.detach()) * len(b)
+        loss = sgd_epoch(len(xtr), s.batch_size, gen, opt, sched, device, lambda b: ProblemType(
+            data.problem_type).batch_loss(run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1], ytr[b]))
         with torch.no_grad():
             val_logits = run_head(head, xva, ones_va)[-1][1]
             val_loss = float(ProblemType(data.problem_type).batch_loss(val_logits, yva))
         m = metrics(data.problem_type, val_logits.cpu().numpy(), data.y[val_idx], len(work.labels))
-        history.append({"epoch": epoch, "loss": total / len(perm), "val_loss": val_loss, **m})
+        history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
         if better(data.problem_type, history[-1], best[0], s.early_stopping):
             state = {k: (layer.weight.detach().clone(), layer.bias.detach().clone()) for k, layer in head.layers.items()}
             best = (history[-1], epoch, state)
@@ -388,34 +414,50 @@ def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int
 
 
 def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
-    from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
+    from transformers import DataCollatorWithPadding
 
     def pairs(idx):
         return None if data.text_pairs is None else [data.text_pairs[i] for i in idx]
 
-    def rows(idx):
-        return _Rows(work.tokenizer, [data.texts[i] for i in idx], _target(data, idx), s.max_length, pairs=pairs(idx))
+    def evaluate(model) -> tuple[np.ndarray, dict, float]:
+        logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size,
+                         pairs=pairs(val_idx))
+        m = metrics(data.problem_type, logits.numpy(), data.y[val_idx], len(work.labels))
+        return logits.numpy(), m, float(ProblemType(data.problem_type).batch_loss(logits, _target(data, val_idx)))
+
+    train = _Rows(work.tokenizer, [data.texts[i] for i in train_idx], _target(data, train_idx), s.max_length,
+                  pairs=pairs(train_idx))
+    return train_with_trainer(work, s, train, DataCollatorWithPadding(work.tokenizer), evaluate, data.problem_type,
+                              progress, stop)
+
+
+def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate, rule: str,
+                       progress: Progress | None, stop: Stop | None) -> tuple[list[dict], int, bool, object]:
+    """Full fine-tuning of `work.model` on the dataset `train` with transformers' Trainer: after each epoch
+    `evaluate(model)` (-> (validation logits, metrics, validation loss), in eval mode) makes a progress row,
+    the best epoch by `better(rule, ...)` is kept, and `stop()` ends training after the current step.
+    Returns (history, kept epoch, stopped, the kept epoch's validation logits). Sentence and token
+    fine-tuning (finetune_tags) share it."""
+    from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
     # Logging once per epoch, on its last step, so the epoch's loss is known when the epoch ends.
     history, best = [], {"row": None, "epoch": 0, "state": None, "logits": None}
     flags = {"stopped": False}
 
-    def evaluate(model) -> tuple[np.ndarray, float]:
+    def evaluated(model):
         was_training = model.training
         model.eval()
-        logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size,
-                         pairs=pairs(val_idx))
+        out = evaluate(model)
         model.train(was_training)
-        return logits.numpy(), float(ProblemType(data.problem_type).batch_loss(logits, _target(data, val_idx)))
+        return out
 
     class Progress(TrainerCallback):
         def on_epoch_end(self, args, state, control, model=None, **kw):
-            logits, val_loss = evaluate(model)
-            m = metrics(data.problem_type, logits, data.y[val_idx], len(work.labels))
+            logits, m, val_loss = evaluated(model)
             losses = [r["loss"] for r in state.log_history if "loss" in r]
             epoch = len(history) + 1
             history.append({"epoch": epoch, "loss": losses[-1] if losses else float("nan"), "val_loss": val_loss, **m})
-            if better(data.problem_type, history[-1], best["row"], s.early_stopping):
+            if better(rule, history[-1], best["row"], s.early_stopping):
                 best.update(row=history[-1], epoch=epoch, logits=logits,
                             state={k: v.detach().clone() for k, v in model.state_dict().items()})
             if progress:
@@ -426,6 +468,7 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
                 flags["stopped"] = True
                 control.should_training_stop = True
 
+    device = work.model.device  # the checkpoint's: the copy was made there
     work.model.requires_grad_(True)
     work.model.train()
     with scratch.temporary() as tmp:  # Trainer wants an output folder; nothing is saved there
@@ -434,15 +477,15 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
             per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no", eval_strategy="no",
             # Batches of similar length waste less compute on padding than random batches.
             train_sampling_strategy="group_by_length",
-            logging_strategy="steps", logging_steps=max(1, -(-len(train_idx) // s.batch_size)), report_to=[], disable_tqdm=True,
-            use_cpu=work.model.device.type == "cpu")  # the checkpoint's device: Trainer would take any GPU
-        trainer = Trainer(model=work.model, args=args, train_dataset=rows(train_idx),
-                          data_collator=DataCollatorWithPadding(work.tokenizer), callbacks=[Progress()])
+            logging_strategy="steps", logging_steps=max(1, -(-len(train) // s.batch_size)), report_to=[],
+            disable_tqdm=True, use_cpu=device.type == "cpu")  # the checkpoint's device: Trainer would take any GPU
+        trainer = Trainer(model=work.model, args=args, train_dataset=train, data_collator=collator,
+                          callbacks=[Progress()])
         trainer.remove_callback(PrinterCallback)  # it prints logs to stdout, which --json keeps clean
         trainer.train()
-    work.model.to(ck.model.device)  # Trainer may have moved it; the kept model lives where its checkpoint does
+    work.model.to(device)  # Trainer may have moved it; the kept model lives where its checkpoint does
     if best["state"] is None:  # stopped before the first epoch ended: evaluate what there is
-        return history, 0, flags["stopped"], evaluate(work.model)[0]
+        return history, 0, flags["stopped"], evaluated(work.model)[0]
     if best["epoch"] != len(history) or flags["stopped"]:
         work.model.load_state_dict(best["state"])
     return history, best["epoch"], flags["stopped"], best["logits"]

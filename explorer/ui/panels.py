@@ -1,12 +1,14 @@
 """Sections of the longer pages, drawn from a core result: a page stays a list of widgets and calls."""
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
 import streamlit as st
 
 from explorer import plots
+from explorer.explain.sampled import AGREEMENT_WARN
 from explorer.model.problem import PIPELINE_FUNCTIONS, ProblemType
 from explorer.text.errors import ExplorerError
 from explorer.ui.render import error, plain
@@ -49,6 +51,24 @@ def completeness(r) -> None:
             st.success(t("attributions.complete", error=100 * r.error))
     elif r.method == "saliency":
         st.info(t("attributions.unsigned"))
+    if r.sampling is not None:
+        sampling(r)
+
+
+def sampling(r) -> None:
+    """A sampled attribution's method, parameters and sampling noise (the agreement of two seeds' runs)."""
+    s = r.sampling
+    st.caption(t(f"sampled.about_{r.method}"))
+    st.caption(t("sampled.params_tokens" if r.method == "gradient_shap" else "sampled.params_words",
+                 samples=s.n_samples, seed=s.seed, per_eval=s.perturbations_per_eval, features=s.features))
+    if s.underdetermined:
+        st.caption(t("sampled.underdetermined", features=s.features, samples=s.n_samples))
+    if s.agreement is None:
+        st.caption(t("sampled.agreement_none", second=s.second_seed))
+        return
+    st.caption(t("sampled.agreement", second=s.second_seed, rho=s.agreement))
+    if s.agreement < AGREEMENT_WARN:
+        st.warning(t("sampled.disagree", rho=s.agreement))
 
 
 def pair_column(where, columns, guess: str | None) -> str:
@@ -115,6 +135,62 @@ def mapping_check(report) -> None:
                                             t("data.confusion_title"), t("data.predicted_axis"), t("data.csv_axis"),
                                             t("data.count_axis")),
                     key="data_confusion")
+
+
+def tag_data(raw: bytes, name: str) -> None:
+    """Token data (a CoNLL file, a tokens/tags CSV) on the Data page: the tag checks, against the chosen
+    checkpoint when asked, and then the page stops. Sentence data (and files no reader takes, which the
+    CSV reader words itself) pass through untouched."""
+    from explorer.data import tags
+    from explorer.ui.cache import checkpoint, memo, timed
+    from explorer.ui.session import selection
+
+    try:
+        if tags.layout(raw, name) == "csv":
+            return
+    except ExplorerError:
+        return
+    sel = selection()
+    use_ck = st.checkbox(t("data.compare", name=plain(sel.name)), **sticky("data_compare", True))
+    try:
+        ck = checkpoint(sel.name, sel.seed) if use_ck else None
+        with st.status(t("data.checking", name=plain(sel.name)) if use_ck else t("data.reading"),
+                       expanded=False) as status:
+            key = (hashlib.sha1(raw).hexdigest(), name, sel.name if use_ck else None, sel.seed)
+            report, seconds = memo("data_tags", key, lambda: timed(lambda: tags.tag_report(
+                tags.read_tags(raw, id2label=ck.model.config.id2label if ck else None, name=name), ck)))
+            status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
+    except ExplorerError as err:
+        error(err)
+        st.stop()
+    tag_checks(report)
+    st.stop()
+
+
+def tag_checks(report) -> None:
+    """A tag report: sizes and scheme, how labels meet subwords, tag counts, issues with examples of invalid
+    sequences, and the mapping check against the checkpoint."""
+    m1, m2, m3 = st.columns(3)
+    m1.metric(t("data.tags_sentences"), report.sentences)
+    m2.metric(t("data.tags_words"), report.words)
+    m3.metric(t("data.tags_scheme"), report.scheme)
+    for note in report.notes:
+        st.info(plain(note.message(lang())))
+    names, counts = zip(*report.tags)
+    st.plotly_chart(plots.label_bars(names, counts, t("data.tags_counts_title"), t("data.label_axis"),
+                                     t("data.count_axis"), fmt=".0f"), key="data_tag_counts")
+    for issue in report.issues:
+        st.warning(f"**{t('data.issue_' + issue.kind)}**: {plain(issue.message.message(lang()))}")
+    if report.invalid_examples:
+        st.dataframe([{t(f"data.tags_col_{k}"): v for k, v in row.items()} for row in report.invalid_examples],
+                     key="data_tag_invalid")
+    if report.confusion is not None:
+        mapping_check(report)
+    if report.suggested_mapping:
+        st.table([{t("data.col_csv"): plain(a), t("data.col_checkpoint"): plain(b)}
+                  for a, b in report.suggested_mapping.items()])
+    if not report.issues:
+        st.success(t("data.no_issues"))
 
 
 def label_fixes(report, fixed_csv: bytes, file_name: str) -> None:

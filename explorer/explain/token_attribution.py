@@ -1,0 +1,53 @@
+"""Attributions at one token of a token classifier: every label at that token, as a small grid.
+
+Each row is attribution.attribute with `target_token` set (lig by default: completeness within its
+tolerance per label), so every cell has the same definition, baseline and check as a single attribution.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.explain.attribution import Attribution, attribute
+from explorer.model.checkpoints import Checkpoint
+from explorer.model.heads import Head
+from explorer.results import JsonResult, html_table, rounded
+
+
+@dataclass(frozen=True, eq=False)
+class LabelGrid(JsonResult):
+    """Attributions of every label's quantity at token `token` to every token of the text."""
+    token: int  # the explained token's position (special tokens counted, as Analysis.tokens lists them)
+    labels: tuple[str, ...]
+    rows: tuple[Attribution, ...]  # one per label, in id2label order
+
+    @property
+    def scores(self) -> np.ndarray:  # (labels, seq)
+        return np.stack([r.scores for r in self.rows])
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        return self.rows[0].shown
+
+    @property
+    def errors(self) -> tuple[float | None, ...]:  # per label: lig's completeness error (None for other methods)
+        return tuple(r.error for r in self.rows)
+
+    def to_dict(self) -> dict:
+        return {"token": self.token, "labels": list(self.labels), "tokens": list(self.rows[0].tokens),
+                "method": self.rows[0].method, "quantity": self.rows[0].quantity, "scores": rounded(self.scores),
+                "errors": [None if e is None else round(e, 6) for e in self.errors]}
+
+    def _repr_html_(self) -> str:
+        rows = [{"label": lab, **{f"{i}:{tok}": float(s) for i, (tok, s) in enumerate(zip(self.shown, r.scores))}}
+                for lab, r in zip(self.labels, self.rows)]
+        return html_table(rows)
+
+
+def every_label(ck: Checkpoint, head: Head, text: str, token: int, method: str = "lig", **options) -> LabelGrid:
+    """The grid labels × tokens: for each label, the attribution of its logit (or `quantity` in options) at
+    `token` to the tokens of `text`. `options` go to attribution.attribute (quantity, baseline, ...)."""
+    rows = tuple(attribute(ck, head, text, method, target=k, target_token=token, **options)
+                 for k in range(len(ck.labels)))
+    return LabelGrid(token=token, labels=ck.labels, rows=rows)

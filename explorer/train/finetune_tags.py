@@ -1,0 +1,213 @@
+"""Fine-tuning a token-classification head on tagged words, the token sibling of explorer.train.finetune.
+
+`head` mode freezes the encoder and trains the classifier (dropout + linear, as HF's ...ForTokenClassification
+applies it to every token) on cached features of each word's first subword: the tokens HF's alignment
+labels. `full` mode trains everything with transformers' Trainer and DataCollatorForTokenClassification
+on labels aligned to subwords (first subword labelled, -100 elsewhere). Both share sequence fine-tuning's
+progress rows, stop flag, best-epoch rule and export; metrics are seqeval's entity precision, recall and
+F1 (the conlleval rules HF's run_ner.py reports) plus word accuracy.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+from sklearn.model_selection import train_test_split
+
+from explorer.data.tags import IGNORE, TOKEN_TASK, TagData, _encode, align_labels, first_subwords, word_logits
+from explorer.model import tokenizer as shared_tokenizer
+from explorer.model.checkpoints import Checkpoint, forward_inputs
+from explorer.model.problem import ProblemType
+from explorer.train.finetune import (FinetuneError, FinetuneResult, Progress, Settings, Stop, better, checked,
+                                     kept_epoch, session_name, sgd_epoch, train_with_trainer, trained)
+
+# Ties on validation loss go to the higher word accuracy, as for single-label sentences (problem.score).
+_RULE = ProblemType.SINGLE
+
+
+def _classifier(model) -> torch.nn.Linear:
+    layer = getattr(model, "classifier", None)
+    if not isinstance(layer, torch.nn.Linear):
+        raise FinetuneError("finetune_unknown_type", model_type=model.config.model_type)
+    return layer
+
+
+def token_trainable_copy(ck: Checkpoint, names: tuple[str, ...], name: str, seed: int = 0) -> Checkpoint:
+    """A token classifier with `ck`'s encoder and a classifier for `names`, trainable, `ck` untouched. A token
+    checkpoint with the same tag names keeps its classifier rows (a warm start); any other gets a new one."""
+    from transformers import AutoModelForTokenClassification
+
+    cfg = copy.deepcopy(ck.model.config)
+    cfg.num_labels = len(names)
+    cfg.id2label = dict(enumerate(names))
+    cfg.label2id = {n: i for i, n in enumerate(names)}
+    cfg.problem_type = None  # token classification has one loss; a sentence problem type would mislead
+    cfg.architectures = None  # save_pretrained writes the token class
+    torch.manual_seed(seed)
+    try:
+        model = AutoModelForTokenClassification.from_config(cfg, attn_implementation="eager")
+    except ValueError:
+        raise FinetuneError("finetune_unknown_type", model_type=ck.model_type) from None
+    # The sentence model's pooler has no place in a token model (add_pooling_layer=False): unexpected, not missing.
+    missing, _ = model.base_model.load_state_dict(ck.model.base_model.state_dict(), strict=False)
+    if missing:
+        raise FinetuneError("finetune_unknown_type", model_type=ck.model_type)
+    new, old = _classifier(model), getattr(ck.model, "classifier", None)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        if isinstance(old, torch.nn.Linear) and type(ck.model).__name__.endswith("ForTokenClassification") \
+                and set(names) == set(ck.labels):
+            order = [ck.labels.index(n) for n in names]
+            new.weight.copy_(old.weight[order])
+            new.bias.copy_(old.bias[order])
+        else:
+            new.weight.copy_(torch.randn(new.weight.shape, generator=gen) * getattr(cfg, "initializer_range", 0.02))
+            new.bias.zero_()
+    model.to(ck.model.device)
+    model.requires_grad_(False)
+    model.eval()
+    return Checkpoint(name=name, model=model, tokenizer=shared_tokenizer.private(ck.tokenizer), new_weights=(),
+                      source=f"fine-tuned from {ck.name}")
+
+
+def _check_head(s: Settings) -> None:
+    # The token head is HF's own (dropout + linear on every token), the only one save_pretrained writes.
+    if s.head != "own":
+        raise FinetuneError("finetune_own_head", native="own", head=s.head)
+
+
+def split_sentences(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(train idx, val idx) over sentences; a sentence never straddles the split."""
+    n_val = max(int(round(n * fraction)), 1)
+    if n - n_val < 2:
+        raise FinetuneError("finetune_too_few", n=n)
+    return tuple(train_test_split(np.arange(n), test_size=n_val, random_state=seed))
+
+
+def entity_metrics(true_tags: list[list[str]], pred_tags: list[list[str]]) -> dict:
+    """seqeval's entity-level micro precision, recall and F1 (default, conlleval mode) and word accuracy."""
+    from seqeval.metrics import accuracy_score, f1_score, precision_score, recall_score
+
+    kw = dict(zero_division=0)
+    return {"precision": float(precision_score(true_tags, pred_tags, **kw)),
+            "recall": float(recall_score(true_tags, pred_tags, **kw)),
+            "f1": float(f1_score(true_tags, pred_tags, **kw)),
+            "accuracy": float(accuracy_score(true_tags, pred_tags))}
+
+
+def _evaluate(logits: list[np.ndarray], data: TagData, idx, names) -> tuple[dict, float]:
+    """(metrics, mean cross-entropy over the labelled words) from per-sentence (words kept, labels) logits."""
+    truth = [list(data.tags[i][:len(r)]) for i, r in zip(idx, logits)]
+    pred = [[names[k] for k in r.argmax(-1)] for r in logits]
+    ids = data.ids
+    y = torch.from_numpy(np.concatenate([ids[i][:len(r)] for i, r in zip(idx, logits)]))
+    flat = torch.from_numpy(np.concatenate(logits)) if logits else torch.zeros((0, len(names)))
+    loss = float(torch.nn.functional.cross_entropy(flat, y)) if len(y) else float("nan")
+    return entity_metrics(truth, pred), loss
+
+
+def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings(), progress: Progress | None = None,
+                  stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
+    """Train a token-classification copy of `ck` on tagged words; `ck` itself is never modified. The result's
+    problem_type is "token-classification" and its metrics seqeval's (entity_metrics)."""
+    s = checked(ck, settings, len(data.words), _check_head)
+    name = name or session_name()
+    train_idx, val_idx = split_sentences(len(data.words), s.val_fraction, s.seed)
+    run = _train_head if s.mode == "head" else _train_full
+    work, s, (history, best_epoch, stopped, val_logits), seconds = trained(
+        ck, s, lambda: token_trainable_copy(ck, data.tag_names, name, s.seed),
+        lambda work, s: run(work, data, s, train_idx, val_idx, progress, stop))
+    m, _ = _evaluate(val_logits, data, val_idx, data.tag_names)
+    return FinetuneResult(checkpoint=work, metrics=m, history=tuple(history), labels=data.tag_names,
+                          problem_type=TOKEN_TASK, confusion=None, train_seconds=seconds, best_epoch=best_epoch,
+                          stopped=stopped, kept_by=kept_epoch(history, _RULE, s.early_stopping)[1])
+
+
+def word_features(model, tokenizer, words: list[list[str]], max_length: int, batch_size: int = 32,
+                  stop: Stop | None = None) -> list[torch.Tensor]:
+    """Per sentence, (words kept, hidden) features of each word's first subword from the frozen encoder
+    (the hidden states HF's token classifier applies dropout + classifier to)."""
+    accepted = forward_inputs(model.base_model)  # DistilBERT's encoder takes no token_type_ids
+    out = []
+    with torch.inference_mode():
+        for i in range(0, len(words), batch_size):
+            if stop:
+                stop()  # a cancelled job (jobs.Cancelled) stops before encoding every sentence
+            chunk = words[i:i + batch_size]
+            enc = _encode(tokenizer, chunk, max_length, padding=True, return_tensors="pt")
+            hidden = model.base_model(**{k: v.to(model.device) for k, v in enc.items()
+                                         if k in accepted})[0]  # (b, seq, hidden)
+            for j in range(len(chunk)):
+                out.append(hidden[j, first_subwords(enc.word_ids(j))].clone())
+    return out
+
+
+def _train_head(work, data, s, train_idx, val_idx, progress, stop):
+    model = work.model
+    feats = word_features(model, work.tokenizer, [list(w) for w in data.words], s.max_length, s.batch_size, stop)
+    ids = data.ids
+    device = model.device
+    xtr = torch.cat([feats[i] for i in train_idx]).to(device)  # (train words, hidden)
+    ytr = torch.from_numpy(np.concatenate([ids[i][:len(feats[i])] for i in train_idx])).to(device)
+    head = _classifier(model)
+    cfg = model.config
+    p = next((v for k in ("classifier_dropout", "hidden_dropout_prob", "dropout", "seq_classif_dropout")
+              if isinstance(v := getattr(cfg, k, None), float)), 0.1)
+    dropout = torch.nn.Dropout(p)
+    head.requires_grad_(True)
+    opt = torch.optim.AdamW(head.parameters(), lr=s.learning_rate, weight_decay=s.weight_decay)
+    steps = max(1, s.epochs * -(-len(xtr) // s.batch_size))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.0, 1 - step / steps))
+    gen = torch.Generator().manual_seed(s.seed)
+
+    def val_logits() -> list[np.ndarray]:
+        with torch.no_grad():
+            return [head(feats[i].to(device)).float().cpu().numpy() for i in val_idx]
+
+    history, best, stopped = [], (None, 0, None), False
+    for epoch in range(1, s.epochs + 1):
+        loss = sgd_epoch(len(xtr), s.batch_size, gen, opt, sched, device,
+                         lambda b: torch.nn.functional.cross_entropy(head(dropout(xtr[b])), ytr[b]))
+        m, val_loss = _evaluate(val_logits(), data, val_idx, data.tag_names)
+        history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
+        if better(_RULE, history[-1], best[0], s.early_stopping):
+            best = (history[-1], epoch, {k: v.detach().clone() for k, v in head.state_dict().items()})
+        if progress:
+            progress({**history[-1], "epochs": s.epochs})
+        if stop and stop():
+            stopped = True
+            break
+    head.requires_grad_(False)
+    if best[2] is not None:
+        head.load_state_dict(best[2])
+    return history, best[1], stopped, val_logits()
+
+
+class _Sentences(torch.utils.data.Dataset):
+    """Aligned encodings (input ids, mask, labels with -100) of pre-split sentences."""
+
+    def __init__(self, tokenizer, words: list[list[str]], labels: list[np.ndarray], max_length: int):
+        self.enc = align_labels(tokenizer, words, labels, max_length)
+
+    def __len__(self):
+        return len(self.enc["input_ids"])
+
+    def __getitem__(self, i):
+        return {k: v[i] for k, v in self.enc.items()}
+
+
+def _train_full(work, data, s, train_idx, val_idx, progress, stop):
+    from transformers import DataCollatorForTokenClassification
+
+    ids = data.ids
+    val_words = [list(data.words[i]) for i in val_idx]
+
+    def evaluate(model) -> tuple[list[np.ndarray], dict, float]:
+        logits = word_logits(model, work.tokenizer, val_words, s.max_length, s.batch_size)
+        return (logits, *_evaluate(logits, data, val_idx, data.tag_names))
+
+    train = _Sentences(work.tokenizer, [list(data.words[i]) for i in train_idx], [ids[i] for i in train_idx],
+                       s.max_length)
+    collator = DataCollatorForTokenClassification(work.tokenizer, label_pad_token_id=IGNORE)
+    return train_with_trainer(work, s, train, collator, evaluate, _RULE, progress, stop)
