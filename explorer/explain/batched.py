@@ -23,7 +23,7 @@ from captum.attr._utils.approximation_methods import approximation_parameters
 
 from explorer.explain.attribution import (
     INTEGRATED, TOLERANCE, Attribution, AttributionError, Progress, _attribution, _check_target, _check_target_token,
-    _gradients,     _Inputs, _inputs, _Model, _Path, attribute, checked_method, quantity_of,
+    _gradients, _Inputs, _inputs, _Model, _Path, attribute, checked_method, quantity_of,
 )
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head
