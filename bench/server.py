@@ -32,7 +32,8 @@ def serve(**env) -> Iterator[str]:
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **env), stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True)
+        stderr=open(log, "ab") if (log := os.environ.get("HEAD_EXPLORER_BENCH_LOG")) else subprocess.DEVNULL,
+        start_new_session=True)  # HEAD_EXPLORER_BENCH_LOG: the server's log, to read a bench's errors
     try:
         deadline = time.perf_counter() + 120
         while time.perf_counter() < deadline:

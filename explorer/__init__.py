@@ -6,6 +6,7 @@
     explorer.views.rollout(a)                      # a plotly Figure
     explorer.views.head_view(a, layer=3).save("head.html")
     attr = explorer.attribute(ck, "a wonderful film", method="lig")
+    attrs = explorer.attribute_many(ck, ["a wonderful film", "a dull one"])  # shared batches
     report = explorer.inspect(df, ck, text="text", label="label")
     issues = explorer.audit(df, ck, text="text", label="label")
 
@@ -15,8 +16,8 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["analyze", "analyze_tokens", "attribute", "audit", "inspect", "load", "views"]
-_API = {"analyze", "analyze_tokens", "attribute", "audit", "inspect", "load"}
+__all__ = ["analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "inspect", "load", "views"]
+_API = {"analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "inspect", "load"}
 
 
 def __getattr__(name: str):

@@ -1,4 +1,4 @@
-"""The public API (re-exported by `explorer`): load, analyze, attribute, inspect, audit.
+"""The public API (re-exported by `explorer`): load, analyze, attribute, attribute_many, inspect, audit.
 
 Each function is a thin layer over the core the app and the CLI use (explorer/model, explain, data),
 so a notebook sees the same numbers as they do. Every result is a frozen dataclass with `to_dict()`
@@ -15,6 +15,7 @@ from explorer.data import audit as audit_core
 from explorer.data.dataset import Table, prepare, read_csv
 from explorer.data.labels import LabelReport, label_report
 from explorer.explain import attribution as attribution_core
+from explorer.explain import batched
 from explorer.explain.attribution import Attribution
 from explorer.model import analysis as analysis_core
 from explorer.model.analysis import Analysis
@@ -23,7 +24,8 @@ from explorer.model.heads import Head, build_head
 from explorer.results import JsonResult, html_table
 from explorer.text.errors import ExplorerError
 
-__all__ = ["AuditResult", "DataReport", "analyze", "analyze_tokens", "attribute", "audit", "inspect", "load"]
+__all__ = ["AuditResult", "DataReport", "analyze", "analyze_tokens", "attribute", "attribute_many", "audit",
+           "inspect", "load"]
 
 
 def load(name: str, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Checkpoint:
@@ -75,6 +77,18 @@ def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None
     classifier)."""
     ck = _checked(ck)
     return attribution_core.attribute(ck, _head(ck, head, seed), text, method, target, text_pair=text_pair, **options)
+
+
+def attribute_many(ck: Checkpoint, texts: list[str], method: str = "lig", target: int | list[int | None] | None = None,
+                   head: str | Head = "own", text_pairs: list[str | None] | None = None, seed: int = DEFAULT_SEED,
+                   **options) -> list[Attribution]:
+    """`attribute` for each of `texts` (and `text_pairs`), in order: lig's integration points of several
+    texts share padded batches, each text still refined to its own 1% (or flagged not converged).
+    `target`: one label for all, or one per text (None: the predicted one). `options` go to
+    explorer.explain.batched.attribute_many (quantity, baseline, n_steps, tolerance, batch_size)."""
+    ck = _checked(ck)
+    return batched.attribute_many(ck, _head(ck, head, seed), list(texts), method, target, text_pairs=text_pairs,
+                                  **options)
 
 
 def _table(df) -> Table:

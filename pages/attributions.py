@@ -3,10 +3,9 @@ import pandas as pd
 import streamlit as st
 
 from explorer import ui
-from explorer.explain import attribution as attr
-from explorer.explain import faithfulness
-from explorer.model.analysis import AnalysisError
+from explorer.explain import attribution as attr, cost, faithfulness
 from explorer.plots import attribution as attribution_plots
+from explorer.text.errors import ExplorerError
 from explorer.text.plain import csv_bytes
 from explorer.ui import checkpoint, current_analysis, head, selection, t, token_view
 
@@ -19,7 +18,7 @@ if a is None:
     st.stop()
 sel = selection()
 name, kind, text, seed = sel.name, sel.head, sel.text, sel.seed
-
+ck, hd = checkpoint(name, seed), head(name, kind, seed)  # here: a queued job runs outside the script thread
 want = ss.pop("attr_target_label", None)  # a labels.Target, set by the Label audit page when it opens a row here
 if want is not None:
     ss["attr_target"] = a.labels.index(want.label) if want.label in a.labels else -1
@@ -47,29 +46,28 @@ if method == "occlusion":
     window = int(c1.number_input(t("attributions.window"), 1, 16, 1, key="attr_window"))
 level = c2.radio(t("attributions.level"), ("token", "word"), key="attr_level", horizontal=True,
                  format_func=lambda lv: t(f"attributions.level_{lv}"))
-
 if a.truncated_tokens:
     st.warning(t("attributions.truncated", max=a.max_length, n=a.truncated_tokens))
-costly = method == "occlusion" and attr.occlusion_is_costly(len(a.tokens), window or 1)
-if costly:
+if costly := method == "occlusion" and attr.occlusion_is_costly(len(a.tokens), window or 1):
     st.warning(t("attributions.occlusion_cost", n=len(a.tokens) - (window or 1) + 1))
-
 target_index = None if target < 0 else int(target)
 n_steps = None if steps in (None, "auto") else int(steps)
 params = (name, kind, text, seed, method, target_index, quantity, baseline, n_steps, window, sel.text_pair)
 running, stop = t("attributions.running"), t("attributions.stop")
-
 r = ui.memo("attr", params)
 if r is None:
     run = st.button(t("attributions.run"), key="attr_run", type="primary")
-    if run or (not costly and not ui.cancelled("attr", params)):
-        try:
-            ui.memo("attr", params, lambda: ui.with_progress("attr", params, lambda p: attr.attribute(
-                checkpoint(name, seed), head(name, kind, seed), text, method, target_index, quantity, baseline,
-                n_steps=n_steps, window=window or 1, progress=p, text_pair=sel.text_pair), running, stop))
-        except (attr.AttributionError, AnalysisError) as err:
-            ui.error(err)
-            st.stop()
+    heavy = cost.attribution_is_heavy(ck.model.config, method, len(a.tokens), n_steps, window or 1)  # past 1 batch
+    try:
+        r = ui.run_or_queue("attr", params, lambda p: attr.attribute(
+            ck, hd, text, method, target_index, quantity, baseline,
+            n_steps=n_steps, window=window or 1, progress=p, text_pair=sel.text_pair), running, stop,
+            start=run or (not costly and not ui.cancelled("attr", params)), heavy=heavy, expected_s=10)
+    except ExplorerError as err:
+        ui.error(err)
+        st.stop()
+    if r is not None:
+        ui.memo("attr", params, lambda: r)
         st.rerun()
     if ui.cancelled("attr", params):
         st.info(t("attributions.cancelled"))
@@ -101,13 +99,15 @@ st.subheader(t("attributions.faith_title"))
 st.caption(t("attributions.faith_intro"))
 faith_key = (name, kind, text, seed, target_index, quantity, baseline, window or 1, sel.text_pair)
 faith = ui.memo("faith", faith_key)
-if st.button(t("attributions.faith_run"), key="attr_faith_run"):
-    try:
-        faith = ui.memo("faith", faith_key, lambda: ui.with_progress("attr", faith_key, lambda p: faithfulness.compare_methods(
-            checkpoint(name, seed), head(name, kind, seed), text, target_index, quantity, baseline,
-            window or 1, progress=p, text_pair=sel.text_pair), running, stop))
-    except (attr.AttributionError, AnalysisError) as err:
-        ui.error(err)
+pressed = st.button(t("attributions.faith_run"), key="attr_faith_run")
+try:
+    got = ui.run_or_queue("faith", faith_key, lambda p: faithfulness.compare_methods(
+        ck, hd, text, target_index, quantity, baseline, window or 1, progress=p, text_pair=sel.text_pair),
+        running, stop, start=pressed, expected_s=30,
+        heavy=cost.comparison_is_heavy(ck.model.config, len(r.tokens), window or 1))
+    faith = faith if got is None else ui.memo("faith", faith_key, lambda: got)
+except ExplorerError as err:
+    ui.error(err)
 if faith is not None:
     st.dataframe(pd.DataFrame([{
         t("attributions.method"): t(f"attributions.m_{row.method}"),

@@ -17,7 +17,6 @@ from explorer.ui import t, tn
 ss = st.session_state
 st.title(t("audit.title"))
 st.caption(t("audit.intro"))
-
 if ui.other_prompt():
     st.stop()
 src = ui.data_source()  # set by the Data page; the demo tweets until then
@@ -29,21 +28,23 @@ pair = ui.panels.pair_column(c2, src.columns, src.text_pair_column)
 key = (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, pair, name, seed, folds)
 
 if getattr(ss.get("audit_result"), "key", None) != key:
-    if not st.button(t("audit.run"), key="audit_run", type="primary"):
-        st.stop()
-    bar = st.progress(0.0, text=t("audit.starting"))
-    try:
+    pressed = st.button(t("audit.run"), key="audit_run", type="primary")
+    ck, lang = ui.checkpoint(name, seed), ui.lang()
+
+    def work(progress):  # in a job slot (explorer/runtime/jobs.py): a class's audits wait in line
         table = read_csv(src.bytes)
         data = prepare(table, src.text_column, src.label_column, text_pair_column=pair)
-        found = audit(ui.checkpoint(name, seed), data, folds, seed=seed,
-                      progress=ui.progress_to(bar), lang=ui.lang())
+        return audit(ck, data, folds, seed=seed, progress=progress, lang=lang), table
+
+    try:
+        done = ui.queued("audit", key, work, t("audit.starting"), t("audit.stop"), start=pressed,
+                         expected_s=len(src.bytes) / 4000)  # about 50 rows/s of 80 bytes, until one has run
     except ExplorerError as err:
-        bar.empty()
         ui.error(err)
         st.stop()
-    bar.empty()
-    ss["audit_result"] = ui.AuditRun(key, found, table)
-    ss["audit_accepted"] = set()
+    if done is None:
+        st.stop()
+    ss["audit_result"], ss["audit_accepted"] = ui.AuditRun(key, *done), set()
 found, table = ss["audit_result"].found, ss["audit_result"].table
 data = found.data
 s = found.summary()

@@ -75,6 +75,19 @@ def test_label_report_predicts_without_a_pad_token(archs):
     np.testing.assert_allclose(got, np.concatenate([_hf(ck, t).numpy() for t in texts]), atol=1e-5)
 
 
+@pytest.mark.parametrize("arch", ["bert", "roberta"])
+def test_batch_readers_stop_at_the_position_table(archs, arch):
+    """A 64-position model whose tokenizer allows 512: the audit's features and the label report read
+    what fits (as max_length=64 does) instead of indexing past the position table."""
+    from explorer.model.checkpoints import max_length
+    from explorer.model.features import encoder_features
+    ck = archs[arch]
+    texts = [LONG, SHORT]
+    np.testing.assert_array_equal(encoder_features(ck, texts, max_length=128),
+                                  encoder_features(ck, texts, max_length=max_length(ck)))
+    assert predict_logits(ck, texts, max_length=128).shape == (2, len(ck.labels))
+
+
 def test_steps_come_from_the_models_code(archs):
     names = {a: [s.name for s in build_head(archs[a]).steps] for a in ("bert", "roberta", "deberta-v2", "llama")}
     assert names["bert"] == ["first token", "bert.pooler.dense", "tanh", "dropout", "classifier"]  # pooler in BertModel

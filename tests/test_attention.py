@@ -79,3 +79,18 @@ def test_real_model_rows_sum_to_one_and_flow_matches_reference(sentiment):
 def test_flow_is_none_unless_asked(tiny):
     a = analyze(tiny["bert"], build_head(tiny["bert"], "own"), TEXT)
     assert a.flow is None
+
+
+def test_analysis_computes_rollout_only_when_read(tiny, monkeypatch):
+    """analyze costs one forward: rollout (a sixth of a 256-token analysis when computed with it) waits for
+    its first reader, is kept after it, and [CLS]'s rows come without the full products."""
+    calls = []
+    for name in ("rollout", "cls_rollout"):
+        real = getattr(attention, name)
+        monkeypatch.setattr(attention, name, lambda att, real=real, name=name: calls.append(name) or real(att))
+    a = analyze(tiny["bert"], build_head(tiny["bert"], "own"), TEXT)
+    assert calls == []
+    cls_rows = a.cls_rollout
+    assert calls == ["cls_rollout"] and a.cls_rollout is cls_rows
+    np.testing.assert_allclose(cls_rows, a.rollout[:, 0], rtol=0, atol=1e-15)
+    assert calls == ["cls_rollout", "rollout"] and a.rollout is a.rollout

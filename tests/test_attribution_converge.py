@@ -80,6 +80,23 @@ def test_a_sharp_bend_costs_few_gradients_and_each_is_counted(decoders):
             w.copy_(before)
 
 
+def test_a_split_keeps_every_gradient_it_paid_for(decoders, monkeypatch):
+    """No wasted gradients: every point evaluated is evaluated once and is a node of an interval of the
+    final partition, so the final rule uses it (a rule whose nodes do not nest, e.g. Gauss-Kronrod or
+    a fresh Gauss-Legendre per half, would leave the split interval's points out)."""
+    evaluated, paths = [], []
+    real_gradients, real_integrate = attribution._gradients, attribution._Path.integrate
+    monkeypatch.setattr(attribution, "_gradients",
+                        lambda model, b, d, alphas: evaluated.extend(alphas) or real_gradients(model, b, d, alphas))
+    monkeypatch.setattr(attribution._Path, "integrate", lambda self, tol: paths.append(self) or real_integrate(self, tol))
+    ck = decoders["llama"]
+    r = attribute(ck, build_head(ck, "own"), TEXT, "lig", target=0)
+    path, = paths
+    used = {a for iv in path.parts for a in path.nodes(iv)}
+    assert len(path.parts) >= 4  # intervals were split, more than once
+    assert len(evaluated) == len(set(evaluated)) == r.n_steps and set(evaluated) == used and r.converged
+
+
 def test_bert_stays_within_one_percent_in_no_more_steps(tiny, sentiment):
     """Before: tiny BERT 16 steps (16 gradients); the sentiment model on the bench text 24 steps
     (32 gradients) and on this review 24 (32)."""

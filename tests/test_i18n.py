@@ -178,7 +178,7 @@ REWORDED = {"dropout.where"}  # "{n} dropout step(s)" became a plural message: "
 # pooling; in Vietnamese "layer" is "tầng" everywhere ("lớp" also means class and classroom).
 REWORDED_BOTH = {f"quiz.{q}.o{i}" for q in ("what_head", "why_cls", "logits", "new_head", "token_vs_seq",
                  "first_token", "dropout", "pooler", "regression", "multilabel", "decision_layer", "drop_word")
-                 for i in range(4)} | {"home.intro"}
+                 for i in range(4)} | {"home.intro"} | {"attributions.intro"}  # "ig" is an alias, not a method
 
 
 def _old_json(lang: str) -> dict[str, str]:

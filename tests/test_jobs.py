@@ -211,7 +211,8 @@ def test_the_session_owner_finalizer_stops_its_jobs():
 
 
 def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatch):
-    """The audit runs in the script run itself; its progress asks whether the tab is still there."""
+    """The audit runs as a queued job that its page's run waits for; the waiting asks whether the tab is still
+    there, and once it is gone the run ends and the job is stopped with it."""
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
@@ -230,3 +231,5 @@ def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatc
     assert not at.exception and calls  # asked, and the run ended without an error box ...
     assert "audit_result" not in at.session_state  # ... before the audit finished
     assert time.monotonic() - t0 < 30
+    audits = [j for j in session.JOBS.running() + session.JOBS.waiting() if j.kind == "audit"]
+    assert all(j.why == "owner gone" and j.wait(30) for j in audits)  # no core kept for a closed tab

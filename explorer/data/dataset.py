@@ -408,16 +408,7 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
     text_col, label_cols, pair_col = guess_pair_columns(table.frame, text_column, label_column, text_pair_column)
     frame, cleaned = clean_label_cells(table.frame, label_cols)
     texts = frame[text_col]
-    empty = texts.isna() | (texts.fillna("").str.strip() == "")
-    if empty.all():
-        raise DataError("data_no_text", column=text_col)
-    if empty.any():
-        raise DataError("data_empty_text", n=int(empty.sum()), column=text_col, row=_row(empty))
-    for column in (text_col, pair_col) if pair_col else (text_col,):
-        words = frame[column].str.split().str.len()
-        if (words > max_words).any():
-            raise DataError("data_long_cell", row=_row(words > max_words), n=f"{int(words.max()):,}", column=column,
-                            limit=f"{max_words:,}")
+    _check_texts(frame, text_col, pair_col, max_words)
     missing = frame[list(label_cols)].isna().any(axis=1)
     if missing.all():
         raise DataError("data_no_labels", columns=", ".join(label_cols))
@@ -455,6 +446,33 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
     return LabeledData(texts=tuple(texts.str.strip()), y=y, label_names=tuple(names), problem_type=kind,
                        text_column=text_col, label_columns=label_cols, notes=table.notes + cleaned,
                        text_pairs=pairs, text_pair_column=pair_col)
+
+
+def _check_texts(frame: pd.DataFrame, text_col: str, pair_col: str | None, max_words: int) -> None:
+    """Refuse a text column with an empty cell, or a text (or pair) cell longer than max_words."""
+    texts = frame[text_col]
+    empty = texts.isna() | (texts.fillna("").str.strip() == "")
+    if empty.all():
+        raise DataError("data_no_text", column=text_col)
+    if empty.any():
+        raise DataError("data_empty_text", n=int(empty.sum()), column=text_col, row=_row(empty))
+    for column in (text_col, pair_col) if pair_col else (text_col,):
+        words = frame[column].str.split().str.len()
+        if (words > max_words).any():
+            raise DataError("data_long_cell", row=_row(words > max_words), n=f"{int(words.max()):,}", column=column,
+                            limit=f"{max_words:,}")
+
+
+def texts_of(table: Table, text_column: str, text_pair_column: str | None = None,
+             max_words: int = MAX_CELL_WORDS) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+    """A table's texts (and second texts, for sentence pairs) without labels, e.g. to attribute each row.
+    `text_pair_column` as for prepare. Raises DataError as prepare does for the text columns."""
+    frame = table.frame
+    if text_column not in frame.columns:
+        raise DataError("data_no_column", column=text_column, columns=", ".join(frame.columns))
+    pair_col = _pair_column(frame, text_column, (), text_pair_column)
+    _check_texts(frame, text_column, pair_col, max_words)
+    return tuple(frame[text_column].str.strip()), tuple(frame[pair_col].str.strip()) if pair_col else None
 
 
 def _canonical_ints(raw: pd.Series) -> pd.Series:

@@ -23,7 +23,8 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from explorer.data.tags import check_kind
-from explorer.model.checkpoints import Checkpoint
+from explorer.model.checkpoints import Checkpoint, fit_length
+from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion_counts
 from explorer.text.errors import Message
 from explorer.text.plain import csv_bytes
@@ -208,7 +209,8 @@ def predict_logits(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_l
     out = []
     if ck.tokenizer.pad_token is None or ck.model.config.pad_token_id is None:
         batch_size = 1  # GPT-2 cannot pad, and HF's last-token pooling refuses batches without a pad id
-    with torch.inference_mode():
+    max_length = fit_length(ck, max_length)
+    with torch.inference_mode(), attention_kernel(ck, "sdpa"):  # no weights read: the fast kernel
         for i in range(0, len(texts), batch_size):
             pairs = text_pairs[i:i + batch_size] if text_pairs is not None else None
             enc = ck.tokenizer(texts[i:i + batch_size], pairs, truncation=True, max_length=max_length,

@@ -6,6 +6,7 @@ rows renormalised, because half of what a token "sees" at each layer is itself.
 from __future__ import annotations
 
 import numpy as np
+import torch
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import maximum_flow
 
@@ -17,21 +18,45 @@ FLOW_WARN_TOKENS = 128
 
 
 def residual_matrices(att: np.ndarray) -> np.ndarray:
-    """(L, H, n, n) attention -> (L, n, n) head-mean + identity, rows summing to 1."""
-    a = att.mean(axis=1) + np.eye(att.shape[-1])[None]
-    return a / a.sum(axis=-1, keepdims=True)
+    """(L, H, n, n) attention (float32 or float64) -> (L, n, n) float64 head-mean + identity, rows summing to 1."""
+    # The head mean accumulates in float64 straight from the weights: the same numbers as the mean of a
+    # float64 copy (numpy's mean is this sum, then the division), without the copy (38 MB, ~20 ms at 256 tokens).
+    att = np.asarray(att)
+    a = np.add.reduce(att, axis=1, dtype=np.float64)
+    a /= att.shape[1]
+    a += np.eye(a.shape[-1])
+    a /= a.sum(axis=-1, keepdims=True)
+    return a
 
 
 def rollout(att: np.ndarray) -> np.ndarray:
-    """(L, H, n, n) -> (L, n, n): J0 = A0, Jl = Al @ J(l-1)."""
-    a = residual_matrices(np.asarray(att, dtype=np.float64))
-    out = np.empty_like(a)
+    """(L, H, n, n) -> (L, n, n) float64: J0 = A0, Jl = Al @ J(l-1)."""
+    # The products in torch (float64, as before): numpy's BLAS keeps its own thread pool, which ignores
+    # the process's torch thread setting; on a loaded 2-core box its threads made one 256-token product
+    # take 36 ms that one thread does in 0.5 ms.
+    a = torch.from_numpy(residual_matrices(att))
+    out = torch.empty_like(a)
     acc = a[0]
     out[0] = acc
     for layer in range(1, a.shape[0]):
         acc = a[layer] @ acc
         out[layer] = acc
-    return out
+    return out.numpy()
+
+
+def cls_rollout(att: np.ndarray, source: int = 0) -> np.ndarray:
+    """(L, H, n, n) -> (L, n) float64: row `source` of each layer's rollout, rollout(att)[:, source], without
+    the (L, n, n) products: e_sourceᵀ A_l A_(l-1) … A_0 as a row vector through the chain, L(L+1)/2
+    vector-matrix products in place of L-1 matrix products (at 256 tokens, 0.5 ms in place of ~3 ms, and no
+    (L, n, n) result). Equal to rollout's rows to float64 rounding (~1e-16: the sums in another order)."""
+    a = torch.from_numpy(residual_matrices(att))
+    out = torch.empty(a.shape[:2], dtype=a.dtype)
+    for layer in range(a.shape[0]):
+        row = a[layer, source]
+        for below in range(layer - 1, -1, -1):
+            row = row @ a[below]
+        out[layer] = row
+    return out.numpy()
 
 
 def flow_graph(att: np.ndarray) -> tuple[csr_array, int]:
@@ -40,7 +65,7 @@ def flow_graph(att: np.ndarray) -> tuple[csr_array, int]:
     Edge (l, i) -> (l-1, j) has capacity A_l[i, j]. Edges only point down, so one graph
     serves every source layer.
     """
-    a = residual_matrices(np.asarray(att, dtype=np.float64))
+    a = residual_matrices(att)
     n_layers, n, _ = a.shape
     caps = np.rint(a * _SCALE).astype(np.int32)  # (L, n, n)
     rows = (np.arange(1, n_layers + 1)[:, None, None] * n + np.arange(n)[None, :, None]).repeat(n, axis=2)

@@ -31,6 +31,7 @@ from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, is_per_token, run_head
+from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType
 from explorer.model.tokens import pair_boundary
 from explorer.results import JsonResult, rounded
@@ -167,13 +168,16 @@ def baseline_ids(ck: Checkpoint, ids: list[int], special: list[bool], kind: str)
     return [i if s else fill for i, s in zip(ids, special)]
 
 
-def quantity_of(logits: torch.Tensor, target: int, quantity: str, ptype: str) -> torch.Tensor:
-    """(batch, labels) -> (batch,): the target's logit, or its probability under the problem type."""
+def quantity_of(logits: torch.Tensor, target: int | torch.Tensor, quantity: str, ptype: str) -> torch.Tensor:
+    """(batch, labels) -> (batch,): the target's logit, or its probability under the problem type.
+    target: one label for every row, or (batch,) one per row (rows of several texts, attribute_many)."""
     if quantity == "logit" or ptype == ProblemType.REGRESSION:
-        return logits[:, target]
-    if ptype == ProblemType.MULTI:
-        return torch.sigmoid(logits[:, target])
-    return torch.softmax(logits, dim=-1)[:, target]
+        values = logits
+    elif ptype == ProblemType.MULTI:
+        values = torch.sigmoid(logits)
+    else:
+        values = torch.softmax(logits, dim=-1)
+    return values[:, target] if isinstance(target, int) else values.gather(1, target.view(-1, 1))[:, 0]
 
 
 class _Model:
@@ -186,14 +190,19 @@ class _Model:
         self.ptype = problem.problem_type(ck.model.config) if token is None else ProblemType.SINGLE
         self.progress = progress
         self.calls, self.total, self.span, self.message = 0, 1, (0.0, 1.0), ""
-        # What the encoder takes besides the embeddings (mask, segments), and the ids the head pools by.
-        self.extra = {k: v for k, v in encoder_inputs(enc, ck).items() if k != "input_ids"}
+        self.feed(enc)
+
+    def feed(self, enc) -> None:
+        """What the next calls' rows take besides the embeddings: enc's tensors (1 or rows, seq), the
+        ones the encoder takes (mask, segments) and the ids the head pools by."""
+        self.extra = {k: v for k, v in encoder_inputs(enc, self.ck).items() if k != "input_ids"}
         self.ids = enc["input_ids"]
 
     def logits(self, embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch, labels)
         n = embeds.shape[0]
         extra = {k: v.expand(n, -1) for k, v in self.extra.items()}
-        hidden = self.ck.model.base_model(inputs_embeds=embeds, **extra).last_hidden_state
+        with attention_kernel(self.ck, "sdpa"):  # no attention weights read: the fast kernel
+            hidden = self.ck.model.base_model(inputs_embeds=embeds, **extra).last_hidden_state
         mask = extra.get("attention_mask", torch.ones(embeds.shape[:2], dtype=torch.long, device=embeds.device))
         logits = run_head(self.head, hidden, mask, input_ids=self.ids.expand(n, -1))[-1][1]
         return logits if self.token is None else logits[:, self.token]  # a token head's (batch, seq, labels)
@@ -251,6 +260,38 @@ def attribute(
     target_token: with a per-token head (a token classifier), the position (special tokens counted) whose
     logit or probability is explained; required there, refused elsewhere.
     """
+    method = checked_method(method, baseline, quantity, n_steps)
+    start = time.perf_counter()
+    _check_target(ck, target)
+    inp = _inputs(ck, text, text_pair, baseline)
+    enc, x, b = inp.enc, inp.x, inp.b
+    window = max(1, min(int(window), len(inp.ids)))
+    _check_target_token(head, target_token, len(inp.ids))
+    model = _Model(ck, head, target, quantity, progress, enc, target_token)
+    f_x = f_b = delta = steps = sampling = None
+    if method in INTEGRATED:
+        scores, f_x, f_b, delta, steps = _integrated(model, x, b, n_steps, tolerance)
+    else:
+        if model.target is None:  # the predicted label: the largest logit
+            model.predict(x)
+        if method in sampled.METHODS:
+            scores, f_x, f_b, delta, steps, sampling = sampled.attribute(model, x, b, inp.special, inp.word_ids,
+                                                                         method, n_samples, seed)
+        elif method == "occlusion":
+            scores, f_x = _occlusion(model, x, b, window)
+        else:
+            algo = Saliency(model) if method == "saliency" else InputXGradient(model)
+            model.expect(1, (0.0, 1.0), method)
+            x_req = x.clone().requires_grad_(True)
+            attr = algo.attribute(x_req, abs=True) if method == "saliency" else algo.attribute(x_req)
+            scores = attr[0].sum(-1).detach().double().cpu().numpy()
+    return _attribution(ck, inp, method, model.target, quantity, baseline, scores, f_x, f_b, delta, steps,
+                        window if method == "occlusion" else None, time.perf_counter() - start, tolerance,
+                        sampling, target_token)
+
+
+def checked_method(method: str, baseline: str, quantity: str, n_steps: int | None) -> str:
+    """The method's own name (see ALIASES); raises AttributionError for a request no method takes."""
     method = ALIASES.get(method, method)
     if method not in METHODS:
         raise AttributionError("attribution_unknown_method", method=method, choices=", ".join(METHODS))
@@ -260,45 +301,50 @@ def attribute(
         raise AttributionError("attribution_unknown_quantity", quantity=quantity)
     if n_steps is not None and n_steps < 1:
         raise AttributionError("attribution_steps")
-    start = time.perf_counter()
+    return method
+
+
+def _check_target(ck: Checkpoint, target: int | None) -> None:
+    if target is not None and not 0 <= target < len(ck.labels):
+        raise AttributionError("attribution_target", target=target, n=len(ck.labels))
+
+
+@dataclass(frozen=True, eq=False)
+class _Inputs:
+    """One text's encoding, tokens and path ends: x the input's word embeddings, b the baseline's."""
+    enc: dict  # the tokenizer's tensors, (1, seq) each
+    dropped: int
+    ids: list[int]
+    special: list[bool]
+    word_ids: tuple[int | None, ...]
+    tokens: tuple[str, ...]
+    segments: tuple[int, ...]
+    x: torch.Tensor  # (1, seq, hidden)
+    b: torch.Tensor  # (1, seq, hidden)
+
+
+def _inputs(ck: Checkpoint, text: str, text_pair: str | None, baseline: str) -> _Inputs:
     enc, dropped = encode(ck, text, text_pair)
     ids, special, word_ids = token_info(ck, enc)
-    tokens, segs = tuple(ck.tokenizer.convert_ids_to_tokens(ids)), segments(enc)
-    window = max(1, min(int(window), len(ids)))
     x = _embed(ck, ids)
     b = torch.zeros_like(x) if baseline == "zero" else _embed(ck, baseline_ids(ck, ids, special, baseline))
     if baseline == "zero":  # keep the specials here too, so every baseline treats them alike
         keep = torch.tensor(special, device=x.device).view(1, -1, 1)
         b = torch.where(keep, x, b)
-    labels = ck.labels
-    if target is not None and not 0 <= target < len(labels):
-        raise AttributionError("attribution_target", target=target, n=len(labels))
-    _check_target_token(head, target_token, len(ids))
-    model = _Model(ck, head, target, quantity, progress, enc, target_token)
-    f_x = f_b = delta = steps = sampling = None
-    if method in INTEGRATED:
-        scores, f_x, f_b, delta, steps = _integrated(model, x, b, n_steps, tolerance)
-    else:
-        if model.target is None:  # the predicted label: the largest logit
-            model.predict(x)
-        if method in sampled.METHODS:
-            scores, f_x, f_b, delta, steps, sampling = sampled.attribute(model, x, b, special, word_ids, method,
-                                                                         n_samples, seed)
-        elif method == "occlusion":
-            scores, f_x = _occlusion(model, x, b, window)
-        else:
-            algo = Saliency(model) if method == "saliency" else InputXGradient(model)
-            model.expect(1, (0.0, 1.0), method)
-            x_req = x.clone().requires_grad_(True)
-            attr = algo.attribute(x_req, abs=True) if method == "saliency" else algo.attribute(x_req)
-            scores = attr[0].sum(-1).detach().double().cpu().numpy()
+    return _Inputs(enc, dropped, ids, special, word_ids, tuple(ck.tokenizer.convert_ids_to_tokens(ids)),
+                   segments(enc), x, b)
+
+
+def _attribution(ck: Checkpoint, inp: _Inputs, method: str, target: int, quantity: str, baseline: str, scores,
+                 f_x, f_b, delta, steps, window, seconds: float, tolerance: float,
+                 sampling: sampled.Sampling | None = None, target_token: int | None = None) -> Attribution:
     return Attribution(
-        method=method, target=model.target, target_label=labels[model.target], quantity=quantity, baseline=baseline,
-        tokens=tokens, token_ids=tuple(ids), special=tuple(special),
-        word_ids=word_ids, scores=np.asarray(scores, dtype=np.float64), f_x=f_x, f_baseline=f_b, delta=delta,
-        n_steps=steps, window=window if method == "occlusion" else None, truncated_tokens=dropped,
-        max_length=max_length(ck), seconds=time.perf_counter() - start, segments=segs, tolerance=tolerance,
-        sampling=sampling, **readable(ck, tokens, special, word_ids, segs), target_token=target_token,
+        method=method, target=target, target_label=ck.labels[target], quantity=quantity, baseline=baseline,
+        tokens=inp.tokens, token_ids=tuple(inp.ids), special=tuple(inp.special),
+        word_ids=inp.word_ids, scores=np.asarray(scores, dtype=np.float64), f_x=f_x, f_baseline=f_b, delta=delta,
+        n_steps=steps, window=window, truncated_tokens=inp.dropped, max_length=max_length(ck), seconds=seconds,
+        segments=inp.segments, tolerance=tolerance, sampling=sampling, target_token=target_token,
+        **readable(ck, inp.tokens, inp.special, inp.word_ids, inp.segments),
     )
 
 
@@ -329,10 +375,20 @@ def _integrated(model: _Model, x, b, n_steps, tolerance):
             x, baselines=b, n_steps=n_steps, method="gausslegendre", internal_batch_size=size), batch, x.device)
         scores = attr[0].sum(-1).detach().double().cpu().numpy()
         return scores, float(f_x), float(f_b), float(scores.sum() - (f_x - f_b)), n_steps
-    path = _Path(model, x, b, batch)
-    scores, steps = path.integrate(tolerance)
-    f_x, f_b = path.f[1.0], path.f[0.0]
-    return scores, f_x, f_b, float(scores.sum() - (f_x - f_b)), steps
+    return _Path(model, x, b, batch).integrate(tolerance)
+
+
+def _gradients(model: _Model, b: torch.Tensor, d: torch.Tensor, alphas: list[float]) -> tuple[list[float], np.ndarray]:
+    """f and the per-token integrand (grad · d) at b + alpha d for each alpha, in one forward/backward.
+
+    b, d: (1, seq, hidden) for one text, or (rows, seq, hidden), one row per alpha (attribute_many).
+    Returns (rows,) values and (rows, seq) integrand.
+    """
+    a = torch.tensor(alphas, dtype=d.dtype, device=d.device).view(-1, 1, 1)
+    points = (b + a * d).requires_grad_(True)  # (rows, seq, hidden)
+    out = model(points)
+    grad, = torch.autograd.grad(out.sum(), points)  # rows are independent: the sum's gradient is each row's
+    return out.detach().double().cpu().tolist(), (grad * d).sum(-1).detach().double().cpu().numpy()
 
 
 class _Path:
@@ -343,6 +399,7 @@ class _Path:
     (the pair) is the difference to the same rule on every other point (Simpson). Halving an interval
     reuses 3 of each half's 5 points, so a refinement costs 4 gradients, not a fresh rule (why not
     Gauss-Kronrod: its nodes do not nest across a halving, so a split throws away 15 gradients).
+    Every gradient computed is a node of some interval of the final partition, so none is wasted.
     The forward pass of each gradient also gives f at that point, so the completeness gap of every
     interval, Σ its scores − (f(end) − f(start)), is exact and free: it catches what both rules of
     the pair may miss (a bend between their points, as RMSNorm makes near a zero pad embedding).
@@ -352,6 +409,9 @@ class _Path:
     complete while its tokens are not. Otherwise the intervals with the largest |gap| (or, once
     complete, the largest ‖pair‖₁) are halved, until MAX_STEPS gradients; then the error is reported
     as it is (converged: false).
+
+    The rule is driven in rounds (needs -> gradients -> record -> advance), so attribute_many can
+    compute the gradients of many texts' paths in the same batches; integrate drives one path alone.
     """
 
     def __init__(self, model: _Model, x, b, batch: int):
@@ -359,6 +419,16 @@ class _Path:
         self.f: dict[float, float] = {}  # alpha -> f(b + alpha (x − b))
         self.g: dict[float, np.ndarray] = {}  # alpha -> (seq,) per-token integrand
         self.parts: dict[tuple[float, float], tuple[np.ndarray, float, np.ndarray]] = {}  # -> (value, gap, pair)
+        self.todo: list[tuple[float, float]] = [(0.0, 1.0)]  # intervals to rule once their points are in
+        self.scores: np.ndarray | None = None  # (seq,) once advance has ruled
+
+    def needs(self) -> list[float]:
+        """The alphas the intervals in todo need and that have no gradient yet."""
+        return sorted({a for iv in self.todo for a in self.nodes(iv)} - set(self.g))
+
+    def record(self, alphas: list[float], vals, dens) -> None:
+        self.f.update(zip(alphas, vals))
+        self.g.update(zip(alphas, dens))
 
     def evaluate(self, alphas: list[float]) -> None:
         """Gradients (and f) at the new alphas, in batches within the memory budget."""
@@ -373,19 +443,14 @@ class _Path:
         d = self.x - self.b
         for rows in budget.chunks(len(new), self.batch):
             part = [new[i] for i in rows]
-            vals, dens = halving_on_oom(lambda size: self._grads(part, d, size), self.batch, self.x.device)
-            self.f.update(zip(part, vals))
-            self.g.update(zip(part, dens))
+            self.record(part, *halving_on_oom(lambda size: self._grads(part, d, size), self.batch, self.x.device))
 
     def _grads(self, alphas: list[float], d, size: int):  # -> (n,) values, (n, seq) integrand
         vals, dens = [], []
         for rows in budget.chunks(len(alphas), size):
-            a = torch.tensor([alphas[i] for i in rows], dtype=d.dtype, device=d.device).view(-1, 1, 1)
-            points = (self.b + a * d).requires_grad_(True)  # (n, seq, hidden)
-            out = self.model(points)
-            grad, = torch.autograd.grad(out.sum(), points)  # rows are independent: the sum's gradient is each row's
-            vals += out.detach().double().cpu().tolist()
-            dens.extend((grad * d).sum(-1).detach().double().cpu().numpy())
+            v, g = _gradients(self.model, self.b, d, [alphas[i] for i in rows])
+            vals += v
+            dens.extend(g)
         return vals, dens
 
     def nodes(self, iv: tuple[float, float]) -> list[float]:
@@ -398,33 +463,40 @@ class _Path:
         value, low = romb(y, h, axis=0), romb(y[::2], 2 * h, axis=0)
         self.parts[iv] = (value, float(value.sum()) - (self.f[iv[1]] - self.f[iv[0]]), value - low)
 
-    def integrate(self, tolerance: float) -> tuple[np.ndarray, int]:
-        todo = [(0.0, 1.0)]
+    def advance(self, tolerance: float) -> bool:
+        """Rule the intervals in todo (their points all in); True when done, else todo holds the halves."""
+        for iv in self.todo:
+            self.rule(iv)
+        self.todo = []
+        self.scores = scores = np.sum([v for v, _, _ in self.parts.values()], axis=0)
+        gap = sum(g for _, g, _ in self.parts.values())
+        pair = sum(float(np.abs(p).sum()) for _, _, p in self.parts.values())
+        diff = self.f[1.0] - self.f[0.0]
+        complete = abs(gap) <= tolerance * max(abs(diff), 1e-6)
+        if complete and pair <= TOKEN_TOLERANCE * np.abs(scores).sum():
+            return True
+        # Halve where the failing criterion is worst: the gap while incomplete, then the pair; every
+        # interval within half the worst one goes in the same batch of gradients.
+        indicator = {iv: float(np.abs(p).sum()) if complete else abs(g) for iv, (_, g, p) in self.parts.items()}
+        worst = max(indicator.values())
+        split = sorted((iv for iv, e in indicator.items() if e >= worst / 2), key=indicator.get, reverse=True)
+        split = split[:(MAX_STEPS - len(self.g)) // 2 ** ROMBERG_LEVEL]  # a halving costs 2**level gradients
+        for iv in split:
+            del self.parts[iv]
+            mid = (iv[0] + iv[1]) / 2
+            self.todo += [(iv[0], mid), (mid, iv[1])]
+        return not split
+
+    def result(self) -> tuple[np.ndarray, float, float, float, int]:
+        """(scores (seq,), f(x), f(b), delta, steps): steps counts every gradient computed."""
+        f_x, f_b = self.f[1.0], self.f[0.0]
+        return self.scores, f_x, f_b, float(self.scores.sum() - (f_x - f_b)), len(self.g)
+
+    def integrate(self, tolerance: float) -> tuple[np.ndarray, float, float, float, int]:
         while True:
-            self.evaluate([a for iv in todo for a in self.nodes(iv)])
-            for iv in todo:
-                self.rule(iv)
-            scores = np.sum([v for v, _, _ in self.parts.values()], axis=0)
-            gap = sum(g for _, g, _ in self.parts.values())
-            pair = sum(float(np.abs(p).sum()) for _, _, p in self.parts.values())
-            diff = self.f[1.0] - self.f[0.0]
-            complete = abs(gap) <= tolerance * max(abs(diff), 1e-6)
-            if complete and pair <= TOKEN_TOLERANCE * np.abs(scores).sum():
-                break
-            # Halve where the failing criterion is worst: the gap while incomplete, then the pair; every
-            # interval within half the worst one goes in the same batch of gradients.
-            indicator = {iv: float(np.abs(p).sum()) if complete else abs(g) for iv, (_, g, p) in self.parts.items()}
-            worst = max(indicator.values())
-            split = sorted((iv for iv, e in indicator.items() if e >= worst / 2), key=indicator.get, reverse=True)
-            split = split[:(MAX_STEPS - len(self.g)) // 2 ** ROMBERG_LEVEL]  # a halving costs 2**level gradients
-            if not split:
-                break
-            todo = []
-            for iv in split:
-                del self.parts[iv]
-                mid = (iv[0] + iv[1]) / 2
-                todo += [(iv[0], mid), (mid, iv[1])]
-        return scores, len(self.g)
+            self.evaluate(self.needs())
+            if self.advance(tolerance):
+                return self.result()
 
 
 def _occlusion(model: _Model, x, b, window: int):

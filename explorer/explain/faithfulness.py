@@ -18,6 +18,7 @@ from explorer.explain.attribution import ALIASES, METHODS, Attribution, Progress
 from explorer.model import problem
 from explorer.model.checkpoints import Checkpoint, forward_inputs
 from explorer.model.heads import Head, run_head
+from explorer.model.kernel import attention_kernel
 from explorer.runtime import budget
 
 FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5)
@@ -68,7 +69,7 @@ def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False) -> 
             batch = [[i for i, _ in s] for s in batch]
         ids = torch.tensor([s + [pad] * (width - len(s)) for s in batch], device=device)
         mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in batch], device=device)
-        with torch.inference_mode():
+        with torch.inference_mode(), attention_kernel(ck, "sdpa"):  # no weights read: the fast kernel
             hidden = ck.model.base_model(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
             logits = run_head(head, hidden, mask)[-1][1]
             return quantity_of(logits, target, "probability", ptype).double().cpu().numpy()

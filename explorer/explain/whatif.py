@@ -15,7 +15,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from explorer.explain.attribution import Attribution, attribute, merge_words
+from explorer.explain.attribution import Attribution, merge_words
+from explorer.explain.batched import attribute_many
 from explorer.model import problem
 from explorer.model.analysis import MAX_TEXT_CHARS, Analysis, analyze, encode, encoder_inputs, max_length
 from explorer.model.checkpoints import Checkpoint
@@ -106,8 +107,7 @@ def compare_texts(ck: Checkpoint, head: Head, text_a: str, text_b: str, method: 
     pair = text_pair or None
     a, b = analyze(ck, head, text_a, text_pair=pair), analyze(ck, head, text_b, text_pair=pair)
     target = int(np.argmax(a.logits))
-    ra = attribute(ck, head, text_a, method, target=target, text_pair=pair)
-    rb = attribute(ck, head, text_b, method, target=target, text_pair=pair)
+    ra, rb = attribute_many(ck, head, [text_a, text_b], method, target=target, text_pairs=[pair, pair])
     return WhatIf(a=a, b=b, target=target, attr_a=ra, attr_b=rb, rows=align(words(ra), words(rb)))
 
 

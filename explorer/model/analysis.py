@@ -1,6 +1,7 @@
 """One analysis: text -> tokens -> encoder (run once) -> head steps -> logits -> probabilities."""
 from __future__ import annotations
 
+import functools
 import html
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ from explorer.model import problem
 from explorer.model.checkpoints import (TOKEN_CLASSIFICATION, Checkpoint, forward_inputs,  # noqa: F401
                                         max_length)  # max_length: re-exported
 from explorer.model.heads import Head, is_per_token, run_head, used_new_weights
+from explorer.model.kernel import attention_kernel
 from explorer.model.readable import readable_tokens, word_pieces
 from explorer.results import JsonResult, html_table, rounded
 from explorer.runtime import device as dev
@@ -48,7 +50,6 @@ class Analysis(JsonResult):
     pipeline_function: str
     pipeline_scores: np.ndarray
     attentions: np.ndarray  # (layers, heads, seq, seq)
-    rollout: np.ndarray  # (layers, seq, seq)
     flow: np.ndarray | None  # (layers, seq), or None unless asked for
     new_weights: tuple[str, ...]  # newly initialised parameters this analysis uses, by HF's full name
     text_pair: str = ""  # the second text of a sentence pair ("" for one text)
@@ -80,9 +81,15 @@ class Analysis(JsonResult):
     def cls_attention(self) -> np.ndarray:  # (layers, heads, seq): what [CLS] attends to
         return self.attentions[:, :, 0, :]
 
-    @property
-    def cls_rollout(self) -> np.ndarray:  # (layers, seq)
-        return self.rollout[:, 0, :]
+    # Rollout is read on first use, not computed with the analysis: the full (layers, seq, seq) products took
+    # a sixth of a 256-token analysis, and every view reads only [CLS]'s rows. Both are kept once computed.
+    @functools.cached_property
+    def rollout(self) -> np.ndarray:  # (layers, seq, seq)
+        return attention.rollout(self.attentions)
+
+    @functools.cached_property
+    def cls_rollout(self) -> np.ndarray:  # (layers, seq): rollout[:, 0] to float64 rounding, without the full products
+        return attention.cls_rollout(self.attentions)
 
     def to_dict(self) -> dict:
         """The analysis as JSON-safe values (what `analyze --json` prints); numbers rounded to 6 digits."""
@@ -211,7 +218,7 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
     if ck.task == TOKEN_CLASSIFICATION or is_per_token(head):  # one row per token: token_analysis.analyze_tokens
         raise AnalysisError("analysis_token_model", name=ck.name)
     enc, dropped = encode(ck, text, text_pair)
-    with torch.inference_mode():
+    with torch.inference_mode(), attention_kernel(ck, "eager"):  # the weights are read: eager, even inside sdpa
         out = ck.model.base_model(**encoder_inputs(enc, ck), output_attentions=True, output_hidden_states=True)
         # The head at every depth in one batched call: row l is the head applied to layer l's states
         # (0 = embeddings). The last row is the head's real input, so its steps are the analysis's.
@@ -257,7 +264,6 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         pipeline_function=(rule := problem.pipeline_rule(ck.model.config)),
         pipeline_scores=problem.pipeline_scores(logits, rule),
         attentions=att,
-        rollout=attention.rollout(att),
         flow=attention.flow(att) if flow else None,
         new_weights=used_new_weights(ck, head),
         text_pair=text_pair or "",

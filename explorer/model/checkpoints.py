@@ -2,8 +2,8 @@
 
 Every load reports which weights were newly initialised, re-initialises them from a
 seed (so a whole class sees the same numbers), and returns the model in eval mode with
-eager attention (sdpa returns no attention maps). Loaded models are treated as
-read-only everywhere: callers copy before they train.
+eager attention (sdpa returns no attention maps), switched to sdpa per call where weights are not read
+(explorer/model/kernel.py). Loaded models are treated as read-only everywhere: callers copy before they train.
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from pathlib import Path
 import torch
 from transformers import (AutoConfig, AutoModelForSequenceClassification, AutoModelForTokenClassification, AutoTokenizer,
                           PreTrainedModel)
+
+from explorer.model import kernel
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.resources import ASSETS  # beside the package in a checkout, inside it when installed
 from explorer.runtime.device import resolve_device
@@ -47,7 +49,7 @@ class CheckpointError(ExplorerError):
 @dataclass(frozen=True)
 class Checkpoint:
     name: str
-    model: PreTrainedModel  # eval mode, eager attention; never mutate
+    model: PreTrainedModel  # eval mode, eager attention unless a call asks for sdpa (kernel.py); never mutate
     tokenizer: object
     new_weights: tuple[str, ...]  # parameter names that were missing and freshly initialised
     source: str  # where the weights came from
@@ -325,6 +327,7 @@ def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
         raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err)) from None
     model.eval()
     model.requires_grad_(False)
+    kernel.install(model)  # eager by default, sdpa where a call asks (explorer/model/kernel.py); before it is shared
     return Checkpoint(name=name, model=model, tokenizer=tokenizer, new_weights=new, source=path,
                       unused_weights=tuple(sorted(info["unexpected_keys"])))
 
@@ -386,6 +389,15 @@ def max_length(ck: Checkpoint) -> int:
     if _LIMITS[model] <= 0:
         raise CheckpointError("unsupported_length", model_type=model.config.model_type)
     return _LIMITS[model]
+
+
+def fit_length(ck: Checkpoint, n: int) -> int:
+    """`n` tokens, or the model's own limit where that is shorter: batch readers (features, the label
+    report) truncate there, as a longer max_length would index past the position table."""
+    try:
+        return min(n, max_length(ck))
+    except CheckpointError:  # no limit the model states: n as asked
+        return n
 
 
 def _specials(tokenizer) -> int:

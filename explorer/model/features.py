@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 from explorer.model import pooling
-from explorer.model.checkpoints import forward_inputs
+from explorer.model.checkpoints import fit_length, forward_inputs
+from explorer.model.kernel import attention_kernel
 from explorer.runtime import device as dev
 from explorer.runtime.budget import ByteCache
 
@@ -55,8 +56,9 @@ def _encode(ck, texts: list[str], max_length: int, pairs: list[str] | None = Non
     # A pair's second text is segment 1 for models with token types (BERT): without them it would read as text A.
     types = {"token_type_ids": enc["token_type_ids"]} if pairs is not None and "token_type_ids" in enc and \
         "token_type_ids" in forward_inputs(ck.model) else {}
-    out = ck.model.base_model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
-                              output_hidden_states=True, **types)
+    with attention_kernel(ck, "sdpa"):  # hidden states only: the fast kernel
+        out = ck.model.base_model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                                  output_hidden_states=True, **types)
     # hidden_states is (embeddings, layer 1, ..., layer L); the last is taken from last_hidden_state, which
     # some decoders give after a final norm, so "first" and "mean" stay what they were.
     states = [*out.hidden_states[1:-1], out.last_hidden_state]
@@ -76,6 +78,7 @@ def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int
     last-non-pad-token state per text (per pair encoding of text and `text_pairs[i]`), in input order."""
     if ck.tokenizer.pad_token is None:  # GPT-2's tokenizer cannot pad: every row is a batch of its own
         batch_size = 1
+    max_length = fit_length(ck, max_length)
     # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
     return dev.halving_on_oom(lambda size: _features(ck, texts, size, max_length, progress, text_pairs), batch_size,
                               ck.model.device)

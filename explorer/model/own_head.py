@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from explorer.model.replay import DROPOUTS, Call, Program, Recorder, Run, same_calls
+from explorer.model.kernel import attention_kernel
 from explorer.model.pooling import last_token, pad_id
 from explorer.model.replay import tensors as _tensors
 
@@ -129,7 +130,7 @@ def _trace(model: nn.Module, enc: dict) -> tuple[object, object, list[_Hook]]:
     handles = [nn.modules.module.register_module_forward_pre_hook(pre),
                nn.modules.module.register_module_forward_hook(post)]
     try:
-        with torch.no_grad():
+        with torch.no_grad(), attention_kernel(model, "eager"):  # its attentions are checked below
             out = model(**enc, output_attentions=True)
     finally:
         for h in handles:

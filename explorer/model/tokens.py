@@ -40,8 +40,10 @@ def visible(tokens: tuple[str, ...], special: tuple[bool, ...], hide: bool) -> t
 
 
 def rollout_off_cls(rollout: np.ndarray) -> np.ndarray:
-    """(L, n, n) -> (L,): the share of [CLS]'s rollout that comes from other input positions."""
-    return 1.0 - rollout[:, 0, 0]
+    """(L, n, n) rollout, or its (L, n) [CLS] rows (Analysis.cls_rollout) -> (L,): the share of [CLS]'s
+    rollout that comes from other input positions."""
+    rows = rollout[:, 0] if rollout.ndim == 3 else rollout
+    return 1.0 - rows[:, 0]
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:

@@ -90,6 +90,6 @@ def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[
         methods[t("tokens.flow")] = fl[layer - 1]
     figs["highlight"] = highlighted_text(methods, toks, t("tokens.highlight_title", layer=layer) + suffix, tok_axis,
                                          t("tokens.method_axis"), share, t("tokens.of_row_max"), **pair)
-    figs["mixing"] = mixing_lines(rollout_off_cls(a.rollout), cls_vs_mean(a.hidden_states), t("tokens.mixing_title"),
+    figs["mixing"] = mixing_lines(rollout_off_cls(a.cls_rollout), cls_vs_mean(a.hidden_states), t("tokens.mixing_title"),
                                   layer_axis, t("tokens.mixing_axis"), t("tokens.off_cls"), t("tokens.cls_mean_cos"))
     return figs

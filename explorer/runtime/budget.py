@@ -39,7 +39,10 @@ def nbytes(obj, _seen: set | None = None) -> int:
     if isinstance(obj, (str, bytes)):
         return len(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return sum(nbytes(getattr(obj, f.name), seen) for f in dataclasses.fields(obj))
+        # Its fields and whatever it has cached on itself since (a functools.cached_property's value).
+        values = vars(obj).values() if hasattr(obj, "__dict__") else \
+            (getattr(obj, f.name) for f in dataclasses.fields(obj))
+        return sum(nbytes(v, seen) for v in values)
     if isinstance(obj, dict):
         return sum(nbytes(k, seen) + nbytes(v, seen) for k, v in obj.items())
     if isinstance(obj, (tuple, list)):
@@ -151,6 +154,15 @@ def rows_within(per_row: int) -> int:
 def batch_rows(config, seq: int, attentions: bool = False, grad: bool = False) -> int:
     """How many rows of `seq` tokens one encoder forward may take within HEAD_EXPLORER_BATCH_MB."""
     return rows_within(row_bytes(config, max(1, seq), attentions, grad))
+
+
+def beyond_one_batch(config, seq: int, rows: int, grad_rows: int = 0) -> bool:
+    """Does work of `rows` forward rows and `grad_rows` forward+backward rows of `seq` tokens need more than one
+    HEAD_EXPLORER_BATCH_MB batch? The line between interactive work, run on a session's own thread, and heavy
+    work, which waits for a job slot (explorer/runtime/jobs.py)."""
+    seq = max(1, seq)
+    need = rows * row_bytes(config, seq) + grad_rows * row_bytes(config, seq, grad=True)
+    return need > env_int(BATCH_ENV, DEFAULT_BATCH_MB) * 2**20
 
 
 def chunks(n: int, size: int) -> list[range]:

@@ -1,5 +1,5 @@
-"""Background jobs (a fine-tune today): a thread with progress, a stop flag and a result, in one of a
-bounded number of slots, behind one bounded first-come queue.
+"""Background jobs (fine-tunes, label audits, long attributions): a thread with progress, a stop flag and a
+result, in one of a bounded number of slots, behind one bounded first-come queue.
 
 Heavy work is queued, not stacked: when every slot is taken a new job waits in line (at most `queue`
 of them; past that it is refused) and starts by itself when a slot frees. A waiting job knows its
@@ -12,11 +12,17 @@ session object can linger for minutes (Streamlit keeps it for a reconnect), so w
 collected would keep a core busy and a slot taken; instead a job whose owner has been gone for
 `grace` seconds is told to stop, and its slot is freed when its thread ends. Each end is logged on
 one line ("job ended ..."), which is how the browser test sees the slot come back.
+
+A job's thread lowers its own scheduling priority (HEAD_EXPLORER_JOB_NICE, 10 by default): on Linux a
+thread has its own nice value, so the kernel gives the cores to the sessions' script threads first and a
+heavy job takes what they leave. torch.set_num_threads cannot do this per job (it is process-wide); with
+the server's one intra-op thread (explorer/ui) a job's forwards run on its own thread, which is reniced.
 """
 from __future__ import annotations
 
 import heapq
 import logging
+import os
 import threading
 import time
 from typing import Callable
@@ -29,6 +35,7 @@ DEFAULT_QUEUE = 8  # jobs waiting for a slot; a waiting job holds no model copy,
 DEFAULT_EXPECTED_S = 60.0  # a job's length before any of its kind has finished in this process
 GRACE_S = 3.0  # how long an owner may be gone (a reload, a network blip) before its jobs stop
 POLL_S = 0.5
+NICE_ENV, DEFAULT_NICE = "HEAD_EXPLORER_JOB_NICE", 10  # added to a job thread's nice value (0: unchanged)
 
 _log = logging.getLogger("head_explorer.jobs")  # a child of the app's logger: same handler, same format
 
@@ -96,6 +103,22 @@ class Job:
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)
+
+
+def lower_priority() -> None:
+    """Add HEAD_EXPLORER_JOB_NICE to the calling thread's nice value (Linux: setpriority on a thread id
+    touches that thread only). Unprivileged, so it can only go down; elsewhere, or when refused, a no-op."""
+    try:  # not env_int: 0 is a valid value here (leave jobs at the server's priority)
+        nice = int(os.environ.get(NICE_ENV, DEFAULT_NICE))
+    except ValueError:
+        nice = DEFAULT_NICE
+    if nice <= 0 or not hasattr(os, "setpriority"):
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except OSError:
+        pass
 
 
 class Jobs:
@@ -171,6 +194,7 @@ class Jobs:
         return 0.0  # not reached: job is in _waiting
 
     def _run(self, job: Job, work: Work) -> None:
+        lower_priority()
         try:
             job.result = work(job.progress.append, job.stopping)
         except Cancelled:

@@ -29,6 +29,7 @@ from explorer.model.analysis import max_length
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.features import cached_features
 from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
+from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.runtime import scratch
 from explorer.runtime.device import halving_on_oom
@@ -297,7 +298,9 @@ def trained(ck: Checkpoint, s: Settings, make_copy: Callable[[], Checkpoint], ru
 
     t0 = time.perf_counter()
     # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
-    work, s, out = halving_on_oom(attempt, s.batch_size, ck.model.device)
+    # Training reads no attention weights: sdpa, set here in the thread that trains.
+    with attention_kernel(ck, "sdpa"):
+        work, s, out = halving_on_oom(attempt, s.batch_size, ck.model.device)
     seconds = time.perf_counter() - t0
     work.model.requires_grad_(False)
     work.model.eval()

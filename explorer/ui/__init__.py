@@ -15,7 +15,7 @@ from explorer.ui import panels  # noqa: E402
 from explorer.ui.cache import (ANALYSES, analysis, checkpoint, current_analysis, current_head, other_prompt,  # noqa: E402
                                head, memo, plotly_js_src, timed)
 from explorer.ui.render import (cancelled, chart, confirmed, error, guarded, headers, plain,  # noqa: E402
-                                prediction, show_evictions, step_label, table, with_progress)
+                                prediction, queued, run_or_queue, show_evictions, step_label, table, with_progress)
 from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, Selection,  # noqa: E402
                                  Upload, data_source, data_version, drop_data_versions, use_data_version,
                                  add_data_version, keep_widgets, lang, progress_to,
@@ -27,7 +27,7 @@ __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", 
            "analysis", "cancelled", "chart", "checkpoint", "confirmed", "current_analysis", "current_head", "other_prompt",
            "data_source", "error", "guarded", "headers", "keep_widgets", "lang", "memo", "panels", "plain",
            "data_version", "drop_data_versions", "use_data_version", "add_data_version",
-           "plotly_js_src", "prediction", "progress_to", "register_session_checkpoint", "selection",
+           "plotly_js_src", "prediction", "progress_to", "queued", "run_or_queue", "register_session_checkpoint", "selection",
            "session_checkpoint",
            "session_checkpoint_names", "session_zip", "session_zip_ready", "set_data_source", "show_evictions",
            "start_job",

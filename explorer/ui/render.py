@@ -113,6 +113,81 @@ def with_progress(what: str, params: object, work: Callable[[Callable[[float, st
 
 def _cancel(what: str, params: object) -> None:
     st.session_state[f"_cancelled_{what}"] = params
+    held = st.session_state.get(f"_job_{what}")
+    if held is not None:  # heavy work in the queue (see queued): leave the line, or stop running
+        held[1].stop()
+
+
+def run_or_queue(what: str, params: object, work: Callable[[Callable[[float, str], None]], object], running: str,
+                 stop: str, start: bool, heavy: bool, expected_s: float | None = None):
+    """`work(progress)`: heavy work through the job queue (queued), light work here on the session's thread
+    (with_progress, when `start`). The result, or None when nothing ran."""
+    if heavy:
+        return queued(what, params, work, running, stop, start, expected_s)
+    held = st.session_state.pop(f"_job_{what}", None)
+    if held is not None:  # a heavy job for inputs since changed to light ones: nobody will read it
+        held[1].stop()
+    return with_progress(what, params, work, running, stop) if start else None
+
+
+def queued(what: str, params: object, work: Callable[[Callable[[float, str], None]], object], running: str,
+           stop: str, start: bool = True, expected_s: float | None = None):
+    """Heavy `work(progress)` (a label audit, a long attribution), run as a job in the process's one bounded
+    queue (session.JOBS) instead of on this session's thread, and waited for here: the page shows its place
+    and wait while in line, then its progress, with with_progress's Stop button (`{what}_stop`, which leaves
+    the line). Waiting costs no CPU, so other sessions' interactive runs are never stuck behind it.
+
+    A job outlives this run: one for the same `params` started by an earlier run (cut short by another
+    click, or a visit to another page) is picked up, finished or not; one for other params is stopped.
+    With `start` False only such a job is waited for. Returns the result; None when nothing ran."""
+    from explorer.runtime.jobs import Cancelled
+    from explorer.ui import panels
+    from explorer.ui.session import start_job, stop_if_gone
+
+    ss, slot = st.session_state, f"_job_{what}"
+    held = ss.get(slot)
+    if held is not None and (held[0] != params or (held[1].done and held[1].why)):
+        held[1].stop()  # superseded (a new text), or a stopped one now asked for again
+        ss.pop(slot)
+        held = None
+    if held is None:
+        if not start:
+            return None
+
+        def job_work(progress, stopping):
+            def report(frac: float, msg: str) -> None:
+                if stopping():
+                    raise Cancelled("user")
+                progress({"frac": frac, "msg": msg})
+
+            return work(report)
+
+        job = start_job(what, what, job_work, expected_s)
+        if job is None:
+            raise ExplorerError("jobs_busy")
+        ss[slot] = held = (params, job)
+    job = held[1]
+    box = st.empty()
+    with box.container():
+        st.button(stop, key=f"{what}_stop", on_click=_cancel, args=(what, params))
+        line = st.empty()
+    while not job.wait(0.5):
+        try:
+            stop_if_gone()
+        except BaseException:  # st.stop: the tab is gone, and nobody will read the result
+            job.stop("owner gone")
+            raise
+        with line.container():  # redrawn each tick: a click on Stop or another widget ends this run here
+            if not panels.job_queue(job):
+                last = job.progress[-1] if job.progress else {"frac": 0.0, "msg": running}
+                st.progress(min(1.0, max(0.0, last["frac"])), text=last["msg"])
+    box.empty()
+    ss.pop(slot, None)
+    if job.error is not None:
+        raise job.error
+    if job.why:  # stopped (its Stop button's run follows)
+        st.stop()
+    return job.result
 
 
 def cancelled(what: str, params: object) -> bool:

@@ -7,6 +7,7 @@ process (explorer/runtime/session_models.py); the session holds only its owner k
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import uuid
 import weakref
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 _log = get_logger("head_explorer")
 
 MODELS = session_models.ModelStore()  # every session's fine-tuned models, within the bounds
-# Background jobs (fine-tunes), HEAD_EXPLORER_TRAINING at once: each holds a private model copy.
+# Background jobs (fine-tunes, label audits, long attributions), HEAD_EXPLORER_TRAINING at once.
 JOBS = jobs.Jobs()
 
 
@@ -111,11 +112,11 @@ def session_zip_ready(name: str) -> Callable[[], bytes] | None:
     return read
 
 
-def start_job(kind: str, name: str, work: jobs.Work) -> jobs.Job | None:
+def start_job(kind: str, name: str, work: jobs.Work, expected_s: float | None = None) -> jobs.Job | None:
     """Run `work(progress, stop)` in the background for this session, or None when every slot is taken.
     The job stops when its tab has been disconnected for jobs.GRACE_S seconds: a closed tab's session
     lingers in Streamlit for a reconnect, so its finalizer alone could keep a core busy for minutes."""
-    return JOBS.start(_owner(), kind, name, work, alive=_session_alive())
+    return JOBS.start(_owner(), kind, name, work, alive=_session_alive(), expected_s=expected_s)
 
 
 def _session_alive() -> Callable[[], bool] | None:
@@ -280,8 +281,13 @@ DATA_KEY = "data_csv"  # where the Data page leaves its DataSource
 def data_source() -> DataSource:
     """The Data page's CSV, or the demo tweets (60 per class) before the Data page has run."""
     src = st.session_state.get(DATA_KEY)
-    if src is not None:
-        return src
+    return src if src is not None else _demo_source()
+
+
+@functools.lru_cache(maxsize=1)
+def _demo_source() -> DataSource:
+    """The demo tweets, read once per process: reading them takes 0.7-1.3 s of pandas (holding the GIL), and
+    the Fine-tune and Audit pages ask on every run (in the classroom bench, every 2 s per fine-tune student)."""
     from explorer.data.dataset import demo_frame
 
     demo = demo_frame(per_class=60, seed=0)

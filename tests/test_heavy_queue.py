@@ -1,0 +1,129 @@
+"""Heavy work is queued, not stacked: a label audit and a long attribution wait for a job slot in the one queue
+fine-tunes use (explorer/runtime/jobs.py), shown their place and wait, and Stop takes them out of the line;
+an interactive page of another session runs meanwhile. What counts as heavy comes from the batch budget."""
+import os
+import threading
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from transformers import AutoConfig
+
+from conftest import ROOT
+from explore_helpers import give_csv
+from explorer.explain import cost
+from explorer.model import checkpoints
+from explorer.runtime import jobs as jobs_mod
+from test_audit import planted
+
+
+@pytest.fixture
+def full_slots():
+    """Every job slot taken by another session's work, released at the end."""
+    from explorer.ui import JOBS
+
+    release = threading.Event()
+    blockers = [JOBS.start("other-student", "fine-tune", f"busy-{i}", lambda progress, stop: release.wait(60))
+                for i in range(JOBS.free)]
+    yield JOBS
+    release.set()
+    for b in blockers:
+        b.wait(10)
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """(kind, place, estimate) each time a page drew a waiting job's line."""
+    from explorer.ui import panels
+
+    seen, original = [], panels.job_queue
+
+    def record(job):
+        shown = original(job)
+        if shown:
+            seen.append((job.kind, job.place(), job.estimate()))
+        return shown
+
+    monkeypatch.setattr(panels, "job_queue", record)
+    return seen
+
+
+def _wait_in_line(JOBS, kind: str, run: threading.Thread, drawn: list):
+    """The session's `kind` job, once it waits in line and its page has drawn its place."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and run.is_alive():
+        job = next((j for j in JOBS.waiting() if j.kind == kind), None)
+        if job is not None and any(d[0] == kind for d in drawn):
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"no {kind} job waited in line; drawn {drawn}")
+
+
+def test_a_long_attribution_waits_in_line_with_its_place_and_stop_leaves_it_while_another_page_runs(
+        full_slots, drawn):
+    JOBS = full_slots
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    # lig's automatic path on MiniLM is past one 256 MB batch: heavy, so it waits for a slot
+    run = threading.Thread(target=lambda: at.switch_page("pages/attributions.py").run())
+    run.start()
+    try:
+        job = _wait_in_line(JOBS, "attr", run, drawn)
+        assert job.place() == 1 and job.estimate() > 0
+        assert ("attr", 1) == drawn[-1][:2]
+        # meanwhile another student's interactive page is not held up by the queue
+        other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        other.run()
+        started = time.monotonic()
+        other.switch_page("pages/tokens.py").run()
+        assert not other.exception and other.get("plotly_chart") and time.monotonic() - started < 60
+        assert job.waiting and run.is_alive()  # the attribution still waits
+    finally:
+        job.stop()  # what its Stop button does (render._cancel)
+        run.join(60)
+    assert not run.is_alive() and not at.exception, at.exception
+    assert job.done and job.why == "user" and job.progress == [] and job not in JOBS.waiting()  # never ran
+
+
+def test_a_queued_label_audit_shows_its_place_and_can_be_cancelled(full_slots, drawn):
+    JOBS = full_slots
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["checkpoint"] = "minilm"
+    give_csv(at, planted().to_csv(index=False).encode(), "planted.csv")
+    at.run()
+    at.switch_page("pages/audit.py").run()
+    run = threading.Thread(target=lambda: at.button(key="audit_run").click().run())
+    run.start()
+    try:
+        job = _wait_in_line(JOBS, "audit", run, drawn)
+        assert job.place() == 1 and job.estimate() > 0
+    finally:
+        job.stop()
+        run.join(60)
+    assert not run.is_alive() and not at.exception, at.exception
+    assert job.done and job.progress == [] and "audit_result" not in at.session_state
+
+
+def test_heavy_is_past_one_batch_of_the_budget(monkeypatch):
+    config = AutoConfig.from_pretrained(checkpoints.embedded_encoder_dir())
+    assert cost.attribution_is_heavy(config, "lig", 12)  # up to 257 gradients
+    assert not cost.attribution_is_heavy(config, "lig", 12, n_steps=16)
+    assert not cost.attribution_is_heavy(config, "saliency", 500) and not cost.attribution_is_heavy(config, "ixg?", 500)
+    assert not cost.attribution_is_heavy(config, "occlusion", 20) and cost.attribution_is_heavy(config, "occlusion", 300)
+    assert cost.comparison_is_heavy(config, 12)
+    monkeypatch.setenv("HEAD_EXPLORER_BATCH_MB", "4096")  # a larger budget: the same lig fits one batch
+    assert not cost.attribution_is_heavy(config, "lig", 12)
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread nice values are a Linux feature")
+def test_a_job_thread_lowers_its_own_priority_and_not_the_servers(monkeypatch):
+    monkeypatch.setenv(jobs_mod.NICE_ENV, "5")
+    here = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    job = jobs_mod.Jobs(slots=1).start(
+        "a", "test", "nice", lambda progress, stop: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+    assert job.wait(5) and job.result == min(19, here + 5)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == here
+    monkeypatch.setenv(jobs_mod.NICE_ENV, "0")
+    job = jobs_mod.Jobs(slots=1).start(
+        "a", "test", "plain", lambda progress, stop: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+    assert job.wait(5) and job.result == here
