@@ -193,3 +193,17 @@ def test_costly_occlusion_waits_for_the_run_button(token_checkpoint, monkeypatch
     assert at.warning and not at.get("plotly_chart")  # asked first, nothing computed
     at.button(key="attr_token_run").click().run()
     assert not at.exception and not at.error and at.get("plotly_chart") and not at.metric  # no completeness
+
+
+def test_heavy_token_attributions_go_through_the_job_queue(token_checkpoint, monkeypatch):
+    from explorer.explain import cost
+    from explorer.ui import session
+
+    started, real = [], session.start_job
+    monkeypatch.setattr(cost, "attribution_is_heavy", lambda *a, **k: True)
+    monkeypatch.setattr(session, "start_job", lambda kind, *a: started.append(kind) or real(kind, *a))
+    at = _attributions(token_checkpoint)
+    assert at.success and started == ["attr_token"]  # lig's completeness, computed in the queue
+    at.button(key="attr_grid_run").click().run()
+    assert not at.exception and not at.error and started == ["attr_token", "attr_grid"]
+    assert len(at.get("plotly_chart")) == 2

@@ -164,12 +164,12 @@ def token_attributions() -> bool:
     a = current_token_analysis()
     if a is None:
         return True
-    from explorer.explain import attribution as attr
+    from explorer.explain import attribution as attr, cost
     from explorer.explain.token_attribution import every_label
     from explorer.plots import attribution as attribution_plots
     from explorer.plots.token_labels import label_grid
     from explorer.ui import panels
-    from explorer.ui.render import cancelled, plain, with_progress
+    from explorer.ui.render import cancelled, plain, run_or_queue
 
     sel = selection()
     strategy = st.session_state.get("tokenhead_aggregation", a.aggregation)
@@ -191,21 +191,26 @@ def token_attributions() -> bool:
     params = (sel.name, sel.head, sel.text, sel.seed, method, token, target, quantity, baseline)
     ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed)
     running, stop = t("attributions.running"), t("attributions.stop")
+    heavy = cost.attribution_is_heavy(ck.model.config, method, len(a.tokens))  # past one batch: the job queue
     r = memo("attr_token", params)
-    costly = method == "occlusion" and attr.occlusion_is_costly(len(a.tokens))
-    if costly:
-        st.warning(t("attributions.occlusion_cost", n=len(a.tokens)))
-    held = costly or cancelled("attr_token", params)  # asked first, as on a sentence head
-    if r is None and held and not st.button(t("attributions.run"), key="attr_token_run"):
-        if cancelled("attr_token", params):
-            st.info(t("attributions.cancelled"))
-        return True
-    try:
-        r = r or memo("attr_token", params, lambda: with_progress("attr_token", params, lambda p: attr.attribute(
-            ck, hd, sel.text, method, target, quantity, baseline, target_token=token, progress=p), running, stop))
-    except ExplorerError as err:
-        error(err)
-        return True
+    if r is None:
+        costly = method == "occlusion" and attr.occlusion_is_costly(len(a.tokens))
+        if costly:
+            st.warning(t("attributions.occlusion_cost", n=len(a.tokens)))
+        held = costly or cancelled("attr_token", params)  # asked first, as on a sentence head
+        run = held and st.button(t("attributions.run"), key="attr_token_run", type="primary")
+        try:
+            r = run_or_queue("attr_token", params, lambda p: attr.attribute(
+                ck, hd, sel.text, method, target, quantity, baseline, target_token=token, progress=p), running, stop,
+                start=run or not held, heavy=heavy, expected_s=10)
+        except ExplorerError as err:
+            error(err)
+            return True
+        if r is None:
+            if cancelled("attr_token", params):
+                st.info(t("attributions.cancelled"))
+            return True
+        memo("attr_token", params, lambda done=r: done)
     st.caption(t("tokenhead.attr_explains", label=plain(r.target_label), token=a.shown[token], position=token,
                  quantity=t(f"attributions.q_{r.quantity}"), seconds=r.seconds))
     panels.completeness(r)
@@ -219,13 +224,17 @@ def token_attributions() -> bool:
     st.caption(t("tokenhead.grid_intro", n=len(a.labels)))
     grid_key = (sel.name, sel.head, sel.text, sel.seed, method, token, quantity, baseline)
     grid = memo("attr_grid", grid_key)
-    if grid is None and st.button(t("tokenhead.grid_run", n=len(a.labels)), key="attr_grid_run"):
-        try:
-            grid = memo("attr_grid", grid_key, lambda: with_progress("attr_grid", grid_key, lambda p: every_label(
-                ck, hd, sel.text, token, method, progress=p, quantity=quantity, baseline=baseline), running, stop))
+    if grid is None:
+        go = st.button(t("tokenhead.grid_run", n=len(a.labels)), key="attr_grid_run")
+        try:  # a queued grid from an earlier run is picked up here even without a click
+            grid = run_or_queue("attr_grid", grid_key, lambda p: every_label(
+                ck, hd, sel.text, token, method, progress=p, quantity=quantity, baseline=baseline), running, stop,
+                start=go, heavy=heavy, expected_s=10 * len(a.labels))
         except ExplorerError as err:
             error(err)
             return True
+        if grid is not None:
+            memo("attr_grid", grid_key, lambda done=grid: done)
     if grid is not None:
         chart(label_grid(grid.shown, grid.labels, grid.scores, grid.token,
                          t("tokenhead.grid_chart", token=grid.shown[grid.token], position=grid.token),
