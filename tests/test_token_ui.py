@@ -207,3 +207,13 @@ def test_heavy_token_attributions_go_through_the_job_queue(token_checkpoint, mon
     at.button(key="attr_grid_run").click().run()
     assert not at.exception and not at.error and started == ["attr_token", "attr_grid"]
     assert len(at.get("plotly_chart")) == 2
+
+
+def test_finetune_page_with_token_data_in_vietnamese(token_checkpoint):
+    at = _open(token_checkpoint, "data", (_conll(), "ner.conll"))
+    at.session_state["lang"] = "vi"  # after the Data page: AppTest formats its radio outside the run, in English
+    at.switch_page("pages/finetune.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    captions = " ".join(c.value for c in at.caption)
+    assert "Dữ liệu token: ner.conll, 7 nhãn" in captions and "seqeval" in captions
+    assert at.button(key="ft_start").label == i18n.t("finetune.start", "vi")
