@@ -6,11 +6,9 @@ import streamlit as st
 from explorer import plots, ui
 from explorer.data.dataset import prepare, read_csv
 from explorer.text.errors import ExplorerError
-from explorer.train.finetune import Settings, check_head, check_memory, finetune, session_name
+from explorer.train.finetune import LEARNING_RATES, Settings, check_head, check_memory, finetune, session_name
 from explorer.ui import sticky, t
 from explorer.ui.token_view import token_finetune
-
-LEARNING_RATES = [float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)] + [1.0]
 
 ss = st.session_state
 st.title(t("finetune.title"))

@@ -37,6 +37,7 @@ from explorer.runtime.session_models import env_int
 from explorer.text.errors import ExplorerError
 
 MODES = ("head", "full")
+LEARNING_RATES = tuple(float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)) + (1.0,)  # the pages' 1-2-5 steps
 # Full fine-tuning's memory budget in MB, checked before a run starts (see full_memory).
 TRAIN_ENV, DEFAULT_TRAIN_MB = "HEAD_EXPLORER_TRAIN_MB", 3072
 # The pooling steps (own_head.OwnStep.op) that read one token, each the features.POOLS entry holding it.

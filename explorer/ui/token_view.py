@@ -246,7 +246,6 @@ def token_attributions() -> bool:
     return True
 
 
-LEARNING_RATES = [float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)] + [1.0]  # as the page's: 1-2-5 steps
 TOKEN_METRICS = ("loss", "val_loss", "precision", "recall", "f1", "accuracy")  # finetune_tags' history keys
 
 
@@ -267,6 +266,7 @@ def token_finetune(src) -> bool:
     sidebar as a token classifier. False for sentence data (the page draws its own)."""
     if not is_tag_data(src):
         return False
+    from explorer.train.finetune import LEARNING_RATES
     from explorer.ui import panels
     from explorer.ui.render import plain
 
