@@ -33,6 +33,7 @@ DEFAULT_SLOTS = 2  # jobs running at once (HEAD_EXPLORER_TRAINING), each holding
 QUEUE_ENV = "HEAD_EXPLORER_QUEUE"
 DEFAULT_QUEUE = 8  # jobs waiting for a slot; a waiting job holds no model copy, only its closure
 DEFAULT_EXPECTED_S = 60.0  # a job's length before any of its kind has finished in this process
+OVERRUN_S = 1.0  # the least a running job is expected to need still, however long it has run
 GRACE_S = 3.0  # how long an owner may be gone (a reload, a network blip) before its jobs stop
 POLL_S = 0.5
 NICE_ENV, DEFAULT_NICE = "HEAD_EXPLORER_JOB_NICE", 10  # added to a job thread's nice value (0: unchanged)
@@ -183,7 +184,8 @@ class Jobs:
         with self._lock:
             if job not in self._waiting:
                 return 0.0
-            free_at = [max(0.0, self._expected(j) - (now - (j.started or now))) for j in self._running]
+            # A job past its expected length still holds its slot: it has at least OVERRUN_S left, not 0.
+            free_at = [max(OVERRUN_S, self._expected(j) - (now - (j.started or now))) for j in self._running]
             free_at += [0.0] * (self.slots - len(free_at))
             heapq.heapify(free_at)
             for ahead in self._waiting:
