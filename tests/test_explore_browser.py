@@ -19,6 +19,11 @@ def test_walk_explore_pages_after_typing(page):
     box.fill(TEXT)
     box.press("Control+Enter")
     wait_idle(page)
+    # the run for the new text has drawn (a busy machine can start it after wait_idle's grace period; leaving the
+    # page before then would leave with the old text)
+    page.wait_for_function("document.querySelector('[data-testid=stMain]').textContent.includes('actors')",
+                           timeout=60_000)
+    wait_idle(page)
     timings = {}
     for title in PAGES:
         timings[title] = _go(page, title)
