@@ -24,6 +24,34 @@ hf_logging.disable_progress_bar()
 ROOT = Path(__file__).resolve().parent.parent
 TINY_LABELS = ("alpha", "beta", "gamma")
 
+# Fixtures that mean a test drives Chromium against a served app: such a test is `browser` and `server`
+# whether or not its file says so, so `make test-fast` (-m "not browser and not server ...") leaves it out.
+_BROWSER_FIXTURES = {"browser", "page", "app_url"}
+# Files are run heaviest first, so that under pytest-xdist (`make test`: whole files per worker, --dist
+# loadfile) the long ones start at once and the short ones fill in around them, instead of one long file
+# starting last and running alone.
+_WEIGHT = {"soak": 4, "server": 3, "browser": 2, "slow": 1}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.server)
+    weight: dict[str, int] = {}
+    for item in items:
+        w = max((_WEIGHT.get(m.name, 0) for m in item.iter_markers()), default=0)
+        weight[item.fspath.strpath] = max(weight.get(item.fspath.strpath, 0), w)
+    items.sort(key=lambda item: -weight[item.fspath.strpath])  # stable: a file's tests keep their order
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_folder(tmp_path_factory):
+    """The app's one writable folder (resources.cache_dir) under this run's temporary folder, for the tests
+    and every server they start: parallel workers and runs never share scratch space or the user's cache."""
+    os.environ["HEAD_EXPLORER_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+
 
 def _tiny_model(arch: str):
     common = dict(vocab_size=30522, num_labels=3, id2label=dict(enumerate(TINY_LABELS)),
@@ -96,6 +124,7 @@ from explorer.cli import SERVE  # noqa: E402
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
+RUNNING = "[data-testid=stApp]:not([data-test-script-state=notRunning])"
 
 
 def _free_port() -> int:
@@ -176,8 +205,14 @@ def page(browser, app_url):
     ctx.close()
 
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
+
+
 def wait_idle(pg) -> None:
     """Wait until the script has finished its run, then fail on any exception box."""
-    pg.wait_for_timeout(300)  # let a rerun triggered by the last input start
+    # A rerun that the last input triggers may not have started yet: wait for it to start, up to 300 ms,
+    # so a page that reruns goes on as soon as the run is seen rather than after a fixed pause.
+    with contextlib.suppress(PlaywrightTimeout):
+        pg.wait_for_selector(RUNNING, timeout=300)
     pg.wait_for_selector(IDLE, timeout=90_000)
     assert pg.locator("[data-testid=stException]").count() == 0, pg.locator("[data-testid=stException]").first.inner_text()

@@ -13,7 +13,7 @@ from explorer.text.i18n import t
 from browser_plots import pick
 from conftest import ROOT, _chromium, serve_app, wait_idle
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 
 ROWS = ast.literal_eval(re.search(r"^PAGES = (\[.*?^\])", (ROOT / "app.py").read_text(), re.S | re.M).group(1))
 PAGES = {slug: key for _, key, slug, _, _ in ROWS}

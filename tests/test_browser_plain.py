@@ -19,7 +19,7 @@ from explorer.text import i18n
 
 from conftest import _chromium, _free_port, open_app, serve_app, wait_idle
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 BAIT = _free_port()  # nothing listens here: a request to it is only ever seen by the listener below
 URL = f"http://127.0.0.1:{BAIT}"

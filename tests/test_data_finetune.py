@@ -167,6 +167,8 @@ def test_cli_inspect_data_missing_path(tmp_path, capsys):
     assert "is a directory" in capsys.readouterr().err
 
 
+@pytest.mark.server
+@pytest.mark.slow
 def test_accelerate_launch_cpu(tiny_root, demo_csv, tmp_path):
     out = tmp_path / "acc"
     env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")

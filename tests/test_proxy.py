@@ -10,7 +10,7 @@ from explorer.text import i18n
 
 from conftest import open_app, wait_idle
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 
 

@@ -57,7 +57,9 @@ def test_kernel_shap_adds_up_to_the_difference(tiny):
     ck = tiny["roberta"]
     r = attribute(ck, build_head(ck, "mean-linear", seed=3), TEXT, "kernel_shap", target=0)
     assert abs(r.f_x - r.f_baseline) > 0.01  # the tiny models' own heads barely move: this one does
-    assert r.scores.sum() == pytest.approx(r.f_x - r.f_baseline, rel=1e-4)
+    # Absolute, on the scale of the outputs: the pinned samples are met by a weighted least-squares fit, whose
+    # rounding is relative to f's values, not to their (here small) difference.
+    assert r.scores.sum() == pytest.approx(r.f_x - r.f_baseline, abs=1e-4 * max(1.0, abs(r.f_x), abs(r.f_baseline)))
     assert r.delta is None and r.n_steps is None  # no completeness claim beyond that
 
 
