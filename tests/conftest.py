@@ -87,7 +87,6 @@ import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import urllib.request  # noqa: E402
 
@@ -116,7 +115,8 @@ def _chromium() -> str:
 @contextlib.contextmanager
 def serve_app(env: dict | None = None, stderr=subprocess.DEVNULL):
     """The app served as `head-explorer app` serves it (the very command it execs) on a free loopback port,
-    stopped by its pid afterwards: yields (url, process). `env` adds to the environment; `stderr` is where its log goes."""
+    stopped by its pid afterwards: yields (url, process). `env` adds to the environment; `stderr` is where
+    its log goes."""
     port = _free_port()
     proc = subprocess.Popen(
         streamlit_command(["--server.port", str(port)]),
