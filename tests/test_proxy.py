@@ -27,9 +27,10 @@ def proxy(tmp_path_factory, browser):
 def _first_visits(browser, url: str, log) -> dict[str, list[tuple[str, str]]]:
     """upstream -> what /guided-lesson showed (see conftest.shown) to each new browser sent there, from the
     replicas' very first session on, until both replicas have had a first visitor (each new browser is
-    hashed to one at random: 12 tries leave a chance of 1 in 2048 that one replica is never reached)."""
+    hashed to one at random: 20 tries leave a chance of 1 in 500,000 that one replica is never reached;
+    about 3 are needed on average, and a replica's later visitors take seconds)."""
     seen = collections.defaultdict(list)
-    for _ in range(12):
+    for _ in range(20):
         ctx, pg = open_link(browser, url + "/guided-lesson")
         try:
             outcome, cookie = shown(pg), _cookie(ctx)
