@@ -15,8 +15,8 @@ from pathlib import Path
 
 import streamlit as st
 from starlette.responses import JSONResponse
-from streamlit.runtime.pages_manager import PagesManager
 from starlette.routing import Route
+from streamlit.runtime.pages_manager import PagesManager
 
 
 def _warm() -> None:
