@@ -1,13 +1,15 @@
 """Head Explorer: entry point. The sidebar picks live here so they persist across pages."""
+# Serve with `head-explorer app` or `streamlit run serve.py`, not `streamlit run app.py` (README: Sharing the app).
 import gc
 import sys
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-# Started as `streamlit run app.py` rather than `head-explorer app` (explorer.cli.SERVE), this run went
-# through Streamlit's legacy pages/ resolution, which answers a deep link with "Page not found"
-# (streamlit#9624). Cleared now, before torch loads, so the sessions that start meanwhile skip it.
+# Under a plain `streamlit run app.py` (neither explorer.cli.SERVE nor serve.py cleared it first), this run
+# went through Streamlit's legacy pages/ resolution, which answers a deep link with "Page not found"
+# (streamlit#9624) and has already told this first visitor so; Streamlit 1.67 has no hook that runs before
+# the first request. Cleared now, before torch loads, so the sessions that start meanwhile skip it.
 PagesManager.uses_pages_directory = False
 
 from explorer.text import i18n  # noqa: E402 light: no torch, so the notice below shows first

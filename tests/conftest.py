@@ -115,11 +115,10 @@ import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import urllib.request  # noqa: E402
 
-from explorer.cli import SERVE  # noqa: E402
+from explorer.cli import streamlit_command  # noqa: E402
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -144,12 +143,12 @@ def _chromium() -> str:
 
 @contextlib.contextmanager
 def serve_app(env: dict | None = None, stderr=subprocess.DEVNULL):
-    """A real `streamlit run app.py` (as `head-explorer app` starts it) on a free loopback port, stopped by its pid afterwards:
-    yields (url, process). `env` adds to the environment; `stderr` is where its log goes."""
+    """The app served as `head-explorer app` serves it (the very command it execs) on a free loopback port,
+    stopped by its pid afterwards: yields (url, process). `env` adds to the environment; `stderr` is where
+    its log goes."""
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-c", SERVE, "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        streamlit_command(["--server.port", str(port)]),
         cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **(env or {})), stdout=subprocess.DEVNULL,
         stderr=stderr, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -216,3 +215,36 @@ def wait_idle(pg) -> None:
         pg.wait_for_selector(RUNNING, timeout=300)
     pg.wait_for_selector(IDLE, timeout=90_000)
     assert pg.locator("[data-testid=stException]").count() == 0, pg.locator("[data-testid=stException]").first.inner_text()
+
+
+def open_link(browser, url: str, idle: bool = True):
+    """(context, page): a new context whose first request is `url`. Not `idle`: only until the page's title
+    is drawn. A "Page not found" answer is sent before the page runs, so a dialog would be there by then."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    pg.set_default_timeout(90_000)
+    pg.goto(url)
+    if idle:
+        wait_idle(pg)
+    else:
+        pg.locator("[data-testid=stMain] h1").first.wait_for()
+    return ctx, pg
+
+
+def shown(pg) -> tuple[str, str]:
+    """(the text of any dialog over the page, the page's title): ("", its own title) when a link opened its page.
+    Streamlit's "Page not found" is such a dialog (streamlit#9624)."""
+    dialogs = pg.locator("[role=dialog]")
+    text = " | ".join(dialogs.nth(i).inner_text() for i in range(dialogs.count()))
+    if "Page not found" in pg.locator("body").inner_text() and "Page not found" not in text:
+        text += " | Page not found"
+    return text, pg.locator("[data-testid=stMain] h1").first.inner_text().strip()
+
+
+def first_visit(browser, url: str) -> tuple[str, str]:
+    """What `url` showed (see shown) when opened as the first request of a new browser context, run finished."""
+    ctx, pg = open_link(browser, url)
+    try:
+        return shown(pg)
+    finally:
+        ctx.close()

@@ -1,9 +1,9 @@
 """Soak: one server, hostile-sized input on every page, the server's memory watched throughout.
 
-A real `streamlit run app.py` on loopback gets, in bounded loops: 20,000-character texts on every page
-(the Lesson included), distinct long texts, What-if edits, and a full fine-tune asked for at the
-page's maximums. The server's RSS must stay under its configured budgets plus a stated margin, come
-back down once the sessions close, and every session must still answer at the end.
+A real server (conftest.serve_app: `head-explorer app`'s command) on loopback gets, in bounded loops:
+20,000-character texts on every page (the Lesson included), distinct long texts, What-if edits, and a full
+fine-tune asked for at the page's maximums. The server's RSS must stay under its configured budgets plus a
+stated margin, come back down once the sessions close, and every session must still answer at the end.
 
 In `make test` it runs as a smoke (a few texts, the pages that hold the most); HEAD_EXPLORER_SOAK=full runs
 the long loops (20 texts, every page, 8 What-if edits), as `python -m bench soak` does.
