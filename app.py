@@ -29,6 +29,7 @@ from explorer import ui  # noqa: E402
 from explorer.model import checkpoints, heads  # noqa: E402
 from explorer.model.analysis import MAX_TEXT_CHARS  # noqa: E402
 from explorer.plots.common import PRESENTER_FONT, PRESENTER_TITLE  # noqa: E402
+from explorer.teach import links  # noqa: E402
 from explorer.ui import t  # noqa: E402
 
 if booting:
@@ -57,6 +58,10 @@ h3[id^=lesson-step] {scroll-margin-top: 4.5rem;}
 """ % (PRESENTER_FONT, PRESENTER_TITLE)
 SCROLL_TOP = """<script>setTimeout(() => document.querySelectorAll("[data-testid=stMain], [data-testid=stAppViewContainer]")
   .forEach(e => e.scrollTo(0, 0)), 60)</script>"""
+if "_link_notes" not in ss:  # a session's first run: what the link it came by asks for (teach.links)
+    link = links.read_link({k: st.query_params[k] for k in st.query_params})
+    ss.update(link.as_dict())
+    ss["_link_notes"] = link.notes
 ss.setdefault("lang", "en")
 ss.setdefault("checkpoint", checkpoints.DEFAULT_CHECKPOINT)
 ss.setdefault("head", "own")
@@ -139,4 +144,7 @@ nav = st.navigation([
 if booting:
     boot.empty()  # the navigation now has its titles
 ui.show_evictions()  # a fine-tuned model dropped to stay within the memory bounds
+for note in ss.pop("_link_notes", None) or ():  # shown once, on the page the link opened
+    st.info(t(note.key, **note.kwargs()), icon=":material/link:")
+ss["_link_notes"] = ()
 ui.guarded(nav.run)  # one translated line for any unexpected error, never a traceback

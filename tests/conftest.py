@@ -90,12 +90,29 @@ def tiny(tiny_root):
 
 
 @pytest.fixture(scope="session")
-def token_checkpoint(tiny_root) -> Path:
+def token_checkpoint(tiny_root, tmp_path_factory) -> Path:
     """The folder (under the allowed roots) of a real NER checkpoint: BertForTokenClassification fine-tuned
-    from the embedded MiniLM with Trainer on BIO sentences, id2label tests.token_model.TAGS (about 5 s)."""
+    from the embedded MiniLM with Trainer on BIO sentences, id2label tests.token_model.TAGS (about 5 s).
+
+    Trained once per run, not once per xdist worker: into the folder this run's workers share (the parent of
+    each worker's temporary folder), under a lock, named by the source that builds it; each worker copies it
+    under its own allowed root."""
+    import hashlib
+
+    from filelock import FileLock
+
     from tests import token_model
 
-    return token_model.train(tiny_root / "token-ner")
+    key = hashlib.sha1(Path(token_model.__file__).read_bytes()).hexdigest()[:12]
+    run = tmp_path_factory.getbasetemp()
+    shared = (run.parent if os.environ.get("PYTEST_XDIST_WORKER") else run) / f"token-ner-{key}"
+    with FileLock(str(shared) + ".lock"):
+        if not (shared / "config.json").exists():
+            token_model.train(tmp_path_factory.mktemp("train") / "token-ner").rename(shared)
+    out = tiny_root / "token-ner"
+    if not out.exists():
+        shutil.copytree(shared, out)
+    return out
 
 
 @pytest.fixture(scope="session")

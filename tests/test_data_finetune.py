@@ -32,6 +32,7 @@ def trained(minilm, demo):
     return result, before
 
 
+@pytest.mark.slow
 def test_head_mode_beats_chance(trained):
     result, _ = trained
     assert result.metrics["accuracy"] > 0.5  # chance is 1/3 for three balanced classes

@@ -295,6 +295,7 @@ def _dead_pid() -> int:
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 @pytest.mark.server
+@pytest.mark.slow
 def test_signal_during_training_leaves_nothing(work, models, sig, code):
     env = dict(os.environ, TMPDIR=str(work / "tmp"), HEAD_EXPLORER_CACHE=str(work / "tmp"), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1",
                PYTHONPATH=str(ROOT))

@@ -13,6 +13,8 @@ from explorer.data.labels import corrected_csv, label_report, name_key
 from explorer.model.checkpoints import Checkpoint
 from explorer.train.finetune import Settings, finetune
 
+pytestmark = [pytest.mark.slow]
+
 JOY = ["I am so happy today", "What a wonderful surprise party", "We won the championship, amazing",
        "This is the best day of my life", "I love this sunny weather", "Great news, I got the job",
        "The kids laughed all afternoon", "Such a delightful little cafe", "I feel fantastic and grateful",

@@ -137,6 +137,7 @@ def _long_text_page(page: str):
     return open_page(page, text=LONG)
 
 
+@pytest.mark.slow
 def test_lesson_asks_before_leave_one_out_on_a_long_text(monkeypatch):
     calls = []
     real = whatif.leave_one_out

@@ -23,6 +23,7 @@ WORDS = ("kernel_shap", "lime")
 
 @pytest.mark.parametrize("method", WORDS)
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.slow
 def test_word_methods_run_on_every_architecture_and_repeat_with_a_seed(archs, arch, method):  # noqa: F811
     ck = archs[arch]
     head = build_head(ck, "own")
@@ -135,6 +136,7 @@ def test_cli_json_states_the_sampling(tiny_root, capsys):
     assert "sampled: 200 samples, seed 0; Spearman over words against seed 1" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_page_offers_the_sampled_methods_and_states_their_noise():
     from test_attribution_page import _page
 

@@ -33,11 +33,11 @@ SLUGS = ["pipeline", "attention", "pooled-vector", "dropout-effect", "probabilit
          "attribution", "inside-encoder", "what-if", "labels", "label-audit", "fine-tune", "guided-lesson",
          "review-quiz"]
 FULL = os.environ.get("HEAD_EXPLORER_SOAK") == "full"
-# The smoke: the default page, the costliest analyses (attributions, the encoder's views), the Lesson's
-# long-text path and What-if; the full run walks every page.
-PAGES = SLUGS if FULL else ["pipeline", "attribution", "inside-encoder", "guided-lesson", "what-if", "fine-tune"]
-TEXTS = 20 if FULL else 3
-EDITS = 8 if FULL else 2
+# The smoke: the default page, attributions and the Lesson's long-text path, then What-if and Fine-tune as
+# the full run; the full run walks every page.
+PAGES = SLUGS if FULL else ["pipeline", "attribution", "guided-lesson"]
+TEXTS = 20 if FULL else 2
+EDITS = 8 if FULL else 1
 WORDS = ("film story actor plot scene music slow brilliant awful boring great terrible lovely dull "
          "moving script camera ending hero villain cast score pace twist").split()
 

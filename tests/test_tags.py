@@ -219,6 +219,7 @@ def test_inspect_data_reports_tags_as_json(ner, tmp_path, capsys):
 # ---- fine-tuning ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_full_finetune_with_trainer_exports_a_model_pipeline_reads(minilm, tmp_path, capsys):
     path = tmp_path / "train.csv"
     sents = _sentences(30, seed=3)
