@@ -64,13 +64,14 @@ def test_a_vietnamese_locked_quiz_link_in_a_fresh_context(browser, app_url):
     try:
         main = pg.locator("[data-testid=stMain]")
         assert main.locator("h1").first.inner_text().strip() == t("quiz.title", "vi")
-        toggle = main.get_by_role("checkbox", name=t("quiz.lock", "vi"))
+        toggle = main.locator("[data-testid=stCheckbox]", has_text=t("quiz.lock", "vi")).locator("input")
         assert toggle.is_checked() and toggle.is_disabled()
         assert t("links.locked_by_link", "vi") in main.inner_text()
-        radios = main.locator("[data-testid=stRadio]")
-        radios.first.locator("label").first.click()
+        first = main.locator("[data-testid=stRadio]").first
+        first.get_by_text(t("quiz.what_head.o1", "vi")).click()
         wait_idle(pg)
         assert t("quiz.locked", "vi") in main.inner_text()
-        assert radios.first.locator("input").first.is_disabled()  # the first answer stays
+        assert first.locator("label", has_text=t("quiz.what_head.o1", "vi")).locator("input").is_checked()
+        assert first.locator("input").first.is_disabled()  # the first answer stays
     finally:
         ctx.close()
