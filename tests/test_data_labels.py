@@ -72,6 +72,7 @@ def test_inconsistent_mapping(tiny):
     assert "inconsistent_mapping" not in _report("text,label\na,alpha\nb,beta\n", tiny["bert"]).kinds
 
 
+@pytest.mark.slow
 def test_permuted_mapping_is_detected(sentiment):
     r = _report(_demo_csv(mapping=PERM), sentiment)
     assert "permuted_mapping" in r.kinds
@@ -84,6 +85,7 @@ def test_permuted_mapping_is_detected(sentiment):
     assert fixed["label2id"] == {"positive": 0, "negative": 1, "neutral": 2}
 
 
+@pytest.mark.slow
 def test_correct_mapping_is_not_flagged(sentiment):
     r = _report(_demo_csv(), sentiment)
     assert "permuted_mapping" not in r.kinds and r.suggested_mapping == {}

@@ -151,6 +151,7 @@ def test_lesson_asks_before_leave_one_out_on_a_long_text(monkeypatch):
     assert not at.exception and calls == [1] and not any("Leave-one-out" in w.value for w in at.warning)
 
 
+@pytest.mark.slow
 def test_whatif_asks_before_comparing_long_texts(monkeypatch):
     calls = []
     real = whatif.compare_texts

@@ -76,6 +76,7 @@ def _rss() -> int:
         return int(f.read().split()[1]) * 4096
 
 
+@pytest.mark.slow
 def test_rss_after_20_finetunes_stays_under_base_plus_cap(ck, data):
     cap = 3
     store = ModelStore(per_owner=cap, budget_bytes=2**40)
