@@ -205,12 +205,7 @@ def browser():
 
 def open_app(browser, url: str):
     """(context, page): a fresh browser context on the app, loaded and idle."""
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    pg.goto(url)
-    wait_idle(pg)
-    return ctx, pg
+    return open_link(browser, url)
 
 
 @pytest.fixture
