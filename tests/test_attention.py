@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from explorer.explain import attention
+from explorer.model import attention
 from explorer.model.analysis import analyze
 from explorer.model.heads import build_head
 

@@ -24,7 +24,7 @@ def _demo_csv(per_class=40, mapping=None) -> str:
 def test_clean_data_has_no_issues():
     r = _report("text,label\n" + "".join(f"t{i},{['a', 'b'][i % 2]}\n" for i in range(10)))
     assert r.issues == () and dict(r.labels) == {"a": 5, "b": 5} and r.rows == 10
-    assert r.to_json()["labels"] == [{"name": "a", "count": 5}, {"name": "b", "count": 5}]
+    assert r.to_dict()["labels"] == [{"name": "a", "count": 5}, {"name": "b", "count": 5}]
 
 
 def test_near_duplicate_labels_and_merge():

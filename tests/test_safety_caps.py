@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.data.dataset import prepare, read_csv
-from explorer.explain.attention import FLOW_WARN_TOKENS
+from explorer.model.attention import FLOW_WARN_TOKENS
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.analysis import MAX_TEXT_CHARS, analyze, encode
 from explorer.model.checkpoints import load_checkpoint

@@ -22,10 +22,11 @@ import pandas as pd
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from explorer.data.tags import check_kind
+from explorer.data.dataset import check_kind
 from explorer.model.checkpoints import Checkpoint, fit_length
 from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion_counts
+from explorer.results import JsonResult
 from explorer.text.errors import Message
 from explorer.text.plain import csv_bytes
 from explorer.data.dataset import (Table, clean_label_cells, empty_set_is_valid, guess_pair_columns, label_set,
@@ -49,7 +50,7 @@ class Issue:
 
 
 @dataclass(frozen=True, eq=False)
-class LabelReport:
+class LabelReport(JsonResult):
     rows: int
     text_column: str
     label_columns: tuple[str, ...]
@@ -76,7 +77,7 @@ class LabelReport:
     def kinds(self) -> set[str]:
         return {i.kind for i in self.issues}
 
-    def to_json(self) -> dict:
+    def to_dict(self) -> dict:
         return {
             "rows": self.rows, "text_column": self.text_column, "text_pair_column": self.text_pair_column,
             "label_columns": list(self.label_columns),

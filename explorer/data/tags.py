@@ -22,16 +22,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from explorer.data.dataset import (LABEL_NAMES, MAX_BYTES, MAX_CELL_WORDS, MAX_ROWS, TEXT_NAMES, DataError, _decode,
-                                   _read_bytes, read_csv, sorted_names)
+from explorer.data.dataset import (LABEL_NAMES, MAX_BYTES, MAX_CELL_WORDS, MAX_ROWS, TEXT_NAMES, DataError, check_kind,
+                                   decode_text, read_bytes, read_csv, sorted_names)
 from explorer.model.checkpoints import TOKEN_CLASSIFICATION
+from explorer.results import JsonResult
 from explorer.text.errors import Message
 
 TOKEN_NAMES = ("tokens", "words", "token", "word")
 TAG_NAMES = ("tags", "ner_tags", "labels", "tag", "ner", "label", "pos_tags", "chunk_tags")
 MAX_WORDS = MAX_CELL_WORDS  # words in one sentence; beyond it is a broken file, not a sentence
 IGNORE = -100  # the label id CrossEntropyLoss skips (torch's ignore_index default, HF's convention)
-TOKEN_TASK = TOKEN_CLASSIFICATION
 _PREFIXED = re.compile(r"^([BIES])-(.+)$")
 
 
@@ -60,11 +60,6 @@ class TagData:
 # ---- reading ---------------------------------------------------------------------------------
 
 
-def is_token_classifier(ck) -> bool:
-    """Is `ck` (a Checkpoint) a token classifier? (its task, read off the model's class by the loader)"""
-    return ck.task == TOKEN_TASK
-
-
 def _tag_columns(columns) -> tuple[str, str] | None:
     lower = {str(c).strip().lower(): c for c in columns}
     tok = next((lower[n] for n in TOKEN_NAMES if n in lower), None)
@@ -89,8 +84,8 @@ def _conll_shape(text: str) -> tuple[list[list[str]], int] | None:
 def layout(source, name: str | None = None, max_bytes: int = MAX_BYTES) -> str:
     """"conll", "tags_csv" (a header naming a tokens and a tags column) or "csv" (anything else: sentence
     data, or a file the tag reader will refuse). Raises DataError for files no reader takes (empty, binary)."""
-    data, shown = _read_bytes(source, max_bytes)
-    text, _, _ = _decode(data, name or shown)
+    data, shown = read_bytes(source, max_bytes)
+    text, _, _ = decode_text(data, name or shown)
     header = text.split("\n", 1)[0]
     for delim in (",", "\t", ";", "|"):
         try:
@@ -170,7 +165,7 @@ def read_tags(source, tokens_column: str | None = None, tags_column: str | None 
               max_words: int = MAX_WORDS) -> TagData:
     """Words and tags from a tokens/tags CSV or a CoNLL file (path, bytes or upload). `id2label` names
     numeric tags (HF datasets store ner_tags as ids); without it numeric tags are refused. Raises DataError."""
-    data, shown = _read_bytes(source, MAX_BYTES)
+    data, shown = read_bytes(source, MAX_BYTES)
     name = name or shown
     kind = "tags_csv" if tokens_column or tags_column else layout(data, name)
     notes: tuple = ()
@@ -178,7 +173,7 @@ def read_tags(source, tokens_column: str | None = None, tags_column: str | None 
     if kind == "tags_csv":
         words, tags, tok_col, tag_col, notes = _read_tag_csv(data, name, tokens_column, tags_column, max_rows)
     elif kind == "conll":
-        text, _, notes = _decode(data, name)
+        text, _, notes = decode_text(data, name)
         words, tags, starts = _read_conll(text, name)
     else:
         raise DataError("tags_layout", name=name, columns=_header(data, name))
@@ -201,7 +196,7 @@ def read_tags(source, tokens_column: str | None = None, tags_column: str | None 
 
 
 def _header(data: bytes, name: str) -> str:
-    text, _, _ = _decode(data, name)
+    text, _, _ = decode_text(data, name)
     return text.split("\n", 1)[0].strip()[:120] or "—"
 
 
@@ -217,15 +212,6 @@ def _name_numbers(tags: list[list[str]], id2label: dict | None) -> list[list[str
     if unknown:
         raise DataError("tags_id_unknown", id=unknown[0], last=max(names))
     return [[names[int(t)] for t in row] for row in tags]
-
-
-def check_kind(ck, token_data: bool) -> None:
-    """A sentence classifier cannot read token data, nor a token classifier sentence data: one line each."""
-    token_model = is_token_classifier(ck)
-    if token_data and not token_model:
-        raise DataError("tags_sequence_checkpoint", name=ck.name)
-    if token_model and not token_data:
-        raise DataError("tags_token_checkpoint", name=ck.name)
 
 
 # ---- subwords ----------------------------------------------------------------------------------
@@ -245,7 +231,7 @@ def _spaced(tokenizer) -> bool:
     return any(p.get("type") == "ByteLevel" and not p.get("add_prefix_space", True) for p in parts if isinstance(p, dict))
 
 
-def _encode(tokenizer, words: list[list[str]], max_length: int, **kw):
+def encode_words(tokenizer, words: list[list[str]], max_length: int, **kw):
     if not getattr(tokenizer, "is_fast", False):
         raise DataError("tags_slow_tokenizer", kind=type(tokenizer).__name__)
     if _spaced(tokenizer):  # each word after the first keeps its space, as in running text
@@ -280,7 +266,7 @@ def aligned(word_ids: list[int | None], labels) -> list[int]:
 def align_labels(tokenizer, words: list[list[str]], labels: list, max_length: int = 128) -> dict:
     """The tokenizer's encoding of pre-split `words` (is_split_into_words=True) with a `labels` list per row
     (aligned). Raises DataError for a tokenizer that cannot say which word a token belongs to."""
-    enc = _encode(tokenizer, words, max_length)
+    enc = encode_words(tokenizer, words, max_length)
     enc["labels"] = [aligned(enc.word_ids(i), labels[i]) for i in range(len(words))]
     return enc
 
@@ -300,7 +286,7 @@ class Alignment:
 
 
 def alignment(tokenizer, data: TagData, max_length: int = 128) -> Alignment:
-    enc = _encode(tokenizer, list(data.words), max_length)
+    enc = encode_words(tokenizer, list(data.words), max_length)
     tokens = labelled = 0
     for i in range(len(data.words)):
         ids = enc.word_ids(i)
@@ -322,7 +308,7 @@ def word_logits(model, tokenizer, words: list[list[str]], max_length: int = 128,
     with torch.inference_mode():
         for i in range(0, len(words), batch_size):
             chunk = words[i:i + batch_size]
-            enc = _encode(tokenizer, chunk, max_length, padding=True, return_tensors="pt")
+            enc = encode_words(tokenizer, chunk, max_length, padding=True, return_tensors="pt")
             inputs = {k: v.to(model.device) for k, v in enc.items() if k in accepted}
             logits = model(**inputs).logits.float().cpu().numpy()
             for j in range(len(chunk)):  # logits: (batch, seq, labels)
@@ -374,7 +360,7 @@ def invalid_sequences(tags, kind: str) -> tuple[int, tuple[dict, ...]]:
 
 
 @dataclass(frozen=True, eq=False)
-class TagReport:
+class TagReport(JsonResult):
     sentences: int
     words: int
     layout: str
@@ -398,9 +384,9 @@ class TagReport:
     def kinds(self) -> set[str]:
         return {i.kind for i in self.issues}
 
-    def to_json(self) -> dict:
+    def to_dict(self) -> dict:
         return {
-            "task": TOKEN_TASK, "sentences": self.sentences, "words": self.words, "layout": self.layout,
+            "task": TOKEN_CLASSIFICATION, "sentences": self.sentences, "words": self.words, "layout": self.layout,
             "tokens_column": self.tokens_column, "tags_column": self.tags_column,
             "tags": [{"name": n, "count": c} for n, c in self.tags], "scheme": self.scheme,
             "invalid": self.invalid, "invalid_examples": list(self.invalid_examples),

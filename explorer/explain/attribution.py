@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
@@ -27,6 +26,7 @@ from captum.attr import InputXGradient, IntegratedGradients, Occlusion, Saliency
 from scipy.integrate import romb
 
 from explorer.explain import sampled
+from explorer.explain.request import AttributionError
 from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
@@ -37,7 +37,7 @@ from explorer.model.tokens import pair_boundary
 from explorer.results import JsonResult, rounded
 from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
-from explorer.text.errors import ExplorerError
+from explorer.runtime.jobs import Progress
 
 METHODS = ("lig", "saliency", "input_x_gradient", "occlusion", *sampled.METHODS)
 ALIASES = {"ig": "lig"}  # accepted names for a method; results carry the method's own name
@@ -48,18 +48,13 @@ INTEGRATED = ("lig",)
 BASELINES = ("pad", "mask", "zero")
 QUANTITIES = ("logit", "probability")
 TOLERANCE = 0.01  # completeness: |Σ attributions − (f(x) − f(baseline))| ≤ 1% of |f(x) − f(baseline)|
-# Automatic n_steps (see _Path): the path starts as one interval of 2**ROMBERG_LEVEL + 1 equally spaced
+# Automatic n_steps (see IntegralPath): the path starts as one interval of 2**ROMBERG_LEVEL + 1 equally spaced
 # points, and halving an interval costs 2**ROMBERG_LEVEL new gradients.
 ROMBERG_LEVEL = 2
-TOKEN_TOLERANCE = 0.1  # the pair's per-token error estimate, as a share of Σ|scores| (pessimistic: see _Path)
+TOKEN_TOLERANCE = 0.1  # the pair's per-token error estimate, as a share of Σ|scores| (pessimistic: see IntegralPath)
 MAX_STEPS = 257  # gradients on the path before giving up and reporting the error (64 intervals)
 OCCLUSION_WARN_TOKENS = 128
 
-Progress = Callable[[float, str], None]  # (fraction done, message); may raise to cancel
-
-
-class AttributionError(ExplorerError):
-    """Bad attribution request; the message is one line, meant for the user."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,7 +111,7 @@ class Attribution(JsonResult):
                 "target_token": self.target_token}
 
     def _repr_html_(self) -> str:
-        from explorer.plots.attribution import highlight_html
+        from explorer.text.highlight import highlight_html
 
         return highlight_html(self.shown, self.scores, title=f"{self.method}: {self.target_label}",
                               pair_at=pair_start(self))
@@ -180,7 +175,7 @@ def quantity_of(logits: torch.Tensor, target: int | torch.Tensor, quantity: str,
     return values[:, target] if isinstance(target, int) else values.gather(1, target.view(-1, 1))[:, 0]
 
 
-class _Model:
+class Forward:
     """The differentiable path word embeddings -> encoder -> head -> quantity, plus a tick counter."""
 
     def __init__(self, ck: Checkpoint, head: Head, target: int, quantity: str, progress: Progress | None,
@@ -255,19 +250,19 @@ def attribute(
     """Attribute the target's quantity to the tokens of `text` (truncated to the model's maximum).
 
     target: label index, default the predicted one. n_steps (lig): None refines the path
-    until the completeness error is ≤ `tolerance` (see _Path). method "ig" is "lig" (see ALIASES).
+    until the completeness error is ≤ `tolerance` (see IntegralPath). method "ig" is "lig" (see ALIASES).
     n_samples, seed: the sampled methods' (see explorer.explain.sampled; None: the default within the caps).
     target_token: with a per-token head (a token classifier), the position (special tokens counted) whose
     logit or probability is explained; required there, refused elsewhere.
     """
     method = checked_method(method, baseline, quantity, n_steps)
     start = time.perf_counter()
-    _check_target(ck, target)
-    inp = _inputs(ck, text, text_pair, baseline)
+    check_target(ck, target)
+    inp = prepare_inputs(ck, text, text_pair, baseline)
     enc, x, b = inp.enc, inp.x, inp.b
     window = max(1, min(int(window), len(inp.ids)))
-    _check_target_token(head, target_token, len(inp.ids))
-    model = _Model(ck, head, target, quantity, progress, enc, target_token)
+    check_target_token(head, target_token, len(inp.ids))
+    model = Forward(ck, head, target, quantity, progress, enc, target_token)
     f_x = f_b = delta = steps = sampling = None
     if method in INTEGRATED:
         scores, f_x, f_b, delta, steps = _integrated(model, x, b, n_steps, tolerance)
@@ -285,7 +280,7 @@ def attribute(
             x_req = x.clone().requires_grad_(True)
             attr = algo.attribute(x_req, abs=True) if method == "saliency" else algo.attribute(x_req)
             scores = attr[0].sum(-1).detach().double().cpu().numpy()
-    return _attribution(ck, inp, method, model.target, quantity, baseline, scores, f_x, f_b, delta, steps,
+    return assemble(ck, inp, method, model.target, quantity, baseline, scores, f_x, f_b, delta, steps,
                         window if method == "occlusion" else None, time.perf_counter() - start, tolerance,
                         sampling, target_token)
 
@@ -304,13 +299,13 @@ def checked_method(method: str, baseline: str, quantity: str, n_steps: int | Non
     return method
 
 
-def _check_target(ck: Checkpoint, target: int | None) -> None:
+def check_target(ck: Checkpoint, target: int | None) -> None:
     if target is not None and not 0 <= target < len(ck.labels):
         raise AttributionError("attribution_target", target=target, n=len(ck.labels))
 
 
 @dataclass(frozen=True, eq=False)
-class _Inputs:
+class Inputs:
     """One text's encoding, tokens and path ends: x the input's word embeddings, b the baseline's."""
     enc: dict  # the tokenizer's tensors, (1, seq) each
     dropped: int
@@ -323,7 +318,7 @@ class _Inputs:
     b: torch.Tensor  # (1, seq, hidden)
 
 
-def _inputs(ck: Checkpoint, text: str, text_pair: str | None, baseline: str) -> _Inputs:
+def prepare_inputs(ck: Checkpoint, text: str, text_pair: str | None, baseline: str) -> Inputs:
     enc, dropped = encode(ck, text, text_pair)
     ids, special, word_ids = token_info(ck, enc)
     x = _embed(ck, ids)
@@ -331,11 +326,11 @@ def _inputs(ck: Checkpoint, text: str, text_pair: str | None, baseline: str) -> 
     if baseline == "zero":  # keep the specials here too, so every baseline treats them alike
         keep = torch.tensor(special, device=x.device).view(1, -1, 1)
         b = torch.where(keep, x, b)
-    return _Inputs(enc, dropped, ids, special, word_ids, tuple(ck.tokenizer.convert_ids_to_tokens(ids)),
+    return Inputs(enc, dropped, ids, special, word_ids, tuple(ck.tokenizer.convert_ids_to_tokens(ids)),
                    segments(enc), x, b)
 
 
-def _attribution(ck: Checkpoint, inp: _Inputs, method: str, target: int, quantity: str, baseline: str, scores,
+def assemble(ck: Checkpoint, inp: Inputs, method: str, target: int, quantity: str, baseline: str, scores,
                  f_x, f_b, delta, steps, window, seconds: float, tolerance: float,
                  sampling: sampled.Sampling | None = None, target_token: int | None = None) -> Attribution:
     return Attribution(
@@ -348,7 +343,7 @@ def _attribution(ck: Checkpoint, inp: _Inputs, method: str, target: int, quantit
     )
 
 
-def _check_target_token(head: Head, token: int | None, n: int) -> None:
+def check_target_token(head: Head, token: int | None, n: int) -> None:
     """A per-token head needs the token to explain; a head with one row per text takes none."""
     if is_per_token(head) and token is None:
         raise AttributionError("attribution_needs_token", n=n)
@@ -358,11 +353,11 @@ def _check_target_token(head: Head, token: int | None, n: int) -> None:
         raise AttributionError("attribution_token_range", token=token, n=n, last=n - 1)
 
 
-def _integrated(model: _Model, x, b, n_steps, tolerance):
+def _integrated(model: Forward, x, b, n_steps, tolerance):
     """Integrated gradients from b to x (1, seq, hidden): (scores (seq,), f(x), f(b), delta, steps).
 
     With n_steps this is one Captum call (Gauss-Legendre), as Captum's own defaults do. Otherwise
-    the path is integrated adaptively with nested dyadic rules (see _Path): steps go where the path
+    the path is integrated adaptively with nested dyadic rules (see IntegralPath): steps go where the path
     bends, and every gradient already paid for is kept when an interval is refined.
     """
     batch = budget.batch_rows(model.ck.model.config, x.shape[1], grad=True)  # within HEAD_EXPLORER_BATCH_MB
@@ -375,10 +370,10 @@ def _integrated(model: _Model, x, b, n_steps, tolerance):
             x, baselines=b, n_steps=n_steps, method="gausslegendre", internal_batch_size=size), batch, x.device)
         scores = attr[0].sum(-1).detach().double().cpu().numpy()
         return scores, float(f_x), float(f_b), float(scores.sum() - (f_x - f_b)), n_steps
-    return _Path(model, x, b, batch).integrate(tolerance)
+    return IntegralPath(model, x, b, batch).integrate(tolerance)
 
 
-def _gradients(model: _Model, b: torch.Tensor, d: torch.Tensor, alphas: list[float]) -> tuple[list[float], np.ndarray]:
+def path_gradients(model: Forward, b: torch.Tensor, d: torch.Tensor, alphas: list[float]) -> tuple[list[float], np.ndarray]:
     """f and the per-token integrand (grad · d) at b + alpha d for each alpha, in one forward/backward.
 
     b, d: (1, seq, hidden) for one text, or (rows, seq, hidden), one row per alpha (attribute_many).
@@ -391,7 +386,7 @@ def _gradients(model: _Model, b: torch.Tensor, d: torch.Tensor, alphas: list[flo
     return out.detach().double().cpu().tolist(), (grad * d).sum(-1).detach().double().cpu().numpy()
 
 
-class _Path:
+class IntegralPath:
     """Adaptive quadrature of the path integrand with nested rules that reuse every evaluated point.
 
     Each interval holds 2**ROMBERG_LEVEL + 1 equally spaced points; its value is Romberg's
@@ -414,7 +409,7 @@ class _Path:
     compute the gradients of many texts' paths in the same batches; integrate drives one path alone.
     """
 
-    def __init__(self, model: _Model, x, b, batch: int):
+    def __init__(self, model: Forward, x, b, batch: int):
         self.model, self.x, self.b, self.batch = model, x, b, batch
         self.f: dict[float, float] = {}  # alpha -> f(b + alpha (x − b))
         self.g: dict[float, np.ndarray] = {}  # alpha -> (seq,) per-token integrand
@@ -448,7 +443,7 @@ class _Path:
     def _grads(self, alphas: list[float], d, size: int):  # -> (n,) values, (n, seq) integrand
         vals, dens = [], []
         for rows in budget.chunks(len(alphas), size):
-            v, g = _gradients(self.model, self.b, d, [alphas[i] for i in rows])
+            v, g = path_gradients(self.model, self.b, d, [alphas[i] for i in rows])
             vals += v
             dens.extend(g)
         return vals, dens
@@ -499,7 +494,7 @@ class _Path:
                 return self.result()
 
 
-def _occlusion(model: _Model, x, b, window: int):
+def _occlusion(model: Forward, x, b, window: int):
     seq = x.shape[1]
     per_eval = budget.batch_rows(model.ck.model.config, seq)  # within HEAD_EXPLORER_BATCH_MB
     windows = seq - window + 1

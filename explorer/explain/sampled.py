@@ -30,6 +30,8 @@ from captum._utils.models.linear_model import SkLearnRidge
 from captum.attr import GradientShap, KernelShap, Lime
 from scipy.stats import spearmanr
 
+from explorer.explain.request import AttributionError
+from explorer.results import JsonResult
 from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
 
@@ -44,7 +46,7 @@ SEED = 0
 
 
 @dataclass(frozen=True)
-class Sampling:
+class Sampling(JsonResult):
     """How a sampled attribution was drawn, and how much two draws agree."""
     n_samples: int  # per run
     seed: int  # the run whose scores are shown
@@ -61,8 +63,6 @@ class Sampling:
 def samples_for(method: str, n_tokens: int, n_samples: int | None = None) -> int:
     """The sample count a run uses: `n_samples`, or the default shrunk to the cap at this length.
     Raises AttributionError (one line) when it is outside [MIN_SAMPLES, cap / tokens]."""
-    from explorer.explain.attribution import AttributionError  # here: attribution imports this module
-
     most = SAMPLE_TOKENS_CAP[method] // max(1, n_tokens)
     n = min(DEFAULT_SAMPLES[method], most) if n_samples is None else int(n_samples)
     if not MIN_SAMPLES <= n <= most:

@@ -33,14 +33,15 @@ from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.runtime import scratch
 from explorer.runtime.device import halving_on_oom
-from explorer.runtime.session_models import env_int
+from explorer.runtime.config import env_config, env_name
+from explorer.runtime.jobs import Stop
 from explorer.text.errors import ExplorerError
 
 MODES = ("head", "full")
 LEARNING_RATES = tuple(float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)) + (1.0,)  # the pages' 1-2-5 steps
 # Full fine-tuning's memory budget in MB, checked before a run starts (see full_memory).
-TRAIN_ENV, DEFAULT_TRAIN_MB = "HEAD_EXPLORER_TRAIN_MB", 3072
-# The pooling steps (own_head.OwnStep.op) that read one token, each the features.POOLS entry holding it.
+TRAIN_ENV = env_name("train_mb")
+# The pooling steps (steps.Step.op) that read one token, each the features.POOLS entry holding it.
 HEAD_POOLS = ("first", "last")
 MIN_LENGTH = 8  # room for the special tokens and a few words
 
@@ -83,8 +84,7 @@ class FinetuneResult:
     kept_by: str = "val_loss"  # why best_epoch was kept: val_loss, score (a tie on loss) or last
 
 
-Progress = Callable[[dict], None]
-Stop = Callable[[], bool]
+EpochReport = Callable[[dict], None]  # one epoch's row of the history, as it ends
 
 # ---- model preparation --------------------------------------------------------------------
 
@@ -170,7 +170,7 @@ def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
     s = settings.resolved()
     if s.mode != "full":
         return  # head mode trains on cached features: bounded by the feature cache and its batches
-    budget_mb = env_int(TRAIN_ENV, DEFAULT_TRAIN_MB)
+    budget_mb = env_config().train_mb
     budget = budget_mb * 2**20
     need = full_memory(ck, s.batch_size, s.max_length, rows)
     if need <= budget:
@@ -251,7 +251,7 @@ def kept_epoch(history, problem_type: str, early_stopping: bool = True) -> tuple
 # ---- training -------------------------------------------------------------------------------
 
 
-def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), progress: Progress | None = None,
+def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), progress: EpochReport | None = None,
              stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a private copy of `ck` on `data`; `ck` itself is never modified."""
     s = checked(ck, settings, len(data.texts), lambda s: check_head(ck, s))
@@ -433,7 +433,7 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
 
 
 def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate, rule: str,
-                       progress: Progress | None, stop: Stop | None) -> tuple[list[dict], int, bool, object]:
+                       progress: EpochReport | None, stop: Stop | None) -> tuple[list[dict], int, bool, object]:
     """Full fine-tuning of `work.model` on the dataset `train` with transformers' Trainer: after each epoch
     `evaluate(model)` (-> (validation logits, metrics, validation loss), in eval mode) makes a progress row,
     the best epoch by `better(rule, ...)` is kept, and `stop()` ends training after the current step.
@@ -452,7 +452,7 @@ def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate,
         model.train(was_training)
         return out
 
-    class Progress(TrainerCallback):
+    class ReportEpochs(TrainerCallback):
         def on_epoch_end(self, args, state, control, model=None, **kw):
             logits, m, val_loss = evaluated(model)
             losses = [r["loss"] for r in state.log_history if "loss" in r]
@@ -481,7 +481,7 @@ def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate,
             logging_strategy="steps", logging_steps=max(1, -(-len(train) // s.batch_size)), report_to=[],
             disable_tqdm=True, use_cpu=device.type == "cpu")  # the checkpoint's device: Trainer would take any GPU
         trainer = Trainer(model=work.model, args=args, train_dataset=train, data_collator=collator,
-                          callbacks=[Progress()])
+                          callbacks=[ReportEpochs()])
         trainer.remove_callback(PrinterCallback)  # it prints logs to stdout, which --json keeps clean
         trainer.train()
     work.model.to(device)  # Trainer may have moved it; the kept model lives where its checkpoint does

@@ -10,7 +10,7 @@ import time
 from streamlit.logger import get_logger
 from streamlit.runtime import Runtime
 
-from explorer.runtime.session_models import env_int
+from explorer.runtime.config import env_config
 
 _log = get_logger("head_explorer")
 _STARTED = threading.Lock()  # held for good by the one thread a process starts
@@ -66,5 +66,5 @@ def start(load) -> None:
     # AppTest installs a MagicMock(spec=Runtime) as the instance, which isinstance() would accept
     if not Runtime.exists() or type(Runtime.instance()) is not Runtime or not _STARTED.acquire(blocking=False):
         return
-    threading.Thread(target=_run, args=(load, env_int("HEAD_EXPLORER_REPORT_S", 60)),
+    threading.Thread(target=_run, args=(load, env_config().report_s),
                      name="head-explorer-report", daemon=True).start()
