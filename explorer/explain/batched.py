@@ -25,7 +25,7 @@ from explorer.explain.attribution import (
     INTEGRATED, TOLERANCE, Attribution, Forward, Inputs, IntegralPath, assemble, attribute, check_target,
     check_target_token, checked_method, path_gradients, prepare_inputs, quantity_of,
 )
-from explorer.explain.request import AttributionError
+from explorer.explain.request import AttributionError, MethodOutput, Request
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head
 from explorer.runtime import budget
@@ -69,8 +69,8 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
     else:
         results = _adaptive(rows, targets, tolerance)
     seconds = (time.perf_counter() - start) / max(1, n)
-    return [assemble(ck, inp, method, t, quantity, baseline, *r, None, seconds, tolerance)
-            for inp, t, r in zip(inps, targets, results)]
+    request = Request(method, quantity, baseline, tolerance)
+    return [assemble(ck, inp, request, t, r, seconds) for inp, t, r in zip(inps, targets, results)]
 
 
 def _share(progress: Progress | None, k: int, n: int) -> Progress | None:
@@ -80,7 +80,7 @@ def _share(progress: Progress | None, k: int, n: int) -> Progress | None:
     return lambda fraction, message: progress((k + fraction) / n, f"{k + 1}/{n}: {message}")
 
 
-def _adaptive(rows: _Rows, targets: list[int], tolerance: float) -> list[tuple]:
+def _adaptive(rows: _Rows, targets: list[int], tolerance: float) -> list[MethodOutput]:
     """Every text's IntegralPath, driven in rounds: the points all unfinished paths need go in shared batches."""
     paths = [IntegralPath(rows.model, inp.x, inp.b, 0) for inp in rows.inps]
     active = list(range(len(paths)))
@@ -97,7 +97,7 @@ def _adaptive(rows: _Rows, targets: list[int], tolerance: float) -> list[tuple]:
     return [p.result() for p in paths]
 
 
-def _fixed(rows: _Rows, targets: list[int], n_steps: int) -> list[tuple]:
+def _fixed(rows: _Rows, targets: list[int], n_steps: int) -> list[MethodOutput]:
     """Captum's Gauss-Legendre rule at n_steps (what `attribute` runs with n_steps), every text's nodes
     in shared batches; f(x) and f(b) from one batched forward without gradients."""
     weights_of, alphas_of = approximation_parameters("gausslegendre")
@@ -109,7 +109,7 @@ def _fixed(rows: _Rows, targets: list[int], n_steps: int) -> list[tuple]:
     for k in range(n):
         scores = weights @ np.stack(dens[k * n_steps:(k + 1) * n_steps])  # (seq,)
         f_x, f_b = float(ends[2 * k]), float(ends[2 * k + 1])
-        out.append((scores, f_x, f_b, float(scores.sum() - (f_x - f_b)), n_steps))
+        out.append(MethodOutput(scores, f_x, f_b, float(scores.sum() - (f_x - f_b)), n_steps))
     return out
 
 
