@@ -20,7 +20,7 @@ if a is None:
 sel = selection()
 name, kind, text, seed = sel.name, sel.head, sel.text, sel.seed
 ck, hd = checkpoint(name, seed), head(name, kind, seed)  # here: a queued job runs outside the script thread
-want = ss.pop("attr_target_label", None)  # a labels.Target, set by the Label audit page when it opens a row here
+want = ss.pop("attr_target_label", None)  # a mapping.Target, set by the Label audit page when it opens a row here
 if want is not None:
     ss["attr_target"] = a.labels.index(want.label) if want.label in a.labels else -1
     ss["attr_target_note"] = (text, ss["attr_target"], want.note)  # kept past the rerun that follows a run

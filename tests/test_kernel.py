@@ -10,7 +10,7 @@ import torch
 from transformers import AutoModelForSequenceClassification
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
-from explorer.data.labels import predict_logits
+from explorer.model.inference import predict_logits
 from explorer.explain.attribution import attribute
 from explorer.explain.faithfulness import model_prob
 from explorer.model import kernel

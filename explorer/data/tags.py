@@ -7,7 +7,7 @@ words and their tags; `align_labels` is the one place they meet the tokenizer.
 
 The tag checks mirror explorer.data.labels' label report for sentence labels, per word: the scheme
 (BIO/IOB2, BIOES) from the tag names, sequences no scheme allows (seqeval's own scheme rules), tags one
-side lacks, placeholder names, and a permuted mapping found with labels.agreement_mapping on the
+side lacks, placeholder names, and a permuted mapping found with mapping.agreement_mapping on the
 word-level confusion of the data's tags against the checkpoint's predictions.
 """
 from __future__ import annotations
@@ -26,6 +26,7 @@ from explorer.data.dataset import (LABEL_NAMES, MAX_BYTES, MAX_CELL_WORDS, MAX_R
                                    decode_text, read_bytes, read_csv, sorted_names)
 from explorer.model.checkpoints import TOKEN_CLASSIFICATION
 from explorer.results import JsonResult
+from explorer.runtime.budget import chunks
 from explorer.text.errors import Message
 
 TOKEN_NAMES = ("tokens", "words", "token", "word")
@@ -306,8 +307,8 @@ def word_logits(model, tokenizer, words: list[list[str]], max_length: int = 128,
     accepted = forward_inputs(model)  # a tokenizer may return token_type_ids a model does not take
     out = []
     with torch.inference_mode():
-        for i in range(0, len(words), batch_size):
-            chunk = words[i:i + batch_size]
+        for rows in chunks(len(words), batch_size):
+            chunk = words[rows.start:rows.stop]
             enc = encode_words(tokenizer, chunk, max_length, padding=True, return_tensors="pt")
             inputs = {k: v.to(model.device) for k, v in enc.items() if k in accepted}
             logits = model(**inputs).logits.float().cpu().numpy()
@@ -370,7 +371,7 @@ class TagReport(JsonResult):
     scheme: str
     invalid: int  # tags no scheme rule allows
     invalid_examples: tuple[dict, ...]
-    issues: tuple  # labels.Issue
+    issues: tuple  # mapping.Issue
     notes: tuple[Message, ...]
     suggested_mapping: dict[str, str] = field(default_factory=dict)  # data tag -> checkpoint tag
     accuracy_before: float | None = None  # word-level agreement, identity mapping
@@ -404,7 +405,8 @@ def tag_report(data: TagData, ck=None, max_predict: int = 2000, max_length: int 
     """Everything worth knowing about token data's tags, alone and (with a token-classifier `ck`) against
     the checkpoint's predictions on up to `max_predict` sentences. Raises DataError for a sentence
     classifier."""
-    from explorer.data.labels import PERMUTED_GAIN, Issue, agreement_mapping, checkpoint_issues, name_matches
+    from explorer.data.mapping import PERMUTED_GAIN, Issue, agreement_mapping, checkpoint_issues
+    from explorer.data.names import name_matches
 
     counts: dict[str, int] = {}
     for row in data.tags:

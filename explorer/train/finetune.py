@@ -32,6 +32,7 @@ from explorer.model.heads import HeadError, build_head, derive, native_kind, out
 from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.runtime import scratch
+from explorer.runtime.budget import chunks
 from explorer.runtime.device import halving_on_oom
 from explorer.runtime.config import env_config, env_name
 from explorer.runtime.jobs import Stop
@@ -407,8 +408,8 @@ def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int
         batch_size = 1
     out = []
     with torch.no_grad():
-        for i in range(0, len(texts), batch_size):
-            enc = tokenizer(texts[i:i + batch_size], pairs[i:i + batch_size] if pairs is not None else None,
+        for rows in chunks(len(texts), batch_size):
+            enc = tokenizer(texts[rows.start:rows.stop], pairs[rows.start:rows.stop] if pairs is not None else None,
                             truncation=True, max_length=max_length, padding=True, return_tensors="pt")
             out.append(model(**{k: v.to(model.device) for k, v in enc.items()}).logits.float().cpu())
     return torch.cat(out) if out else torch.zeros((0, model.config.num_labels))

@@ -19,6 +19,7 @@ from explorer.data.tags import IGNORE, TagData, align_labels, encode_words, firs
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, forward_inputs
 from explorer.model.problem import ProblemType
+from explorer.runtime.budget import chunks
 from explorer.train.finetune import (FinetuneError, FinetuneResult, EpochReport, Settings, Stop, better, checked,
                                      kept_epoch, session_name, sgd_epoch, train_with_trainer, trained)
 
@@ -131,10 +132,10 @@ def word_features(model, tokenizer, words: list[list[str]], max_length: int, bat
     accepted = forward_inputs(model.base_model)  # DistilBERT's encoder takes no token_type_ids
     out = []
     with torch.inference_mode():
-        for i in range(0, len(words), batch_size):
+        for rows in chunks(len(words), batch_size):
             if stop:
                 stop()  # a cancelled job (jobs.Cancelled) stops before encoding every sentence
-            chunk = words[i:i + batch_size]
+            chunk = words[rows.start:rows.stop]
             enc = encode_words(tokenizer, chunk, max_length, padding=True, return_tensors="pt")
             hidden = model.base_model(**{k: v.to(model.device) for k, v in enc.items()
                                          if k in accepted})[0]  # (b, seq, hidden)
