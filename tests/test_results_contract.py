@@ -30,7 +30,8 @@ def _result_types() -> set[type]:
 
 @pytest.fixture(scope="module")
 def results(tiny, tiny_root, token_checkpoint, tmp_path_factory) -> list:
-    from explorer.data.tags import read_tags, tag_report
+    from explorer.data.tag_report import tag_report
+    from explorer.data.tags import read_tags
     from explorer.explain.token_attribution import every_label
     from explorer.model.checkpoints import load_checkpoint
     from explorer.model.convert import convert_checkpoint

@@ -108,7 +108,7 @@ def run(args) -> int:
 
 def inspect_tags(args) -> int:
     from explorer.data.dataset import check_kind
-    from explorer.data.tags import tag_report
+    from explorer.data.tag_report import tag_report
     from explorer.model.checkpoints import load_checkpoint
 
     if args.label_issues or args.out_csv is not None:

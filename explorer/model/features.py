@@ -26,7 +26,7 @@ from explorer.model import pooling
 from explorer.model.checkpoints import fit_length, forward_inputs
 from explorer.model.kernel import attention_kernel
 from explorer.runtime import device as dev
-from explorer.runtime.budget import ByteCache
+from explorer.runtime.budget import ByteCache, chunks
 from explorer.runtime.config import env_config, env_name
 from explorer.runtime.jobs import Progress
 
@@ -46,7 +46,7 @@ def _batches(ck, texts: list[str], batch_size: int, max_length: int,
     """Row indices per batch, longest texts first (similar lengths share a batch)."""
     lengths = [len(ids) for ids in ck.tokenizer(texts, pairs, truncation=True, max_length=max_length)["input_ids"]]
     order = np.argsort(-np.asarray(lengths), kind="stable")
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    return [order[r.start:r.stop] for r in chunks(len(order), batch_size)]
 
 
 def _encode(ck, texts: list[str], max_length: int, pairs: list[str] | None = None) -> torch.Tensor:

@@ -323,8 +323,8 @@ def sgd_epoch(n: int, batch_size: int, gen: torch.Generator, opt, sched, device,
     `loss_of(b)`, then a step of `opt` and `sched`. Returns the mean loss per row."""
     perm = torch.randperm(n, generator=gen)
     total = 0.0
-    for i in range(0, n, batch_size):
-        b = perm[i:i + batch_size].to(device)
+    for rows in chunks(n, batch_size):
+        b = perm[rows.start:rows.stop].to(device)
         loss = loss_of(b)
         opt.zero_grad()
         loss.backward()
@@ -385,8 +385,8 @@ class _Rows(torch.utils.data.Dataset):
     def __init__(self, tokenizer, texts: list[str], y: torch.Tensor, max_length: int, chunk: int = 1024,
                  pairs: list[str] | None = None):
         self.enc: dict[str, list[np.ndarray]] = {}
-        for start in range(0, len(texts), chunk):
-            enc = tokenizer(texts[start:start + chunk], pairs[start:start + chunk] if pairs is not None else None,
+        for part in chunks(len(texts), chunk):
+            enc = tokenizer(texts[part.start:part.stop], pairs[part.start:part.stop] if pairs is not None else None,
                             truncation=True, max_length=max_length)
             for k, rows in enc.items():
                 self.enc.setdefault(k, []).extend(np.asarray(r, np.int32) for r in rows)

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 from sklearn.model_selection import train_test_split
 
-from explorer.data.tags import IGNORE, TagData, align_labels, encode_words, first_subwords, word_logits
+from explorer.data.subwords import IGNORE, align_labels, encode_words, first_subwords, word_logits
+from explorer.data.tags import TagData
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, forward_inputs
 from explorer.model.problem import ProblemType

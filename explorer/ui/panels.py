@@ -145,6 +145,7 @@ def tag_data(raw: bytes, name: str) -> None:
     checkpoint when asked, and then the page stops. Sentence data (and files no reader takes, which the
     CSV reader words itself) pass through untouched."""
     from explorer.data import tags
+    from explorer.data.tag_report import tag_report
 
     try:
         if tags.layout(raw, name) == "csv":
@@ -161,7 +162,7 @@ def tag_data(raw: bytes, name: str) -> None:
         with st.status(t("data.checking", name=plain(sel.name)) if use_ck else t("data.reading"),
                        expanded=False) as status:
             key = (digest, name, sel.name if use_ck else None, sel.seed)
-            report, seconds = memo("data_tags", key, lambda: timed(lambda: tags.tag_report(
+            report, seconds = memo("data_tags", key, lambda: timed(lambda: tag_report(
                 tags.read_tags(raw, id2label=ck.model.config.id2label if ck else None, name=name), ck)))
             status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
     except ExplorerError as err:
