@@ -31,7 +31,7 @@ class LabelReport(JsonResult):
     rows: int
     text_column: str
     label_columns: tuple[str, ...]
-    problem_type: str
+    problem_type: ProblemType
     loss: str
     labels: tuple[tuple[str, int], ...]  # (name, count), most frequent first
     issues: tuple[Issue, ...]

@@ -1,7 +1,8 @@
-"""The streamlit side of the app, and the only package that imports streamlit: cache (cached models,
-analyses and results), session (owner, language, selection, widget values, session models and jobs)
-render (literal text, one-line errors, tables, asks before costly work, progress with Stop) and panels
-(sections of the longer pages). Pages import what they use from here."""
+"""The streamlit side of the app, and the only package that imports streamlit. Its modules form a line, each
+importing only those before it: session (owner, language, selection, widget values, session models and
+jobs), render (literal text, one-line errors, tables, asks before costly work, progress with Stop, the
+queue line), cache (cached models, analyses and results), panels (sections of the longer pages),
+token_view; report (the server's log lines) stands apart. Pages import what they use from here."""
 import torch
 
 from explorer.runtime.config import env_config
