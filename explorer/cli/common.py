@@ -3,7 +3,7 @@ and the lines several commands print (convergence, new weights)."""
 from __future__ import annotations
 
 import argparse
-import json
+import os
 
 from explorer.text.errors import ExplorerError
 
@@ -20,11 +20,11 @@ def quiet_transformers() -> None:
 
 
 def is_main_process() -> bool:
-    """Under torchrun or `accelerate launch` only the main process prints and writes (accelerate reads the
-    launcher's environment); a plain run is its own main process."""
-    from accelerate import PartialState
-
-    return PartialState().is_main_process
+    """Under torchrun or `accelerate launch` only the main process prints and writes; a plain run is its own main
+    process. Read from the launcher's RANK, not accelerate's PartialState().is_main_process: CPU processes that
+    `accelerate launch --multi_gpu` starts on a machine without GPUs (how tests/test_audit_scale.py gets two)
+    each get DistributedType.NO there, and each would call itself the main one (accelerate 1.16, measured)."""
+    return int(os.environ.get("RANK", "0")) == 0
 
 
 def refuse_costly(costly: bool, what: str, n: int, limit: int, force: bool) -> None:
@@ -55,10 +55,6 @@ def new_weights(a) -> str | None:
     if not a.new_weights:
         return None
     return "warning: the head uses newly initialised (random) weights: " + ", ".join(a.new_weights)
-
-
-def print_json(obj) -> None:
-    print(json.dumps(obj))
 
 
 def bounded(kind, lo, hi):
