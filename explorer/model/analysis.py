@@ -65,6 +65,11 @@ class Analysis(JsonResult):
     shown: tuple[str, ...] = ()
     pieces: tuple[str, ...] = ()
 
+    def __post_init__(self):
+        # HF's exact strings are accepted (a copy made with dataclasses.replace(a, problem_type="regression")),
+        # and kept as the ProblemType they name, so every reader can call its methods.
+        object.__setattr__(self, "problem_type", ProblemType(self.problem_type))
+
     @property
     def scores(self) -> np.ndarray:  # (labels,): through the function the model's loss reads (softmax, sigmoid, none)
         return self.problem_type.probabilities(self.logits)
