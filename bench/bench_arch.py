@@ -34,7 +34,9 @@ def against_forward(ck, text: str, analysis, what: str) -> dict:
     return row(f"{what}, {n} tokens / one model(**enc) forward", ours, plain, "ratio <= 1.5", ours / plain <= 1.5)
 
 
-def _row(model_type: str, root: Path) -> dict:
+def _row(model_type: str, root: Path, replay: bool = True) -> dict:
+    """`replay` False: the own head runs its real code every time (OwnHead.program None), as it does for a
+    head whose Python reads tensor values: what the replay (explorer/model/replay.py) saves per analysis."""
     from explorer.model.analysis import analyze
     from explorer.model.checkpoints import load_checkpoint
     from explorer.model.heads import build_head
@@ -42,7 +44,11 @@ def _row(model_type: str, root: Path) -> dict:
 
     ck = load_checkpoint(str(save(model_type, root)))
     head = build_head(ck, "own")
-    return against_forward(ck, TEXT, lambda: analyze(ck, head, TEXT), f"analyze, tiny {model_type}")
+    if not replay:
+        head.own.program = None
+    what = f"analyze, tiny {model_type}" + ("" if replay else ", own head without replay")
+    out = against_forward(ck, TEXT, lambda: analyze(ck, head, TEXT), what)
+    return out if replay else {**out, "target": "info", "ok": True}
 
 
 def run() -> list[dict]:
@@ -50,4 +56,4 @@ def run() -> list[dict]:
         root = Path(tmp)
         os.environ["HEAD_EXPLORER_ROOTS"] = os.pathsep.join(
             [str(root), *os.environ.get("HEAD_EXPLORER_ROOTS", "").split(os.pathsep)]).rstrip(os.pathsep)
-        return [_row(t, root) for t in ("deberta-v2", "llama")]
+        return [_row("deberta-v2", root), _row("llama", root), _row("llama", root, replay=False)]

@@ -5,9 +5,7 @@ import streamlit as st
 from explorer import ui
 from explorer.explain import attribution as attr, cost, faithfulness
 from explorer.plots import attribution as attribution_plots
-from explorer.text.highlight import highlight_html
-from explorer.text.errors import ExplorerError
-from explorer.text.plain import csv_bytes
+from explorer.text import errors, highlight, plain
 from explorer.ui import checkpoint, current_analysis, head, selection, t, token_view
 
 st.title(t("nav.attributions"))
@@ -64,7 +62,7 @@ if r is None:
             ck, hd, text, method, target_index, quantity, baseline,
             n_steps=n_steps, window=window or 1, progress=p, text_pair=sel.text_pair), running, stop,
             start=run or (not costly and not ui.cancelled("attr", params)), heavy=heavy, expected_s=10)
-    except ExplorerError as err:
+    except errors.ExplorerError as err:
         ui.error(err)
         st.stop()
     if r is not None:
@@ -83,15 +81,15 @@ pieces, scores = r.words() if level == "word" else (r.shown, r.scores)
 pair_at = attr.pair_start(r, level)
 signed = r.method != "saliency"  # saliency is a gradient's size: never below 0, so no red
 legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
-st.html(highlight_html(pieces, scores, legend=legend, pair_at=pair_at, pair_label=t("arch.boundary")))
+st.html(highlight.highlight_html(pieces, scores, legend=legend, pair_at=pair_at, pair_label=t("arch.boundary")))
 st.plotly_chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
                                   t("attributions.score_axis"), t(f"attributions.level_{level}"), signed=signed,
                                   pair_at=pair_at),
                 key="attr_bars")
 d1, d2 = st.columns(2)
-d1.download_button(t("attributions.csv"), csv_bytes(pd.DataFrame(attr.table(r, level))), help=t("plain.csv_guard"),
+d1.download_button(t("attributions.csv"), plain.csv_bytes(pd.DataFrame(attr.table(r, level))), help=t("plain.csv_guard"),
                    file_name=f"attributions-{r.method}.csv", mime="text/csv", key="attr_csv")
-d2.download_button(t("attributions.html"), highlight_html(
+d2.download_button(t("attributions.html"), highlight.highlight_html(
     pieces, scores, title=f"{r.method}: {r.target_label}", legend=legend, standalone=True, pair_at=pair_at,
     pair_label=t("arch.boundary")),
     file_name=f"attributions-{r.method}.html", mime="text/html", key="attr_html_dl")
@@ -107,7 +105,7 @@ try:
         running, stop, start=pressed, expected_s=30,
         heavy=cost.comparison_is_heavy(ck.model.config, len(r.tokens), window or 1))
     faith = faith if got is None else ui.memo("faith", faith_key, lambda: got)
-except ExplorerError as err:
+except errors.ExplorerError as err:
     ui.error(err)
 if faith is not None:
     st.dataframe(pd.DataFrame([{

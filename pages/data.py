@@ -6,9 +6,7 @@ import streamlit as st
 
 from explorer import ui
 from explorer.data.dataset import MAX_BYTES, demo_csv, header_pair, read_csv
-from explorer.data.labels import corrected_csv, label_report
-from explorer.data.mapping import corrected_config
-from explorer.data.names import merge_labels
+from explorer.data import labels, mapping, names
 from explorer.text.errors import ExplorerError
 from explorer.ui import sticky, t
 
@@ -73,7 +71,7 @@ try:
     with st.status(t("data.checking", name=ui.plain(ck_name)) if use_ck else t("data.reading"), expanded=False) as status:
         guess = lambda c: None if c == "—" else c  # noqa: E731
         report, seconds = ui.memo("data_report", report_key, lambda: ui.timed(
-            lambda: label_report(table, guess(text_col), guess(label_col), ck, text_pair_column=pair_col)))
+            lambda: labels.label_report(table, guess(text_col), guess(label_col), ck, text_pair_column=pair_col)))
         status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
 except ExplorerError as err:
     ui.error(err)
@@ -95,7 +93,7 @@ def _keep(fixed_bytes: bytes, mapping: dict | None = None) -> None:
 for i, issue in enumerate(report.issues):
     st.warning(f"**{t('data.issue_' + issue.kind)}**: {ui.plain(issue.message.message(ui.lang()))}")
     if issue.kind == "near_duplicate_labels":
-        merged = merge_labels(table.frame, report.label_columns[0], issue.detail["merge"])
+        merged = names.merge_labels(table.frame, report.label_columns[0], issue.detail["merge"])
         st.button(t("data.merge"), key=f"data_merge_{i}", on_click=_keep, args=(merged.to_csv(index=False).encode(),))
 for trap in report.traps:
     st.info(ui.plain(trap.message(ui.lang())))
@@ -107,9 +105,9 @@ if report.confusion is not None:
 if report.suggested_mapping:
     st.table([{t("data.col_csv"): ui.plain(a), t("data.col_checkpoint"): ui.plain(b)}  # st.table renders Markdown
               for a, b in report.suggested_mapping.items()])
-    fixed_csv = corrected_csv(table, report, raw=True)  # the data the next pages read: cells as they came
+    fixed_csv = labels.corrected_csv(table, report, raw=True)  # the data the next pages read: cells as they came
     st.button(t("data.apply"), key="data_apply", on_click=_keep, args=(fixed_csv, report.suggested_mapping))
-    ui.panels.label_fixes(report, corrected_csv(table, report), name)
+    ui.panels.label_fixes(report, labels.corrected_csv(table, report), name)
     offer = report.suggested_mapping
 if report.misclassified:
     st.caption(t("data.misclassified"))
@@ -117,5 +115,5 @@ if report.misclassified:
 if offer is not None:
     if not report.suggested_mapping:
         st.success(t("data.mapping_applied", name=ui.plain(ck_name)))
-    st.download_button(t("data.export_config"), json.dumps(corrected_config(ck, offer), indent=1),
+    st.download_button(t("data.export_config"), json.dumps(mapping.corrected_config(ck, offer), indent=1),
                        file_name="config.json", mime="application/json", key="data_export")

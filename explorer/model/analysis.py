@@ -66,8 +66,8 @@ class Analysis(JsonResult):
     pieces: tuple[str, ...] = ()
 
     def __post_init__(self):
-        # HF's exact strings are accepted (a copy made with dataclasses.replace(a, problem_type="regression")),
-        # and kept as the ProblemType they name, so every reader can call its methods.
+        # HF's exact strings are accepted (a copy made with dataclasses.replace and a config's string), and
+        # kept as the ProblemType they name, so every reader can call its methods.
         object.__setattr__(self, "problem_type", ProblemType(self.problem_type))
 
     @property
