@@ -1,6 +1,7 @@
 """The app with a readiness route, for a container or a proxy: `streamlit run serve.py` serves app.py
 exactly as `streamlit run app.py` does (Streamlit 1.67 runs an `st.App` it finds in the script), plus
-GET /healthz: 200 once the default model is loaded, 503 before, with the session count and memory.
+GET /healthz: 200 once the default model is loaded, 503 before; the session count and memory only on
+loopback (not forwarded by a proxy) or with HEAD_EXPLORER_HEALTH_TOKEN as a bearer token.
 
 Only light imports here: the model is loaded by a thread started once the server runs, so
 /_stcore/health answers at once and /healthz says when the app is really usable."""
@@ -32,9 +33,12 @@ async def _lifespan(_app):
     yield
 
 
-async def _healthz(_request) -> JSONResponse:
+async def _healthz(request) -> JSONResponse:
     report = sys.modules.get("explorer.ui.report")
-    body = report.status() if report is not None else {"ready": False}
+    if report is None:
+        body = {"ready": False}
+    else:  # ready or not to anyone; the numbers on loopback or with the token (explorer/ui/report.py)
+        body = report.status(full=report.trusted(request.client.host if request.client else None, request.headers))
     return JSONResponse(body, status_code=200 if body["ready"] else 503)
 
 

@@ -38,10 +38,36 @@ def _sessions() -> tuple[int, int]:
     return mgr.num_active_sessions(), mgr.num_sessions()
 
 
-def status() -> dict:
-    """What /healthz answers: ready, sessions connected and kept, resident MB."""
+HEALTH_TOKEN_ENV = "HEAD_EXPLORER_HEALTH_TOKEN"
+
+
+def status(full: bool = True) -> dict:
+    """What /healthz answers: ready, and with `full` sessions connected and kept and resident MB."""
+    if not full:
+        return {"ready": READY.is_set()}
     active, kept = _sessions()
     return {"ready": READY.is_set(), "sessions": active, "sessions_kept": kept, "memory_mb": round(_rss_mb())}
+
+
+def trusted(client_host: str | None, headers) -> bool:
+    """Whether a /healthz request may see the numbers (how busy and how large the server is, which helps
+    whoever wants to tire it): a request from this machine that no proxy forwarded, or one carrying
+    `Authorization: Bearer <HEAD_EXPLORER_HEALTH_TOKEN>`. A proxy on this machine (deploy/nginx.conf)
+    connects from loopback but says X-Forwarded-For, so strangers behind it see only ready or not."""
+    import hmac
+    import ipaddress
+    import os
+
+    token = os.environ.get(HEALTH_TOKEN_ENV, "")
+    sent = headers.get("authorization", "")
+    if token and hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+        return True
+    if headers.get("x-forwarded-for") or headers.get("forwarded") or headers.get("x-real-ip"):
+        return False
+    try:
+        return client_host is not None and ipaddress.ip_address(client_host).is_loopback
+    except ValueError:  # a unix socket's peer, a test client's name: not an address we know
+        return False
 
 
 def _run(load, interval: int) -> None:
