@@ -353,7 +353,7 @@ def _dead_pid() -> int:
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_during_training_leaves_nothing(work, models, sig, code):
     env = dict(os.environ, TMPDIR=str(work / "tmp"), HEAD_EXPLORER_CACHE=str(work / "tmp"), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1",
-               PYTHONPATH=str(ROOT))
+               PYTHONPATH=str(ROOT), HEAD_EXPLORER_TRAIN_TOKENS=str(10**12))  # 10,000 epochs: a run to interrupt
     proc = subprocess.Popen([sys.executable, "-m", "explorer", *_finetune(models, "good.csv", "--mode", "full",
                                                                       "--epochs", "10000")],
                             cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
