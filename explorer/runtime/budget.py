@@ -23,6 +23,10 @@ from explorer.runtime.session_models import env_int, release_memory
 
 BATCH_ENV, DEFAULT_BATCH_MB = "HEAD_EXPLORER_BATCH_MB", 256  # one request's forward batch
 ANALYSES_ENV, DEFAULT_ANALYSES_MB = "HEAD_EXPLORER_ANALYSES_MB", 512  # cached analyses and page results
+# What one session may keep: its page results (within the analyses' budget) and its session state. 30
+# sessions at 256 MB are 7.5 GB, beside at most ~9 GB of shared budgets (analyses 512, features 1024,
+# models 1024, two fine-tunes at 3072, batches) and a ~0.6 GB process: within a 24 GB machine.
+SESSION_ENV, DEFAULT_SESSION_MB = "HEAD_EXPLORER_SESSION_MB", 256
 
 
 def nbytes(obj, _seen: set | None = None) -> int:
@@ -98,6 +102,23 @@ class ByteCache:
             value = compute()
             self.put(key, value)
         return value
+
+    def trim(self, match: Callable[[Hashable], bool], budget_bytes: int, extra: int = 0) -> int:
+        """Evict the oldest entries whose key matches while they, plus `extra` bytes held elsewhere, pass
+        `budget_bytes`; the newest matching entry stays (it is the one in use). Returns the bytes evicted."""
+        evicted = 0
+        with self._lock:
+            mine = [k for k in self._entries if match(k)]  # oldest first
+            held = extra + sum(self._entries[k][1] for k in mine)
+            for key in mine[:-1]:
+                if held <= budget_bytes:
+                    break
+                nb = self._entries.pop(key)[1]
+                held -= nb
+                evicted += nb
+        if evicted:
+            release_memory()
+        return evicted
 
     def drop(self, match: Callable[[Hashable], bool]) -> None:
         """Forget every entry whose key matches (e.g. a closed session's)."""

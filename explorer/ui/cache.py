@@ -13,6 +13,7 @@ from explorer.explain import attention
 from explorer.model import analysis as _analysis
 from explorer.model import checkpoints, heads
 from explorer.runtime import budget, device
+from explorer.runtime.session_models import env_int
 from explorer.text.errors import ExplorerError
 from explorer.ui.render import error, plain
 from explorer.ui.session import _owner, other_is_empty, selection, session_checkpoint, t
@@ -67,10 +68,30 @@ def memo(page: str, params: Hashable, compute: Callable[[], T] | None = None) ->
     """A page's result for `params`: this session's kept one, or `compute()` kept now within the
     analyses' byte budget (oldest evicted first), or None when nothing is kept and there is no
     `compute` (a page that asks before costly work looks first). The one cache pages use."""
-    key = (_owner(), page, params)
+    owner = _owner()
+    key = (owner, page, params)
     if compute is None:
         return ANALYSES.get(key)
-    return ANALYSES.get_or_compute(key, compute)
+    value = ANALYSES.get(key)
+    if value is None:
+        value = compute()
+        ANALYSES.put(key, value)
+        fit_session(owner)
+    return value
+
+
+def session_bytes() -> int:
+    """What this session keeps in its state (texts, uploads, data versions, audit results), counted as
+    every budget counts (budget.nbytes)."""
+    ss = st.session_state
+    return budget.nbytes({k: ss[k] for k in list(ss.keys()) if k in ss})
+
+
+def fit_session(owner: str) -> int:
+    """Keep this session within HEAD_EXPLORER_SESSION_MB: its state plus its page results, the oldest
+    results evicted first (the newest kept). Returns the bytes evicted."""
+    limit = env_int(budget.SESSION_ENV, budget.DEFAULT_SESSION_MB) * 2**20
+    return ANALYSES.trim(lambda key: key[0] == owner, limit, extra=session_bytes())
 
 
 def timed(compute: Callable[[], T]) -> tuple[T, float]:
