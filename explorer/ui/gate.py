@@ -35,8 +35,10 @@ _installed = False
 
 
 def _limits(wid: str, session: AppSession):
-    """The widget's own limits as Streamlit registered them (min/max, max_chars), or None."""
-    metadata = session._session_state._new_widget_state.widget_metadata.get(wid)  # noqa: SLF001
+    """The widget's own limits as Streamlit registered them (min/max, max_chars), or None. No public API
+    gives them; where these internals differ, only the app's own limits apply."""
+    widgets = getattr(getattr(session, "_session_state", None), "_new_widget_state", None)
+    metadata = getattr(widgets, "widget_metadata", {}).get(wid)
     return getattr(getattr(metadata, "deserializer", None), "__self__", None)
 
 
