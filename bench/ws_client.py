@@ -123,3 +123,24 @@ class Session:
     def press(self, key: str) -> None:
         wid = self.widgets[key]
         self.values[wid] = WidgetState(id=wid, trigger_value=True)
+
+
+def run_apart(main):
+    """asyncio.run(main()) on a thread of its own, returning its result or raising its error: a caller may
+    already run an event loop on its thread (Playwright's sync API does, for a whole test session)."""
+    import threading
+
+    out: dict = {}
+
+    def target() -> None:
+        try:
+            out["result"] = asyncio.run(main())
+        except BaseException as err:  # noqa: BLE001 - handed to the caller's thread
+            out["error"] = err
+
+    thread = threading.Thread(target=target, name="ws-client")
+    thread.start()
+    thread.join()
+    if "error" in out:
+        raise out["error"]
+    return out["result"]

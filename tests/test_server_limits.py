@@ -3,7 +3,6 @@
 query string, an oversized upload); each gets one line, and the session's next run works."""
 from __future__ import annotations
 
-import asyncio
 import http.client
 import math
 
@@ -11,7 +10,7 @@ import pytest
 import requests
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from bench.ws_client import Session
+from bench.ws_client import Session, run_apart
 from conftest import serve_app
 from explorer.model.analysis import MAX_TEXT_CHARS
 from explorer.text import i18n
@@ -39,7 +38,7 @@ def _go(url: str, steps) -> None:
         finally:
             await s.close()
 
-    asyncio.run(main())
+    run_apart(main)
 
 
 def _set(s: Session, key: str, **value) -> None:

@@ -7,14 +7,13 @@ back down once the sessions close, and every session must still answer at the en
 """
 from __future__ import annotations
 
-import asyncio
 import random
 import threading
 import time
 
 import pytest
 
-from bench.ws_client import Session
+from bench.ws_client import Session, run_apart
 from conftest import serve_app, wait_idle
 from explorer.runtime import budget
 from explorer.text import i18n
@@ -228,7 +227,7 @@ def test_soak_one_session_36_long_texts_through_4_pages_at_the_default_budgets()
             finally:
                 await s.close()
 
-        base, peak, after, seconds = asyncio.run(main())
+        base, peak, after, seconds = run_apart(main)
     allowed = sum(budgets.values()) + SESSION_MARGIN_MB
     print(f"\nsession soak: {SESSION_TEXTS} texts in {seconds:.0f} s; baseline {base:.0f} MB, peak {peak:.0f} MB "
           f"(+{peak - base:.0f}); after 12 texts +{after[12] - base:.0f}, after 36 +{after[36] - base:.0f}; "
