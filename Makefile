@@ -2,7 +2,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.stamp
 
-.PHONY: setup run test bench
+.PHONY: setup run test test-fast bench
+
+# pytest-xdist workers for `make test`: whole files per worker (--dist loadfile, so a file's module fixtures and
+# servers are built once), heaviest files first (tests/conftest.py). Browser tests spend much of their time
+# waiting on a page, so one worker more than the 2 cores keeps both busy.
+TEST_WORKERS ?= 3
 
 # static/plotly-<version>.min.js is written here, with write access, and never by the running app
 # (explorer.resources.install_static), so the app can run read-only and as another user.
@@ -22,7 +27,11 @@ run: setup
 	$(PY) -m explorer app
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+# The inner loop: no browser, no server or subprocess of its own, nothing slow or soaking.
+test-fast: setup
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not browser and not server and not slow and not soak"
 
 bench: setup
 	$(PY) -m bench

@@ -1,13 +1,15 @@
 """Head Explorer: entry point. The sidebar picks live here so they persist across pages."""
+# Serve with `head-explorer app` or `streamlit run serve.py`, not `streamlit run app.py` (README: Sharing the app).
 import gc
 import sys
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-# Started as `streamlit run app.py` rather than `head-explorer app` (explorer.cli.SERVE), this run went
-# through Streamlit's legacy pages/ resolution, which answers a deep link with "Page not found"
-# (streamlit#9624). Cleared now, before torch loads, so the sessions that start meanwhile skip it.
+# Under a plain `streamlit run app.py` (neither explorer.cli.SERVE nor serve.py cleared it first), this run
+# went through Streamlit's legacy pages/ resolution, which answers a deep link with "Page not found"
+# (streamlit#9624) and has already told this first visitor so; Streamlit 1.67 has no hook that runs before
+# the first request. Cleared now, before torch loads, so the sessions that start meanwhile skip it.
 PagesManager.uses_pages_directory = False
 
 from explorer.text import i18n  # noqa: E402 light: no torch, so the notice below shows first
@@ -27,6 +29,7 @@ from explorer import ui  # noqa: E402
 from explorer.model import checkpoints, heads  # noqa: E402
 from explorer.model.analysis import MAX_TEXT_CHARS  # noqa: E402
 from explorer.plots.common import PRESENTER_FONT, PRESENTER_TITLE  # noqa: E402
+from explorer.teach import links  # noqa: E402
 from explorer.ui import t  # noqa: E402
 
 if booting:
@@ -55,6 +58,10 @@ h3[id^=lesson-step] {scroll-margin-top: 4.5rem;}
 """ % (PRESENTER_FONT, PRESENTER_TITLE)
 SCROLL_TOP = """<script>setTimeout(() => document.querySelectorAll("[data-testid=stMain], [data-testid=stAppViewContainer]")
   .forEach(e => e.scrollTo(0, 0)), 60)</script>"""
+if "_link_notes" not in ss:  # a session's first run: what the link it came by asks for (teach.links)
+    link = links.read_link({k: st.query_params[k] for k in st.query_params})
+    ss.update(link.as_dict())
+    ss["_link_notes"] = link.notes
 ss.setdefault("lang", "en")
 ss.setdefault("checkpoint", checkpoints.DEFAULT_CHECKPOINT)
 ss.setdefault("head", "own")
@@ -138,4 +145,7 @@ nav = st.navigation([
 if booting:
     boot.empty()  # the navigation now has its titles
 ui.show_evictions()  # a fine-tuned model dropped to stay within the memory bounds
+for note in ss.pop("_link_notes", None) or ():  # shown once, on the page the link opened
+    st.info(t(note.key, **note.kwargs()), icon=":material/link:")
+ss["_link_notes"] = ()
 ui.guarded(nav.run)  # one translated line for any unexpected error, never a traceback

@@ -1,7 +1,8 @@
-"""The app with a readiness route, for a container or a proxy: `streamlit run serve.py` serves app.py
-exactly as `streamlit run app.py` does (Streamlit 1.67 runs an `st.App` it finds in the script), plus
-GET /healthz: 200 once the default model is loaded, 503 before; the session count and memory only on
-loopback (not forwarded by a proxy) or with HEAD_EXPLORER_HEALTH_TOKEN as a bearer token.
+"""The app as a container, a replica or any host serves it: `streamlit run serve.py` serves app.py (Streamlit
+1.67 runs an `st.App` it finds in the script) with Streamlit's legacy pages/ resolution off from the start,
+so a shared link opens its page even for the server's first visitor, plus GET /healthz: 200 once the
+default model is loaded, 503 before; the session count and memory only on loopback (not forwarded by a
+proxy) or with HEAD_EXPLORER_HEALTH_TOKEN as a bearer token.
 
 Only light imports here: the model is loaded by a thread started once the server runs, so
 /_stcore/health answers at once and /healthz says when the app is really usable."""
@@ -16,6 +17,7 @@ from pathlib import Path
 import streamlit as st
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from streamlit.runtime.pages_manager import PagesManager
 
 
 def _warm() -> None:
@@ -29,6 +31,11 @@ def _warm() -> None:
 
 @asynccontextmanager
 async def _lifespan(_app):
+    # Before the server accepts anything. With pages/ beside app.py, the first session would otherwise
+    # arm Streamlit's legacy resolution (one flag for the process), which knows pages by file stem only
+    # and draws "Page not found" over a shared link like /guided-lesson (streamlit#9624) until app.py's
+    # first run clears it. app.py names its pages with st.navigation: the legacy mode is never wanted.
+    PagesManager.uses_pages_directory = False
     threading.Thread(target=_warm, name="head-explorer-warm", daemon=True).start()
     yield
 

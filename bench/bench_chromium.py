@@ -1,7 +1,7 @@
 """The browser's share of an edit: Chromium's CPU-seconds per edit of the text on the attention page, against
 plotly's own floor for the same figures.
 
-One headless Chromium (a child of this process) on one `streamlit run app.py`: open /attention, then edit the
+One headless Chromium (a child of this process) on one served app (bench/server.py): open /attention, then edit the
 sidebar text EDITS times back to back (commit, wait for the edit's unique word in a chart and the run's end,
 let the page settle SETTLE_S). The figure is the CPU time (user + system, from /proc via psutil) that every
 Chromium process under this one used, over the edits, divided by their count. In a class each browser draws on

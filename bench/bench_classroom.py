@@ -2,8 +2,9 @@
 mixed class (of 30: 23 edit, 5 run lig on the Attributions page, 2 start a head-mode fine-tune).
 
 No browser: each student is a bench/ws_client.Session speaking Streamlit's own websocket protocol to one
-`streamlit run app.py` on loopback. In a class every browser draws on its student's own machine; what the
-class shares is this server, so a browser here would measure Chromium (about 1 CPU-s per edit) instead.
+server on loopback (bench/server.py: `head-explorer app`'s command). In a class every browser draws on its
+student's own machine; what the class shares is this server, so a browser here would measure Chromium
+(about 1 CPU-s per edit) instead.
 A student opens the app, goes to its page, then edits the sidebar text EDITS times, thinking THINK seconds
 (with jitter) between edits: the figure is the time from the edited value sent to the run finished, and an
 edit counts as an error when the run drew an error or its attention chart lacks the edit's unique word.

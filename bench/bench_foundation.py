@@ -40,7 +40,7 @@ def _analyze_row() -> dict:
 
 
 def _flow_rows() -> list[dict]:
-    from explorer.explain.attention import flow, flow_reference_last_layer
+    from explorer.model.attention import flow, flow_reference_last_layer
 
     rng = np.random.default_rng(0)
     att = rng.random((6, 12, 32, 32)) ** 3  # (layers, heads, seq, seq), skewed like real attention

@@ -1,4 +1,5 @@
-"""A real `streamlit run app.py` on a free loopback port, for the browser benchmarks."""
+"""The app served as `head-explorer app` serves it (the very command it execs) on a free loopback port, for
+the benchmarks."""
 from __future__ import annotations
 
 import contextlib
@@ -6,11 +7,12 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 from typing import Iterator
+
+from explorer.cli import streamlit_command
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-quic",
@@ -29,8 +31,7 @@ def serve(**env) -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        streamlit_command(["--server.port", str(port)]),
         cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **env), stdout=subprocess.DEVNULL,
         stderr=open(log, "ab") if (log := os.environ.get("HEAD_EXPLORER_BENCH_LOG")) else subprocess.DEVNULL,
         start_new_session=True)  # HEAD_EXPLORER_BENCH_LOG: the server's log, to read a bench's errors

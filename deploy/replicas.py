@@ -2,8 +2,9 @@
 
     python deploy/replicas.py --replicas 2 --port 8080 [--dir /tmp/head-explorer-proxy]
 
-Starts N `streamlit run app.py` on free loopback ports, writes deploy/nginx.conf's template with those
-upstreams into --dir (config, pid, temp paths, logs: nothing under /etc/nginx), runs nginx in the
+Starts N `streamlit run serve.py` (the container's entry: app.py, its shared links opening their page
+even for a replica's first visitor, and /healthz) on free loopback ports, writes deploy/nginx.conf's
+template with those upstreams into --dir (config, pid, temp paths, logs: nothing under /etc/nginx), runs nginx in the
 foreground on --port (loopback unless --listen says otherwise), and stops everything when nginx or any
 replica exits, or on SIGINT/SIGTERM. Replica k logs to DIR/replica-k.log; nginx's access log
 (DIR/access.log) names the replica each request reached.
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         for k, port in enumerate(ports):
             log = open(prefix / f"replica-{k}.log", "wb")
             procs.append(subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                [sys.executable, "-m", "streamlit", "run", "serve.py", "--server.port", str(port),
                  "--server.address", "127.0.0.1", "--server.headless", "true",
                  "--browser.gatherUsageStats", "false", *extra],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT))

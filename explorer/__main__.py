@@ -1,3 +1,4 @@
+"""`python -m explorer ...`: the command line (explorer/cli/)."""
 import sys
 
 from .cli import main

@@ -106,7 +106,7 @@ class DataReport(JsonResult):
     report: LabelReport
 
     def to_dict(self) -> dict:
-        return self.report.to_json()
+        return self.report.to_dict()
 
     @property
     def issues(self) -> pd.DataFrame:
@@ -139,7 +139,7 @@ class AuditResult(JsonResult):
     audit: audit_core.LabelAudit
 
     def to_dict(self) -> dict:
-        return self.audit.to_json()
+        return self.audit.to_dict()
 
     @property
     def issues(self) -> pd.DataFrame:

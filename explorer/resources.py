@@ -1,5 +1,5 @@
-"""Where the app's files are: app.py, pages/, assets/, static/ and .streamlit/config.toml, and the one
-folder it writes to at run time (cache_dir).
+"""Where the app's files are: app.py, pages/, assets/, static/ and .streamlit/config.toml (the one folder it
+writes to at run time is explorer.runtime.scratch.cache_dir).
 
 In a checkout they sit beside the `explorer` package (the repository root). `pip install .` puts the
 same tree inside the package, as `explorer/_app/` (pyproject.toml maps the root there), so site-packages
@@ -18,20 +18,6 @@ APP = ROOT / "app.py"  # the Streamlit entry; pages/ beside it
 ASSETS = ROOT / "assets"  # i18n catalogues, the sentiment head
 STATIC = ROOT / "static"  # Streamlit serves the folder beside the entry script as app/static/
 STREAMLIT_CONFIG = ROOT / ".streamlit" / "config.toml"  # the server defaults `head-explorer app` passes on
-
-CACHE_ENV = "HEAD_EXPLORER_CACHE"
-
-
-def cache_dir() -> Path:
-    """The one folder the app writes to at run time (scratch folders for training and model zips), made
-    on first use: $HEAD_EXPLORER_CACHE, else the user's cache folder (XDG_CACHE_HOME on Linux). The code
-    tree is only read, so it can be read-only and owned by another user."""
-    import platformdirs
-
-    path = Path(os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("head-explorer", appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
 
 def plotly_js_name() -> str:
     """The static copy of plotly.js, named by plotly's version so it always matches the figures' JSON."""

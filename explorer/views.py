@@ -18,6 +18,7 @@ from explorer.explain.attribution import Attribution, pair_start
 from explorer.model.analysis import Analysis
 from explorer.plots import attention as attention_plots
 from explorer.plots import attribution as attribution_plots
+from explorer.text.highlight import highlight_html
 from explorer.plots import encoder as encoder_plots
 from explorer.results import HTML
 from explorer.text import i18n
@@ -109,6 +110,6 @@ def highlight(r: Attribution, level: str = "token", lang: str = "en") -> HTML:
     t = _t(lang)
     pieces, scores, pair_at = _pieces(r, level)
     title = f"{r.method}: {r.target_label}"
-    page = attribution_plots.highlight_html(pieces, scores, title=title, legend=_legend(r, t), standalone=True,
+    page = highlight_html(pieces, scores, title=title, legend=_legend(r, t), standalone=True,
                                             pair_at=pair_at, pair_label=t("arch.boundary"))
     return HTML(page, title=title, height=200)

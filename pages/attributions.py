@@ -5,6 +5,7 @@ import streamlit as st
 from explorer import ui
 from explorer.explain import attribution as attr, cost, faithfulness
 from explorer.plots import attribution as attribution_plots
+from explorer.text.highlight import highlight_html
 from explorer.text.errors import ExplorerError
 from explorer.text.plain import csv_bytes
 from explorer.ui import checkpoint, current_analysis, head, selection, t, token_view
@@ -19,7 +20,7 @@ if a is None:
 sel = selection()
 name, kind, text, seed = sel.name, sel.head, sel.text, sel.seed
 ck, hd = checkpoint(name, seed), head(name, kind, seed)  # here: a queued job runs outside the script thread
-want = ss.pop("attr_target_label", None)  # a labels.Target, set by the Label audit page when it opens a row here
+want = ss.pop("attr_target_label", None)  # a mapping.Target, set by the Label audit page when it opens a row here
 if want is not None:
     ss["attr_target"] = a.labels.index(want.label) if want.label in a.labels else -1
     ss["attr_target_note"] = (text, ss["attr_target"], want.note)  # kept past the rerun that follows a run
@@ -82,7 +83,7 @@ pieces, scores = r.words() if level == "word" else (r.shown, r.scores)
 pair_at = attr.pair_start(r, level)
 signed = r.method != "saliency"  # saliency is a gradient's size: never below 0, so no red
 legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
-st.html(attribution_plots.highlight_html(pieces, scores, legend=legend, pair_at=pair_at, pair_label=t("arch.boundary")))
+st.html(highlight_html(pieces, scores, legend=legend, pair_at=pair_at, pair_label=t("arch.boundary")))
 st.plotly_chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
                                   t("attributions.score_axis"), t(f"attributions.level_{level}"), signed=signed,
                                   pair_at=pair_at),
@@ -90,7 +91,7 @@ st.plotly_chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.ba
 d1, d2 = st.columns(2)
 d1.download_button(t("attributions.csv"), csv_bytes(pd.DataFrame(attr.table(r, level))), help=t("plain.csv_guard"),
                    file_name=f"attributions-{r.method}.csv", mime="text/csv", key="attr_csv")
-d2.download_button(t("attributions.html"), attribution_plots.highlight_html(
+d2.download_button(t("attributions.html"), highlight_html(
     pieces, scores, title=f"{r.method}: {r.target_label}", legend=legend, standalone=True, pair_at=pair_at,
     pair_label=t("arch.boundary")),
     file_name=f"attributions-{r.method}.html", mime="text/html", key="attr_html_dl")

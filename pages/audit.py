@@ -10,7 +10,7 @@ from explorer import ui
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import prepare, read_csv
-from explorer.data.labels import checkpoint_target
+from explorer.data.mapping import checkpoint_target
 from explorer.text.errors import ExplorerError
 from explorer.ui import t, tn
 

@@ -6,7 +6,9 @@ import streamlit as st
 
 from explorer import ui
 from explorer.data.dataset import MAX_BYTES, demo_csv, header_pair, read_csv
-from explorer.data.labels import corrected_config, corrected_csv, label_report, merge_labels
+from explorer.data.labels import corrected_csv, label_report
+from explorer.data.mapping import corrected_config
+from explorer.data.names import merge_labels
 from explorer.text.errors import ExplorerError
 from explorer.ui import sticky, t
 

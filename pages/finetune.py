@@ -81,7 +81,7 @@ def live():
 
 def _live():
     job = ss.get("ft_job")
-    if job is None or ui.panels.job_queue(job):  # waiting for a slot: its place, and Stop leaves the line
+    if job is None or ui.render.job_queue(job):  # waiting for a slot: its place, and Stop leaves the line
         return
     hist = list(job.progress)
     total = ss.get("ft_total") or (hist[-1]["epochs"] if hist else 1)

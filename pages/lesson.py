@@ -71,7 +71,7 @@ def panel(step: str, a) -> None:
             bar = st.progress(0.0, text=t("memory.loo_running"))
             found = memo("loo", sel.key(), lambda: whatif.leave_one_out(
                 checkpoint(sel.name, sel.seed), current_head(), a,
-                progress=lambda f: bar.progress(min(1.0, f), text=t("memory.loo_running"))))
+                progress=lambda f, _msg: bar.progress(min(1.0, f), text=t("memory.loo_running"))))
             bar.empty()
         words, support = found
         chart(sorted_bars(words, support, t(P + "drop_title", label=ui.prediction(a.predicted)), t(P + "drop_axis"),

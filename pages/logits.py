@@ -31,7 +31,7 @@ if a is not None:
     st.subheader(t("logits.loss_title"))
     ss.setdefault("logits_ptype", a.problem_type)
     ptype = st.selectbox(t("logits.ptype"), P.PROBLEM_TYPES, **ui.sticky("logits_ptype"),
-                         format_func=lambda p: f"{p} → {P.LOSS_NAMES[p]}")
+                         format_func=lambda p: f"{p} → {P.ProblemType(p).loss_name}")
     n = len(a.labels)
     if ptype == P.ProblemType.SINGLE:
         # The true label follows the prediction until the user picks one: a fixed first label would
@@ -49,7 +49,7 @@ if a is not None:
     else:
         ss.setdefault("logits_target_value", 1.0)
         target = np.full(n, st.number_input(t("logits.target_value"), step=0.1, **ui.sticky("logits_target_value")))
-    st.metric(P.LOSS_NAMES[ptype], f"{P.loss(a.logits, target, ptype):.4f}")
+    st.metric(P.ProblemType(ptype).loss_name, f"{P.loss(a.logits, target, ptype):.4f}")
     st.caption(t(f"logits.loss_{ptype}"))
 
     st.subheader(t("logits.trap_title"))

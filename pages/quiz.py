@@ -25,7 +25,11 @@ def _start_again() -> None:
 
 st.title(t("quiz.title"))
 st.caption(t("quiz.intro"))
-lock = st.toggle(t("quiz.lock"), help=t("quiz.lock_help"), **sticky("quiz_lock"))
+# A teacher's link with ?lock=1 (teach.links) locks answers for every student who opens it: not theirs to undo.
+by_link = ss.get("quiz_lock_from_link", False)
+lock = st.toggle(t("quiz.lock"), help=t("quiz.lock_help"), disabled=by_link, **sticky("quiz_lock"))
+if by_link:
+    st.caption(t("links.locked_by_link"))
 answers = {}
 for n, q in enumerate(lesson.QUIZ):
     options = [t(f"quiz.{q.key}.o{i}") for i in range(lesson.N_OPTIONS)]

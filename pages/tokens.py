@@ -2,7 +2,7 @@
 import streamlit as st
 
 from explorer import plots, ui
-from explorer.explain import attention
+from explorer.model import attention
 from explorer.model.tokens import token_rows
 from explorer.ui import current_analysis, selection, t, tn
 from explorer.ui.token_view import token_table

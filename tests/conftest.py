@@ -24,6 +24,34 @@ hf_logging.disable_progress_bar()
 ROOT = Path(__file__).resolve().parent.parent
 TINY_LABELS = ("alpha", "beta", "gamma")
 
+# Fixtures that mean a test drives Chromium against a served app: such a test is `browser` and `server`
+# whether or not its file says so, so `make test-fast` (-m "not browser and not server ...") leaves it out.
+_BROWSER_FIXTURES = {"browser", "page", "app_url"}
+# Files are run heaviest first, so that under pytest-xdist (`make test`: whole files per worker, --dist
+# loadfile) the long ones start at once and the short ones fill in around them, instead of one long file
+# starting last and running alone.
+_WEIGHT = {"soak": 4, "server": 3, "browser": 2, "slow": 1}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.server)
+    weight: dict[str, int] = {}
+    for item in items:
+        w = max((_WEIGHT.get(m.name, 0) for m in item.iter_markers()), default=0)
+        weight[item.fspath.strpath] = max(weight.get(item.fspath.strpath, 0), w)
+    items.sort(key=lambda item: -weight[item.fspath.strpath])  # stable: a file's tests keep their order
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_folder(tmp_path_factory):
+    """The app's one writable folder (resources.cache_dir) under this run's temporary folder, for the tests
+    and every server they start: parallel workers and runs never share scratch space or the user's cache."""
+    os.environ["HEAD_EXPLORER_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+
 
 def _tiny_model(arch: str):
     common = dict(vocab_size=30522, num_labels=3, id2label=dict(enumerate(TINY_LABELS)),
@@ -62,12 +90,29 @@ def tiny(tiny_root):
 
 
 @pytest.fixture(scope="session")
-def token_checkpoint(tiny_root) -> Path:
+def token_checkpoint(tiny_root, tmp_path_factory) -> Path:
     """The folder (under the allowed roots) of a real NER checkpoint: BertForTokenClassification fine-tuned
-    from the embedded MiniLM with Trainer on BIO sentences, id2label tests.token_model.TAGS (about 5 s)."""
+    from the embedded MiniLM with Trainer on BIO sentences, id2label tests.token_model.TAGS (about 5 s).
+
+    Trained once per run, not once per xdist worker: into the folder this run's workers share (the parent of
+    each worker's temporary folder), under a lock, named by the source that builds it; each worker copies it
+    under its own allowed root."""
+    import hashlib
+
+    from filelock import FileLock
+
     from tests import token_model
 
-    return token_model.train(tiny_root / "token-ner")
+    key = hashlib.sha1(Path(token_model.__file__).read_bytes()).hexdigest()[:12]
+    run = tmp_path_factory.getbasetemp()
+    shared = (run.parent if os.environ.get("PYTEST_XDIST_WORKER") else run) / f"token-ner-{key}"
+    with FileLock(str(shared) + ".lock"):
+        if not (shared / "config.json").exists():
+            token_model.train(tmp_path_factory.mktemp("train") / "token-ner").rename(shared)
+    out = tiny_root / "token-ner"
+    if not out.exists():
+        shutil.copytree(shared, out)
+    return out
 
 
 @pytest.fixture(scope="session")
@@ -87,15 +132,15 @@ import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import urllib.request  # noqa: E402
 
-from explorer.cli import SERVE  # noqa: E402
+from explorer.cli import streamlit_command  # noqa: E402
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
+RUNNING = "[data-testid=stApp]:not([data-test-script-state=notRunning])"
 
 
 def _free_port() -> int:
@@ -115,12 +160,12 @@ def _chromium() -> str:
 
 @contextlib.contextmanager
 def serve_app(env: dict | None = None, stderr=subprocess.DEVNULL):
-    """A real `streamlit run app.py` (as `head-explorer app` starts it) on a free loopback port, stopped by its pid afterwards:
-    yields (url, process). `env` adds to the environment; `stderr` is where its log goes."""
+    """The app served as `head-explorer app` serves it (the very command it execs) on a free loopback port,
+    stopped by its pid afterwards: yields (url, process). `env` adds to the environment; `stderr` is where
+    its log goes."""
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-c", SERVE, "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        streamlit_command(["--server.port", str(port)]),
         cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **(env or {})), stdout=subprocess.DEVNULL,
         stderr=stderr, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -160,12 +205,7 @@ def browser():
 
 def open_app(browser, url: str):
     """(context, page): a fresh browser context on the app, loaded and idle."""
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
-    pg.goto(url)
-    wait_idle(pg)
-    return ctx, pg
+    return open_link(browser, url)
 
 
 @pytest.fixture
@@ -176,8 +216,47 @@ def page(browser, app_url):
     ctx.close()
 
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
+
+
 def wait_idle(pg) -> None:
     """Wait until the script has finished its run, then fail on any exception box."""
-    pg.wait_for_timeout(300)  # let a rerun triggered by the last input start
+    # A rerun that the last input triggers may not have started yet: wait for it to start, up to 300 ms,
+    # so a page that reruns goes on as soon as the run is seen rather than after a fixed pause.
+    with contextlib.suppress(PlaywrightTimeout):
+        pg.wait_for_selector(RUNNING, timeout=300)
     pg.wait_for_selector(IDLE, timeout=90_000)
     assert pg.locator("[data-testid=stException]").count() == 0, pg.locator("[data-testid=stException]").first.inner_text()
+
+
+def open_link(browser, url: str, idle: bool = True):
+    """(context, page): a new context whose first request is `url`. Not `idle`: only until the page's title
+    is drawn. A "Page not found" answer is sent before the page runs, so a dialog would be there by then."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    pg.set_default_timeout(90_000)
+    pg.goto(url)
+    if idle:
+        wait_idle(pg)
+    else:
+        pg.locator("[data-testid=stMain] h1").first.wait_for()
+    return ctx, pg
+
+
+def shown(pg) -> tuple[str, str]:
+    """(the text of any dialog over the page, the page's title): ("", its own title) when a link opened its page.
+    Streamlit's "Page not found" is such a dialog (streamlit#9624)."""
+    dialogs = pg.locator("[role=dialog]")
+    text = " | ".join(dialogs.nth(i).inner_text() for i in range(dialogs.count()))
+    if "Page not found" in pg.locator("body").inner_text() and "Page not found" not in text:
+        text += " | Page not found"
+    return text, pg.locator("[data-testid=stMain] h1").first.inner_text().strip()
+
+
+def first_visit(browser, url: str) -> tuple[str, str]:
+    """What `url` showed (see shown) when opened as the first request of a new browser context, run finished."""
+    ctx, pg = open_link(browser, url)
+    try:
+        return shown(pg)
+    finally:
+        ctx.close()

@@ -26,6 +26,7 @@ def _round_trip(result) -> dict:
     return d
 
 
+@pytest.mark.server
 def test_importing_explorer_stays_light():
     out = subprocess.run([sys.executable, "-c", "import sys, explorer; print(sorted(explorer.__all__)); "
                           "print([m for m in ('torch', 'transformers', 'plotly') if m in sys.modules])"],

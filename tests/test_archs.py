@@ -10,7 +10,7 @@ from explorer.model.analysis import analyze, encoder_inputs
 from explorer.model.checkpoints import load_checkpoint
 from explorer.model.heads import build_head, run_head
 from explorer.text.errors import ExplorerError
-from explorer.data.labels import predict_logits
+from explorer.model.inference import predict_logits
 from tests.tiny_archs import ARCHS, UNSUPPORTED, save
 
 TEXT = "The quick brown fox jumps over the lazy dog."

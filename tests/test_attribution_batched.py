@@ -62,7 +62,15 @@ def _same(alone, many, atol=1e-5):
         np.testing.assert_allclose(m.scores, a.scores, atol=atol, rtol=0)
         if a.f_x is not None:
             assert m.f_x == pytest.approx(a.f_x, abs=atol) and m.f_baseline == pytest.approx(a.f_baseline, abs=atol)
-            assert m.converged == a.converged and m.error == pytest.approx(a.error, abs=1e-3)
+            # The completeness gap delta = Σ scores − (f(x) − f(baseline)) is compared in absolute terms: each
+            # score and both ends agree within atol, so delta within atol per term. The relative error divides
+            # it by |f(x) − f(baseline)|, which is ~1e-3 on a drawn tiny model: comparing that multiplied
+            # rounding that differs between CPUs (0.0058 against 0.0030 on another machine, #29).
+            slack = atol * (len(a.scores) + 2)
+            assert m.delta == pytest.approx(a.delta, abs=slack)
+            # Whether it converged may differ only where the error lies within that slack of the tolerance.
+            if abs(abs(a.delta) - a.tolerance * abs(a.f_x - a.f_baseline)) > 2 * slack:
+                assert m.converged == a.converged
 
 
 @pytest.mark.parametrize("case", CASES)

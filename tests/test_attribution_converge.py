@@ -85,10 +85,10 @@ def test_a_split_keeps_every_gradient_it_paid_for(decoders, monkeypatch):
     final partition, so the final rule uses it (a rule whose nodes do not nest, e.g. Gauss-Kronrod or
     a fresh Gauss-Legendre per half, would leave the split interval's points out)."""
     evaluated, paths = [], []
-    real_gradients, real_integrate = attribution._gradients, attribution._Path.integrate
-    monkeypatch.setattr(attribution, "_gradients",
+    real_gradients, real_integrate = attribution.path_gradients, attribution.IntegralPath.integrate
+    monkeypatch.setattr(attribution, "path_gradients",
                         lambda model, b, d, alphas: evaluated.extend(alphas) or real_gradients(model, b, d, alphas))
-    monkeypatch.setattr(attribution._Path, "integrate", lambda self, tol: paths.append(self) or real_integrate(self, tol))
+    monkeypatch.setattr(attribution.IntegralPath, "integrate", lambda self, tol: paths.append(self) or real_integrate(self, tol))
     ck = decoders["llama"]
     r = attribute(ck, build_head(ck, "own"), TEXT, "lig", target=0)
     path, = paths
@@ -164,7 +164,7 @@ def test_path_points_go_in_batches_within_the_budget_and_halve_on_oom(tiny, monk
     head = build_head(ck, "own")
     want = attribute(ck, head, TEXT, "lig", target=1)
     monkeypatch.setattr(attribution.budget, "batch_rows", lambda *a, **k: 3)
-    sizes, real = [], attribution._Path._grads
+    sizes, real = [], attribution.IntegralPath._grads
 
     def flaky(self, alphas, d, size):
         sizes.append(size)
@@ -172,7 +172,7 @@ def test_path_points_go_in_batches_within_the_budget_and_halve_on_oom(tiny, monk
             raise torch.OutOfMemoryError("CUDA out of memory")
         return real(self, alphas, d, size)
 
-    monkeypatch.setattr(attribution._Path, "_grads", flaky)
+    monkeypatch.setattr(attribution.IntegralPath, "_grads", flaky)
     batches = []
     handle = ck.model.base_model.register_forward_pre_hook(
         lambda _m, _a, kw: batches.append(kw["inputs_embeds"].shape[0]) if kw["inputs_embeds"].requires_grad else None,

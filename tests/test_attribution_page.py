@@ -21,6 +21,7 @@ def _page(text=SHORT):
     return at
 
 
+@pytest.mark.slow
 def test_page_shows_complete_lig_and_switches_methods():
     at = _page()
     assert [s.value for s in at.success], "lig completeness should be within 1%"
@@ -40,6 +41,7 @@ def test_page_shows_complete_lig_and_switches_methods():
     assert len(table) == len(attr.METHODS) and table.iloc[:, 1].notna().all()
 
 
+@pytest.mark.slow
 def test_long_occlusion_waits_for_run_and_warns():
     at = _page(" ".join(["word"] * 200))
     at.selectbox(key="attr_method").set_value("occlusion").run()

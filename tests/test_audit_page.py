@@ -10,7 +10,7 @@ from conftest import ROOT, wait_idle
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import prepare, read_csv
-from explorer.data.labels import Target
+from explorer.data.mapping import Target
 from explorer.explain.projector import project
 from explore_helpers import give_csv
 from test_audit import FLIPPED, planted

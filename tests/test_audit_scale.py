@@ -6,8 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 from test_audit import planted
+
+pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 
 def test_two_cpu_processes_flag_the_same_rows_as_one(tiny_root, tmp_path):

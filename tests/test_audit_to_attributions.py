@@ -1,7 +1,7 @@
 """A Label audit row opened in Attributions: the CSV's label as the Data page maps it to the checkpoint,
 and a note that stays on the page when no label fits (a score on a classifier)."""
 from explore_helpers import open_page
-from explorer.data.labels import checkpoint_target
+from explorer.data.mapping import checkpoint_target
 
 
 def _opened(sentiment, value, ptype):

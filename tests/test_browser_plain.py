@@ -17,9 +17,9 @@ import pytest
 
 from explorer.text import i18n
 
-from conftest import _chromium, _free_port, open_app, serve_app, wait_idle
+from conftest import _free_port, open_app, wait_idle
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 BAIT = _free_port()  # nothing listens here: a request to it is only ever seen by the listener below
 URL = f"http://127.0.0.1:{BAIT}"
@@ -87,12 +87,11 @@ def _csv() -> bytes:
 
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory):
-    _chromium()
-    root = tmp_path_factory.mktemp("hostile")
-    folder = _hostile_checkpoint(root)
-    with serve_app({"HEAD_EXPLORER_ROOTS": str(root)}) as (url, _):
-        yield url, folder
+def hostile(tiny_root, app_url):
+    """The worker's served app (its allowed roots hold tiny_root) and the hostile checkpoint under tiny_root:
+    no server of this file's own."""
+    (tiny_root / "hostile").mkdir(exist_ok=True)
+    return app_url, _hostile_checkpoint(tiny_root / "hostile")
 
 
 def _fill(pg, where: str, label: str, value: str, enter: str = "Control+Enter") -> None:

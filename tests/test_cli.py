@@ -104,6 +104,7 @@ def _subprocess(*args, **env):
                           text=True, timeout=120, env=dict(os.environ, HF_HUB_OFFLINE="1", **env))
 
 
+@pytest.mark.server
 def test_subprocess_json_on_tiny_folder(tiny, tiny_root):
     p = _subprocess("--checkpoint", str(tiny_root / "tiny-roberta"), "--text", TEXT, "--json", "--flow",
                     HEAD_EXPLORER_ROOTS=str(tiny_root))
@@ -111,6 +112,7 @@ def test_subprocess_json_on_tiny_folder(tiny, tiny_root):
     _check_contract(json.loads(p.stdout), tiny["roberta"], flow=True)
 
 
+@pytest.mark.server
 def test_subprocess_errors_are_one_line(tiny_root, tmp_path):
     p = _subprocess("--checkpoint", str(tiny_root / "tiny-bert"), "--text", TEXT,
                     HEAD_EXPLORER_ROOTS=str(tmp_path))

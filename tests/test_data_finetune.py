@@ -32,6 +32,7 @@ def trained(minilm, demo):
     return result, before
 
 
+@pytest.mark.slow
 def test_head_mode_beats_chance(trained):
     result, _ = trained
     assert result.metrics["accuracy"] > 0.5  # chance is 1/3 for three balanced classes
@@ -167,6 +168,8 @@ def test_cli_inspect_data_missing_path(tmp_path, capsys):
     assert "is a directory" in capsys.readouterr().err
 
 
+@pytest.mark.server
+@pytest.mark.slow
 def test_accelerate_launch_cpu(tiny_root, demo_csv, tmp_path):
     out = tmp_path / "acc"
     env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")

@@ -4,7 +4,9 @@ import copy
 import pytest
 
 from explorer.data.dataset import demo_frame, read_csv
-from explorer.data.labels import corrected_config, label_report, merge_labels
+from explorer.data.labels import label_report
+from explorer.data.mapping import corrected_config
+from explorer.data.names import merge_labels
 from explorer.model.checkpoints import Checkpoint
 
 PERM = {"negative": "positive", "positive": "neutral", "neutral": "negative"}
@@ -24,7 +26,7 @@ def _demo_csv(per_class=40, mapping=None) -> str:
 def test_clean_data_has_no_issues():
     r = _report("text,label\n" + "".join(f"t{i},{['a', 'b'][i % 2]}\n" for i in range(10)))
     assert r.issues == () and dict(r.labels) == {"a": 5, "b": 5} and r.rows == 10
-    assert r.to_json()["labels"] == [{"name": "a", "count": 5}, {"name": "b", "count": 5}]
+    assert r.to_dict()["labels"] == [{"name": "a", "count": 5}, {"name": "b", "count": 5}]
 
 
 def test_near_duplicate_labels_and_merge():
@@ -72,6 +74,7 @@ def test_inconsistent_mapping(tiny):
     assert "inconsistent_mapping" not in _report("text,label\na,alpha\nb,beta\n", tiny["bert"]).kinds
 
 
+@pytest.mark.slow
 def test_permuted_mapping_is_detected(sentiment):
     r = _report(_demo_csv(mapping=PERM), sentiment)
     assert "permuted_mapping" in r.kinds
@@ -84,6 +87,7 @@ def test_permuted_mapping_is_detected(sentiment):
     assert fixed["label2id"] == {"positive": 0, "negative": 1, "neutral": 2}
 
 
+@pytest.mark.slow
 def test_correct_mapping_is_not_flagged(sentiment):
     r = _report(_demo_csv(), sentiment)
     assert "permuted_mapping" not in r.kinds and r.suggested_mapping == {}
@@ -133,12 +137,12 @@ def test_typo_with_no_correct_spelling_is_a_name_mismatch(sentiment):
                                       ("label_1", "label_2", False), ("sadness", "madness", False),
                                       ("negative", "positive", False), ("bad", "bed", False)])
 def test_is_typo(a, b, typo):
-    from explorer.data.labels import is_typo
+    from explorer.data.names import is_typo
     assert is_typo(a, b) is typo
 
 
 def test_two_checkpoint_labels_are_never_merged():
-    from explorer.data.labels import near_duplicates
+    from explorer.data.names import near_duplicates
     assert near_duplicates({"postive": 9, "positive": 3}, known=("postive", "positive")) == {}
     assert near_duplicates({"postive": 9, "positive": 3}) == {"positive": "postive"}
 
@@ -153,13 +157,13 @@ def test_two_checkpoint_labels_are_never_merged():
     (0.9, "regression", None, "is a score (0.9)"),
 ])
 def test_checkpoint_target_follows_the_data_page_mapping(sentiment, value, ptype, label, note):
-    from explorer.data.labels import checkpoint_target
+    from explorer.data.mapping import checkpoint_target
     got = checkpoint_target(value, ptype, sentiment)
     assert got.label == label and (got.note is None if note is None else note in got.note)
 
 
 def test_checkpoint_target_of_a_score_on_a_regression_checkpoint(tiny):
-    from explorer.data.labels import checkpoint_target
+    from explorer.data.mapping import checkpoint_target
     model = copy.deepcopy(tiny["bert"].model)
     model.config.problem_type = "regression"
     got = checkpoint_target(0.9, "regression", Checkpoint("scorer", model, tiny["bert"].tokenizer, (), "test"))

@@ -4,10 +4,13 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from explore_helpers import give_csv
 from explorer.ui.session import DATA_KEY
+
+pytestmark = [pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -18,6 +18,8 @@ import torch
 from explorer.cli import main
 from explorer.data.dataset import DataError, PAIR_NAMES, guess_pair_columns, read_csv
 
+pytestmark = [pytest.mark.slow]
+
 TOPICS = {
     "food": ["The soup was hot and salty.", "She baked fresh bread this morning.", "We ate pasta with tomato sauce.",
              "The cake tasted of lemon.", "He grilled fish for dinner.", "Rice and beans filled the bowl.",

@@ -18,6 +18,7 @@ def _hadolint() -> str | None:
     return str(beside) if beside.is_file() else shutil.which("hadolint")
 
 
+@pytest.mark.server
 def test_hadolint_clean():
     exe = _hadolint()
     if exe is None:

@@ -3,6 +3,8 @@ import re
 import string
 from pathlib import Path
 
+import pytest
+
 from explorer.text.errors import ExplorerError, Message
 from explorer.text.i18n import LANGUAGES, strings
 
@@ -16,6 +18,7 @@ def _fields(text: str) -> set[str]:
     return {f for _, f, _, _ in string.Formatter().parse(text) if f}
 
 
+@pytest.mark.slow
 def test_every_error_key_is_in_both_languages_with_the_same_parameters():
     used = {m for p in SOURCES for m in KEY_SITE.findall(p.read_text())}
     assert len(used) > 40  # the pattern still finds the raise sites

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from explorer import plots
-from explorer.explain import attention
+from explorer.model import attention
 from explorer.model.analysis import analyze
 from explorer.model.checkpoints import load_checkpoint
 from explorer.model.heads import build_head

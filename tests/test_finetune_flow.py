@@ -34,6 +34,7 @@ def demo():
 
 
 @pytest.mark.parametrize("early", [True, False])
+@pytest.mark.slow
 def test_training_keeps_and_reports_the_epoch_it_names(minilm, demo, early):
     # 60 demo rows, 30 epochs in head mode, as in the issue (about 3 s; the features are cached after)
     r = ft.finetune(minilm, demo, Settings(epochs=30, early_stopping=early))

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.data.dataset import demo_frame, read_csv
@@ -34,6 +35,7 @@ def _upload(at, raw: bytes, name: str) -> None:
     at.session_state["data_source"] = "upload"
 
 
+@pytest.mark.slow
 def test_finetune_progress_head_kept_epoch_and_every_model_downloadable(monkeypatch):
     from explorer.train import finetune as ft
     from explorer.ui import MODELS

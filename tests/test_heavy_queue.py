@@ -34,9 +34,9 @@ def full_slots():
 @pytest.fixture
 def drawn(monkeypatch):
     """(kind, place, estimate) each time a page drew a waiting job's line."""
-    from explorer.ui import panels
+    from explorer.ui import render
 
-    seen, original = [], panels.job_queue
+    seen, original = [], render.job_queue
 
     def record(job):
         shown = original(job)
@@ -44,7 +44,7 @@ def drawn(monkeypatch):
             seen.append((job.kind, job.place(), job.estimate()))
         return shown
 
-    monkeypatch.setattr(panels, "job_queue", record)
+    monkeypatch.setattr(render, "job_queue", record)
     return seen
 
 

@@ -185,6 +185,7 @@ def test_the_answer_names_the_folder_as_typed_not_where_it_lies(capsys, work, mo
     assert "config.json" in err and str(root) not in err, err
 
 
+@pytest.mark.server
 def test_huge_new_weights_are_refused_before_any_allocation(work, models):
     """The 40M-row vocabulary beside an empty weights file once drew 10.2 GB over 54 s before exit 1.
     Sized on the meta device now: refused in well under a second once loaded, peak RSS barely moves."""
@@ -323,6 +324,7 @@ def test_numeric_labels_that_do_not_round_trip_stay_as_typed(capsys, work, model
     assert cfg["id2label"] == {"0": "1", "1": "2", "2": "1e30"}
 
 
+@pytest.mark.server
 def test_export_has_normal_permissions_and_cleans_a_killed_runs_leftovers(capsys, work, models):
     dead = _dead_pid()
     stale = [work / f".out.partial-{dead}-0123abcd", work / "tmp" / f"head-explorer-{dead}-0123abcd"]
@@ -351,6 +353,8 @@ def _dead_pid() -> int:
 # ---- signals (real subprocesses) ----------------------------------------------------------------
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.server
+@pytest.mark.slow
 def test_signal_during_training_leaves_nothing(work, models, sig, code):
     env = dict(os.environ, TMPDIR=str(work / "tmp"), HEAD_EXPLORER_CACHE=str(work / "tmp"), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1",
                PYTHONPATH=str(ROOT), HEAD_EXPLORER_TRAIN_TOKENS=str(10**12))  # 10,000 epochs: a run to interrupt

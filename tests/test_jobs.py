@@ -214,6 +214,7 @@ def test_the_session_owner_finalizer_stops_its_jobs():
     assert job.wait(5) and job.why == "owner closed"
 
 
+@pytest.mark.slow
 def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatch):
     """The audit runs as a queued job that its page's run waits for; the waiting asks whether the tab is still
     there, and once it is gone the run ends and the job is stopped with it."""
@@ -236,4 +237,5 @@ def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatc
     assert "audit_result" not in at.session_state  # ... before the audit finished
     assert time.monotonic() - t0 < 30
     audits = [j for j in session.JOBS.running() + session.JOBS.waiting() if j.kind == "audit"]
-    assert all(j.why == "owner gone" and j.wait(30) for j in audits)  # no core kept for a closed tab
+    # Ended, then why: the watchdog stops the job on its next poll, which a busy core can delay past the run.
+    assert all(j.wait(30) and j.why == "owner gone" for j in audits)  # no core kept for a closed tab

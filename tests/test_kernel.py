@@ -10,7 +10,7 @@ import torch
 from transformers import AutoModelForSequenceClassification
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
-from explorer.data.labels import predict_logits
+from explorer.model.inference import predict_logits
 from explorer.explain.attribution import attribute
 from explorer.explain.faithfulness import model_prob
 from explorer.model import kernel
@@ -179,3 +179,27 @@ def test_a_saved_model_names_no_custom_kernel(sentiment, tmp_path):
     # The switch lives in memory only: an export loads anywhere with HF's own default.
     sentiment.model.config.save_pretrained(tmp_path)
     assert kernel.SWITCH not in (tmp_path / "config.json").read_text()
+
+
+def test_the_list_of_switchable_architectures_is_the_tested_one():
+    """SWITCHABLE names exactly the tiny architectures test_each_kernel_is_hf_s_own proves switch."""
+    assert set(ARCHS) - kernel.SWITCHABLE == {"deberta", "deberta-v2", "mpnet", "gpt2"}
+    assert kernel.SWITCHABLE <= set(ARCHS)  # no architecture switches untested
+
+
+def test_every_hook_the_switch_needs_is_there():
+    """What the switch calls in transformers, by public name: a later version without one of them fails here,
+    not in a forward pass."""
+    import importlib
+
+    from transformers import PreTrainedModel
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+
+    for model_type in sorted(kernel.SWITCHABLE):
+        name = model_type_to_module_name(model_type)
+        modeling = importlib.import_module(f"transformers.models.{name}.modeling_{name}")
+        assert callable(getattr(modeling, kernel.EAGER_HOOK, None)), f"{model_type} lost {kernel.EAGER_HOOK}"
+    assert "sdpa" in ALL_ATTENTION_FUNCTIONS and kernel.SWITCH in ALL_ATTENTION_FUNCTIONS
+    assert all(name in ALL_MASK_ATTENTION_FUNCTIONS for name in ("sdpa", "eager", kernel.SWITCH))
+    assert callable(getattr(PreTrainedModel, "set_attn_implementation", None))

@@ -9,9 +9,12 @@ import pytest
 
 from explorer import cli
 from explorer.data.dataset import demo_frame, prepare, read_csv
-from explorer.data.labels import corrected_csv, label_report, name_key
+from explorer.data.labels import corrected_csv, label_report
+from explorer.data.names import name_key
 from explorer.model.checkpoints import Checkpoint
 from explorer.train.finetune import Settings, finetune
+
+pytestmark = [pytest.mark.slow]
 
 JOY = ["I am so happy today", "What a wonderful surprise party", "We won the championship, amazing",
        "This is the best day of my life", "I love this sunny weather", "Great news, I got the job",
@@ -108,7 +111,7 @@ def test_a_swap_in_other_multi_label_forms_is_found_and_fixed_in_that_form(emoti
 
 
 def test_the_assignment_never_moves_a_label_without_evidence():
-    from explorer.data.labels import _assign
+    from explorer.data.mapping import _assign
 
     names = ["a", "b", "c"]
     assert _assign(np.zeros((3, 3)), names, tuple(names), {n: n for n in names}) == {n: n for n in names}

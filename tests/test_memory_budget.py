@@ -8,6 +8,7 @@ from explorer.explain import dropout, faithfulness, whatif
 from explorer.model.analysis import analyze
 from explorer.model.heads import build_head
 from explorer.runtime import budget, session_models
+from explorer.runtime.config import env_config
 
 LONG = " ".join(f"word{k} good" for k in range(50))  # 100 words, 152 tokens: above both caps
 
@@ -15,7 +16,7 @@ LONG = " ".join(f"word{k} good" for k in range(50))  # 100 words, 152 tokens: ab
 def _loo(monkeypatch, ck, head, a, mb: str):
     monkeypatch.setenv(budget.BATCH_ENV, mb)
     calls = []
-    names, change = whatif.leave_one_out(ck, head, a, progress=calls.append)
+    names, change = whatif.leave_one_out(ck, head, a, progress=lambda frac, _msg: calls.append(frac))
     return names, change, calls
 
 
@@ -90,8 +91,7 @@ def test_faithfulness_and_dropout_in_chunks_equal_one_batch(monkeypatch, tiny):
 def test_byte_cache_keeps_the_newest_and_evicts_the_oldest(monkeypatch):
     freed = []
     monkeypatch.setattr(budget, "release_memory", lambda: freed.append(1))
-    monkeypatch.setenv("TEST_CACHE_MB", "3")
-    cache = budget.ByteCache("TEST_CACHE_MB", 100)
+    cache = budget.ByteCache(lambda: 3)
     mb = lambda: np.zeros(2**18, np.float32)  # noqa: E731 - 1 MB
     for k in range(3):
         cache.put(k, mb())
@@ -117,7 +117,7 @@ def test_analysis_cache_stays_under_its_budget_with_distinct_long_texts(monkeypa
     cached analyses now stay under HEAD_EXPLORER_ANALYSES_MB, the newest kept, and memory is released."""
     from explorer.ui import cache
 
-    monkeypatch.setattr(cache, "ANALYSES", budget.ByteCache(budget.ANALYSES_ENV, budget.DEFAULT_ANALYSES_MB))
+    monkeypatch.setattr(cache, "ANALYSES", budget.ByteCache(lambda: env_config().analyses_mb))
     monkeypatch.setenv(budget.ANALYSES_ENV, "200")
     released = []
     real = session_models.release_memory
@@ -137,6 +137,7 @@ def _long_text_page(page: str):
     return open_page(page, text=LONG)
 
 
+@pytest.mark.slow
 def test_lesson_asks_before_leave_one_out_on_a_long_text(monkeypatch):
     calls = []
     real = whatif.leave_one_out
@@ -150,6 +151,7 @@ def test_lesson_asks_before_leave_one_out_on_a_long_text(monkeypatch):
     assert not at.exception and calls == [1] and not any("Leave-one-out" in w.value for w in at.warning)
 
 
+@pytest.mark.slow
 def test_whatif_asks_before_comparing_long_texts(monkeypatch):
     calls = []
     real = whatif.compare_texts
@@ -181,7 +183,7 @@ def test_leave_one_out_reads_only_the_reachable_start_of_a_long_text(monkeypatch
 
 def test_trim_evicts_a_sessions_oldest_results_first_and_keeps_its_newest(monkeypatch):
     monkeypatch.setenv(budget.ANALYSES_ENV, "1000")
-    cache = budget.ByteCache(budget.ANALYSES_ENV, 1000)
+    cache = budget.ByteCache(lambda: 1000)
     mb = np.zeros(2**20, np.uint8)
     for i in range(4):
         cache.put(("me", "page", i), mb.copy())
@@ -202,7 +204,7 @@ def test_fit_session_counts_the_session_state_with_nbytes(monkeypatch):
     assert ui_cache.session_bytes() == 2 * 2**20 + len("textuploaddata")  # strings by length (keys too), the array
     monkeypatch.setenv(budget.SESSION_ENV, "3")
     monkeypatch.setenv(budget.ANALYSES_ENV, "1000")
-    monkeypatch.setattr(ui_cache, "ANALYSES", budget.ByteCache(budget.ANALYSES_ENV, 1000))
+    monkeypatch.setattr(ui_cache, "ANALYSES", budget.ByteCache(lambda: 1000))
     for i in range(3):
         ui_cache.ANALYSES.put(("me", "attr", i), np.zeros(2**20, np.uint8))
     assert ui_cache.fit_session("me") == 2 * 2**20  # 2 MB of state + 1 MB of results fit 3 MB

@@ -8,6 +8,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+pytestmark = [pytest.mark.server, pytest.mark.slow]
+
 NOTEBOOK = ROOT / "examples" / "explore.ipynb"
 
 

@@ -165,7 +165,7 @@ def test_a_programs_arguments_are_named_references(checkpoints, arch):
         leaves = _leaves((op.args, op.kwargs))
         assert all(isinstance(x, replay.Ref) for x in leaves)
         assert all(id(x.tensor) in weights for x in leaves if isinstance(x, replay.Param))
-        assert all(x.op < k for x in (*leaves, op.read) if isinstance(x, replay.Step))
+        assert all(x.op < k for x in (*leaves, op.read) if isinstance(x, replay.Output))
     params = [x for op in program.ops for x in _leaves((op.args, op.kwargs)) if isinstance(x, replay.Param)]
     assert params
     indexed = [op for op in program.ops if any(isinstance(x, replay.Index) for x in _leaves(op.args))]

@@ -22,6 +22,8 @@ import pytest
 
 from explorer.cli import SERVE
 
+pytestmark = [pytest.mark.server, pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parent.parent
 _NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "models", "static", "build", "*.egg-info", "__pycache__",
                                      ".pytest_cache", "bench", "tests")

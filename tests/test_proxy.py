@@ -1,5 +1,6 @@
-"""Two replicas behind nginx (deploy/replicas.py): an upload, a download and a page change work through
-the proxy in Chromium, one browser stays on one replica, and different browsers reach different ones."""
+"""Two replicas behind nginx (deploy/replicas.py): each replica's first visitor, coming by a shared link,
+sees that page; an upload, a download and a page change work through the proxy in Chromium, one browser
+stays on one replica, and different browsers reach different ones."""
 import collections
 
 import pytest
@@ -8,9 +9,9 @@ from bench.bench_replicas import nginx_installed, proxied
 from explorer.data.dataset import demo_csv
 from explorer.text import i18n
 
-from conftest import open_app, wait_idle
+from conftest import open_app, open_link, shown, wait_idle
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 
 
@@ -20,7 +21,26 @@ def proxy(tmp_path_factory, browser):
         pytest.skip("nginx is not installed (Debian: apt-get install nginx; .ci/run installs it)")
     prefix = tmp_path_factory.mktemp("proxy")
     with proxied(2, prefix) as url:
-        yield url, prefix / "access.log"
+        yield url, prefix / "access.log", _first_visits(browser, url, prefix / "access.log")
+
+
+def _first_visits(browser, url: str, log) -> dict[str, list[tuple[str, str]]]:
+    """upstream -> what /guided-lesson showed (see conftest.shown) to each new browser sent there, from the
+    replicas' very first session on, until both replicas have had a first visitor (each new browser is
+    hashed to one at random: 20 tries leave a chance of 1 in 500,000 that one replica is never reached;
+    about 3 are needed on average, and a replica's later visitors take seconds)."""
+    seen = collections.defaultdict(list)
+    for _ in range(20):
+        ctx, pg = open_link(browser, url + "/guided-lesson")
+        try:
+            outcome, cookie = shown(pg), _cookie(ctx)
+        finally:
+            ctx.close()
+        (upstream,) = _replicas_by_cookie(log)[cookie]
+        seen[upstream].append(outcome)
+        if len(seen) == 2:
+            break
+    return seen
 
 
 def _replicas_by_cookie(log) -> dict[str, set[str]]:
@@ -37,8 +57,18 @@ def _cookie(ctx) -> str:
     return next(c["value"] for c in ctx.cookies() if c["name"] == "he_replica")
 
 
+def test_every_replica_opens_a_shared_link_for_its_first_visitor(proxy):
+    """Each replica's first session came by /guided-lesson: the lesson, with no "Page not found" over it."""
+    first = proxy[2]
+    assert len(first) == 2, first
+    lesson = ("", T("lesson.title"))
+    assert all(outcomes == [lesson] * len(outcomes) for outcomes in first.values()), {
+        upstream: [f"{dialog.splitlines()[0] if dialog else 'no dialog'}: {h1}" for dialog, h1 in outcomes]
+        for upstream, outcomes in first.items()}
+
+
 def test_upload_download_and_page_change_through_two_replicas(browser, proxy, tmp_path):
-    url, log = proxy
+    url, log, _ = proxy
     ctx, page = open_app(browser, url)
     try:
         page.locator("[data-testid=stSidebarNav] a[href$='/labels']").first.click()  # a page change

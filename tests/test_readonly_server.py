@@ -1,8 +1,9 @@
 """The server run the way the container runs it: the Dockerfile's own CMD (parsed from it, so the two
 cannot drift), as an unprivileged user, over a read-only copy of the checkout, bound to 0.0.0.0 and
-reached on loopback. Every page, the head view's iframe with plotly.js loaded from app/static/, an
-upload, a download, /healthz and the server's report lines; afterwards the code tree is unchanged
-and whatever was written lies under HEAD_EXPLORER_CACHE."""
+reached on loopback. Its first visitor comes by a shared link (/guided-lesson) and sees that page; every
+page, the head view's iframe with plotly.js loaded from app/static/, an upload, a download, /healthz and
+the server's report lines; afterwards the code tree is unchanged and whatever was written lies under
+HEAD_EXPLORER_CACHE."""
 import json
 import os
 import re
@@ -22,9 +23,9 @@ import pytest
 from explorer import resources
 from explorer.text import i18n
 
-from conftest import ROOT, _chromium, _free_port, open_app, wait_idle
+from conftest import ROOT, _free_port, first_visit, open_app, wait_idle
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 USER = "nobody"
 HEALTH_TOKEN = "a-health-token-for-this-test"
@@ -59,8 +60,7 @@ def _get(url: str, headers: dict | None = None) -> tuple[int, bytes]:
 
 
 @pytest.fixture(scope="module")
-def server():
-    _chromium()
+def server(browser):
     as_root = os.geteuid() == 0
     if as_root and shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) is not installed: cannot drop to an unprivileged user")
@@ -103,7 +103,9 @@ def server():
         while time.monotonic() < deadline and _get_or_none(url + "/healthz") != 200:
             assert proc.poll() is None, log.read_text(errors="replace")
             time.sleep(0.3)
-        yield url, code, home, log, before, proc
+        # The server's first session, before any test's: a new browser opening a shared link.
+        first = first_visit(browser, url + "/guided-lesson")
+        yield url, code, home, log, before, proc, first
     finally:
         os.killpg(proc.pid, 15)
         proc.wait(timeout=20)
@@ -120,8 +122,13 @@ def _get_or_none(url: str) -> int | None:
         return None
 
 
+def test_first_visitor_opens_a_shared_link(server):
+    """The first session of the container's server came by /guided-lesson: the lesson, no "Page not found" over it."""
+    assert server[-1] == ("", T("lesson.title"))
+
+
 def test_runs_unprivileged_ready_and_reports(server):
-    url, code, home, log, before, proc = server
+    url, code, home, log, before, proc, _ = server
     import psutil
 
     if os.geteuid() == 0:  # setpriv execs the server in its own process: same pid
@@ -131,10 +138,12 @@ def test_runs_unprivileged_ready_and_reports(server):
     health = json.loads(body)
     assert health["ready"] is True and health["memory_mb"] > 100
     assert _get(url + "/_stcore/health")[0] == 200
-    time.sleep(1.5)
-    text = log.read_text(errors="replace")
+    report = r"sessions: \d+ connected, \d+ kept; memory: \d+ MB resident"  # every HEAD_EXPLORER_REPORT_S (1 s)
+    deadline = time.monotonic() + 30
+    while not re.search(report, text := log.read_text(errors="replace")) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert "ready: model loaded (minilm-sentiment)" in text
-    assert re.search(r"sessions: \d+ connected, \d+ kept; memory: \d+ MB resident", text)
+    assert re.search(report, text)
     assert os.access(code / "app.py", os.W_OK) is (os.geteuid() == 0)  # read-only to everyone but root
 
 
@@ -164,7 +173,7 @@ def test_healthz_says_ready_to_anyone_and_the_numbers_only_locally_or_with_the_t
 
 
 def test_every_page_head_view_upload_and_download(server, browser):
-    url, code, home, log, before, proc = server
+    url, code, home, log, before, proc, _ = server
     ctx, pg = open_app(browser, url)
     try:
         links = pg.locator("[data-testid=stSidebarNav] a")

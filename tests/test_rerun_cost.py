@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 COLD_RUN = """
@@ -17,6 +19,7 @@ print(json.dumps({"frozen": gc.get_freeze_count(), "errors": [e.value for e in a
 """
 
 
+@pytest.mark.server
 def test_a_cold_start_leaves_the_imported_libraries_out_of_garbage_collection():
     """Streamlit runs a full gc.collect() after every script run; over torch's and transformers' objects
     that took 0.3-0.7 s per rerun with the GIL held. The first run freezes them (a fresh process: only

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.data.dataset import prepare, read_csv
-from explorer.explain.attention import FLOW_WARN_TOKENS
+from explorer.model.attention import FLOW_WARN_TOKENS
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.analysis import MAX_TEXT_CHARS, analyze, encode
 from explorer.model.checkpoints import load_checkpoint
@@ -41,6 +41,7 @@ def test_sidebar_shows_the_character_limit(tiny_root):
     assert at.sidebar.text_area(key="text").proto.max_chars == MAX_TEXT_CHARS
 
 
+@pytest.mark.slow
 def test_flow_on_a_long_text_asks_first(tiny_root):
     long_text = " ".join(f"word{i % 7}" for i in range(FLOW_WARN_TOKENS + 20))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)

@@ -23,6 +23,7 @@ WORDS = ("kernel_shap", "lime")
 
 @pytest.mark.parametrize("method", WORDS)
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.slow
 def test_word_methods_run_on_every_architecture_and_repeat_with_a_seed(archs, arch, method):  # noqa: F811
     ck = archs[arch]
     head = build_head(ck, "own")
@@ -57,7 +58,9 @@ def test_kernel_shap_adds_up_to_the_difference(tiny):
     ck = tiny["roberta"]
     r = attribute(ck, build_head(ck, "mean-linear", seed=3), TEXT, "kernel_shap", target=0)
     assert abs(r.f_x - r.f_baseline) > 0.01  # the tiny models' own heads barely move: this one does
-    assert r.scores.sum() == pytest.approx(r.f_x - r.f_baseline, rel=1e-4)
+    # Absolute, on the scale of the outputs: the pinned samples are met by a weighted least-squares fit, whose
+    # rounding is relative to f's values, not to their (here small) difference.
+    assert r.scores.sum() == pytest.approx(r.f_x - r.f_baseline, abs=1e-4 * max(1.0, abs(r.f_x), abs(r.f_baseline)))
     assert r.delta is None and r.n_steps is None  # no completeness claim beyond that
 
 
@@ -133,6 +136,7 @@ def test_cli_json_states_the_sampling(tiny_root, capsys):
     assert "sampled: 200 samples, seed 0; Spearman over words against seed 1" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_page_offers_the_sampled_methods_and_states_their_noise():
     from test_attribution_page import _page
 

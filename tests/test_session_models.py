@@ -8,6 +8,7 @@ from transformers import AutoTokenizer, BertConfig, BertForSequenceClassificatio
 
 from explorer.data.dataset import prepare, read_csv
 from explorer.model.checkpoints import Checkpoint, embedded_encoder_dir
+from explorer.runtime.config import ConfigError, env_config
 from explorer.runtime.session_models import BUDGET, CAP, ModelStore, model_bytes, release_memory
 from explorer.train.finetune import Settings, finetune
 
@@ -68,7 +69,8 @@ def test_bounds_come_from_the_environment(monkeypatch):
     store = ModelStore()
     assert store.per_owner == 5 and store.budget_bytes == 64 * 2**20
     monkeypatch.setenv("HEAD_EXPLORER_SESSION_MODELS", "lots")
-    assert ModelStore().per_owner == 3  # nonsense falls back to the default
+    with pytest.raises(ConfigError, match='^HEAD_EXPLORER_SESSION_MODELS is "lots": it must be a whole number'):
+        ModelStore()  # nonsense is one line naming the variable, not a silent default
 
 
 def _rss() -> int:
@@ -76,6 +78,7 @@ def _rss() -> int:
         return int(f.read().split()[1]) * 4096
 
 
+@pytest.mark.slow
 def test_rss_after_20_finetunes_stays_under_base_plus_cap(ck, data):
     cap = 3
     store = ModelStore(per_owner=cap, budget_bytes=2**40)
@@ -169,7 +172,7 @@ def test_feature_cache_stays_within_its_budget(monkeypatch, ck):
         return np.zeros((len(texts), len(features.POOLS), 2**16), np.float32)
 
     monkeypatch.setattr(features, "encoder_features", fake_pass)
-    monkeypatch.setattr(features, "_FEATURES", features.ByteCache(features.FEATURES_ENV, 1024, max_entries=4))
+    monkeypatch.setattr(features, "_FEATURES", features.ByteCache(lambda: env_config().features_mb, max_entries=4))
     monkeypatch.setenv(features.FEATURES_ENV, "3")
     first, second = ("a", "b"), ("c", "d")
     features.cached_features(ck, first, 16)

@@ -1,12 +1,16 @@
 """Soak: one server, hostile-sized input on every page, the server's memory watched throughout.
 
-A real `streamlit run app.py` on loopback gets, in bounded loops: 20,000-character texts on every page
-(the Lesson included), 20 distinct long texts, What-if edits, and a full fine-tune asked for at the
-page's maximums. The server's RSS must stay under its configured budgets plus a stated margin, come
-back down once the sessions close, and every session must still answer at the end.
+A real server (conftest.serve_app: `head-explorer app`'s command) on loopback gets, in bounded loops:
+20,000-character texts on every page (the Lesson included), distinct long texts, What-if edits, and a full
+fine-tune asked for at the page's maximums. The server's RSS must stay under its configured budgets plus a
+stated margin, come back down once the sessions close, and every session must still answer at the end.
+
+In `make test` it runs as a smoke (a few texts, the pages that hold the most); HEAD_EXPLORER_SOAK=full runs
+the long loops (20 texts, every page, 8 What-if edits), as `python -m bench soak` does.
 """
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -15,7 +19,7 @@ import pytest
 
 from bench.ws_client import Session, run_apart
 from conftest import serve_app, wait_idle
-from explorer.runtime import budget
+from explorer.runtime.config import Config
 from explorer.text import i18n
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.soak]
@@ -30,6 +34,12 @@ MARGIN_MB = 768
 SLUGS = ["pipeline", "attention", "pooled-vector", "dropout-effect", "probabilities", "compare-heads",
          "attribution", "inside-encoder", "what-if", "labels", "label-audit", "fine-tune", "guided-lesson",
          "review-quiz"]
+FULL = os.environ.get("HEAD_EXPLORER_SOAK") == "full"
+# The smoke: the default page, attributions and the Lesson's long-text path, then What-if and Fine-tune as
+# the full run; the full run walks every page.
+PAGES = SLUGS if FULL else ["pipeline", "attribution", "guided-lesson"]
+TEXTS = 20 if FULL else 2
+EDITS = 8 if FULL else 1
 WORDS = ("film story actor plot scene music slow brilliant awful boring great terrible lovely dull "
          "moving script camera ending hero villain cast score pace twist").split()
 
@@ -117,20 +127,19 @@ def test_soak_long_texts_every_page_whatif_and_max_finetune(browser):
             return pg
 
         first = open_page()
-        time.sleep(2)
         watch = RssWatch(pid)
         baseline = watch.now()
 
-        # 20 distinct long texts, each a new cache entry.
-        for seed in range(20):
+        # Distinct long texts, each a new cache entry.
+        for seed in range(TEXTS):
             _type_text(first, long_text(seed))
             _no_failure(first)
 
-        print(f"soak: 20 long texts: {watch.now():.0f} MB (peak {watch.peak:.0f}, baseline {baseline:.0f})")
+        print(f"soak: {TEXTS} long texts: {watch.now():.0f} MB (peak {watch.peak:.0f}, baseline {baseline:.0f})")
         # One long text on every page, in a second session while the first stays open.
         second = open_page()
         _type_text(second, long_text(100))
-        for slug in SLUGS:
+        for slug in PAGES:
             t0 = time.perf_counter()
             _go(second, slug)
             print(f"soak: {slug} {time.perf_counter() - t0:.1f} s, {watch.now():.0f} MB")
@@ -140,7 +149,7 @@ def test_soak_long_texts_every_page_whatif_and_max_finetune(browser):
         # What-if edits: each edited text B is analysed and attributed.
         _go(second, "what-if")
         box = second.locator("[data-testid=stMain] [data-testid=stTextArea] textarea").first
-        for k in range(8):
+        for k in range(EDITS):
             box.fill(long_text(200 + k, 4_000))
             box.press("Control+Enter")
             wait_idle(second)
@@ -202,8 +211,8 @@ def test_soak_one_session_36_long_texts_through_4_pages_at_the_default_budgets()
     text, no plateau): Streamlit kept the registration of every chart with on_select, and with it the page
     run's analysis and figures. Now the peak stays within the default budgets plus a margin, and the last 24
     texts add less than PLATEAU_MB (they added ~600 MB before)."""
-    budgets = {"analyses": budget.DEFAULT_ANALYSES_MB, "session": budget.DEFAULT_SESSION_MB,
-               "batch": budget.DEFAULT_BATCH_MB}
+    defaults = Config()
+    budgets = {"analyses": defaults.analyses_mb, "session": defaults.session_mb, "batch": defaults.batch_mb}
     with serve_app() as (url, proc):
         async def main():
             s = Session(url)

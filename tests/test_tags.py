@@ -10,8 +10,9 @@ from transformers import AutoTokenizer, pipeline
 
 from explorer.cli import main
 from explorer.data.dataset import DataError
-from explorer.data.tags import (IGNORE, align_labels, invalid_sequences, layout, read_tags, scheme,
-                                tag_report)
+from explorer.data.subwords import IGNORE, align_labels
+from explorer.data.tag_report import invalid_sequences, scheme, tag_report
+from explorer.data.tags import layout, read_tags
 from explorer.model.checkpoints import embedded_encoder_dir, load_checkpoint
 from explorer.train.finetune import Settings, export
 from explorer.train.finetune_tags import finetune_tags
@@ -219,6 +220,7 @@ def test_inspect_data_reports_tags_as_json(ner, tmp_path, capsys):
 # ---- fine-tuning ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_full_finetune_with_trainer_exports_a_model_pipeline_reads(minilm, tmp_path, capsys):
     path = tmp_path / "train.csv"
     sents = _sentences(30, seed=3)
@@ -262,7 +264,7 @@ def test_a_token_head_other_than_own_is_one_line(minilm):
 def test_byte_level_words_are_tokenized_as_running_text():
     from tiny_tokenizers import roberta_style
 
-    from explorer.data.tags import first_subwords
+    from explorer.data.subwords import first_subwords
 
     tok = roberta_style()
     words = [["hello", "world", "again"]]

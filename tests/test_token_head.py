@@ -83,6 +83,7 @@ def _same(got, want) -> None:
 
 
 @pytest.mark.parametrize("strategy", AGGREGATIONS)
+@pytest.mark.slow
 def test_entities_equal_pipeline(ner, ner_pipeline, strategy):
     head = build_head(ner)
     differs = 0

@@ -20,6 +20,8 @@ from explorer.text import i18n
 from conftest import ROOT
 from test_token_page import TEXT, _array, open_token_page
 
+pytestmark = [pytest.mark.slow]
+
 
 def _open(folder, page: str, upload=None, **state) -> AppTest:
     """The app on `folder`'s checkpoint ("other…") and TEXT, `upload` ((bytes, name)) as the Data page's file,

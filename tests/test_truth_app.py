@@ -10,6 +10,7 @@ from explorer.ui.session import Upload
 from explore_helpers import open_page, specs, values
 
 
+@pytest.mark.slow
 def test_errors_name_the_uploaded_file():
     with pytest.raises(ExplorerError, match="'tweets.csv' is empty"):
         read_csv(b"  ", name="tweets.csv")

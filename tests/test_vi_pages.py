@@ -90,6 +90,7 @@ def english_left(texts: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("path", PAGES)
+@pytest.mark.slow
 def test_page_in_vietnamese_has_no_english_left(path):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state["lang"] = "vi"

@@ -1,1 +1,1 @@
-"""Labelled data: CSV reading, the label report, the label audit and its export."""
+"""Labelled data: reading, label names, the mapping against a checkpoint, the label report, the audit, token data."""

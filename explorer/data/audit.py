@@ -21,6 +21,8 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from explorer.data.dataset import DataError, LabeledData
 from explorer.model.problem import ProblemType, metrics, score
 from explorer.model.features import POOLS, cached_features
+from explorer.runtime.jobs import Progress
+from explorer.results import JsonResult
 from explorer.text import i18n
 
 # The pools the audit's cross-validation chooses among. "last" stays out: on the encoders the audit is
@@ -32,7 +34,6 @@ FOLDS = 5
 WEIGHT_DECAY = 0.03  # on standardised features; near sklearn's default strength, fits any encoder's scale
 MAX_ITER = 200
 OUTLIER_Z = 3.0  # regression: a residual this many robust standard deviations out is flagged
-Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Note:
 
 
 @dataclass(frozen=True, eq=False)
-class LabelAudit:
+class LabelAudit(JsonResult):
     data: LabeledData
     features: str  # the chosen pool, one of CANDIDATES
     cv_scores: dict  # pool -> cross-validated metrics of the head on it
@@ -122,7 +123,7 @@ class LabelAudit:
                 "cv_scores": {k: {m: round(v, 6) for m, v in s.items()} for k, s in self.cv_scores.items()},
                 "notes": [n.message() for n in self.notes]}
 
-    def to_json(self) -> dict:
+    def to_dict(self) -> dict:
         return {"label_issues": self.issues(), "label_issue_summary": self.summary()}
 
 

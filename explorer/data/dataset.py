@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from explorer.model.checkpoints import TOKEN_CLASSIFICATION
 from explorer.model.problem import ProblemType
 from explorer.text.errors import ExplorerError, Message
 
@@ -105,7 +106,7 @@ def demo_csv(per_class: int, permuted: bool = False) -> bytes:
     return df.to_csv(index=False).encode()
 
 
-def _read_bytes(source, max_bytes: int) -> tuple[bytes, str]:
+def read_bytes(source, max_bytes: int) -> tuple[bytes, str]:
     """(content, display name) from a path, raw bytes or an uploaded file object."""
     if isinstance(source, (bytes, bytearray)):
         data, name = bytes(source), "upload"
@@ -132,7 +133,7 @@ def _read_bytes(source, max_bytes: int) -> tuple[bytes, str]:
     return data, name
 
 
-def _decode(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
+def decode_text(data: bytes, name: str) -> tuple[str, str, tuple[str, ...]]:
     if not data.strip():
         raise DataError("data_empty", name=name)
     if data.startswith((b"\xff\xfe", b"\xfe\xff")) or _looks_utf16(data[:65536]):
@@ -188,9 +189,9 @@ def _sniff_delimiter(text: str) -> str:
 def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, name: str | None = None) -> Table:
     """Read a CSV from a path, bytes or an upload; sniff encoding and delimiter. Raises DataError.
     `name` is what messages call the file (bytes have no name of their own)."""
-    data, shown = _read_bytes(source, max_bytes)
+    data, shown = read_bytes(source, max_bytes)
     name = name or shown
-    text, encoding, notes = _decode(data, name)
+    text, encoding, notes = decode_text(data, name)
     delim = _sniff_delimiter(text)
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delim, dtype=str, keep_default_na=False,
@@ -514,3 +515,17 @@ def changed_rows(before: Table, after: Table) -> int:
         return max(len(a), len(b))
     differ = (a.iloc[:n].astype(str).to_numpy() != b.iloc[:n].astype(str).to_numpy()).any(axis=1)
     return int(differ.sum()) + abs(len(a) - len(b))
+
+
+def is_token_classifier(ck) -> bool:
+    """Is `ck` (a Checkpoint) a token classifier? (its task, read off the model's class by the loader)"""
+    return ck.task == TOKEN_CLASSIFICATION
+
+
+def check_kind(ck, token_data: bool) -> None:
+    """A sentence classifier cannot read token data, nor a token classifier sentence data: one line each."""
+    token_model = is_token_classifier(ck)
+    if token_data and not token_model:
+        raise DataError("tags_sequence_checkpoint", name=ck.name)
+    if token_model and not token_data:
+        raise DataError("tags_token_checkpoint", name=ck.name)

@@ -1,14 +1,7 @@
-"""Token data in (a tokens/tags CSV or a CoNLL file), label alignment to subwords, and the tag checks.
+"""Token data in: a tokens/tags CSV or a CoNLL file read into TagData (words and their tags per sentence).
 
-Token classification labels words, the model labels subword tokens. HF's convention (the token
-classification course and run_ner.py): the first subword of each word carries the word's label, every
-other subword and every special token gets -100, which CrossEntropyLoss ignores. Everything here reads
-words and their tags; `align_labels` is the one place they meet the tokenizer.
-
-The tag checks mirror explorer.data.labels' label report for sentence labels, per word: the scheme
-(BIO/IOB2, BIOES) from the tag names, sequences no scheme allows (seqeval's own scheme rules), tags one
-side lacks, placeholder names, and a permuted mapping found with labels.agreement_mapping on the
-word-level confusion of the data's tags against the checkpoint's predictions.
+Token classification labels words; everything here reads words and their tags. Where they meet the
+tokenizer's subwords is explorer/data/subwords.py; the tag checks are explorer/data/tag_report.py.
 """
 from __future__ import annotations
 
@@ -18,22 +11,17 @@ import io
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from explorer.data.dataset import (LABEL_NAMES, MAX_BYTES, MAX_CELL_WORDS, MAX_ROWS, TEXT_NAMES, DataError, _decode,
-                                   _read_bytes, read_csv, sorted_names)
-from explorer.model.checkpoints import TOKEN_CLASSIFICATION
+from explorer.data.dataset import (LABEL_NAMES, MAX_BYTES, MAX_CELL_WORDS, MAX_ROWS, TEXT_NAMES, DataError,
+                                   decode_text, read_bytes, read_csv, sorted_names)
 from explorer.text.errors import Message
 
 TOKEN_NAMES = ("tokens", "words", "token", "word")
 TAG_NAMES = ("tags", "ner_tags", "labels", "tag", "ner", "label", "pos_tags", "chunk_tags")
 MAX_WORDS = MAX_CELL_WORDS  # words in one sentence; beyond it is a broken file, not a sentence
-IGNORE = -100  # the label id CrossEntropyLoss skips (torch's ignore_index default, HF's convention)
-TOKEN_TASK = TOKEN_CLASSIFICATION
-_PREFIXED = re.compile(r"^([BIES])-(.+)$")
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,11 +49,6 @@ class TagData:
 # ---- reading ---------------------------------------------------------------------------------
 
 
-def is_token_classifier(ck) -> bool:
-    """Is `ck` (a Checkpoint) a token classifier? (its task, read off the model's class by the loader)"""
-    return ck.task == TOKEN_TASK
-
-
 def _tag_columns(columns) -> tuple[str, str] | None:
     lower = {str(c).strip().lower(): c for c in columns}
     tok = next((lower[n] for n in TOKEN_NAMES if n in lower), None)
@@ -90,8 +73,8 @@ def _conll_shape(text: str) -> tuple[list[list[str]], int] | None:
 def layout(source, name: str | None = None, max_bytes: int = MAX_BYTES) -> str:
     """"conll", "tags_csv" (a header naming a tokens and a tags column) or "csv" (anything else: sentence
     data, or a file the tag reader will refuse). Raises DataError for files no reader takes (empty, binary)."""
-    data, shown = _read_bytes(source, max_bytes)
-    text, _, _ = _decode(data, name or shown)
+    data, shown = read_bytes(source, max_bytes)
+    text, _, _ = decode_text(data, name or shown)
     header = text.split("\n", 1)[0]
     for delim in (",", "\t", ";", "|"):
         try:
@@ -171,7 +154,7 @@ def read_tags(source, tokens_column: str | None = None, tags_column: str | None 
               max_words: int = MAX_WORDS) -> TagData:
     """Words and tags from a tokens/tags CSV or a CoNLL file (path, bytes or upload). `id2label` names
     numeric tags (HF datasets store ner_tags as ids); without it numeric tags are refused. Raises DataError."""
-    data, shown = _read_bytes(source, MAX_BYTES)
+    data, shown = read_bytes(source, MAX_BYTES)
     name = name or shown
     kind = "tags_csv" if tokens_column or tags_column else layout(data, name)
     notes: tuple = ()
@@ -179,7 +162,7 @@ def read_tags(source, tokens_column: str | None = None, tags_column: str | None 
     if kind == "tags_csv":
         words, tags, tok_col, tag_col, notes = _read_tag_csv(data, name, tokens_column, tags_column, max_rows)
     elif kind == "conll":
-        text, _, notes = _decode(data, name)
+        text, _, notes = decode_text(data, name)
         words, tags, starts = _read_conll(text, name)
     else:
         raise DataError("tags_layout", name=name, columns=_header(data, name))
@@ -202,7 +185,7 @@ def read_tags(source, tokens_column: str | None = None, tags_column: str | None 
 
 
 def _header(data: bytes, name: str) -> str:
-    text, _, _ = _decode(data, name)
+    text, _, _ = decode_text(data, name)
     return text.split("\n", 1)[0].strip()[:120] or "—"
 
 
@@ -224,253 +207,3 @@ def _name_numbers(tags: list[list[str]], id2label: dict | None) -> list[list[str
     if unknown:
         raise DataError("tags_id_unknown", id=unknown[0][:20], last=max(names))
     return [[names[int(t)] for t in row] for row in tags]
-
-
-def check_kind(ck, token_data: bool) -> None:
-    """A sentence classifier cannot read token data, nor a token classifier sentence data: one line each."""
-    token_model = is_token_classifier(ck)
-    if token_data and not token_model:
-        raise DataError("tags_sequence_checkpoint", name=ck.name)
-    if token_model and not token_data:
-        raise DataError("tags_token_checkpoint", name=ck.name)
-
-
-# ---- subwords ----------------------------------------------------------------------------------
-
-
-def _spaced(tokenizer) -> bool:
-    """Does `tokenizer` read pre-split words without the space before them? Byte-level BPE (GPT-2, RoBERTa)
-    with add_prefix_space=False encodes each word as if it began the text ("world" -> w o r l d, not
-    "Ġworld"), so its tokens would differ from the same sentence as running text, which is what the model
-    reads at inference (pipeline()). Whitespace-splitting tokenizers (WordPiece, SentencePiece) have no such gap."""
-    pre = getattr(getattr(tokenizer, "backend_tokenizer", None), "pre_tokenizer", None)
-    try:
-        state = json.loads(pre.__getstate__()) if pre is not None else {}
-    except (TypeError, ValueError, AttributeError):
-        return False
-    parts = state.get("pretokenizers", [state]) if isinstance(state, dict) else []
-    return any(p.get("type") == "ByteLevel" and not p.get("add_prefix_space", True) for p in parts if isinstance(p, dict))
-
-
-def _encode(tokenizer, words: list[list[str]], max_length: int, **kw):
-    if not getattr(tokenizer, "is_fast", False):
-        raise DataError("tags_slow_tokenizer", kind=type(tokenizer).__name__)
-    if _spaced(tokenizer):  # each word after the first keeps its space, as in running text
-        words = [[w if i == 0 else " " + w for i, w in enumerate(row)] for row in words]
-    try:
-        return tokenizer([list(w) for w in words], is_split_into_words=True, truncation=True,
-                         max_length=max_length, **kw)
-    except Exception as err:  # noqa: BLE001 - e.g. byte-level BPE without add_prefix_space
-        raise DataError("tags_tokenizer", detail=str(err).strip().splitlines()[0][:200]) from None
-
-
-def first_subwords(word_ids: list[int | None]) -> list[int]:
-    """Positions of each word's first subword, in word order (words cut by truncation are missing)."""
-    out, prev = [], None
-    for pos, w in enumerate(word_ids):
-        if w is not None and w != prev:
-            out.append(pos)
-        prev = w
-    return out
-
-
-def aligned(word_ids: list[int | None], labels) -> list[int]:
-    """Per-token label ids: the word's label on its first subword, IGNORE (-100) on the other subwords and
-    on special tokens, as HF's token-classification examples align them."""
-    out, prev = [], None
-    for w in word_ids:
-        out.append(IGNORE if w is None or w == prev else int(labels[w]))
-        prev = w
-    return out
-
-
-def align_labels(tokenizer, words: list[list[str]], labels: list, max_length: int = 128) -> dict:
-    """The tokenizer's encoding of pre-split `words` (is_split_into_words=True) with a `labels` list per row
-    (aligned). Raises DataError for a tokenizer that cannot say which word a token belongs to."""
-    enc = _encode(tokenizer, words, max_length)
-    enc["labels"] = [aligned(enc.word_ids(i), labels[i]) for i in range(len(words))]
-    return enc
-
-
-@dataclass(frozen=True)
-class Alignment:
-    """How words met subwords: counts for the report's note."""
-    words: int
-    tokens: int
-    labelled: int  # tokens carrying a label (first subwords)
-    ignored: int  # tokens at -100: later subwords and specials
-    truncated: int  # words cut off by max_length (no label at all)
-
-    def note(self) -> Message:
-        return Message("note_tags_alignment", words=self.words, tokens=self.tokens, labelled=self.labelled,
-                       ignored=self.ignored, truncated=self.truncated)
-
-
-def alignment(tokenizer, data: TagData, max_length: int = 128) -> Alignment:
-    enc = _encode(tokenizer, list(data.words), max_length)
-    tokens = labelled = 0
-    for i in range(len(data.words)):
-        ids = enc.word_ids(i)
-        tokens += len(ids)
-        labelled += len(first_subwords(ids))
-    return Alignment(words=data.n_words, tokens=tokens, labelled=labelled, ignored=tokens - labelled,
-                     truncated=data.n_words - labelled)
-
-
-def word_logits(model, tokenizer, words: list[list[str]], max_length: int = 128,
-                batch_size: int = 32) -> list[np.ndarray]:
-    """Per sentence, (words kept, labels) float32 logits of the model's token-classification forward at each
-    word's first subword, `batch_size` sentences at a time (padded per batch), read-only. Words cut by
-    truncation are left out, so a row may be shorter than its sentence."""
-    from explorer.model.checkpoints import forward_inputs
-
-    accepted = forward_inputs(model)  # a tokenizer may return token_type_ids a model does not take
-    out = []
-    with torch.inference_mode():
-        for i in range(0, len(words), batch_size):
-            chunk = words[i:i + batch_size]
-            enc = _encode(tokenizer, chunk, max_length, padding=True, return_tensors="pt")
-            inputs = {k: v.to(model.device) for k, v in enc.items() if k in accepted}
-            logits = model(**inputs).logits.float().cpu().numpy()
-            for j in range(len(chunk)):  # logits: (batch, seq, labels)
-                out.append(logits[j, first_subwords(enc.word_ids(j))])
-    return out
-
-
-# ---- tag checks ----------------------------------------------------------------------------------
-
-
-def scheme(tag_names) -> str:
-    """"BIOES" when an E- or S- tag appears, "IOB2" (BIO) with B-/I- tags, "IO" with I- only, "none" when
-    any tag but O has no prefix."""
-    prefixes = set()
-    for t in tag_names:
-        if t == "O":
-            continue
-        m = _PREFIXED.match(t)
-        if not m:
-            return "none"
-        prefixes.add(m.group(1))
-    if prefixes & {"E", "S"}:
-        return "BIOES"
-    if "B" in prefixes:
-        return "IOB2"
-    return "IO" if prefixes else "none"
-
-
-def invalid_sequences(tags, kind: str) -> tuple[int, tuple[dict, ...]]:
-    """(count, up to 10 examples {sentence, word, tag, previous}) of tags that neither start nor continue a
-    chunk under `kind` (IOB2: I-X after O or after B-Y; BIOES also E-X). seqeval's own scheme classes
-    (IOB2, IOBES) decide; its metrics would silently fix such a tag in default mode or drop it in strict."""
-    from seqeval.scheme import IOB2, IOBES, Prefix
-
-    rule = {"IOB2": IOB2, "BIOES": IOBES}.get(kind)
-    if rule is None:
-        return 0, ()
-    n, examples = 0, []
-    for s, row in enumerate(tags):
-        prev = rule("O")
-        for w, t in enumerate(row):
-            tok = rule(t)
-            if tok.prefix in (Prefix.I, Prefix.E) and not tok.is_start(prev) and not tok.is_inside(prev):
-                n += 1
-                if len(examples) < 10:
-                    examples.append({"sentence": s + 1, "word": w + 1, "tag": t, "previous": prev.token})
-            prev = tok
-    return n, tuple(examples)
-
-
-@dataclass(frozen=True, eq=False)
-class TagReport:
-    sentences: int
-    words: int
-    layout: str
-    tokens_column: str | None
-    tags_column: str | None
-    tags: tuple[tuple[str, int], ...]  # (name, words tagged), most frequent first
-    scheme: str
-    invalid: int  # tags no scheme rule allows
-    invalid_examples: tuple[dict, ...]
-    issues: tuple  # labels.Issue
-    notes: tuple[Message, ...]
-    suggested_mapping: dict[str, str] = field(default_factory=dict)  # data tag -> checkpoint tag
-    accuracy_before: float | None = None  # word-level agreement, identity mapping
-    accuracy_after: float | None = None  # under the best one-to-one mapping
-    confusion: np.ndarray | None = None  # (data tags, checkpoint tags) word counts
-    confusion_rows: tuple[str, ...] = ()
-    confusion_cols: tuple[str, ...] = ()
-    agreement: str = "accuracy"  # what accuracy_before/after measure (as LabelReport's): word accuracy
-
-    @property
-    def kinds(self) -> set[str]:
-        return {i.kind for i in self.issues}
-
-    def to_json(self) -> dict:
-        return {
-            "task": TOKEN_TASK, "sentences": self.sentences, "words": self.words, "layout": self.layout,
-            "tokens_column": self.tokens_column, "tags_column": self.tags_column,
-            "tags": [{"name": n, "count": c} for n, c in self.tags], "scheme": self.scheme,
-            "invalid": self.invalid, "invalid_examples": list(self.invalid_examples),
-            "issues": [{"kind": i.kind, "message": i.message, **({"detail": i.detail} if i.detail else {})}
-                       for i in self.issues],
-            "notes": list(self.notes), "suggested_mapping": self.suggested_mapping,
-            "accuracy_before": self.accuracy_before, "accuracy_after": self.accuracy_after,
-            "confusion": None if self.confusion is None else {
-                "rows": list(self.confusion_rows), "cols": list(self.confusion_cols),
-                "counts": self.confusion.astype(int).tolist()},
-        }
-
-
-def tag_report(data: TagData, ck=None, max_predict: int = 2000, max_length: int = 128) -> TagReport:
-    """Everything worth knowing about token data's tags, alone and (with a token-classifier `ck`) against
-    the checkpoint's predictions on up to `max_predict` sentences. Raises DataError for a sentence
-    classifier."""
-    from explorer.data.labels import PERMUTED_GAIN, Issue, agreement_mapping, checkpoint_issues, name_matches
-
-    counts: dict[str, int] = {}
-    for row in data.tags:
-        for t in row:
-            counts[t] = counts.get(t, 0) + 1
-    kind = scheme(data.tag_names)
-    n_bad, examples = invalid_sequences(data.tags, kind)
-    issues, notes = [], list(data.notes)
-    if n_bad:
-        e = examples[0]
-        issues.append(Issue("invalid_tags", Message("issue_tags_invalid", n=n_bad, scheme=kind, tag=e["tag"],
-                                                    previous=e["previous"], sentence=e["sentence"], word=e["word"]),
-                            {"examples": list(examples)}))
-    report: dict = {}
-    if ck is None:
-        notes.append(Message("note_tags_first_subword"))
-    else:
-        check_kind(ck, True)
-        notes.append(alignment(ck.tokenizer, data, max_length).note())
-        issues += checkpoint_issues(ck)
-        generic = any(i.kind == "generic_label_names" for i in issues)
-        ck_labels = ck.labels
-        renames = {} if generic else name_matches(data.tag_names, ck_labels)
-        extra = sorted(set(data.tag_names) - set(ck_labels) - set(renames))
-        unused = sorted(set(ck_labels) - set(data.tag_names) - set(renames.values()))
-        if not generic and (extra or unused):
-            issues.append(Issue("unseen_tags", Message("issue_unseen_labels", csv_only=", ".join(extra) or "—",
-                                                       checkpoint_only=", ".join(unused) or "—"),
-                                {"csv_only": extra, "checkpoint_only": unused}))
-        if not ck.new_weights and len(data.tag_names) >= 2:
-            take = list(range(min(max_predict, len(data.words))))
-            logits = word_logits(ck.model, ck.tokenizer, [list(data.words[i]) for i in take], max_length)
-            truth = [t for i, rows in zip(take, logits) for t in data.tags[i][:len(rows)]]
-            pred = np.concatenate([r.argmax(-1) for r in logits]) if logits else np.zeros(0, np.int64)
-            check = agreement_mapping(truth, pred, ck_labels, renames)
-            moved = {a: b for a, b in check["best"].items() if check["identity"].get(a) != b}
-            report.update(accuracy_before=check["before"], accuracy_after=check["after"],
-                          confusion=check["confusion"], confusion_rows=check["rows"], confusion_cols=check["cols"])
-            if moved and check["after"] >= check["before"] + PERMUTED_GAIN:
-                issues.append(Issue("permuted_mapping",
-                                    Message("issue_permuted", n=len(moved), name=ck.name,
-                                            before=f"{check['before']:.0%}", after=f"{check['after']:.0%}"),
-                                    {"moved": moved}))
-                report["suggested_mapping"] = check["best"]
-    return TagReport(sentences=len(data.words), words=data.n_words, layout=data.layout,
-                     tokens_column=data.tokens_column, tags_column=data.tags_column,
-                     tags=tuple(sorted(counts.items(), key=lambda kv: -kv[1])), scheme=kind, invalid=n_bad,
-                     invalid_examples=examples, issues=tuple(issues), notes=tuple(notes), **report)

@@ -1,1 +1,1 @@
-"""Explanations of one analysis: attention, vectors, dropout, attributions, the encoder, what-if, compare."""
+"""Explanations of one analysis: vectors, dropout, attributions and their faithfulness, the encoder, what-if."""

@@ -9,17 +9,20 @@ One baseline definition for every architecture: each text token's input embeddin
 `get_input_embeddings()`) is replaced by the pad token's (mask: the mask token's; zero: zeros), and
 everything else goes in as for the input: special tokens, positions, segments (token_type_ids where
 the model takes them), the attention mask, and the ids the head pools by. Special tokens therefore
-get exactly zero from lig and occlusion. lig is integrated gradients on that path: Captum's
-LayerIntegratedGradients on `get_input_embeddings()`. "ig" is accepted as another name for it and not
-offered as a method of its own: integrated gradients on the same embeddings is the same integral, and
-on decoders (RoPE, no embeddings module) there is no other input to integrate over.
+get exactly zero from lig and occlusion. lig is integrated gradients on that path, from the baseline's
+embeddings to the input's. With `n_steps` it is Captum's IntegratedGradients on those embeddings with its
+Gauss-Legendre rule; without (the default) it is this module's own adaptive rule (IntegralPath: nested
+Romberg/Simpson intervals halved where the path bends, until the completeness error is within the
+tolerance). "ig" is accepted as another name for it and not offered as a method of its own: integrated
+gradients on the same embeddings is the same integral, and on decoders (RoPE, no embeddings module) there
+is no other input to integrate over. Saliency, InputXGradient and Occlusion are Captum's; the sampled
+methods are in explorer/explain/sampled.py, many texts at once in explorer/explain/batched.py.
 """
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
@@ -27,6 +30,7 @@ from captum.attr import InputXGradient, IntegratedGradients, Occlusion, Saliency
 from scipy.integrate import romb
 
 from explorer.explain import sampled
+from explorer.explain.request import AttributionError, MethodOutput, Request
 from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
@@ -37,7 +41,7 @@ from explorer.model.tokens import pair_boundary
 from explorer.results import JsonResult, rounded
 from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
-from explorer.text.errors import ExplorerError
+from explorer.runtime.jobs import Progress
 
 METHODS = ("lig", "saliency", "input_x_gradient", "occlusion", *sampled.METHODS)
 ALIASES = {"ig": "lig"}  # accepted names for a method; results carry the method's own name
@@ -48,18 +52,13 @@ INTEGRATED = ("lig",)
 BASELINES = ("pad", "mask", "zero")
 QUANTITIES = ("logit", "probability")
 TOLERANCE = 0.01  # completeness: |Σ attributions − (f(x) − f(baseline))| ≤ 1% of |f(x) − f(baseline)|
-# Automatic n_steps (see _Path): the path starts as one interval of 2**ROMBERG_LEVEL + 1 equally spaced
+# Automatic n_steps (see IntegralPath): the path starts as one interval of 2**ROMBERG_LEVEL + 1 equally spaced
 # points, and halving an interval costs 2**ROMBERG_LEVEL new gradients.
 ROMBERG_LEVEL = 2
-TOKEN_TOLERANCE = 0.1  # the pair's per-token error estimate, as a share of Σ|scores| (pessimistic: see _Path)
+TOKEN_TOLERANCE = 0.1  # the pair's per-token error estimate, as a share of Σ|scores| (pessimistic: see IntegralPath)
 MAX_STEPS = 257  # gradients on the path before giving up and reporting the error (64 intervals)
 OCCLUSION_WARN_TOKENS = 128
 
-Progress = Callable[[float, str], None]  # (fraction done, message); may raise to cancel
-
-
-class AttributionError(ExplorerError):
-    """Bad attribution request; the message is one line, meant for the user."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,7 +115,7 @@ class Attribution(JsonResult):
                 "target_token": self.target_token}
 
     def _repr_html_(self) -> str:
-        from explorer.plots.attribution import highlight_html
+        from explorer.text.highlight import highlight_html
 
         return highlight_html(self.shown, self.scores, title=f"{self.method}: {self.target_label}",
                               pair_at=pair_start(self))
@@ -180,16 +179,34 @@ def quantity_of(logits: torch.Tensor, target: int | torch.Tensor, quantity: str,
     return values[:, target] if isinstance(target, int) else values.gather(1, target.view(-1, 1))[:, 0]
 
 
-class _Model:
-    """The differentiable path word embeddings -> encoder -> head -> quantity, plus a tick counter."""
+class Ticks:
+    """Progress by forward calls: `expect(calls, span, message)` before a stage, then each call moves the
+    fraction through `span` (lo, hi) toward hi, reported as `progress(fraction, message)`."""
+
+    def __init__(self, progress: Progress | None):
+        self.progress = progress
+        self.calls, self.total, self.span, self.message = 0, 1, (0.0, 1.0), ""
+
+    def expect(self, calls: int, span: tuple[float, float], message: str) -> None:
+        self.calls, self.total, self.span, self.message = 0, max(1, calls), span, message
+
+    def tick(self) -> None:
+        self.calls += 1
+        if self.progress is not None:
+            lo, hi = self.span
+            self.progress(min(hi, lo + (hi - lo) * self.calls / self.total), self.message)
+
+
+class Forward:
+    """The differentiable path word embeddings -> encoder -> head -> quantity (of `target`; at `token` for a
+    token classifier), a callable for Captum; each call ticks `ticks`."""
 
     def __init__(self, ck: Checkpoint, head: Head, target: int, quantity: str, progress: Progress | None,
                  enc: dict, token: int | None = None):
         self.ck, self.head, self.target, self.quantity, self.token = ck, head, target, quantity, token
         # A token classifier trains with cross-entropy on every token whatever config.problem_type says.
         self.ptype = problem.problem_type(ck.model.config) if token is None else ProblemType.SINGLE
-        self.progress = progress
-        self.calls, self.total, self.span, self.message = 0, 1, (0.0, 1.0), ""
+        self.ticks = Ticks(progress)
         self.feed(enc)
 
     def feed(self, enc) -> None:
@@ -209,14 +226,8 @@ class _Model:
 
     def __call__(self, word_embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch,)
         logits = self.logits(word_embeds)
-        self.calls += 1
-        if self.progress is not None:
-            lo, hi = self.span
-            self.progress(min(hi, lo + (hi - lo) * self.calls / self.total), self.message)
+        self.ticks.tick()
         return quantity_of(logits, self.target, self.quantity, self.ptype)
-
-    def expect(self, calls: int, span: tuple[float, float], message: str) -> None:
-        self.calls, self.total, self.span, self.message = 0, max(1, calls), span, message
 
     def value(self, embeds: torch.Tensor) -> np.ndarray:  # (batch, seq, hidden) -> (batch,)
         with torch.no_grad():
@@ -255,39 +266,36 @@ def attribute(
     """Attribute the target's quantity to the tokens of `text` (truncated to the model's maximum).
 
     target: label index, default the predicted one. n_steps (lig): None refines the path
-    until the completeness error is ≤ `tolerance` (see _Path). method "ig" is "lig" (see ALIASES).
+    until the completeness error is ≤ `tolerance` (see IntegralPath). method "ig" is "lig" (see ALIASES).
     n_samples, seed: the sampled methods' (see explorer.explain.sampled; None: the default within the caps).
     target_token: with a per-token head (a token classifier), the position (special tokens counted) whose
     logit or probability is explained; required there, refused elsewhere.
     """
     method = checked_method(method, baseline, quantity, n_steps)
     start = time.perf_counter()
-    _check_target(ck, target)
-    inp = _inputs(ck, text, text_pair, baseline)
+    check_target(ck, target)
+    inp = prepare_inputs(ck, text, text_pair, baseline)
     enc, x, b = inp.enc, inp.x, inp.b
     window = max(1, min(int(window), len(inp.ids)))
-    _check_target_token(head, target_token, len(inp.ids))
-    model = _Model(ck, head, target, quantity, progress, enc, target_token)
-    f_x = f_b = delta = steps = sampling = None
+    check_target_token(head, target_token, len(inp.ids))
+    model = Forward(ck, head, target, quantity, progress, enc, target_token)
+    request = Request(method, quantity, baseline, tolerance, window if method == "occlusion" else None, target_token)
     if method in INTEGRATED:
-        scores, f_x, f_b, delta, steps = _integrated(model, x, b, n_steps, tolerance)
+        out = _integrated(model, x, b, n_steps, tolerance)
     else:
         if model.target is None:  # the predicted label: the largest logit
             model.predict(x)
         if method in sampled.METHODS:
-            scores, f_x, f_b, delta, steps, sampling = sampled.attribute(model, x, b, inp.special, inp.word_ids,
-                                                                         method, n_samples, seed)
+            out = sampled.attribute(model, x, b, inp.special, inp.word_ids, method, n_samples, seed)
         elif method == "occlusion":
-            scores, f_x = _occlusion(model, x, b, window)
-        else:
+            out = _occlusion(model, x, b, window)
+        else:  # Captum's Saliency (|gradient|) or InputXGradient, summed over the hidden dimensions
             algo = Saliency(model) if method == "saliency" else InputXGradient(model)
-            model.expect(1, (0.0, 1.0), method)
+            model.ticks.expect(1, (0.0, 1.0), method)
             x_req = x.clone().requires_grad_(True)
             attr = algo.attribute(x_req, abs=True) if method == "saliency" else algo.attribute(x_req)
-            scores = attr[0].sum(-1).detach().double().cpu().numpy()
-    return _attribution(ck, inp, method, model.target, quantity, baseline, scores, f_x, f_b, delta, steps,
-                        window if method == "occlusion" else None, time.perf_counter() - start, tolerance,
-                        sampling, target_token)
+            out = MethodOutput(attr[0].sum(-1).detach().double().cpu().numpy())
+    return assemble(ck, inp, request, model.target, out, time.perf_counter() - start)
 
 
 def checked_method(method: str, baseline: str, quantity: str, n_steps: int | None) -> str:
@@ -304,13 +312,13 @@ def checked_method(method: str, baseline: str, quantity: str, n_steps: int | Non
     return method
 
 
-def _check_target(ck: Checkpoint, target: int | None) -> None:
+def check_target(ck: Checkpoint, target: int | None) -> None:
     if target is not None and not 0 <= target < len(ck.labels):
         raise AttributionError("attribution_target", target=target, n=len(ck.labels))
 
 
 @dataclass(frozen=True, eq=False)
-class _Inputs:
+class Inputs:
     """One text's encoding, tokens and path ends: x the input's word embeddings, b the baseline's."""
     enc: dict  # the tokenizer's tensors, (1, seq) each
     dropped: int
@@ -323,7 +331,7 @@ class _Inputs:
     b: torch.Tensor  # (1, seq, hidden)
 
 
-def _inputs(ck: Checkpoint, text: str, text_pair: str | None, baseline: str) -> _Inputs:
+def prepare_inputs(ck: Checkpoint, text: str, text_pair: str | None, baseline: str) -> Inputs:
     enc, dropped = encode(ck, text, text_pair)
     ids, special, word_ids = token_info(ck, enc)
     x = _embed(ck, ids)
@@ -331,24 +339,25 @@ def _inputs(ck: Checkpoint, text: str, text_pair: str | None, baseline: str) -> 
     if baseline == "zero":  # keep the specials here too, so every baseline treats them alike
         keep = torch.tensor(special, device=x.device).view(1, -1, 1)
         b = torch.where(keep, x, b)
-    return _Inputs(enc, dropped, ids, special, word_ids, tuple(ck.tokenizer.convert_ids_to_tokens(ids)),
+    return Inputs(enc, dropped, ids, special, word_ids, tuple(ck.tokenizer.convert_ids_to_tokens(ids)),
                    segments(enc), x, b)
 
 
-def _attribution(ck: Checkpoint, inp: _Inputs, method: str, target: int, quantity: str, baseline: str, scores,
-                 f_x, f_b, delta, steps, window, seconds: float, tolerance: float,
-                 sampling: sampled.Sampling | None = None, target_token: int | None = None) -> Attribution:
+def assemble(ck: Checkpoint, inp: Inputs, request: Request, target: int, out: MethodOutput,
+             seconds: float) -> Attribution:
+    """The public result: one text's tokens and how they read, the request, and what the method computed."""
     return Attribution(
-        method=method, target=target, target_label=ck.labels[target], quantity=quantity, baseline=baseline,
-        tokens=inp.tokens, token_ids=tuple(inp.ids), special=tuple(inp.special),
-        word_ids=inp.word_ids, scores=np.asarray(scores, dtype=np.float64), f_x=f_x, f_baseline=f_b, delta=delta,
-        n_steps=steps, window=window, truncated_tokens=inp.dropped, max_length=max_length(ck), seconds=seconds,
-        segments=inp.segments, tolerance=tolerance, sampling=sampling, target_token=target_token,
+        method=request.method, target=target, target_label=ck.labels[target], quantity=request.quantity,
+        baseline=request.baseline, tokens=inp.tokens, token_ids=tuple(inp.ids), special=tuple(inp.special),
+        word_ids=inp.word_ids, scores=np.asarray(out.scores, dtype=np.float64), f_x=out.f_x,
+        f_baseline=out.f_baseline, delta=out.delta, n_steps=out.n_steps, window=request.window,
+        truncated_tokens=inp.dropped, max_length=max_length(ck), seconds=seconds, segments=inp.segments,
+        tolerance=request.tolerance, sampling=out.sampling, target_token=request.target_token,
         **readable(ck, inp.tokens, inp.special, inp.word_ids, inp.segments),
     )
 
 
-def _check_target_token(head: Head, token: int | None, n: int) -> None:
+def check_target_token(head: Head, token: int | None, n: int) -> None:
     """A per-token head needs the token to explain; a head with one row per text takes none."""
     if is_per_token(head) and token is None:
         raise AttributionError("attribution_needs_token", n=n)
@@ -358,11 +367,11 @@ def _check_target_token(head: Head, token: int | None, n: int) -> None:
         raise AttributionError("attribution_token_range", token=token, n=n, last=n - 1)
 
 
-def _integrated(model: _Model, x, b, n_steps, tolerance):
-    """Integrated gradients from b to x (1, seq, hidden): (scores (seq,), f(x), f(b), delta, steps).
+def _integrated(model: Forward, x, b, n_steps, tolerance) -> MethodOutput:
+    """Integrated gradients from b to x (1, seq, hidden): scores (seq,), f(x), f(b), delta and steps.
 
     With n_steps this is one Captum call (Gauss-Legendre), as Captum's own defaults do. Otherwise
-    the path is integrated adaptively with nested dyadic rules (see _Path): steps go where the path
+    the path is integrated adaptively with nested dyadic rules (see IntegralPath): steps go where the path
     bends, and every gradient already paid for is kept when an interval is refined.
     """
     batch = budget.batch_rows(model.ck.model.config, x.shape[1], grad=True)  # within HEAD_EXPLORER_BATCH_MB
@@ -370,15 +379,15 @@ def _integrated(model: _Model, x, b, n_steps, tolerance):
         if model.target is None:
             model.predict(x)
         f_x, f_b = model.value(torch.cat([x, b]))
-        model.expect(math.ceil(n_steps / batch), (0.0, 1.0), f"{n_steps} steps")
+        model.ticks.expect(math.ceil(n_steps / batch), (0.0, 1.0), f"{n_steps} steps")
         attr = halving_on_oom(lambda size: IntegratedGradients(model).attribute(
             x, baselines=b, n_steps=n_steps, method="gausslegendre", internal_batch_size=size), batch, x.device)
         scores = attr[0].sum(-1).detach().double().cpu().numpy()
-        return scores, float(f_x), float(f_b), float(scores.sum() - (f_x - f_b)), n_steps
-    return _Path(model, x, b, batch).integrate(tolerance)
+        return MethodOutput(scores, float(f_x), float(f_b), float(scores.sum() - (f_x - f_b)), n_steps)
+    return IntegralPath(model, x, b, batch).integrate(tolerance)
 
 
-def _gradients(model: _Model, b: torch.Tensor, d: torch.Tensor, alphas: list[float]) -> tuple[list[float], np.ndarray]:
+def path_gradients(model: Forward, b: torch.Tensor, d: torch.Tensor, alphas: list[float]) -> tuple[list[float], np.ndarray]:
     """f and the per-token integrand (grad · d) at b + alpha d for each alpha, in one forward/backward.
 
     b, d: (1, seq, hidden) for one text, or (rows, seq, hidden), one row per alpha (attribute_many).
@@ -391,7 +400,16 @@ def _gradients(model: _Model, b: torch.Tensor, d: torch.Tensor, alphas: list[flo
     return out.detach().double().cpu().tolist(), (grad * d).sum(-1).detach().double().cpu().numpy()
 
 
-class _Path:
+@dataclass(frozen=True, eq=False)
+class Ruled:
+    """One interval of the path, ruled: `value` (seq,) its Romberg integral per token, `gap` its completeness gap
+    Σ value − (f(end) − f(start)), `pair` (seq,) Romberg minus Simpson on the same points (the error estimate)."""
+    value: np.ndarray
+    gap: float
+    pair: np.ndarray
+
+
+class IntegralPath:
     """Adaptive quadrature of the path integrand with nested rules that reuse every evaluated point.
 
     Each interval holds 2**ROMBERG_LEVEL + 1 equally spaced points; its value is Romberg's
@@ -414,11 +432,11 @@ class _Path:
     compute the gradients of many texts' paths in the same batches; integrate drives one path alone.
     """
 
-    def __init__(self, model: _Model, x, b, batch: int):
+    def __init__(self, model: Forward, x, b, batch: int):
         self.model, self.x, self.b, self.batch = model, x, b, batch
         self.f: dict[float, float] = {}  # alpha -> f(b + alpha (x − b))
         self.g: dict[float, np.ndarray] = {}  # alpha -> (seq,) per-token integrand
-        self.parts: dict[tuple[float, float], tuple[np.ndarray, float, np.ndarray]] = {}  # -> (value, gap, pair)
+        self.parts: dict[tuple[float, float], Ruled] = {}  # each interval of the partition, once ruled
         self.todo: list[tuple[float, float]] = [(0.0, 1.0)]  # intervals to rule once their points are in
         self.scores: np.ndarray | None = None  # (seq,) once advance has ruled
 
@@ -438,7 +456,7 @@ class _Path:
         if self.model.target is None:
             self.model.predict(self.x)
         done = len(self.g)
-        self.model.expect(math.ceil(len(new) / self.batch),
+        self.model.ticks.expect(math.ceil(len(new) / self.batch),
                           (done / MAX_STEPS, min(1.0, (done + len(new)) / MAX_STEPS)), f"{done + len(new)} steps")
         d = self.x - self.b
         for rows in budget.chunks(len(new), self.batch):
@@ -448,7 +466,7 @@ class _Path:
     def _grads(self, alphas: list[float], d, size: int):  # -> (n,) values, (n, seq) integrand
         vals, dens = [], []
         for rows in budget.chunks(len(alphas), size):
-            v, g = _gradients(self.model, self.b, d, [alphas[i] for i in rows])
+            v, g = path_gradients(self.model, self.b, d, [alphas[i] for i in rows])
             vals += v
             dens.extend(g)
         return vals, dens
@@ -461,23 +479,23 @@ class _Path:
         y = np.stack([self.g[a] for a in self.nodes(iv)])  # (points, seq)
         h = (iv[1] - iv[0]) / 2 ** ROMBERG_LEVEL
         value, low = romb(y, h, axis=0), romb(y[::2], 2 * h, axis=0)
-        self.parts[iv] = (value, float(value.sum()) - (self.f[iv[1]] - self.f[iv[0]]), value - low)
+        self.parts[iv] = Ruled(value, float(value.sum()) - (self.f[iv[1]] - self.f[iv[0]]), value - low)
 
     def advance(self, tolerance: float) -> bool:
         """Rule the intervals in todo (their points all in); True when done, else todo holds the halves."""
         for iv in self.todo:
             self.rule(iv)
         self.todo = []
-        self.scores = scores = np.sum([v for v, _, _ in self.parts.values()], axis=0)
-        gap = sum(g for _, g, _ in self.parts.values())
-        pair = sum(float(np.abs(p).sum()) for _, _, p in self.parts.values())
+        self.scores = scores = np.sum([p.value for p in self.parts.values()], axis=0)
+        gap = sum(p.gap for p in self.parts.values())
+        pair = sum(float(np.abs(p.pair).sum()) for p in self.parts.values())
         diff = self.f[1.0] - self.f[0.0]
         complete = abs(gap) <= tolerance * max(abs(diff), 1e-6)
         if complete and pair <= TOKEN_TOLERANCE * np.abs(scores).sum():
             return True
         # Halve where the failing criterion is worst: the gap while incomplete, then the pair; every
         # interval within half the worst one goes in the same batch of gradients.
-        indicator = {iv: float(np.abs(p).sum()) if complete else abs(g) for iv, (_, g, p) in self.parts.items()}
+        indicator = {iv: float(np.abs(p.pair).sum()) if complete else abs(p.gap) for iv, p in self.parts.items()}
         worst = max(indicator.values())
         split = sorted((iv for iv, e in indicator.items() if e >= worst / 2), key=indicator.get, reverse=True)
         split = split[:(MAX_STEPS - len(self.g)) // 2 ** ROMBERG_LEVEL]  # a halving costs 2**level gradients
@@ -487,29 +505,29 @@ class _Path:
             self.todo += [(iv[0], mid), (mid, iv[1])]
         return not split
 
-    def result(self) -> tuple[np.ndarray, float, float, float, int]:
-        """(scores (seq,), f(x), f(b), delta, steps): steps counts every gradient computed."""
+    def result(self) -> MethodOutput:
+        """Scores (seq,), f(x), f(b), delta, and steps: every gradient computed."""
         f_x, f_b = self.f[1.0], self.f[0.0]
-        return self.scores, f_x, f_b, float(self.scores.sum() - (f_x - f_b)), len(self.g)
+        return MethodOutput(self.scores, f_x, f_b, float(self.scores.sum() - (f_x - f_b)), len(self.g))
 
-    def integrate(self, tolerance: float) -> tuple[np.ndarray, float, float, float, int]:
+    def integrate(self, tolerance: float) -> MethodOutput:
         while True:
             self.evaluate(self.needs())
             if self.advance(tolerance):
                 return self.result()
 
 
-def _occlusion(model: _Model, x, b, window: int):
+def _occlusion(model: Forward, x, b, window: int) -> MethodOutput:
     seq = x.shape[1]
     per_eval = budget.batch_rows(model.ck.model.config, seq)  # within HEAD_EXPLORER_BATCH_MB
     windows = seq - window + 1
-    model.expect(math.ceil(windows / per_eval) + 1, (0.0, 1.0), f"window={window}")
+    model.ticks.expect(math.ceil(windows / per_eval) + 1, (0.0, 1.0), f"window={window}")
     attr = halving_on_oom(lambda size: Occlusion(model).attribute(
         x, sliding_window_shapes=(window, x.shape[2]), strides=(1, x.shape[2]), baselines=b,
         perturbations_per_eval=size,
     ), per_eval, x.device)
     # Occlusion spreads each window's drop over every element it covers: one hidden column suffices.
-    return attr[0, :, 0].detach().double().cpu().numpy(), float(model.value(x)[0])
+    return MethodOutput(attr[0, :, 0].detach().double().cpu().numpy(), float(model.value(x)[0]))
 
 
 def occlusion_is_costly(n_tokens: int, window: int = 1) -> bool:

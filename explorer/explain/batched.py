@@ -22,13 +22,15 @@ import torch
 from captum.attr._utils.approximation_methods import approximation_parameters
 
 from explorer.explain.attribution import (
-    INTEGRATED, TOLERANCE, Attribution, AttributionError, Progress, _attribution, _check_target, _check_target_token,
-    _gradients, _Inputs, _inputs, _Model, _Path, attribute, checked_method, quantity_of,
+    INTEGRATED, TOLERANCE, Attribution, Forward, Inputs, IntegralPath, assemble, attribute, check_target,
+    check_target_token, checked_method, path_gradients, prepare_inputs, quantity_of,
 )
+from explorer.explain.request import AttributionError, MethodOutput, Request
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head
 from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
+from explorer.runtime.jobs import Progress
 
 Job = tuple[int, float]  # (text, alpha): one row, the point b + alpha (x − b) of that text's path
 
@@ -51,15 +53,15 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
     if len(targets) != n or len(pairs) != n:
         raise AttributionError("attribution_many_lengths", n=n, targets=len(targets), pairs=len(pairs))
     for t in targets:
-        _check_target(ck, t)
+        check_target(ck, t)
     if n == 0:
         return []
     if method not in INTEGRATED:
         return [attribute(ck, head, text, method, t, quantity, baseline, n_steps, window, tolerance,
                           _share(progress, k, n), pair) for k, (text, t, pair) in enumerate(zip(texts, targets, pairs))]
     start = time.perf_counter()
-    inps = [_inputs(ck, text, pair, baseline) for text, pair in zip(texts, pairs)]
-    _check_target_token(head, None, len(inps[0].ids))  # a token classifier's head: explain one token at a time
+    inps = [prepare_inputs(ck, text, pair, baseline) for text, pair in zip(texts, pairs)]
+    check_target_token(head, None, len(inps[0].ids))  # a token classifier's head: explain one token at a time
     rows = _Rows(ck, head, quantity, inps, batch_size, progress)
     rows.predict([k for k, t in enumerate(targets) if t is None], targets)
     if n_steps:
@@ -67,8 +69,8 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
     else:
         results = _adaptive(rows, targets, tolerance)
     seconds = (time.perf_counter() - start) / max(1, n)
-    return [_attribution(ck, inp, method, t, quantity, baseline, *r, None, seconds, tolerance)
-            for inp, t, r in zip(inps, targets, results)]
+    request = Request(method, quantity, baseline, tolerance)
+    return [assemble(ck, inp, request, t, r, seconds) for inp, t, r in zip(inps, targets, results)]
 
 
 def _share(progress: Progress | None, k: int, n: int) -> Progress | None:
@@ -78,9 +80,9 @@ def _share(progress: Progress | None, k: int, n: int) -> Progress | None:
     return lambda fraction, message: progress((k + fraction) / n, f"{k + 1}/{n}: {message}")
 
 
-def _adaptive(rows: _Rows, targets: list[int], tolerance: float) -> list[tuple]:
-    """Every text's _Path, driven in rounds: the points all unfinished paths need go in shared batches."""
-    paths = [_Path(rows.model, inp.x, inp.b, 0) for inp in rows.inps]
+def _adaptive(rows: _Rows, targets: list[int], tolerance: float) -> list[MethodOutput]:
+    """Every text's IntegralPath, driven in rounds: the points all unfinished paths need go in shared batches."""
+    paths = [IntegralPath(rows.model, inp.x, inp.b, 0) for inp in rows.inps]
     active = list(range(len(paths)))
     while active:
         needs = {k: paths[k].needs() for k in active}
@@ -95,7 +97,7 @@ def _adaptive(rows: _Rows, targets: list[int], tolerance: float) -> list[tuple]:
     return [p.result() for p in paths]
 
 
-def _fixed(rows: _Rows, targets: list[int], n_steps: int) -> list[tuple]:
+def _fixed(rows: _Rows, targets: list[int], n_steps: int) -> list[MethodOutput]:
     """Captum's Gauss-Legendre rule at n_steps (what `attribute` runs with n_steps), every text's nodes
     in shared batches; f(x) and f(b) from one batched forward without gradients."""
     weights_of, alphas_of = approximation_parameters("gausslegendre")
@@ -107,17 +109,17 @@ def _fixed(rows: _Rows, targets: list[int], n_steps: int) -> list[tuple]:
     for k in range(n):
         scores = weights @ np.stack(dens[k * n_steps:(k + 1) * n_steps])  # (seq,)
         f_x, f_b = float(ends[2 * k]), float(ends[2 * k + 1])
-        out.append((scores, f_x, f_b, float(scores.sum() - (f_x - f_b)), n_steps))
+        out.append(MethodOutput(scores, f_x, f_b, float(scores.sum() - (f_x - f_b)), n_steps))
     return out
 
 
 class _Rows:
-    """Runs rows of many texts' paths through one _Model in padded batches, longest texts first."""
+    """Runs rows of many texts' paths through one Forward in padded batches, longest texts first."""
 
-    def __init__(self, ck: Checkpoint, head: Head, quantity: str, inps: list[_Inputs], batch_size: int | None,
+    def __init__(self, ck: Checkpoint, head: Head, quantity: str, inps: list[Inputs], batch_size: int | None,
                  progress: Progress | None):
         self.ck, self.inps, self.cap, self.progress = ck, inps, batch_size or 2**31, progress
-        self.model = _Model(ck, head, None, quantity, None, inps[0].enc)
+        self.model = Forward(ck, head, None, quantity, None, inps[0].enc)
         self.pad_id = ck.tokenizer.pad_token_id if ck.tokenizer.pad_token_id is not None else 0
         self.done = 0.0  # progress reported so far (kept monotonic)
 
@@ -177,7 +179,7 @@ class _Rows:
             a = torch.tensor([a for _, a in jobs], dtype=d.dtype, device=d.device).view(-1, 1, 1)
             with torch.no_grad():
                 return list(self.model.logits(b + a * d).float().cpu().numpy())
-        vals, dens = _gradients(self.model, b, d, [a for _, a in jobs])
+        vals, dens = path_gradients(self.model, b, d, [a for _, a in jobs])
         return [(v, g[:n]) for v, g, n in zip(vals, dens, lengths)]
 
     def _enc(self, owners: list[int], seq: int) -> dict:

@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from explorer.model import problem
+from explorer.model.problem import ProblemType
 from explorer.model.heads import Head, head_device, run_head
 
 
@@ -33,7 +34,7 @@ def compare_heads(hidden: np.ndarray, heads: dict[str, Head], labels: tuple[str,
         with torch.inference_mode():
             logits = run_head(head, x, mask, input_ids=ids)[-1][1][0].cpu().numpy().astype(np.float64)
         out.append(HeadResult(kind=kind, steps=tuple(s.name for s in head.steps), logits=logits,
-                              probs=problem.probabilities(logits, ptype),
-                              predicted=problem.predicted(logits, labels, ptype),
+                              probs=ProblemType(ptype).probabilities(logits),
+                              predicted=ProblemType(ptype).predict(logits, labels),
                               new_parameters=head.new_parameters))
     return out

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.model import problem
 from explorer.model.problem import ProblemType
 from explorer.model.analysis import AnalysisError
 from explorer.model.heads import Head, head_device, run_head
@@ -76,10 +75,11 @@ def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int
                                  for r in budget.chunks(samples, rows)]).astype(np.float64)
         ev = run_head(head, x[:1], mask[:1], input_ids=None if ids is None else ids[:1])[-1][1][0]
         ev = ev.cpu().numpy().astype(np.float64)
-    want = problem.predicted(ev, head.labels, ptype)
-    agree = float(np.mean([problem.predicted(z, head.labels, ptype) == want for z in logits]))
-    return MCDropout(p=p, logits=logits, probs=problem.probabilities(logits, ptype), eval_logits=ev,
-                     eval_probs=problem.probabilities(ev, ptype), agreement=agree)
+    ptype = ProblemType(ptype)
+    want = ptype.predict(ev, head.labels)
+    agree = float(np.mean([ptype.predict(z, head.labels) == want for z in logits]))
+    return MCDropout(p=p, logits=logits, probs=ptype.probabilities(logits), eval_logits=ev,
+                     eval_probs=ptype.probabilities(ev), agreement=agree)
 
 
 def mask_sample(head: Head, hidden: np.ndarray, p: float, seed: int = 0, which: int = 0,

@@ -5,7 +5,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.model import problem
 from explorer.model.analysis import Analysis
 from explorer.model.tokens import pair_boundary, visible, without_special
 
@@ -15,7 +14,7 @@ THUMB = 32  # model-view thumbnails larger than this are averaged into THUMB × 
 def layer_probabilities(a: Analysis) -> np.ndarray:
     """(layers+1, labels): each row of `a.layer_logits` through the problem type's function
     (softmax, sigmoid, or the raw value for regression). Row 0 is the embeddings."""
-    return problem.probabilities(a.layer_logits, a.problem_type)
+    return a.problem_type.probabilities(a.layer_logits)
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,12 +14,13 @@ from typing import Callable
 import numpy as np
 import torch
 
-from explorer.explain.attribution import ALIASES, METHODS, Attribution, Progress, attribute, quantity_of
+from explorer.explain.attribution import ALIASES, METHODS, Attribution, attribute, quantity_of
 from explorer.model import problem
 from explorer.model.checkpoints import Checkpoint, forward_inputs
 from explorer.model.heads import Head, run_head
 from explorer.model.kernel import attention_kernel
 from explorer.runtime import budget
+from explorer.runtime.jobs import Progress
 
 FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5)
 ProbFn = Callable[[list[list[int]]], np.ndarray]  # id sequences -> (batch,) target probability

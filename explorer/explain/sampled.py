@@ -30,6 +30,8 @@ from captum._utils.models.linear_model import SkLearnRidge
 from captum.attr import GradientShap, KernelShap, Lime
 from scipy.stats import spearmanr
 
+from explorer.explain.request import AttributionError, MethodOutput
+from explorer.results import JsonResult
 from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
 
@@ -44,7 +46,7 @@ SEED = 0
 
 
 @dataclass(frozen=True)
-class Sampling:
+class Sampling(JsonResult):
     """How a sampled attribution was drawn, and how much two draws agree."""
     n_samples: int  # per run
     seed: int  # the run whose scores are shown
@@ -61,8 +63,6 @@ class Sampling:
 def samples_for(method: str, n_tokens: int, n_samples: int | None = None) -> int:
     """The sample count a run uses: `n_samples`, or the default shrunk to the cap at this length.
     Raises AttributionError (one line) when it is outside [MIN_SAMPLES, cap / tokens]."""
-    from explorer.explain.attribution import AttributionError  # here: attribution imports this module
-
     most = SAMPLE_TOKENS_CAP[method] // max(1, n_tokens)
     n = min(DEFAULT_SAMPLES[method], most) if n_samples is None else int(n_samples)
     if not MIN_SAMPLES <= n <= most:
@@ -98,9 +98,9 @@ def _seeded(seed: int):
 
 def attribute(model, x: torch.Tensor, b: torch.Tensor, special, word_ids, method: str,
               n_samples: int | None = None, seed: int = SEED):
-    """One sampled attribution of model (attribution._Model, its target set) from b to x (1, seq, hidden).
-
-    Returns (scores (seq,), f(x), f(b), delta or None, gradients or None, Sampling)."""
+    """One sampled attribution of model (attribution.Forward, its target set) from b to x (1, seq, hidden),
+    run twice (seed, seed + 1): the first run's scores (seq,), f(x), f(b), and the Sampling; gradient_shap, a
+    path method, also its completeness gap (its Monte-Carlo error) and its gradients as n_steps."""
     seq = x.shape[1]
     n = samples_for(method, seq, n_samples)
     f_x, f_b = (float(v) for v in model.value(torch.cat([x, b])))
@@ -110,7 +110,7 @@ def attribute(model, x: torch.Tensor, b: torch.Tensor, special, word_ids, method
     run = _gradient_shap if method == "gradient_shap" else _perturbation
     runs = []
     for k, s in enumerate((seed, seed + 1)):
-        model.expect(math.ceil(n / per_eval), (k / 2, (k + 1) / 2), f"{method}: {n} samples, seed {s}")
+        model.ticks.expect(math.ceil(n / per_eval), (k / 2, (k + 1) / 2), f"{method}: {n} samples, seed {s}")
         runs.append(halving_on_oom(lambda size, s=s: run(model, x, b, special, groups, method, n, s, size),
                                    per_eval, x.device))
     (scores, features, words), (_, _, other) = runs
@@ -121,8 +121,8 @@ def attribute(model, x: torch.Tensor, b: torch.Tensor, special, word_ids, method
                         features=features, agreement=agreement,
                         underdetermined=method != "gradient_shap" and features >= n)
     if method == "gradient_shap":  # a path method: its completeness gap is its Monte-Carlo error
-        return scores, f_x, f_b, float(scores.sum() - (f_x - f_b)), n, sampling
-    return scores, f_x, f_b, None, None, sampling
+        return MethodOutput(scores, f_x, f_b, float(scores.sum() - (f_x - f_b)), n, sampling)
+    return MethodOutput(scores, f_x, f_b, sampling=sampling)
 
 
 def _perturbation(model, x, b, special, groups: np.ndarray, method: str, n: int, seed: int, per_eval: int):

@@ -10,18 +10,17 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
 
 from explorer.explain.attribution import Attribution, merge_words
 from explorer.explain.batched import attribute_many
-from explorer.model import problem
 from explorer.model.analysis import MAX_TEXT_CHARS, Analysis, analyze, encode, encoder_inputs, max_length
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, run_head
 from explorer.runtime import budget
+from explorer.runtime.jobs import Progress
 from explorer.text.errors import ExplorerError
 
 
@@ -97,7 +96,7 @@ class WhatIf:
 
 
 def probabilities_of(a: Analysis) -> np.ndarray:  # (labels,)
-    return problem.probabilities(a.logits, a.problem_type)
+    return a.problem_type.probabilities(a.logits)
 
 
 def compare_texts(ck: Checkpoint, head: Head, text_a: str, text_b: str, method: str = "lig",
@@ -170,14 +169,13 @@ def batch_logits(ck: Checkpoint, head: Head, texts: list[str], text_pair: str = 
             out.append(run_head(head, hidden, part["attention_mask"], input_ids=part["input_ids"])[-1][1]
                        .double().cpu().numpy())
         if progress is not None:
-            progress((k + 1) / len(pieces))
+            progress((k + 1) / len(pieces), "")
     return np.concatenate(out)
 
 
 # Leave-one-out runs the encoder once per word: above this many words it takes long enough that the
 # pages ask first ("Compute anyway"). Memory stays within HEAD_EXPLORER_BATCH_MB at any length.
 LOO_WARN_WORDS = 64
-Progress = Callable[[float], None]  # fraction done
 
 
 def _found(a: Analysis) -> list[tuple[str, int]]:
@@ -209,7 +207,7 @@ def leave_one_out(ck: Checkpoint, head: Head, a: Analysis,
     texts = [_cut(text, span) for span in _spans(ck, text, [w for _, w in found])]
     target = int(np.argmax(a.logits))
     logits = batch_logits(ck, head, [text, *texts], a.text_pair, progress)
-    probs = problem.probabilities(logits, a.problem_type)
+    probs = a.problem_type.probabilities(logits)
     return tuple(n for n, _ in found), probs[0, target] - probs[1:, target]
 
 

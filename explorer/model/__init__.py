@@ -1,1 +1,1 @@
-"""The model side: checkpoints, tokenizers, heads (and the own head's replay), analyses, features."""
+"""The model side: checkpoints, tokenizers, heads (and the own replay), analyses, attention summaries, features."""

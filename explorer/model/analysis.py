@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.explain import attention
+from explorer.model import attention
 from explorer.model import problem
+from explorer.model.problem import ProblemType
 from explorer.model.checkpoints import (TOKEN_CLASSIFICATION, Checkpoint, forward_inputs,  # noqa: F401
                                         max_length)  # max_length: re-exported
 from explorer.model.heads import Head, is_per_token, run_head, used_new_weights
@@ -36,7 +37,7 @@ class Analysis(JsonResult):
     truncated_tokens: int  # tokens dropped to fit the model's maximum length
     max_length: int
     labels: tuple[str, ...]  # id2label order
-    problem_type: str
+    problem_type: ProblemType
     hidden_states: np.ndarray  # (layers+1, seq, hidden): embeddings, then each layer's output
     steps: tuple[tuple[str, np.ndarray], ...]  # head steps: (name, (features,))
     logits: np.ndarray  # (labels,)
@@ -64,14 +65,19 @@ class Analysis(JsonResult):
     shown: tuple[str, ...] = ()
     pieces: tuple[str, ...] = ()
 
+    def __post_init__(self):
+        # HF's exact strings are accepted (a copy made with dataclasses.replace(a, problem_type="regression")),
+        # and kept as the ProblemType they name, so every reader can call its methods.
+        object.__setattr__(self, "problem_type", ProblemType(self.problem_type))
+
     @property
     def scores(self) -> np.ndarray:  # (labels,): through the function the model's loss reads (softmax, sigmoid, none)
-        return problem.probabilities(self.logits, self.problem_type)
+        return self.problem_type.probabilities(self.logits)
 
     @property
     def pipeline_differs(self) -> bool:
         """pipeline() reads the logits through another function than the model's own loss does."""
-        return problem.ProblemType(self.problem_type).output != self.pipeline_function
+        return self.problem_type.output != self.pipeline_function
 
     @property
     def cls_hidden(self) -> np.ndarray:  # (hidden,)
@@ -197,7 +203,7 @@ def encoder_inputs(enc, ck: Checkpoint | None = None) -> dict:
     return {k: v for k, v in enc.items() if k in names}
 
 
-def _numpy(x: torch.Tensor) -> np.ndarray:
+def to_numpy(x: torch.Tensor) -> np.ndarray:
     """A tensor as float32 numpy (or float64 as it is): numpy has no bfloat16, and a half-precision
     checkpoint's numbers are shown, charted and compared in float32 (exact for fp16 and bf16 values)."""
     return x.detach().cpu().numpy() if x.dtype in (torch.float32, torch.float64) or not x.is_floating_point() \
@@ -228,9 +234,9 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
                            input_ids=enc["input_ids"].expand(rows, -1))
     if not out.attentions:
         raise AnalysisError("analysis_no_attention")
-    att = _numpy(torch.stack(out.attentions)[:, 0])  # (layers, heads, seq, seq)
-    steps = tuple((name, _numpy(t[-1])) for name, t in batched)  # the last row: the head's real input
-    layer_logits = _numpy(batched[-1][1]).astype(np.float64)  # (layers+1, labels)
+    att = to_numpy(torch.stack(out.attentions)[:, 0])  # (layers, heads, seq, seq)
+    steps = tuple((name, to_numpy(t[-1])) for name, t in batched)  # the last row: the head's real input
+    layer_logits = to_numpy(batched[-1][1]).astype(np.float64)  # (layers+1, labels)
     logits = layer_logits[-1]
     ptype = problem.problem_type(ck.model.config)
     labels = ck.labels
@@ -238,8 +244,8 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
     unk = ck.tokenizer.unk_token_id  # a property that looks the token up: read once, not per token
     # The embeddings, then each layer's output: the rows of `states` wherever hidden_states ends with
     # last_hidden_state itself (every architecture we test), so no second copy is made.
-    hidden = _numpy(states) if out.hidden_states[-1] is out.last_hidden_state \
-        else _numpy(torch.stack(out.hidden_states)[:, 0])
+    hidden = to_numpy(states) if out.hidden_states[-1] is out.last_hidden_state \
+        else to_numpy(torch.stack(out.hidden_states)[:, 0])
     tokens, segs = tuple(ck.tokenizer.convert_ids_to_tokens(ids)), segments(enc)
     return Analysis(
         checkpoint=ck.name,
@@ -260,7 +266,7 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         layer_logits=layer_logits,
         softmax=problem.softmax(logits),
         sigmoid=problem.sigmoid(logits),
-        predicted=problem.predicted(logits, labels, ptype),
+        predicted=ptype.predict(logits, labels),
         pipeline_function=(rule := problem.pipeline_rule(ck.model.config)),
         pipeline_scores=problem.pipeline_scores(logits, rule),
         attentions=att,
@@ -269,6 +275,6 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         text_pair=text_pair or "",
         segments=segs,
         unused_weights=ck.unused_weights,
-        reads=_reads(_numpy(out.last_hidden_state[0]), steps[0][1]),
+        reads=_reads(to_numpy(out.last_hidden_state[0]), steps[0][1]),
         **readable(ck, tokens, special, word_ids, segs),
     )

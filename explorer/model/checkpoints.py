@@ -28,6 +28,7 @@ from explorer.model import kernel
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.resources import ASSETS  # beside the package in a checkout, inside it when installed
 from explorer.runtime.device import resolve_device
+from explorer.runtime.config import env_config, env_name
 from explorer.text.errors import ExplorerError
 
 SENTIMENT_HEAD = ASSETS / "minilm-sentiment" / "head.safetensors"
@@ -36,7 +37,7 @@ DEFAULT_CHECKPOINT = "minilm-sentiment"
 DEFAULT_SEED = 0
 # New (missing) weights are drawn in memory, about twice their size at the peak; a config.json can ask
 # for any size (a 40M-row vocabulary beside an empty weights file drew 10 GB), so they are sized first.
-NEW_WEIGHTS_ENV, DEFAULT_NEW_WEIGHTS_MB = "HEAD_EXPLORER_NEW_WEIGHTS_MB", 512
+NEW_WEIGHTS_ENV = env_name("new_weights_mb")
 # A character no vocabulary holds: a tokenizer that cannot stand for unknown text fails on it at load,
 # not on the first visitor's emoji (a WordPiece vocab.txt without [UNK] does).
 _UNKNOWN_PROBE = "a \U000f0000 \u2603"
@@ -88,7 +89,7 @@ REGISTRY: dict[str, str] = {
 
 def allowed_roots() -> list[Path]:
     """Local folders may only be loaded from these roots, since the app may be served to others."""
-    env = os.environ.get("HEAD_EXPLORER_ROOTS")
+    env = env_config().roots
     if env:
         return [Path(p).resolve() for p in env.split(os.pathsep) if p]
     return [embedded_encoder_dir().resolve(), Path("models").resolve()]
@@ -294,8 +295,6 @@ def _file_elements(folder: Path, name: str) -> int | None:
 def _check_new_weights_size(cfg, folder: Path, name: str) -> None:
     """Refuse before allocating when the weights the files lack (to be drawn at random) pass the budget.
     The model is built on the meta device (no memory), so every architecture is sized the same way."""
-    from explorer.runtime.session_models import env_int
-
     stored = _file_elements(folder, name)
     if stored is None:
         return
@@ -304,7 +303,7 @@ def _check_new_weights_size(cfg, folder: Path, name: str) -> None:
     params = list(model.parameters())  # tied weights once, as the files store them
     itemsize = max((p.element_size() for p in params), default=4)
     new_bytes = max(0, sum(p.numel() for p in params) - stored) * itemsize
-    limit_mb = env_int(NEW_WEIGHTS_ENV, DEFAULT_NEW_WEIGHTS_MB)
+    limit_mb = env_config().new_weights_mb
     if new_bytes > limit_mb * 2**20:
         raise CheckpointError("checkpoint_new_weights_budget", name=name, mb=f"{new_bytes / 2**20:,.0f}",
                               limit=f"{limit_mb:,}", env=NEW_WEIGHTS_ENV)

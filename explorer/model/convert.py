@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from explorer.model.checkpoints import PICKLE_WEIGHTS, CheckpointError, local_folder, shard_files
+from explorer.results import JsonResult
 from explorer.runtime import scratch
 
 # Files copied as they are: config, tokenizer (JSON, vocab.txt, merges.txt, sentencepiece protobuf, chat
@@ -29,7 +30,7 @@ _BOILERPLATE = ("Weights only load failed", "Please file an issue", "Check the d
 
 
 @dataclass(frozen=True)
-class Conversion:
+class Conversion(JsonResult):
     source: str  # the folder read
     out: str  # the folder written
     weights: tuple[str, ...]  # safetensors files written

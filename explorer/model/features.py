@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from typing import Callable
 
 import numpy as np
 import torch
@@ -27,10 +26,11 @@ from explorer.model import pooling
 from explorer.model.checkpoints import fit_length, forward_inputs
 from explorer.model.kernel import attention_kernel
 from explorer.runtime import device as dev
-from explorer.runtime.budget import ByteCache
+from explorer.runtime.budget import ByteCache, chunks
+from explorer.runtime.config import env_config, env_name
+from explorer.runtime.jobs import Progress
 
 POOLS = ("first", "mean", "layers", "last")  # index into the features' second axis
-Progress = Callable[[float, str], None]
 
 
 def world_size() -> int:
@@ -46,7 +46,7 @@ def _batches(ck, texts: list[str], batch_size: int, max_length: int,
     """Row indices per batch, longest texts first (similar lengths share a batch)."""
     lengths = [len(ids) for ids in ck.tokenizer(texts, pairs, truncation=True, max_length=max_length)["input_ids"]]
     order = np.argsort(-np.asarray(lengths), kind="stable")
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    return [order[r.start:r.stop] for r in chunks(len(order), batch_size)]
 
 
 def _encode(ck, texts: list[str], max_length: int, pairs: list[str] | None = None) -> torch.Tensor:
@@ -113,8 +113,8 @@ def _features(ck, texts: list[str], batch_size: int, max_length: int, progress: 
 # All datasets' features together, in MB (4 vectors per row: 100,000 rows of MiniLM are ~615 MB), in the
 # byte-bounded cache every session shares. The newest entry is always kept, however large: it is the one
 # being trained on.
-FEATURES_ENV, DEFAULT_FEATURES_MB = "HEAD_EXPLORER_FEATURES_MB", 1024
-_FEATURES = ByteCache(FEATURES_ENV, DEFAULT_FEATURES_MB, max_entries=4)
+FEATURES_ENV = env_name("features_mb")
+_FEATURES = ByteCache(lambda: env_config().features_mb, max_entries=4)
 
 
 def cached_features(ck, texts: tuple[str, ...], max_length: int, pool: str = "first",

@@ -21,15 +21,8 @@ from explorer.model import own_head
 from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, forward_inputs, max_length
 from explorer.model import pooling
 from explorer.model.sampling import sample_dropout
+from explorer.model.steps import Step
 from explorer.text.errors import ExplorerError
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str  # what the user sees
-    op: str  # first | last | mean | linear | tanh | relu | dropout; own heads also: norm | activation
-    slot: str = ""  # for linear: which parameter slot
-    out: str = ""  # for linear: "hidden" or "labels"
 
 
 FIRST = Step("first token", "first")

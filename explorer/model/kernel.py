@@ -15,10 +15,13 @@ the model's own eager function and eager mask. A ContextVar is per thread (a new
 default, eager) and per asyncio task, so concurrent sessions with different kernels never see each
 other's choice and nothing is locked.
 
-A model that cannot run both the same way keeps eager and ignores the switch: one whose class does not
-support sdpa (DeBERTa, MPNet), does not route attention through the interface, or whose modeling file
-decides anything else by comparing the implementation's name (GPT-2's upcast path asks for "eager" by
-name; under SWITCH it would not take it), so eager under SWITCH is exactly HF's eager everywhere.
+Which models switch is a tested list (SWITCHABLE, by `config.model_type`), not read off library source: each
+listed architecture's logits under SWITCH equal HF's own eager and sdpa models bit for bit
+(tests/test_kernel.py, every tiny architecture), and its modeling file has the hook the eager side calls
+(`eager_attention_forward`; tests/test_kernel.py fails when a listed file loses it). Anything else keeps
+eager and ignores the switch: a class without sdpa (DeBERTa, MPNet), one whose modeling file decides
+something by the implementation's name (GPT-2's upcast path asks for "eager" by name; under SWITCH it would
+not take it), and an architecture nobody has tested yet (add it to the list with its tiny model).
 
 Trade-offs: the choice holds for every switched model the thread runs inside the block, not only the one
 named; a thread started inside a block (torch's DataParallel replicas) runs eager, correct but slower; and
@@ -26,9 +29,6 @@ named; a thread started inside a block (torch's DataParallel replicas) runs eage
 """
 from __future__ import annotations
 
-import functools
-import inspect
-import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,15 +53,19 @@ TOLERANCE = 1e-5
 
 _KERNEL: ContextVar[str] = ContextVar("explorer_attention_kernel", default="eager")
 _EAGER: dict[type, Callable] = {}  # attention module class -> its modeling file's eager function
-# A decision by the implementation's name (`== "eager"`, `in ("eager", "sdpa")`, `"sdpa" in ...`).
-_NAMED = re.compile(r"_attn_implementation\s*(?:==|!=|in\b|not\s+in\b)|\bin\s+[\w.]*_attn_implementation\b")
+# config.model_type of the architectures whose modeling files run under SWITCH exactly as under HF's eager and
+# sdpa (tests/test_kernel.py proves each on a tiny model). Left out, tested: deberta, deberta-v2, mpnet (no
+# sdpa), gpt2 (decides by the implementation's name).
+SWITCHABLE = frozenset({"bert", "distilbert", "roberta", "xlm-roberta", "camembert", "electra", "albert", "ernie",
+                        "mobilebert", "modernbert", "llama", "qwen2", "mistral"})
+EAGER_HOOK = "eager_attention_forward"  # what each listed modeling file must define: the eager side of the switch
 
 
 def _eager_of(module: torch.nn.Module) -> Callable:
     """The eager function the module's own forward falls back to (get_interface's default)."""
     cls = type(module)
     if cls not in _EAGER:
-        _EAGER[cls] = sys.modules[cls.__module__].eager_attention_forward
+        _EAGER[cls] = getattr(sys.modules[cls.__module__], EAGER_HOOK)
     return _EAGER[cls]
 
 
@@ -81,32 +85,14 @@ AttentionInterface.register(SWITCH, _attention)
 AttentionMaskInterface.register(SWITCH, _mask)
 
 
-@functools.lru_cache(maxsize=None)
-def _file_switchable(module_name: str) -> bool:
-    """A modeling file can run under SWITCH exactly as under eager: it dispatches through the interface
-    with an eager function to fall back to (or not at all), and decides nothing by the implementation's name."""
-    module = sys.modules[module_name]
-    if getattr(module, "ALL_ATTENTION_FUNCTIONS", None) is None:
-        return True
-    if not callable(getattr(module, "eager_attention_forward", None)):
-        return False
-    try:
-        return not _NAMED.search(inspect.getsource(module))
-    except (OSError, TypeError):  # no source to read: not known to be safe
-        return False
-
-
 def install(model: PreTrainedModel) -> str:
     """Give a freshly loaded eager model the switch, where it can run both kernels; returns the model's
     implementation (SWITCH, or "eager" as loaded). Call before the model is shared: it writes the config."""
-    if model.config._attn_implementation != "eager" or not getattr(model, "_supports_sdpa", False):
+    if model.config._attn_implementation != "eager" or model.config.model_type not in SWITCHABLE:
         return model.config._attn_implementation
-    # transformers' own test of whether the class routes attention through the interface (what
-    # set_attn_implementation checks before it warns and does nothing); absent from a later version: no switch.
-    can_set = getattr(type(model), "_can_set_attn_implementation", lambda: False)()
-    if not can_set or not all(_file_switchable(type(m).__module__) for m in model.modules()):
+    if not callable(getattr(sys.modules[type(model).__module__], EAGER_HOOK, None)):  # a later file without it
         return "eager"
-    try:
+    try:  # set_attn_implementation runs transformers' own sdpa check and leaves eager where it cannot switch
         model.set_attn_implementation(SWITCH)
     except (ValueError, ImportError):  # transformers' own sdpa check refused it
         model.set_attn_implementation("eager")

@@ -35,6 +35,7 @@ from explorer.model.replay import DROPOUTS, Call, Program, Recorder, Run, same_c
 from explorer.model.kernel import attention_kernel
 from explorer.model.pooling import last_token, pad_id
 from explorer.model.replay import tensors as _tensors
+from explorer.model.steps import Step
 
 LINEAR = {nn.functional.linear}
 NORMS = {nn.functional.layer_norm, nn.functional.rms_norm, nn.functional.group_norm, torch.layer_norm}
@@ -47,15 +48,8 @@ class Unsupported(Exception):
     """The model is not an encoder plus a head on its hidden states; args[0] is the i18n error key."""
 
 
-@dataclass(frozen=True)
-class OwnStep:
-    name: str
-    op: str  # first | last | token | mean | pool | linear | norm | dropout | activation | output
-    slot: str = ""  # module path for linear and norm steps
-
-
 # A token classifier's head has no pooling: its first step is every token's hidden state, as it is.
-TOKEN_STEP = OwnStep("every token", "token")
+TOKEN_STEP = Step("every token", "token")
 
 
 @dataclass(frozen=True)
@@ -284,7 +278,7 @@ class OwnHead:
             return None
         raise Unsupported("unsupported_head")
 
-    def _derive(self, run: Run, hidden: torch.Tensor) -> tuple[tuple[OwnStep, ...], frozenset]:
+    def _derive(self, run: Run, hidden: torch.Tensor) -> tuple[tuple[Step, ...], frozenset]:
         """(the steps, the functions whose calls are steps after the pooling one)."""
         k = self._pooling(run.calls, run.logits)
         named, funcs = [], set()
@@ -298,32 +292,32 @@ class OwnHead:
         pool = TOKEN_STEP if k is None else self._pool_step(run.calls[k], hidden)
         return (pool, *named), frozenset(funcs)
 
-    def _classify(self, call: Call) -> OwnStep | None:
+    def _classify(self, call: Call) -> Step | None:
         if call.func in LINEAR:
             slot = self.names.get(id(call.argument(1, "weight")), "")
-            return OwnStep(slot or "linear", "linear", slot)
+            return Step(slot or "linear", "linear", slot)
         if call.func in NORMS:
             name = self.names.get(id(call.argument(2, "weight")), call.func.__name__)
-            return OwnStep(name, "norm", name)
+            return Step(name, "norm", name)
         if call.func in DROPOUTS:
-            return OwnStep("dropout", "dropout")
+            return Step("dropout", "dropout")
         ins = _tensors((call.args, call.kwargs))
         o = call.outputs
         if len(ins) == 1 and len(o) == 1 and o[0].shape == ins[0].shape and o[0].dim() >= 2 \
                 and not torch.equal(o[0], ins[0]) and getattr(call.func, "__name__", "").isidentifier():
             name = call.func.__name__.strip("_")
             if name not in ("add", "sub", "mul", "truediv", "div", "neg", "pow"):
-                return OwnStep(name, "activation")
+                return Step(name, "activation")
         return None
 
     @staticmethod
-    def _pool_step(call: Call, hidden: torch.Tensor) -> OwnStep:
+    def _pool_step(call: Call, hidden: torch.Tensor) -> Step:
         if call.func is torch.Tensor.__getitem__:
             pos = _positions(hidden, call.argument(1, "indices"))
             if bool((pos == 0).all()):
-                return OwnStep("first token", "first")
-            return OwnStep("last non-pad token", "last")
-        return OwnStep("mean pool", "mean")
+                return Step("first token", "first")
+            return Step("last non-pad token", "last")
+        return Step("mean pool", "mean")
 
     def values(self, run: Run, hidden: torch.Tensor, check: bool = False) -> list[torch.Tensor]:
         """The steps' values in `run` (the real code's, or a replay's), each (batch, features); for a

@@ -68,7 +68,6 @@ _LOSSES: dict[ProblemType, type[torch.nn.Module]] = {
     ProblemType.REGRESSION: torch.nn.MSELoss,
 }
 PROBLEM_TYPES: tuple[ProblemType, ...] = tuple(ProblemType)
-LOSS_NAMES: dict[ProblemType, str] = {p: p.loss_name for p in ProblemType}
 # Charts of one bar per label show at most this many: a 10,000-label checkpoint's two bar charts (20,000
 # bars with printed values, ~700 kB of figure) took the browser 49 s to draw on the Pipeline page.
 TOP_LABELS = 20
@@ -109,11 +108,6 @@ def sigmoid(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.asarray(logits, dtype=np.float64) / temperature))
 
 
-def probabilities(logits: np.ndarray, ptype: str) -> np.ndarray:
-    """What the model's own loss implies: softmax, sigmoid, or the raw value for regression."""
-    return ProblemType(ptype).probabilities(logits)
-
-
 def rounded_to_sum(p: np.ndarray, decimals: int = 2) -> np.ndarray:
     """(labels,) `p` rounded to `decimals` so the shown values keep p's sum (largest remainder): a
     softmax of 0.004, 0.074, 0.922 reads 0.01, 0.07, 0.92, not 0.00, 0.07, 0.92 (0.99). Each value
@@ -123,11 +117,6 @@ def rounded_to_sum(p: np.ndarray, decimals: int = 2) -> np.ndarray:
     short = int(round(x.sum() - out.sum()))
     out[np.argsort(out - x, kind="stable")[:short]] += 1  # largest remainders first, ties by position
     return out / 10 ** decimals
-
-
-def predicted(logits: np.ndarray, labels: tuple[str, ...], ptype: str) -> Prediction:
-    """The prediction by the problem type's rule (ProblemType.predict)."""
-    return ProblemType(ptype).predict(logits, labels)
 
 
 def prediction_text(pred: Prediction, none: str = "none") -> str:

@@ -12,7 +12,7 @@ The contract:
   `Call`, in call order. Calls that return no tensor (`x.shape`, `x.item()`) are not calls on the
   path but *reads*: their names are kept, since a value read into Python may steer the code.
 - **What a Program holds.** `Program` turns the calls into `Op`s whose arguments are named
-  references: `Input` (the hidden states), `Step` (a tensor an earlier op returned), `Param` (one
+  references: `Input` (the hidden states), `Output` (a tensor an earlier op returned), `Param` (one
   of the model's parameters or buffers, the tensor object itself, so a fine-tuning step that
   changes it in place is seen by the next replay), `Index` (the index a last-token pooling reads,
   given to each replay) and `Const` (any other value, kept as it was). It raises `NotReplayable`
@@ -158,7 +158,7 @@ class Input:
 
 
 @dataclass(frozen=True, slots=True)
-class Step:
+class Output:
     """The `pos`-th tensor that op number `op` returned."""
     op: int
     pos: int
@@ -193,7 +193,7 @@ class Const:
         return self.value
 
 
-Ref = Input | Step | Param | Index | Const
+Ref = Input | Output | Param | Index | Const
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -203,7 +203,7 @@ class Op:
     func: Callable
     args: tuple
     kwargs: dict
-    read: Input | Step
+    read: Input | Output
 
 
 def _fill(arg, run: _Replaying):
@@ -221,7 +221,7 @@ class _Refs:
 
     def __init__(self, hidden: torch.Tensor, weights: Iterable[torch.Tensor]):
         # Keyed by id (`==` on tensors compares values); the recorded calls keep every tensor alive.
-        self.path: dict[int, Input | Step] = {id(hidden): Input()}
+        self.path: dict[int, Input | Output] = {id(hidden): Input()}
         self.weights = {id(t) for t in weights}
 
     def of(self, obj, params: list[torch.Tensor]):
@@ -263,12 +263,12 @@ class Program:
             if any(o is p for o in call.outputs for p in params):
                 raise NotReplayable  # written in place into a weight: replays would share it
             for pos, t in enumerate(call.outputs):  # a call may hand back its input (eval dropout): the latest wins
-                refs.path[id(t)] = Step(k, pos)
+                refs.path[id(t)] = Output(k, pos)
             ops.append(op)
         if id(run.logits) not in refs.path:
             raise NotReplayable  # the result is not one of the recorded calls' outputs
         self.ops: tuple[Op, ...] = tuple(ops)
-        self.result: Input | Step = refs.path[id(run.logits)]
+        self.result: Input | Output = refs.path[id(run.logits)]
 
     def replay(self, hidden: torch.Tensor, index=None, dropout_p: float | None = None,
                generator: torch.Generator | None = None) -> Run:

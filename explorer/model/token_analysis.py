@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.model.analysis import AnalysisError, _numpy, encode, encoder_inputs, readable, token_info
+from explorer.model.analysis import AnalysisError, encode, encoder_inputs, readable, to_numpy, token_info
 from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, max_length
 from explorer.model.heads import Head, is_per_token, run_head, used_new_weights
 from explorer.results import JsonResult, html_table, rounded
@@ -42,7 +42,7 @@ IGNORED = ("O",)  # pipeline()'s default ignore_labels
 
 
 @dataclass(frozen=True)
-class Entity:
+class Entity(JsonResult):
     """One entry of pipeline()'s answer. `grouped`: an entity group (simple/first/average/max: the keys
     entity_group, score, word, start, end); otherwise one token (none: entity, score, index, word, start,
     end)."""
@@ -294,12 +294,12 @@ def analyze_tokens(ck: Checkpoint, head: Head, text: str, aggregation: str = DEF
         rows = states.shape[0]
         logits_t = run_head(head, states, enc["attention_mask"].expand(rows, -1),
                             input_ids=enc["input_ids"].expand(rows, -1))[-1][1]  # (layers+1, seq, labels)
-    layer_logits = _numpy(logits_t).astype(np.float64)
+    layer_logits = to_numpy(logits_t).astype(np.float64)
     ids, special, word_ids = token_info(ck, enc)
     special_mask = tuple(bool(m) for m in enc["special_tokens_mask"][0].tolist())
     offsets = tuple(tuple(o) for o in enc["offset_mapping"][0].tolist()) if fast else (None,) * len(ids)
     # pipeline()'s scores: its softmax in the model's float dtype (float32 for half-precision models, as it casts)
-    scores = pipeline_scores(_numpy(logits_t[-1]))
+    scores = pipeline_scores(to_numpy(logits_t[-1]))
     pre = _pre_entities(ck, text, ids, scores, offsets if fast else None, special_mask)
     words, token_word = _words(text, pre, len(ids))
     tokens = tuple(ck.tokenizer.convert_ids_to_tokens(ids))

@@ -1,1 +1,1 @@
-"""Server-side resources without streamlit: byte budgets, session models, background jobs, scratch space."""
+"""Server-side resources without streamlit: settings, devices, byte budgets, session models, jobs, scratch space."""

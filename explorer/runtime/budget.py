@@ -1,6 +1,6 @@
 """Memory budgets shared by every session of the process: byte-bounded caches and batch sizes.
 
-A `ByteCache` keeps its entries, oldest first, under a byte budget read from the environment on
+A `ByteCache` keeps its entries, oldest first, under a byte budget read (explorer/runtime/config.py) on
 every insert (so a test or an operator can change it without a restart); the newest entry is always
 kept, however large, because it is the one being used. Evicted memory is handed back to the OS
 (session_models.release_memory), as glibc keeps freed arenas otherwise.
@@ -19,14 +19,12 @@ from typing import Callable, Hashable
 import numpy as np
 import torch
 
-from explorer.runtime.session_models import env_int, release_memory
+from explorer.runtime.session_models import release_memory
+from explorer.runtime.config import env_config, env_name
 
-BATCH_ENV, DEFAULT_BATCH_MB = "HEAD_EXPLORER_BATCH_MB", 256  # one request's forward batch
-ANALYSES_ENV, DEFAULT_ANALYSES_MB = "HEAD_EXPLORER_ANALYSES_MB", 512  # cached analyses and page results
-# What one session may keep: its page results (within the analyses' budget) and its session state. 30
-# sessions at 256 MB are 7.5 GB, beside at most ~9 GB of shared budgets (analyses 512, features 1024,
-# models 1024, two fine-tunes at 3072, batches) and a ~0.6 GB process: within a 24 GB machine.
-SESSION_ENV, DEFAULT_SESSION_MB = "HEAD_EXPLORER_SESSION_MB", 256
+BATCH_ENV = env_name("batch_mb")  # one request's forward batch
+ANALYSES_ENV = env_name("analyses_mb")  # cached analyses and page results
+SESSION_ENV = env_name("session_mb")  # what one session keeps: its pages' results and its state
 
 
 def nbytes(obj, _seen: set | None = None) -> int:
@@ -55,21 +53,21 @@ def nbytes(obj, _seen: set | None = None) -> int:
 
 
 class ByteCache:
-    """Thread-safe LRU of computed values under `env`'s MB budget (and at most `max_entries`).
+    """Thread-safe LRU of computed values under `budget_mb()` MB (and at most `max_entries`).
 
     Not cachetools.LRUCache(getsizeof=...): it refuses a value larger than its maxsize, where this keeps
     the newest entry however large (the page is using it), and its maxsize is fixed when it is made,
-    where this reads the budget from the environment on each insert."""
+    where this reads the budget on each insert (a setting, e.g. `lambda: env_config().analyses_mb`)."""
 
-    def __init__(self, env: str, default_mb: int, max_entries: int | None = None,
+    def __init__(self, budget_mb: Callable[[], int], max_entries: int | None = None,
                  size: Callable[[object], int] = nbytes):
-        self.env, self.default_mb, self.max_entries, self.size = env, default_mb, max_entries, size
+        self.budget_mb, self.max_entries, self.size = budget_mb, max_entries, size
         self._lock = threading.Lock()
         self._entries: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()  # key -> (value, bytes)
 
     @property
     def budget_bytes(self) -> int:
-        return env_int(self.env, self.default_mb) * 2**20
+        return self.budget_mb() * 2**20
 
     def get(self, key: Hashable):
         """The cached value (now the newest), or None."""
@@ -169,7 +167,7 @@ def row_bytes(config, seq: int, attentions: bool = False, grad: bool = False) ->
 
 def rows_within(per_row: int) -> int:
     """How many rows of `per_row` bytes fit HEAD_EXPLORER_BATCH_MB (at least 1)."""
-    return max(1, env_int(BATCH_ENV, DEFAULT_BATCH_MB) * 2**20 // max(1, per_row))
+    return max(1, env_config().batch_mb * 2**20 // max(1, per_row))
 
 
 def batch_rows(config, seq: int, attentions: bool = False, grad: bool = False) -> int:
@@ -183,7 +181,7 @@ def beyond_one_batch(config, seq: int, rows: int, grad_rows: int = 0) -> bool:
     work, which waits for a job slot (explorer/runtime/jobs.py)."""
     seq = max(1, seq)
     need = rows * row_bytes(config, seq) + grad_rows * row_bytes(config, seq, grad=True)
-    return need > env_int(BATCH_ENV, DEFAULT_BATCH_MB) * 2**20
+    return need > env_config().batch_mb * 2**20
 
 
 def chunks(n: int, size: int) -> list[range]:

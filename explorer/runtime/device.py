@@ -7,15 +7,16 @@ line that suggests a smaller batch.
 """
 from __future__ import annotations
 
-import os
 import re
 from typing import Callable, TypeVar
 
 import torch
 
+from explorer.runtime.config import Config, env_config, env_name
 from explorer.text.errors import ExplorerError
 
-DEVICE_ENV, DEFAULT_DEVICE = "HEAD_EXPLORER_DEVICE", "auto"  # the app's device (the CLI has --device)
+DEVICE_ENV = env_name("device")  # the app's device (the CLI has --device)
+DEFAULT_DEVICE = Config.device
 AUTO_ORDER = ("cuda", "mps", "cpu")  # what "auto" tries, first available wins
 _NAME = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
 T = TypeVar("T")
@@ -55,7 +56,7 @@ def resolve_device(name: str | torch.device | None = DEFAULT_DEVICE) -> torch.de
 
 def app_device() -> torch.device:
     """The app's device, from HEAD_EXPLORER_DEVICE (default auto)."""
-    return resolve_device(os.environ.get(DEVICE_ENV, DEFAULT_DEVICE))
+    return resolve_device(env_config().device)
 
 
 def on(model: torch.nn.Module) -> torch.device:

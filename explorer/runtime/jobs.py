@@ -27,22 +27,22 @@ import threading
 import time
 from typing import Callable
 
-from explorer.runtime.session_models import TRAINING_ENV, env_int, release_memory
+from explorer.runtime.session_models import release_memory
+from explorer.runtime.config import env_config, env_name
 
-DEFAULT_SLOTS = 2  # jobs running at once (HEAD_EXPLORER_TRAINING), each holding a model copy
-QUEUE_ENV = "HEAD_EXPLORER_QUEUE"
-DEFAULT_QUEUE = 8  # jobs waiting for a slot; a waiting job holds no model copy, only its closure
 DEFAULT_EXPECTED_S = 60.0  # a job's length before any of its kind has finished in this process
 OVERRUN_S = 1.0  # the least a running job is expected to need still, however long it has run
 GRACE_S = 3.0  # how long an owner may be gone (a reload, a network blip) before its jobs stop
 POLL_S = 0.5
-NICE_ENV, DEFAULT_NICE = "HEAD_EXPLORER_JOB_NICE", 10  # added to a job thread's nice value (0: unchanged)
+NICE_ENV = env_name("job_nice")  # added to a job thread's nice value (0: unchanged)
 
 _log = logging.getLogger("head_explorer.jobs")  # a child of the app's logger: same handler, same format
 
-Progress = Callable[[dict], None]
+# (fraction done, message): the one signature of every long computation's progress; it may raise to cancel
+Progress = Callable[[float, str], None]
+Report = Callable[[dict], None]  # what a job tells its page: a fine-tune's epoch row, or {"frac", "msg"}
 Stop = Callable[[], bool]
-Work = Callable[[Progress, Stop], object]  # work(progress, stop) -> result
+Work = Callable[[Report, Stop], object]  # work(report, stop) -> result
 
 
 class Cancelled(Exception):
@@ -109,10 +109,7 @@ class Job:
 def lower_priority() -> None:
     """Add HEAD_EXPLORER_JOB_NICE to the calling thread's nice value (Linux: setpriority on a thread id
     touches that thread only). Unprivileged, so it can only go down; elsewhere, or when refused, a no-op."""
-    try:  # not env_int: 0 is a valid value here (leave jobs at the server's priority)
-        nice = int(os.environ.get(NICE_ENV, DEFAULT_NICE))
-    except ValueError:
-        nice = DEFAULT_NICE
+    nice = env_config().job_nice
     if nice <= 0 or not hasattr(os, "setpriority"):
         return
     tid = threading.get_native_id()
@@ -127,8 +124,9 @@ class Jobs:
 
     def __init__(self, slots: int | None = None, grace: float = GRACE_S, poll: float = POLL_S,
                  queue: int | None = None):
-        self.slots = slots or env_int(TRAINING_ENV, DEFAULT_SLOTS)
-        self.queue = env_int(QUEUE_ENV, DEFAULT_QUEUE) if queue is None else queue
+        # HEAD_EXPLORER_TRAINING slots, each holding a model copy; HEAD_EXPLORER_QUEUE waiting, each only its closure
+        self.slots = slots or env_config().training
+        self.queue = env_config().queue if queue is None else queue
         self.grace, self.poll = grace, poll
         self._lock = threading.Lock()
         self._running: list[Job] = []  # a slot each, from start() until its thread ends

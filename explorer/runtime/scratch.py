@@ -1,7 +1,7 @@
 """Scratch folders that never outlive their run.
 
 Each is named after the process that made it (`.<name>.partial-<pid>-<random>` beside an export,
-`head-explorer-<pid>-<random>` in the app's one writable folder, resources.cache_dir()). `finally`
+`head-explorer-<pid>-<random>` in the app's one writable folder, cache_dir()). `finally`
 removes it on errors, Ctrl+C and SIGTERM; what a SIGKILL or a power cut leaves behind is removed by
 the next run, which deletes every such folder whose process is gone. Folders are made with mkdir's
 normal mode (0777 less the umask), so a renamed export gets the permissions any new folder would.
@@ -16,7 +16,20 @@ import uuid
 from pathlib import Path
 from typing import Iterator
 
-from explorer import resources
+from explorer.runtime.config import env_config
+
+
+
+def cache_dir() -> Path:
+    """The one folder the app writes to at run time (scratch folders for training and model zips), made
+    on first use: $HEAD_EXPLORER_CACHE, else the user's cache folder (XDG_CACHE_HOME on Linux). The code
+    tree is only read, so it can be read-only and owned by another user."""
+    import platformdirs
+
+    path = Path(env_config().cache or platformdirs.user_cache_dir("head-explorer", appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
 
 _OWNED = re.compile(r"^(?:\..+\.partial|head-explorer)-(\d+)-[0-9a-f]{8}$")
 
@@ -82,7 +95,7 @@ def partial_for(out: Path) -> Path:
 @contextlib.contextmanager
 def temporary() -> Iterator[Path]:
     """A scratch folder in the app's cache folder, removed on exit whatever happens."""
-    path = _new(resources.cache_dir(), "head-explorer")
+    path = _new(cache_dir(), "head-explorer")
     try:
         yield path
     finally:
@@ -98,7 +111,7 @@ def process_folder() -> Path:
     if not _PROCESS or not _PROCESS[0].is_dir():
         import atexit
 
-        path = _new(resources.cache_dir(), "head-explorer")
+        path = _new(cache_dir(), "head-explorer")
         atexit.register(shutil.rmtree, path, True)
         _PROCESS[:] = [path]
     return _PROCESS[0]

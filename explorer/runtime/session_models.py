@@ -13,25 +13,21 @@ import ctypes
 import ctypes.util
 import functools
 import gc
-import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from explorer.model.checkpoints import Checkpoint
+from explorer.runtime.config import env_config
 
-PER_OWNER_ENV, BUDGET_ENV = "HEAD_EXPLORER_SESSION_MODELS", "HEAD_EXPLORER_MODELS_MB"
-TRAINING_ENV = "HEAD_EXPLORER_TRAINING"  # fine-tunes running at once (the app's own bound)
-DEFAULT_PER_OWNER, DEFAULT_BUDGET_MB = 3, 1024  # about 11 fine-tuned copies of the 88 MB MiniLM
+
+class Checkpoint(Protocol):
+    """What the store needs of a model (explorer.model.checkpoints.Checkpoint, one layer up): its name and
+    its torch module, to key it and to count its bytes."""
+    name: str
+    model: Any  # a torch.nn.Module
+
 CAP, BUDGET = "cap", "budget"  # why a model was evicted
-
-
-def env_int(name: str, default: int) -> int:
-    try:
-        value = int(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return value if value >= 1 else default
 
 
 def model_bytes(ck: Checkpoint) -> int:
@@ -70,8 +66,8 @@ class ModelStore:
     """Thread-safe: sessions register models from their own script threads."""
 
     def __init__(self, per_owner: int | None = None, budget_bytes: int | None = None):
-        self.per_owner = per_owner or env_int(PER_OWNER_ENV, DEFAULT_PER_OWNER)
-        self.budget_bytes = budget_bytes or env_int(BUDGET_ENV, DEFAULT_BUDGET_MB) * 2**20
+        self.per_owner = per_owner or env_config().session_models
+        self.budget_bytes = budget_bytes or env_config().models_mb * 2**20  # 1024: ~11 copies of the 88 MB MiniLM
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()  # oldest first
         self._evicted: dict[str, list[tuple[str, str]]] = {}  # owner -> [(name, CAP | BUDGET)]

@@ -1,1 +1,1 @@
-"""Words shown to people: translations (i18n) and the errors that carry their keys."""
+"""Words shown to people: translations (i18n), the errors that carry their keys, plain and highlighted text."""

@@ -32,22 +32,24 @@ from explorer.model.heads import HeadError, build_head, derive, native_kind, out
 from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.runtime import scratch
+from explorer.runtime.budget import chunks
 from explorer.runtime.device import halving_on_oom
-from explorer.runtime.session_models import env_int
+from explorer.runtime.config import env_config, env_name
+from explorer.runtime.jobs import Stop
 from explorer.text.errors import ExplorerError
 
 MODES = ("head", "full")
 LEARNING_RATES = tuple(float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)) + (1.0,)  # the pages' 1-2-5 steps
 # Full fine-tuning's memory budget in MB, checked before a run starts (see full_memory).
-TRAIN_ENV, DEFAULT_TRAIN_MB = "HEAD_EXPLORER_TRAIN_MB", 3072
+TRAIN_ENV = env_name("train_mb")
 # Work a fine-tune may take, in token passes through the encoder, checked before it starts (see work):
 # a job holds one of few slots for as long as it runs, and a 100,000-sentence file in head mode held one
 # past 420 s. 4M passes is about 23,000 rows at length 128 in head mode, or 3,400 for 3 epochs in full mode.
-WORK_ENV, DEFAULT_WORK = "HEAD_EXPLORER_TRAIN_TOKENS", 4_000_000
+WORK_ENV = env_name("train_tokens")
 # A training step's backward pass costs about twice its forward: MiniLM-L6 at batch 32 x 128 on one CPU
 # thread ran 1,684 tokens/s forward and 590 forward and backward (2.9x).
 _FULL_PASS = 3
-# The pooling steps (own_head.OwnStep.op) that read one token, each the features.POOLS entry holding it.
+# The pooling steps (steps.Step.op) that read one token, each the features.POOLS entry holding it.
 HEAD_POOLS = ("first", "last")
 MIN_LENGTH = 8  # room for the special tokens and a few words
 
@@ -90,8 +92,7 @@ class FinetuneResult:
     kept_by: str = "val_loss"  # why best_epoch was kept: val_loss, score (a tie on loss) or last
 
 
-Progress = Callable[[dict], None]
-Stop = Callable[[], bool]
+EpochReport = Callable[[dict], None]  # one epoch's row of the history, as it ends
 
 # ---- model preparation --------------------------------------------------------------------
 
@@ -177,7 +178,7 @@ def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
     s = settings.resolved()
     if s.mode != "full":
         return  # head mode trains on cached features: bounded by the feature cache and its batches
-    budget_mb = env_int(TRAIN_ENV, DEFAULT_TRAIN_MB)
+    budget_mb = env_config().train_mb
     budget = budget_mb * 2**20
     need = full_memory(ck, s.batch_size, s.max_length, rows)
     if need <= budget:
@@ -210,7 +211,7 @@ def check_work(settings: Settings, rows: int) -> None:
     """Refuse, before it starts, a fine-tune past HEAD_EXPLORER_TRAIN_TOKENS token passes; the message names
     the most rows that fit at these settings and, where one does, the longest length that fits all rows."""
     s = settings.resolved()
-    budget = env_int(WORK_ENV, DEFAULT_WORK)
+    budget = env_config().train_tokens
     need = work(s, rows)
     if need <= budget:
         return
@@ -291,7 +292,7 @@ def kept_epoch(history, problem_type: str, early_stopping: bool = True) -> tuple
 # ---- training -------------------------------------------------------------------------------
 
 
-def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), progress: Progress | None = None,
+def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), progress: EpochReport | None = None,
              stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a private copy of `ck` on `data`; `ck` itself is never modified."""
     s = checked(ck, settings, len(data.texts), lambda s: check_head(ck, s))
@@ -362,8 +363,8 @@ def sgd_epoch(n: int, batch_size: int, gen: torch.Generator, opt, sched, device,
     `loss_of(b)`, then a step of `opt` and `sched`. Returns the mean loss per row."""
     perm = torch.randperm(n, generator=gen)
     total = 0.0
-    for i in range(0, n, batch_size):
-        b = perm[i:i + batch_size].to(device)
+    for rows in chunks(n, batch_size):
+        b = perm[rows.start:rows.stop].to(device)
         loss = loss_of(b)
         opt.zero_grad()
         loss.backward()
@@ -424,8 +425,8 @@ class _Rows(torch.utils.data.Dataset):
     def __init__(self, tokenizer, texts: list[str], y: torch.Tensor, max_length: int, chunk: int = 1024,
                  pairs: list[str] | None = None):
         self.enc: dict[str, list[np.ndarray]] = {}
-        for start in range(0, len(texts), chunk):
-            enc = tokenizer(texts[start:start + chunk], pairs[start:start + chunk] if pairs is not None else None,
+        for part in chunks(len(texts), chunk):
+            enc = tokenizer(texts[part.start:part.stop], pairs[part.start:part.stop] if pairs is not None else None,
                             truncation=True, max_length=max_length)
             for k, rows in enc.items():
                 self.enc.setdefault(k, []).extend(np.asarray(r, np.int32) for r in rows)
@@ -447,8 +448,8 @@ def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int
         batch_size = 1
     out = []
     with torch.no_grad():
-        for i in range(0, len(texts), batch_size):
-            enc = tokenizer(texts[i:i + batch_size], pairs[i:i + batch_size] if pairs is not None else None,
+        for rows in chunks(len(texts), batch_size):
+            enc = tokenizer(texts[rows.start:rows.stop], pairs[rows.start:rows.stop] if pairs is not None else None,
                             truncation=True, max_length=max_length, padding=True, return_tensors="pt")
             out.append(model(**{k: v.to(model.device) for k, v in enc.items()}).logits.float().cpu())
     return torch.cat(out) if out else torch.zeros((0, model.config.num_labels))
@@ -473,7 +474,7 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
 
 
 def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate, rule: str,
-                       progress: Progress | None, stop: Stop | None) -> tuple[list[dict], int, bool, object]:
+                       progress: EpochReport | None, stop: Stop | None) -> tuple[list[dict], int, bool, object]:
     """Full fine-tuning of `work.model` on the dataset `train` with transformers' Trainer: after each epoch
     `evaluate(model)` (-> (validation logits, metrics, validation loss), in eval mode) makes a progress row,
     the best epoch by `better(rule, ...)` is kept, and `stop()` ends training after the current step.
@@ -492,7 +493,7 @@ def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate,
         model.train(was_training)
         return out
 
-    class Progress(TrainerCallback):
+    class ReportEpochs(TrainerCallback):
         def on_epoch_end(self, args, state, control, model=None, **kw):
             logits, m, val_loss = evaluated(model)
             losses = [r["loss"] for r in state.log_history if "loss" in r]
@@ -521,7 +522,7 @@ def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate,
             logging_strategy="steps", logging_steps=max(1, -(-len(train) // s.batch_size)), report_to=[],
             disable_tqdm=True, use_cpu=device.type == "cpu")  # the checkpoint's device: Trainer would take any GPU
         trainer = Trainer(model=work.model, args=args, train_dataset=train, data_collator=collator,
-                          callbacks=[Progress()])
+                          callbacks=[ReportEpochs()])
         trainer.remove_callback(PrinterCallback)  # it prints logs to stdout, which --json keeps clean
         trainer.train()
     work.model.to(device)  # Trainer may have moved it; the kept model lives where its checkpoint does

@@ -15,11 +15,13 @@ import numpy as np
 import torch
 from sklearn.model_selection import train_test_split
 
-from explorer.data.tags import IGNORE, TOKEN_TASK, TagData, _encode, align_labels, first_subwords, word_logits
+from explorer.data.subwords import IGNORE, align_labels, encode_words, first_subwords, word_logits
+from explorer.data.tags import TagData
 from explorer.model import tokenizer as shared_tokenizer
-from explorer.model.checkpoints import Checkpoint, forward_inputs
+from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, forward_inputs
 from explorer.model.problem import ProblemType
-from explorer.train.finetune import (FinetuneError, FinetuneResult, Progress, Settings, Stop, better, checked,
+from explorer.runtime.budget import chunks
+from explorer.train.finetune import (FinetuneError, FinetuneResult, EpochReport, Settings, Stop, better, checked,
                                      kept_epoch, session_name, sgd_epoch, train_with_trainer, trained)
 
 # Ties on validation loss go to the higher word accuracy, as for single-label sentences (problem.score).
@@ -107,7 +109,7 @@ def _evaluate(logits: list[np.ndarray], data: TagData, idx, names) -> tuple[dict
     return entity_metrics(truth, pred), loss
 
 
-def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings(), progress: Progress | None = None,
+def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings(), progress: EpochReport | None = None,
                   stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a token-classification copy of `ck` on tagged words; `ck` itself is never modified. The result's
     problem_type is "token-classification" and its metrics seqeval's (entity_metrics)."""
@@ -120,7 +122,7 @@ def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings()
         lambda work, s: run(work, data, s, train_idx, val_idx, progress, stop))
     m, _ = _evaluate(val_logits, data, val_idx, data.tag_names)
     return FinetuneResult(checkpoint=work, metrics=m, history=tuple(history), labels=data.tag_names,
-                          problem_type=TOKEN_TASK, confusion=None, train_seconds=seconds, best_epoch=best_epoch,
+                          problem_type=TOKEN_CLASSIFICATION, confusion=None, train_seconds=seconds, best_epoch=best_epoch,
                           stopped=stopped, kept_by=kept_epoch(history, _RULE, s.early_stopping)[1])
 
 
@@ -131,11 +133,11 @@ def word_features(model, tokenizer, words: list[list[str]], max_length: int, bat
     accepted = forward_inputs(model.base_model)  # DistilBERT's encoder takes no token_type_ids
     out = []
     with torch.inference_mode():
-        for i in range(0, len(words), batch_size):
+        for rows in chunks(len(words), batch_size):
             if stop:
                 stop()  # a cancelled job (jobs.Cancelled) stops before encoding every sentence
-            chunk = words[i:i + batch_size]
-            enc = _encode(tokenizer, chunk, max_length, padding=True, return_tensors="pt")
+            chunk = words[rows.start:rows.stop]
+            enc = encode_words(tokenizer, chunk, max_length, padding=True, return_tensors="pt")
             hidden = model.base_model(**{k: v.to(model.device) for k, v in enc.items()
                                          if k in accepted})[0]  # (b, seq, hidden)
             for j in range(len(chunk)):

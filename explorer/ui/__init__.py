@@ -1,15 +1,16 @@
-"""The streamlit side of the app, and the only package that imports streamlit: cache (cached models,
-analyses and results), session (owner, language, selection, widget values, session models and jobs)
-render (literal text, one-line errors, tables, asks before costly work, progress with Stop) and panels
-(sections of the longer pages). Pages import what they use from here."""
+"""The streamlit side of the app, and the only package that imports streamlit. Its modules form a line, each
+importing only those before it: session (owner, language, selection, widget values, session models and
+jobs), render (literal text, one-line errors, tables, asks before costly work, progress with Stop, the
+queue line), cache (cached models, analyses and results), panels (sections of the longer pages),
+token_view; report (the server's log lines) stands apart. Pages import what they use from here."""
 import torch
 
-from explorer.runtime.session_models import env_int
+from explorer.runtime.config import env_config
 
 # Sessions run in threads of one process: one intra-op thread per forward (by default) lets a class's
 # requests share the cores instead of each taking them all (HEAD_EXPLORER_TORCH_THREADS to change it).
 # Set here, where the server's side is first imported, not at a core module's import.
-torch.set_num_threads(env_int("HEAD_EXPLORER_TORCH_THREADS", 1))
+torch.set_num_threads(env_config().torch_threads)
 
 from explorer.ui import panels  # noqa: E402
 from explorer.ui.cache import (ANALYSES, analysis, checkpoint, current_analysis, current_head, other_prompt,  # noqa: E402
@@ -37,7 +38,7 @@ __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", 
 # "ready: model loaded" and, every minute, the session count and memory (explorer/ui/report.py).
 from explorer.ui import cache as _cache, report as _report  # noqa: E402
 
-_report.start(lambda name: _cache._shared_checkpoint(name, 0))
+_report.start(lambda name: _cache.shared_checkpoint(name, 0))
 # Once per process too: each session's widget values checked against their limits on arrival.
 from explorer.ui import gate as _gate  # noqa: E402
 

@@ -9,20 +9,20 @@ from typing import Callable, Hashable, TypeVar
 import streamlit as st
 
 from explorer import resources
-from explorer.explain import attention
+from explorer.model import attention
 from explorer.model import analysis as _analysis
 from explorer.model import checkpoints, heads
 from explorer.runtime import budget, device
-from explorer.runtime.session_models import env_int
+from explorer.runtime.config import env_config
 from explorer.text.errors import ExplorerError
 from explorer.ui.render import error, plain
-from explorer.ui.session import _owner, other_is_empty, selection, session_checkpoint, t
+from explorer.ui.session import WHEN_GONE, other_is_empty, owner, selection, session_checkpoint, t
 
 T = TypeVar("T")
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _shared_checkpoint(name: str, seed: int) -> checkpoints.Checkpoint:
+def shared_checkpoint(name: str, seed: int) -> checkpoints.Checkpoint:
     # HEAD_EXPLORER_DEVICE (default auto: cuda, then mps, then cpu); a device not here is one line on the page.
     return checkpoints.load_checkpoint(name, seed=seed, device=device.app_device())
 
@@ -32,12 +32,12 @@ def checkpoint(name: str, seed: int = 0) -> checkpoints.Checkpoint:
     if own is not None:
         return own
     with st.spinner(t("app.loading_checkpoint", name=plain(name))):
-        return _shared_checkpoint(name, seed)
+        return shared_checkpoint(name, seed)
 
 
 @st.cache_resource(max_entries=32)
 def _shared_head(name: str, kind: str, seed: int) -> heads.Head:
-    return heads.build_head(_shared_checkpoint(name, seed), kind, seed)
+    return heads.build_head(shared_checkpoint(name, seed), kind, seed)
 
 
 def head(name: str, kind: str, seed: int = 0) -> heads.Head:
@@ -51,12 +51,13 @@ def head(name: str, kind: str, seed: int = 0) -> heads.Head:
 # the What-if and Attributions pages' results, for every session together, under one byte budget
 # (HEAD_EXPLORER_ANALYSES_MB), oldest evicted first. Entries are shared between sessions, like the
 # cached models: read-only. A page's results are keyed by its session's owner and go with the session.
-ANALYSES = budget.ByteCache(budget.ANALYSES_ENV, budget.DEFAULT_ANALYSES_MB)
+ANALYSES = budget.ByteCache(lambda: env_config().analyses_mb)
+WHEN_GONE.append(lambda gone: ANALYSES.drop(lambda key: key[0] == gone))
 
 
 def _cached_analysis(name: str, kind: str, text: str, seed: int, text_pair: str = "") -> _analysis.Analysis:
     return ANALYSES.get_or_compute(("analysis", name, kind, text, seed, text_pair), lambda: _analysis.analyze(
-        _shared_checkpoint(name, seed), _shared_head(name, kind, seed), text, text_pair=text_pair))
+        shared_checkpoint(name, seed), _shared_head(name, kind, seed), text, text_pair=text_pair))
 
 
 def _cached_flow(name: str, kind: str, text: str, seed: int, text_pair: str = ""):  # (layers, seq)
@@ -68,15 +69,15 @@ def memo(page: str, params: Hashable, compute: Callable[[], T] | None = None) ->
     """A page's result for `params`: this session's kept one, or `compute()` kept now within the
     analyses' byte budget (oldest evicted first), or None when nothing is kept and there is no
     `compute` (a page that asks before costly work looks first). The one cache pages use."""
-    owner = _owner()
-    key = (owner, page, params)
+    me = owner()
+    key = (me, page, params)
     if compute is None:
         return ANALYSES.get(key)
     value = ANALYSES.get(key)
     if value is None:
         value = compute()
         ANALYSES.put(key, value)
-        fit_session(owner)
+        fit_session(me)
     return value
 
 
@@ -87,11 +88,11 @@ def session_bytes() -> int:
     return budget.nbytes({k: ss[k] for k in list(ss.keys()) if k in ss})
 
 
-def fit_session(owner: str) -> int:
+def fit_session(session: str) -> int:
     """Keep this session within HEAD_EXPLORER_SESSION_MB: its state plus its page results, the oldest
     results evicted first (the newest kept). Returns the bytes evicted."""
-    limit = env_int(budget.SESSION_ENV, budget.DEFAULT_SESSION_MB) * 2**20
-    return ANALYSES.trim(lambda key: key[0] == owner, limit, extra=session_bytes())
+    limit = env_config().session_mb * 2**20
+    return ANALYSES.trim(lambda key: key[0] == session, limit, extra=session_bytes())
 
 
 def timed(compute: Callable[[], T]) -> tuple[T, float]:

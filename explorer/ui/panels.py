@@ -11,9 +11,12 @@ from explorer import plots
 from explorer.explain.sampled import AGREEMENT_WARN
 from explorer.model.problem import PIPELINE_FUNCTIONS, ProblemType
 from explorer.text.errors import ExplorerError
-from explorer.ui.render import error, plain
-from explorer.ui.session import (drop_data_versions, lang, progress_to, session_checkpoint_names, session_zip,
-                                 session_zip_ready, sticky, t)
+from explorer.ui import render
+from explorer.ui.cache import checkpoint, memo, timed
+from explorer.ui.render import error, guarded, plain
+from explorer.ui.session import (DataSource, drop_data_versions, lang, progress_to, register_session_checkpoint,
+                                 selection, session_checkpoint_names, session_zip, session_zip_ready,
+                                 set_data_source, sticky, t)
 
 
 def pipeline_readings(a) -> None:
@@ -142,8 +145,7 @@ def tag_data(raw: bytes, name: str) -> None:
     checkpoint when asked, and then the page stops. Sentence data (and files no reader takes, which the
     CSV reader words itself) pass through untouched."""
     from explorer.data import tags
-    from explorer.ui.cache import checkpoint, memo, timed
-    from explorer.ui.session import DataSource, selection, set_data_source
+    from explorer.data.tag_report import tag_report
 
     try:
         if tags.layout(raw, name) == "csv":
@@ -160,7 +162,7 @@ def tag_data(raw: bytes, name: str) -> None:
         with st.status(t("data.checking", name=plain(sel.name)) if use_ck else t("data.reading"),
                        expanded=False) as status:
             key = (digest, name, sel.name if use_ck else None, sel.seed)
-            report, seconds = memo("data_tags", key, lambda: timed(lambda: tags.tag_report(
+            report, seconds = memo("data_tags", key, lambda: timed(lambda: tag_report(
                 tags.read_tags(raw, id2label=ck.model.config.id2label if ck else None, name=name), ck)))
             status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
     except ExplorerError as err:
@@ -215,7 +217,6 @@ def audit_projector(found, flag, key: tuple, seed: int) -> None:
     from explorer.model.problem import ProblemType
     from explorer.explain.projector import available, project
     from explorer.plots import audit as aplots
-    from explorer.ui.cache import memo
 
     data = found.data
     st.subheader(t("audit.projector"))
@@ -286,19 +287,6 @@ def model_downloads() -> None:
         st.rerun()  # drawn again with its download button
 
 
-def job_queue(job) -> bool:
-    """A job still waiting for a slot: its place in line and the estimated wait, in one line, redrawn by the
-    page's live fragment; True while it waits (the page then has nothing else to draw for it)."""
-    if job is None or not job.waiting:
-        return False
-    wait = job.estimate()
-    if wait >= 90:
-        st.info(t("jobs.waiting_min", place=job.place(), wait=round(wait / 60)))
-    else:
-        st.info(t("jobs.waiting_s", place=job.place(), wait=max(5, 5 * round(wait / 5))))
-    return True
-
-
 def kept_mark(job) -> tuple[int, str]:
     """(epoch, name) to mark on a fine-tune's curve: the epoch kept, once the job is done; (0, "") before."""
     res = job.result if job.done else None
@@ -326,8 +314,6 @@ def finetune_job(names: dict[str, str], running: bool) -> None:
     then the result, registered once as a session model (the sidebar redrawn with it), and the downloads."""
     import dataclasses
 
-    from explorer.ui.render import guarded
-    from explorer.ui.session import register_session_checkpoint
 
     ss = st.session_state
 
@@ -337,7 +323,7 @@ def finetune_job(names: dict[str, str], running: bool) -> None:
 
     def _live():
         job = ss.get("ft_job")
-        if job is None or job_queue(job):
+        if job is None or render.job_queue(job):
             return
         hist = list(job.progress)
         total = ss.get("ft_total") or (hist[-1]["epochs"] if hist else 1)

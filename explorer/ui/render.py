@@ -12,7 +12,9 @@ from explorer.model.problem import Prediction, prediction_text
 from explorer.text.errors import ExplorerError
 from explorer.ui import gate
 from explorer.text.plain import markdown as plain  # user text in Markdown: the one rule, in explorer.text.plain
-from explorer.ui.session import MODELS, _log, _owner, lang, t
+from explorer.runtime.jobs import Cancelled
+from explorer.ui import session  # session.start_job read at call time: tests wrap it
+from explorer.ui.session import MODELS, lang, log, owner, progress_to, stop_if_gone, t
 
 
 def prediction(pred: Prediction) -> str:
@@ -28,7 +30,7 @@ def error(err: BaseException | str) -> None:
     elif isinstance(err, str):
         text = err
     else:
-        _log.error("unexpected error", exc_info=err)
+        log.error("unexpected error", exc_info=err)
         text = t("errors.unexpected", kind=type(err).__name__)
     st.error(plain(text.strip().splitlines()[0] if text.strip() else type(err).__name__))
 
@@ -42,7 +44,7 @@ def guarded(run: Callable[[], object]) -> None:
     except ExplorerError as err:
         error(err)
     except Exception as err:  # noqa: BLE001 - the page boundary: visitors never see a traceback
-        _log.exception("unexpected error while running a page")
+        log.exception("unexpected error while running a page")
         st.error(t("errors.unexpected", kind=type(err).__name__))
 
 
@@ -80,7 +82,7 @@ def step_label(name: str) -> str:
 
 def show_evictions() -> None:
     """Say which of this session's models were evicted to stay within the memory bounds."""
-    for name, why in MODELS.take_evicted(_owner()):
+    for name, why in MODELS.take_evicted(owner()):
         st.info(t(f"safety.evicted_{why}", name=plain(name), n=MODELS.per_owner, mb=MODELS.budget_bytes // 2**20))
 
 
@@ -110,8 +112,6 @@ def with_progress(what: str, params: object, work: Callable[[Callable[[float, st
                   running: str, stop: str):
     """Run `work(progress)` under a progress bar with a Stop button (`{what}_stop`); a click on Stop
     ends this run and is remembered for `params` (see cancelled)."""
-    from explorer.ui.session import progress_to
-
     holder = st.empty()
     with holder.container():
         st.button(stop, key=f"{what}_stop", on_click=_cancel, args=(what, params))
@@ -150,10 +150,6 @@ def queued(what: str, params: object, work: Callable[[Callable[[float, str], Non
     A job outlives this run: one for the same `params` started by an earlier run (cut short by another
     click, or a visit to another page) is picked up, finished or not; one for other params is stopped.
     With `start` False only such a job is waited for. Returns the result; None when nothing ran."""
-    from explorer.runtime.jobs import Cancelled
-    from explorer.ui import panels
-    from explorer.ui.session import start_job, stop_if_gone
-
     ss, slot = st.session_state, f"_job_{what}"
     held = ss.get(slot)
     if held is not None and (held[0] != params or (held[1].done and held[1].why)):
@@ -172,7 +168,7 @@ def queued(what: str, params: object, work: Callable[[Callable[[float, str], Non
 
             return work(report)
 
-        job = start_job(what, what, job_work, expected_s)
+        job = session.start_job(what, what, job_work, expected_s)
         if job is None:
             raise ExplorerError("jobs_busy")
         ss[slot] = held = (params, job)
@@ -188,7 +184,7 @@ def queued(what: str, params: object, work: Callable[[Callable[[float, str], Non
             job.stop("owner gone")
             raise
         with line.container():  # redrawn each tick: a click on Stop or another widget ends this run here
-            if not panels.job_queue(job):
+            if not job_queue(job):
                 last = job.progress[-1] if job.progress else {"frac": 0.0, "msg": running}
                 st.progress(min(1.0, max(0.0, last["frac"])), text=last["msg"])
     box.empty()
@@ -198,6 +194,19 @@ def queued(what: str, params: object, work: Callable[[Callable[[float, str], Non
     if job.why:  # stopped (its Stop button's run follows)
         st.stop()
     return job.result
+
+
+def job_queue(job) -> bool:
+    """A job still waiting for a slot: its place in line and the estimated wait, in one line, redrawn by the
+    page's live fragment; True while it waits (the page then has nothing else to draw for it)."""
+    if job is None or not job.waiting:
+        return False
+    wait = job.estimate()
+    if wait >= 90:
+        st.info(t("jobs.waiting_min", place=job.place(), wait=round(wait / 60)))
+    else:
+        st.info(t("jobs.waiting_s", place=job.place(), wait=max(5, 5 * round(wait / 5))))
+    return True
 
 
 def cancelled(what: str, params: object) -> bool:

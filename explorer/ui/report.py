@@ -10,7 +10,7 @@ import time
 from streamlit.logger import get_logger
 from streamlit.runtime import Runtime
 
-from explorer.runtime.session_models import env_int
+from explorer.runtime.config import env_config, env_name
 
 _log = get_logger("head_explorer")
 _STARTED = threading.Lock()  # held for good by the one thread a process starts
@@ -38,7 +38,7 @@ def _sessions() -> tuple[int, int]:
     return mgr.num_active_sessions(), mgr.num_sessions()
 
 
-HEALTH_TOKEN_ENV = "HEAD_EXPLORER_HEALTH_TOKEN"
+HEALTH_TOKEN_ENV = env_name("health_token")
 
 
 def status(full: bool = True) -> dict:
@@ -56,9 +56,8 @@ def trusted(client_host: str | None, headers) -> bool:
     connects from loopback but says X-Forwarded-For, so strangers behind it see only ready or not."""
     import hmac
     import ipaddress
-    import os
 
-    token = os.environ.get(HEALTH_TOKEN_ENV, "")
+    token = env_config().health_token
     sent = headers.get("authorization", "")
     if token and hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
         return True
@@ -92,5 +91,5 @@ def start(load) -> None:
     # AppTest installs a MagicMock(spec=Runtime) as the instance, which isinstance() would accept
     if not Runtime.exists() or type(Runtime.instance()) is not Runtime or not _STARTED.acquire(blocking=False):
         return
-    threading.Thread(target=_run, args=(load, env_int("HEAD_EXPLORER_REPORT_S", 60)),
+    threading.Thread(target=_run, args=(load, env_config().report_s),
                      name="head-explorer-report", daemon=True).start()

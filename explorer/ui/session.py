@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from explorer.data.audit import LabelAudit
     from explorer.data.dataset import Table
 
-_log = get_logger("head_explorer")
+log = get_logger("head_explorer")
 
 MODELS = session_models.ModelStore()  # every session's fine-tuned models, within the bounds
 # Background jobs (fine-tunes, label audits, long attributions), HEAD_EXPLORER_TRAINING at once.
@@ -40,17 +40,17 @@ class _Owner:
     def __init__(self):
         self.id = uuid.uuid4().hex
         weakref.finalize(self, MODELS.drop_owner, self.id)
-        weakref.finalize(self, _drop_results, self.id)
+        for forget in WHEN_GONE:
+            weakref.finalize(self, forget, self.id)
         weakref.finalize(self, JOBS.stop_owner, self.id)
 
 
-def _drop_results(owner: str) -> None:
-    from explorer.ui.cache import ANALYSES  # cache imports this module; a session's results go with it
+# What else goes with a session, each called with its owner id: modules above this one register here (the
+# analyses cache drops the session's page results) instead of this module importing them.
+WHEN_GONE: list[Callable[[str], None]] = []
 
-    ANALYSES.drop(lambda key: key[0] == owner)
 
-
-def _owner() -> str:
+def owner() -> str:
     ss = st.session_state
     if "_model_owner" not in ss:  # not setdefault: a spare _Owner would die at once and run its finalizer
         ss["_model_owner"] = _Owner()
@@ -72,15 +72,15 @@ def tn(key: str, count: int, **fmt) -> str:
 
 def register_session_checkpoint(ck: checkpoints.Checkpoint) -> None:
     """Make a per-session model (e.g. just fine-tuned) selectable on every page of this session."""
-    MODELS.add(_owner(), ck)
+    MODELS.add(owner(), ck)
 
 
 def session_checkpoint_names() -> list[str]:
-    return MODELS.names(_owner())
+    return MODELS.names(owner())
 
 
 def session_checkpoint(name: str) -> checkpoints.Checkpoint | None:
-    return MODELS.get(_owner(), name)
+    return MODELS.get(owner(), name)
 
 
 def session_zip(name: str, progress: Callable[[float], None] | None = None) -> Path:
@@ -91,7 +91,7 @@ def session_zip(name: str, progress: Callable[[float], None] | None = None) -> P
     for old in folder.glob("*.zip"):
         if not MODELS.holds(old.stem):
             old.unlink(missing_ok=True)
-    ck = MODELS.get(_owner(), name)
+    ck = MODELS.get(owner(), name)
     if ck is None:  # evicted since the page was drawn
         raise finetune.FinetuneError("model_evicted", name=name)
     return finetune.zip_once(ck, folder, progress)
@@ -116,7 +116,7 @@ def start_job(kind: str, name: str, work: jobs.Work, expected_s: float | None = 
     """Run `work(progress, stop)` in the background for this session, or None when every slot is taken.
     The job stops when its tab has been disconnected for jobs.GRACE_S seconds: a closed tab's session
     lingers in Streamlit for a reconnect, so its finalizer alone could keep a core busy for minutes."""
-    return JOBS.start(_owner(), kind, name, work, alive=_session_alive(), expected_s=expected_s)
+    return JOBS.start(owner(), kind, name, work, alive=_session_alive(), expected_s=expected_s)
 
 
 def _session_alive() -> Callable[[], bool] | None:
@@ -145,7 +145,7 @@ def stop_if_gone() -> None:
 
     since = ss.setdefault("_gone_since", time.monotonic())
     if time.monotonic() - since >= jobs.GRACE_S:
-        _log.info("script run stopped: its tab has been gone %.1f s", time.monotonic() - since)
+        log.info("script run stopped: its tab has been gone %.1f s", time.monotonic() - since)
         st.stop()
 
 

@@ -11,7 +11,9 @@ from explorer.plots.token_labels import entity_html, label_heatmap
 from explorer.text.errors import ExplorerError
 from explorer.text import i18n
 from explorer.ui.cache import ANALYSES, checkpoint, head, memo
-from explorer.ui.render import chart, error, headers, table
+from explorer.ui import panels
+from explorer.ui.render import cancelled, chart, error, headers, plain, run_or_queue, table
+from explorer.ui import session
 from explorer.ui.session import lang, other_is_empty, selection, sticky, t
 
 
@@ -167,9 +169,8 @@ def token_attributions() -> bool:
     from explorer.explain import attribution as attr, cost
     from explorer.explain.token_attribution import every_label
     from explorer.plots import attribution as attribution_plots
+    from explorer.text.highlight import highlight_html
     from explorer.plots.token_labels import label_grid
-    from explorer.ui import panels
-    from explorer.ui.render import cancelled, plain, run_or_queue
 
     sel = selection()
     strategy = st.session_state.get("tokenhead_aggregation", a.aggregation)
@@ -216,7 +217,7 @@ def token_attributions() -> bool:
     panels.completeness(r)
     signed = r.method != "saliency"
     legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
-    st.html(attribution_plots.highlight_html(r.shown, r.scores, legend=legend))
+    st.html(highlight_html(r.shown, r.scores, legend=legend))
     chart(attribution_plots.sorted_bars(r.shown, r.scores, t("attributions.bars_title", label=r.target_label),
                                         t("attributions.score_axis"), t("attributions.level_token"), signed=signed),
           "attr_token_bars")
@@ -267,8 +268,6 @@ def token_finetune(src) -> bool:
     if not is_tag_data(src):
         return False
     from explorer.train.finetune import LEARNING_RATES
-    from explorer.ui import panels
-    from explorer.ui.render import plain
 
     ss = st.session_state
     sel = selection()
@@ -303,15 +302,15 @@ def _start_tags(src, options: dict) -> None:
     """Start button: read the tags, refuse in one line what cannot run (before a slot is taken), then train
     in the background; a sentence checkpoint's encoder gets a new token head, as the CLI does."""
     from explorer.data import tags
+    from explorer.data.dataset import is_token_classifier
     from explorer.train.finetune import FinetuneError, Settings, check_size, session_name
     from explorer.train.finetune_tags import finetune_tags
-    from explorer.ui.session import start_job
 
     ss = st.session_state
     sel = selection()
     try:
         ck = checkpoint(sel.name, sel.seed)
-        names = ck.model.config.id2label if tags.is_token_classifier(ck) else None  # names numeric tags
+        names = ck.model.config.id2label if is_token_classifier(ck) else None  # names numeric tags
         data = tags.read_tags(src.bytes, id2label=names, name=src.name)
         settings = Settings(**options)
         if settings.head != "own":  # the one head save_pretrained writes for a token classifier
@@ -321,7 +320,7 @@ def _start_tags(src, options: dict) -> None:
         ss["ft_error"] = err
         return
     model_name = session_name()
-    new = start_job("fine-tune", model_name, lambda progress, stop: finetune_tags(
+    new = session.start_job("fine-tune", model_name, lambda progress, stop: finetune_tags(
         ck, data, settings, progress=progress, stop=stop, name=model_name))
     if new is None:
         ss["ft_error"] = t("safety.training_busy")

@@ -1,0 +1,73 @@
+"""What a shared link's query parameters set for a fresh session: a teacher's link for a class.
+
+`?lang=vi` (or `en`) picks the language, `?checkpoint=` one of the registry's names (never a folder or a hub
+id: a link must not make the server load something), `?text=` the sidebar's text (cut at the sidebar's
+limit), `?lock=1` (or `0`) the quiz's lock-answers mode. A bad value is ignored and named in a note; a
+parameter this module does not know is left alone (Streamlit's own, `?embed=true`, or a page's).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from explorer.model.analysis import MAX_TEXT_CHARS
+from explorer.model.checkpoints import REGISTRY
+from explorer.text.i18n import LANGUAGES
+
+PARAMETERS = ("lang", "checkpoint", "text", "lock")
+_BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+@dataclass(frozen=True)
+class Note:
+    """One ignored or changed parameter: an i18n key under "links." and its fields."""
+    key: str
+    fields: tuple[tuple[str, str | int], ...] = ()
+
+    def kwargs(self) -> dict:
+        return dict(self.fields)
+
+
+@dataclass(frozen=True)
+class Link:
+    """What a link sets: session-state keys (as app.py and the quiz name them) and the notes for the rest."""
+    settings: tuple[tuple[str, object], ...]
+    notes: tuple[Note, ...]
+
+    def as_dict(self) -> dict:
+        return dict(self.settings)
+
+
+def _shown(value: str, width: int = 40) -> str:
+    return value if len(value) <= width else value[: width - 1] + "…"
+
+
+def read_link(params: Mapping[str, str]) -> Link:
+    """The settings a link's query parameters ask for; every bad value a note, never an error."""
+    settings: list[tuple[str, object]] = []
+    notes: list[Note] = []
+    if (lang := params.get("lang")) is not None:
+        if lang in LANGUAGES:
+            settings.append(("lang", lang))
+        else:
+            notes.append(Note("links.bad_lang", (("value", _shown(lang)), ("choices", ", ".join(LANGUAGES)))))
+    if (name := params.get("checkpoint")) is not None:
+        if name in REGISTRY:
+            settings.append(("checkpoint", name))
+        else:
+            notes.append(Note("links.bad_checkpoint", (("value", _shown(name)), ("choices", ", ".join(REGISTRY)))))
+    if (text := params.get("text")) is not None:
+        if len(text) > MAX_TEXT_CHARS:  # as the sidebar's text area, which takes no more
+            notes.append(Note("links.text_cut", (("chars", len(text)), ("limit", MAX_TEXT_CHARS))))
+            text = text[:MAX_TEXT_CHARS]
+        if text.strip():
+            settings.append(("text", text))
+        else:
+            notes.append(Note("links.empty_text"))
+    if (lock := params.get("lock")) is not None:
+        if lock.lower() in _BOOLEANS:
+            # On: the quiz's toggle is drawn locked too, so every student of that link scores first answers.
+            settings += [("quiz_lock", _BOOLEANS[lock.lower()]), ("quiz_lock_from_link", _BOOLEANS[lock.lower()])]
+        else:
+            notes.append(Note("links.bad_lock", (("value", _shown(lock)),)))
+    return Link(tuple(settings), tuple(notes))
