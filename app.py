@@ -103,6 +103,7 @@ def _presenter_changed() -> None:
 
 # Every sticky widget (sidebar and pages) keeps its value: before any widget is drawn.
 ui.keep_widgets()
+ui.show_refused()  # a value sent past a widget's limits was not taken: one line each
 # Like the pages: a failure here is one translated line (and a server log entry), never a traceback.
 ui.guarded(_sidebar)
 

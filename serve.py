@@ -1,7 +1,8 @@
 """The app as a container, a replica or any host serves it: `streamlit run serve.py` serves app.py (Streamlit
 1.67 runs an `st.App` it finds in the script) with Streamlit's legacy pages/ resolution off from the start,
 so a shared link opens its page even for the server's first visitor, plus GET /healthz: 200 once the
-default model is loaded, 503 before, with the session count and memory.
+default model is loaded, 503 before; the session count and memory only on loopback (not forwarded by a
+proxy) or with HEAD_EXPLORER_HEALTH_TOKEN as a bearer token.
 
 Only light imports here: the model is loaded by a thread started once the server runs, so
 /_stcore/health answers at once and /healthz says when the app is really usable."""
@@ -39,9 +40,12 @@ async def _lifespan(_app):
     yield
 
 
-async def _healthz(_request) -> JSONResponse:
+async def _healthz(request) -> JSONResponse:
     report = sys.modules.get("explorer.ui.report")
-    body = report.status() if report is not None else {"ready": False}
+    if report is None:
+        body = {"ready": False}
+    else:  # ready or not to anyone; the numbers on loopback or with the token (explorer/ui/report.py)
+        body = report.status(full=report.trusted(request.client.host if request.client else None, request.headers))
     return JSONResponse(body, status_code=200 if body["ready"] else 503)
 
 

@@ -37,6 +37,7 @@ class Session:
     values: dict[str, WidgetState] = field(default_factory=dict)  # element id -> the value this client holds
     inbox: asyncio.Queue = field(default_factory=asyncio.Queue)  # every frame, read as it comes
     reader: asyncio.Task | None = None
+    session_id: str = ""  # the server's id for this session, from its first run
 
     async def connect(self) -> None:
         host = self.url.removeprefix("http://")
@@ -60,15 +61,17 @@ class Session:
         if self.reader is not None:
             await self.reader
 
-    async def run(self, page: str | None = None, needle: str = "") -> Run:
+    async def run(self, page: str | None = None, needle: str = "", query: str = "") -> Run:
         """Ask for a run (of `page`, a url path name such as "attention", when given) with the values held,
-        and wait for its end. Button presses (trigger values) are sent once, as a browser does."""
+        and wait for its end. Button presses (trigger values) are sent once, as a browser does. `query` is the
+        URL's query string, as a browser sends it."""
         if page is not None:
             self.page = self.pages[page]  # known from the first run's navigation message
         msg = BackMsg()
         cs = msg.rerun_script
         cs.page_script_hash = self.page
         cs.page_name = page or ""
+        cs.query_string = query
         cs.widget_states.widgets.extend(self.values.values())
         self.values = {k: v for k, v in self.values.items() if v.WhichOneof("value") != "trigger_value"}
         while not self.inbox.empty():  # what came between runs belongs to none of them
@@ -109,6 +112,8 @@ class Session:
         fwd.ParseFromString(raw)
         if fwd.WhichOneof("type") == "navigation":  # st.navigation's pages, sent on each run
             self.pages = {p.url_pathname: p.page_script_hash for p in fwd.navigation.app_pages}
+        elif fwd.WhichOneof("type") == "new_session":
+            self.session_id = fwd.new_session.initialize.session_id
         return fwd
 
     def set_text(self, key: str, text: str) -> None:
@@ -118,3 +123,24 @@ class Session:
     def press(self, key: str) -> None:
         wid = self.widgets[key]
         self.values[wid] = WidgetState(id=wid, trigger_value=True)
+
+
+def run_apart(main):
+    """asyncio.run(main()) on a thread of its own, returning its result or raising its error: a caller may
+    already run an event loop on its thread (Playwright's sync API does, for a whole test session)."""
+    import threading
+
+    out: dict = {}
+
+    def target() -> None:
+        try:
+            out["result"] = asyncio.run(main())
+        except BaseException as err:  # noqa: BLE001 - handed to the caller's thread
+            out["error"] = err
+
+    thread = threading.Thread(target=target, name="ws-client")
+    thread.start()
+    thread.join()
+    if "error" in out:
+        raise out["error"]
+    return out["result"]

@@ -6,7 +6,7 @@ import streamlit as st
 from explorer import plots, ui
 from explorer.data.dataset import prepare, read_csv
 from explorer.text.errors import ExplorerError
-from explorer.train.finetune import LEARNING_RATES, Settings, check_head, check_memory, finetune, session_name
+from explorer.train.finetune import LEARNING_RATES, Settings, check_head, check_size, finetune, session_name
 from explorer.ui import sticky, t
 from explorer.ui.token_view import token_finetune
 
@@ -52,7 +52,7 @@ def _start():
         settings = Settings(mode=mode, head=head, epochs=int(epochs), learning_rate=float(lr),
                             batch_size=int(batch), max_length=int(max_len), seed=seed, early_stopping=early)
         check_head(ck, settings)
-        check_memory(ck, settings, len(data.texts))  # refused here, before a slot is taken
+        check_size(ck, settings, len(data.texts))  # refused here, before a slot is taken
     except ExplorerError as err:
         ss["ft_error"] = err
         return

@@ -3,6 +3,7 @@ import streamlit as st
 
 from explorer import ui
 from explorer.explain import whatif
+from explorer.model.analysis import MAX_TEXT_CHARS
 from explorer.model.problem import ProblemType
 from explorer.plots import logits as logit_plots
 from explorer.plots import whatif as whatif_plots
@@ -44,7 +45,7 @@ if ss.setdefault("whatif_follow", True):
     ss["whatif_text"] = text
 c1, c2 = st.columns([5, 1])
 text_b = c1.text_area(t("whatif.text_b"), height=90, help=t("whatif.changed_help"), on_change=edited,
-                      **ui.sticky("whatif_text", text))
+                      max_chars=MAX_TEXT_CHARS, **ui.sticky("whatif_text", text))
 if ss["whatif_follow"]:
     c2.caption(t("whatif.following"))
 else:

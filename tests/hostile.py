@@ -3,6 +3,7 @@ BERT (hidden 32, 2 layers), each broken in one way a careless or hostile user co
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -47,6 +48,15 @@ def _links_out(*names: str):
     return edit
 
 
+def _shards_at(*shards: str):
+    """model.safetensors replaced by an index whose weight_map names `shards`."""
+    def edit(folder: Path) -> None:
+        (folder / "model.safetensors").unlink()
+        (folder / "model.safetensors.index.json").write_text(json.dumps(
+            {"metadata": {}, "weight_map": {f"w{i}": s for i, s in enumerate(shards)}}))
+    return edit
+
+
 # name -> (how it is broken, the words the one-line message must contain)
 BROKEN = {
     "ids-0-1-7": (_config_edit(id2label={"0": "a", "1": "b", "7": "c"}, label2id={"a": 0, "b": 1, "c": 7}),
@@ -72,6 +82,11 @@ BROKEN = {
     "config-links-out": (_links_out("config.json"), "'config.json' links outside HEAD_EXPLORER_ROOTS"),
     "weights-link-out": (_links_out("model.safetensors"), "'model.safetensors' links outside HEAD_EXPLORER_ROOTS"),
     "vocab-links-out": (lambda f: (f / "vocab.txt").symlink_to("/etc/passwd"), "'vocab.txt' links outside"),
+    # A sharded checkpoint's index names files the loader opens as folder / name: only files of the folder.
+    "shard-in-next-folder": (_shards_at("../ok/model.safetensors"), "names the shard '../ok/model.safetensors'"),
+    "shard-etc-passwd": (_shards_at("/etc/passwd"), "names the shard '/etc/passwd', which is not a file"),
+    "shard-index-not-json": (_write("model.safetensors.index.json", b"{nope"), "does not name its shards"),
+    "shard-index-a-pipe": (lambda f: os.mkfifo(f / "model.safetensors.index.json"), "does not name its shards"),
 }
 
 

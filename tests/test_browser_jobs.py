@@ -24,7 +24,8 @@ ENDED = re.compile(r"job ended: fine-tune (finetuned-\w+) \((.*?)\); slots free 
 def server(tiny_root, tmp_path_factory):
     _chromium()
     log = tmp_path_factory.mktemp("server") / "stderr.log"
-    with open(log, "wb") as err, serve_app({"HEAD_EXPLORER_TRAINING": "1"}, stderr=err) as (url, proc):
+    with open(log, "wb") as err, serve_app({"HEAD_EXPLORER_TRAINING": "1", "HEAD_EXPLORER_TRAIN_TOKENS": str(10**12)},
+                                        stderr=err) as (url, proc):
         yield url, log, psutil.Process(proc.pid)
 
 

@@ -123,3 +123,46 @@ def test_tokenized_rows_are_int32_and_read_back_as_the_tokenizer_wrote_them(tiny
     assert len(rows) == len(texts)
     assert all(v.dtype.name == "int32" for vs in rows.enc.values() for v in vs)
     assert [rows[i]["input_ids"] for i in range(len(texts))] == enc["input_ids"]
+
+
+# ---- work: rows x length x epochs, for sentence and token fine-tunes alike ----------------------------
+
+def test_work_counts_rows_length_and_full_mode_epochs():
+    assert ft.work(Settings(mode="head", epochs=30, max_length=128), 1000) == 1000 * 128  # features once
+    assert ft.work(Settings(mode="full", epochs=3, max_length=64), 1000) == 1000 * 64 * 3 * ft._FULL_PASS
+
+
+def test_past_the_work_budget_is_refused_with_the_most_rows_and_the_longest_length_that_fit(monkeypatch):
+    monkeypatch.setenv(ft.WORK_ENV, "1000000")
+    s = Settings(mode="full", epochs=3, max_length=128)
+    with pytest.raises(FinetuneError) as err:
+        ft.check_work(s, 10_000)
+    p = err.value.params
+    assert err.value.key == "finetune_work" and p["fit_rows"] == "868" and p["fit_length"] == 11
+    assert ft.work(s, 868) <= 1_000_000 < ft.work(s, 869)
+    assert ft.work(Settings(mode="full", epochs=3, max_length=11), 10_000) <= 1_000_000
+    msg = str(err.value)
+    assert "\n" not in msg and "HEAD_EXPLORER_TRAIN_TOKENS" in msg and "868 rows fit" in msg, msg
+    assert "\n" not in err.value.message("vi") and "868" in err.value.message("vi")
+    ft.check_work(s, 868)
+    with pytest.raises(FinetuneError) as err:  # no length of 8 or more fits every row: rows only
+        ft.check_work(s, 100_000)
+    assert err.value.key == "finetune_work_rows" and err.value.params["fit_rows"] == "868"
+
+
+def test_a_100000_sentence_token_fine_tune_is_refused_before_it_starts(tiny_root, tmp_path, capsys, monkeypatch):
+    """A head-mode fine-tune on a 100,000-sentence CoNLL file held a job slot past 420 s: now one line, at once."""
+    import time
+
+    monkeypatch.delenv(ft.WORK_ENV, raising=False)
+    conll = tmp_path / "big.conll"
+    conll.write_text("".join(f"Alice{i} B-PER\nlives O\nin O\nParis B-LOC\n\n" for i in range(100_000)))
+    start = time.monotonic()
+    code = cli.main(["finetune", "--csv", str(conll), "--checkpoint", str(tiny_root / "tiny-bert"),
+                     "--mode", "head", "--out", str(tmp_path / "out")])
+    lines = capsys.readouterr().err.splitlines()  # a note (a new token head for this sentence model), the error
+    err = lines[-1]
+    assert code == 2 and [x for x in lines if x.startswith("error: ")] == [err], lines
+    assert err.startswith("error: fine-tuning 100,000 rows at length 128 for 30 epoch(s) in head mode"), err
+    assert "HEAD_EXPLORER_TRAIN_TOKENS" in err and "31,250 rows fit" in err and "length 40" in err, err
+    assert time.monotonic() - start < 60 and not (tmp_path / "out").exists()

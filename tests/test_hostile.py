@@ -156,6 +156,35 @@ def test_symlink_inside_the_roots_to_a_file_inside_them_still_loads(capsys, work
         shutil.rmtree(linked)
 
 
+def test_a_sharded_checkpoint_whose_shards_are_its_own_files_loads(capsys, work, models):
+    """The shard check refuses names that leave the folder, not sharding: HF's own layout still loads."""
+    sharded = models["ok"].parent / "sharded-ok"
+    shutil.copytree(models["ok"], sharded)
+    try:
+        from safetensors import safe_open
+
+        with safe_open(str(sharded / "model.safetensors"), framework="pt") as st:
+            keys = list(st.keys())
+        (sharded / "model.safetensors").rename(sharded / "model-00001-of-00001.safetensors")
+        (sharded / "model.safetensors.index.json").write_text(json.dumps(
+            {"metadata": {}, "weight_map": dict.fromkeys(keys, "model-00001-of-00001.safetensors")}))
+        assert cli.main(["analyze", "--checkpoint", str(sharded), "--text", "hi", "--json"]) == 0
+        assert capsys.readouterr().err == ""
+    finally:
+        shutil.rmtree(sharded)
+
+
+def test_the_answer_names_the_folder_as_typed_not_where_it_lies(capsys, work, models, monkeypatch):
+    """A root itself holds no config.json: HF's message named its real path ('models' typed showed the
+    server's folder); the answer names what was typed."""
+    root = models["ok"].parent
+    monkeypatch.chdir(root.parent)
+    assert cli.main(["analyze", "--checkpoint", root.name, "--text", "hi"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot load checkpoint '{root.name}': ") and err.count("\n") == 1, err
+    assert "config.json" in err and str(root) not in err, err
+
+
 @pytest.mark.server
 def test_huge_new_weights_are_refused_before_any_allocation(work, models):
     """The 40M-row vocabulary beside an empty weights file once drew 10.2 GB over 54 s before exit 1.
@@ -255,6 +284,36 @@ def test_csv_path_not_a_file(capsys, work, models, csv):
     _fails(capsys, work, _finetune(models, csv), 2, "no such file" if "no-such" in csv else "is a directory")
 
 
+def _device_cases(work) -> dict[str, str]:
+    fifo = work / "pipe.csv"
+    os.mkfifo(fifo)  # a reader would wait for a writer forever
+    return {"/dev/zero": "/dev/zero", "/dev/urandom": "/dev/urandom", "a FIFO": str(fifo)}
+
+
+@pytest.mark.parametrize("command", ["inspect", "tags", "finetune", "attribute"])
+def test_only_regular_files_are_read(capsys, work, models, command):
+    """/dev/zero once reached 6 GB in 35 s in inspect-data: no size to check, no end to read to."""
+    for shown, path in _device_cases(work).items():
+        args = {"inspect": ["inspect-data", "--csv", path],
+                "tags": ["inspect-data", "--csv", path, "--tokens-column", "tokens", "--tags-column", "tags"],
+                "finetune": _finetune(models, path),
+                "attribute": ["attribute", "--csv", path, "--text-column", "text", "--checkpoint", models["ok"]]}[command]
+        start = time.monotonic()
+        _fails(capsys, work, args, 2, f"'{path}' is not a regular file", keep=("good.csv", "tmp", "pipe.csv"))
+        assert time.monotonic() - start < 30, shown
+    os.unlink(work / "pipe.csv")
+
+
+@pytest.mark.parametrize("body, needle", [
+    ('tokens,tags\n"[' + "9" * 1_000_000 + ']","[""O""]"\n', "is not a list of tokens"),
+    ("tokens,tags\na b," + "9" * 1_000_000 + " 1\na,0\n", "the tags are numbers (0, 1, 99999999999999999999)"),
+])
+def test_a_million_digit_number_in_a_tokens_or_tags_cell_is_one_line(capsys, work, body, needle):
+    """Python's int() refuses strings of more than 4,300 digits: that was 'unexpected ValueError', exit 1."""
+    (work / "huge.csv").write_text(body)
+    _fails(capsys, work, ["inspect-data", "--csv", "huge.csv"], 2, needle, keep=("good.csv", "tmp", "huge.csv"))
+
+
 # ---- exports: labels, permissions, leftovers ---------------------------------------------------
 
 def test_numeric_labels_that_do_not_round_trip_stay_as_typed(capsys, work, models):
@@ -298,7 +357,7 @@ def _dead_pid() -> int:
 @pytest.mark.slow
 def test_signal_during_training_leaves_nothing(work, models, sig, code):
     env = dict(os.environ, TMPDIR=str(work / "tmp"), HEAD_EXPLORER_CACHE=str(work / "tmp"), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1",
-               PYTHONPATH=str(ROOT))
+               PYTHONPATH=str(ROOT), HEAD_EXPLORER_TRAIN_TOKENS=str(10**12))  # 10,000 epochs: a run to interrupt
     proc = subprocess.Popen([sys.executable, "-m", "explorer", *_finetune(models, "good.csv", "--mode", "full",
                                                                       "--epochs", "10000")],
                             cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -177,3 +177,74 @@ def test_leave_one_out_reads_only_the_reachable_start_of_a_long_text(monkeypatch
     names2, whole = whatif.leave_one_out(ck, head, a)
     assert names2 == names and len(names) > 30
     np.testing.assert_allclose(cut, whole, atol=1e-6, rtol=0)
+
+
+# ---- per session: HEAD_EXPLORER_SESSION_MB, and what Streamlit keeps of gone widgets -------------------
+
+def test_trim_evicts_a_sessions_oldest_results_first_and_keeps_its_newest(monkeypatch):
+    monkeypatch.setenv(budget.ANALYSES_ENV, "1000")
+    cache = budget.ByteCache(lambda: 1000)
+    mb = np.zeros(2**20, np.uint8)
+    for i in range(4):
+        cache.put(("me", "page", i), mb.copy())
+        cache.put(("you", "page", i), mb.copy())
+    mine = lambda key: key[0] == "me"  # noqa: E731
+    assert cache.trim(mine, 3 * 2**20, extra=2**20) == 2 * 2**20  # state 1 MB + results 2 MB fit
+    assert [k[2] for k in cache._entries if k[0] == "me"] == [2, 3] and len(cache) == 6  # theirs untouched
+    assert cache.trim(mine, 0, extra=10 * 2**20) == 2**20 and ("me", "page", 3) in cache  # newest stays
+
+
+def test_fit_session_counts_the_session_state_with_nbytes(monkeypatch):
+    from types import SimpleNamespace
+
+    from explorer.ui import cache as ui_cache
+
+    state = {"text": "x" * 2**20, "upload": SimpleNamespace(), "data": np.zeros(2**20, np.uint8)}
+    monkeypatch.setattr(ui_cache.st, "session_state", state)
+    assert ui_cache.session_bytes() == 2 * 2**20 + len("textuploaddata")  # strings by length (keys too), the array
+    monkeypatch.setenv(budget.SESSION_ENV, "3")
+    monkeypatch.setenv(budget.ANALYSES_ENV, "1000")
+    monkeypatch.setattr(ui_cache, "ANALYSES", budget.ByteCache(lambda: 1000))
+    for i in range(3):
+        ui_cache.ANALYSES.put(("me", "attr", i), np.zeros(2**20, np.uint8))
+    assert ui_cache.fit_session("me") == 2 * 2**20  # 2 MB of state + 1 MB of results fit 3 MB
+    assert [k for k in ui_cache.ANALYSES._entries] == [("me", "attr", 2)]
+
+
+def test_registrations_of_gone_widgets_are_dropped_with_what_their_callbacks_hold(monkeypatch):
+    """Streamlit 1.67 keeps a gone widget's registration for the session's life; a chart with on_select
+    gets a new id per figure, and its callback's globals held that page run's analysis."""
+    import gc
+    import weakref
+    from types import SimpleNamespace
+
+    import streamlit.runtime.scriptrunner as scriptrunner
+    from streamlit.runtime.state.common import WidgetMetadata
+    from streamlit.runtime.state.safe_session_state import SafeSessionState
+    from streamlit.runtime.state.session_state import SessionState, Value
+
+    from explorer.ui.session import drop_stale_widget_metadata
+
+    class Held:  # what a page run's globals hold (an analysis, figures)
+        pass
+
+    state, held = SessionState(), Held()
+    gone = weakref.ref(held)
+    widgets = state._new_widget_state
+
+    def register(wid: str, callback=None) -> None:
+        widgets.widget_metadata[wid] = WidgetMetadata(wid, lambda v: v, lambda v: v, "string_value",
+                                                      callback=callback)
+
+    register("$$ID-old-model_view_chart", callback=lambda run=held: run)  # an earlier figure's chart
+    register("$$ID-shown-text")
+    widgets.states["$$ID-shown-text"] = Value("kept")  # the browser still shows it
+    register("$$ID-last-model_view_chart")
+    state._old_state["$$ID-last-model_view_chart"] = None  # the last run's chart
+    del held
+    ctx = SimpleNamespace(session_state=SafeSessionState(state, lambda: None))
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx", lambda: ctx)
+    drop_stale_widget_metadata()
+    assert set(widgets.widget_metadata) == {"$$ID-shown-text", "$$ID-last-model_view_chart"}
+    gc.collect()
+    assert gone() is None

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from conftest import ROOT, _free_port, first_visit, open_app, wait_idle
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 USER = "nobody"
+HEALTH_TOKEN = "a-health-token-for-this-test"
 
 
 def dockerfile_cmd() -> list[str]:
@@ -49,9 +51,9 @@ def _grant_traverse(paths) -> list[tuple[Path, int]]:
     return changed
 
 
-def _get(url: str) -> tuple[int, bytes]:
+def _get(url: str, headers: dict | None = None) -> tuple[int, bytes]:
     try:
-        with urllib.request.urlopen(url, timeout=5) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=5) as r:
             return r.status, r.read()
     except urllib.error.HTTPError as err:
         return err.code, err.read()
@@ -79,7 +81,7 @@ def server(browser):
     changed = []
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "HF_HUB_OFFLINE": "1",
            "HEAD_EXPLORER_CACHE": str(home / ".cache" / "head-explorer"), "HEAD_EXPLORER_REPORT_S": "1",
-           "LANG": "C.UTF-8"}
+           "LANG": "C.UTF-8", "HEAD_EXPLORER_HEALTH_TOKEN": HEALTH_TOKEN}
     port = _free_port()
     cmd = dockerfile_cmd()
     assert cmd[:4] == ["python", "-m", "streamlit", "run"] and "0.0.0.0" in cmd
@@ -143,6 +145,31 @@ def test_runs_unprivileged_ready_and_reports(server):
     assert "ready: model loaded (minilm-sentiment)" in text
     assert re.search(report, text)
     assert os.access(code / "app.py", os.W_OK) is (os.geteuid() == 0)  # read-only to everyone but root
+
+
+def _other_address() -> str | None:
+    """An IPv4 address of this machine that is not loopback (the server listens on 0.0.0.0), or None."""
+    import psutil
+
+    return next((a.address for addrs in psutil.net_if_addrs().values() for a in addrs
+                 if a.family == socket.AF_INET and not a.address.startswith("127.")), None)
+
+
+def test_healthz_says_ready_to_anyone_and_the_numbers_only_locally_or_with_the_token(server):
+    url = server[0]
+    numbers = {"ready", "sessions", "sessions_kept", "memory_mb"}
+    assert set(json.loads(_get(url + "/healthz")[1])) == numbers  # loopback, not forwarded
+    forwarded = {"X-Forwarded-For": "203.0.113.5"}  # as nginx on this machine says for a stranger
+    assert json.loads(_get(url + "/healthz", forwarded)[1]) == {"ready": True}
+    bearer = {"Authorization": f"Bearer {HEALTH_TOKEN}"}
+    assert set(json.loads(_get(url + "/healthz", {**forwarded, **bearer})[1])) == numbers
+    other = _other_address()
+    if other is None:
+        pytest.skip("this machine has no address but loopback")
+    there = url.replace("127.0.0.1", other)
+    assert _get(there + "/healthz") == (200, b'{"ready":true}')
+    assert json.loads(_get(there + "/healthz", {"Authorization": "Bearer wrong"})[1]) == {"ready": True}
+    assert set(json.loads(_get(there + "/healthz", bearer)[1])) == numbers
 
 
 def test_every_page_head_view_upload_and_download(server, browser):

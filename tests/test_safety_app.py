@@ -19,7 +19,7 @@ def _home(**state):
 
 @pytest.mark.parametrize("name", ["ids-0-1-7", "num-labels-5", "invalid-json", "id2label-ints", "vocab-no-unk",
                                   "empty-weights-40M-vocab", "nan-layer-norm-eps", "negative-layers",
-                                  "vocab-links-out"])
+                                  "vocab-links-out", "shard-etc-passwd"])
 def test_broken_checkpoint_is_one_error_line(broken, monkeypatch, name):
     monkeypatch.setenv("HEAD_EXPLORER_ROOTS", str(broken["ok"].parent))
     at = _home(checkpoint="other…", checkpoint_other=str(broken[name]))

@@ -17,7 +17,9 @@ import time
 
 import pytest
 
+from bench.ws_client import Session, run_apart
 from conftest import serve_app, wait_idle
+from explorer.runtime.config import Config
 from explorer.text import i18n
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.soak]
@@ -192,3 +194,52 @@ def test_soak_long_texts_every_page_whatif_and_max_finetune(browser):
         last = open_page()
         _no_failure(last)
         last.context.close()
+
+
+# ---- one session, 36 long texts, 4 pages, default budgets ----------------------------------------------
+
+SESSION_PAGES = ["inside-encoder", "what-if", "compare-heads", "attention"]
+SESSION_TEXTS = 36
+# What the budgets cannot count: allocator slack (freed arenas come back only at an eviction's malloc_trim),
+# the figures and messages of the run in progress, each page's last run kept by its widgets' callbacks.
+SESSION_MARGIN_MB = 512
+PLATEAU_MB = 200  # growth allowed over the last 24 texts, once the analyses' budget is full
+
+
+def test_soak_one_session_36_long_texts_through_4_pages_at_the_default_budgets():
+    """36 distinct 20,000-character texts in one session took the server from 1761 to 5109 MB (~93 MB a
+    text, no plateau): Streamlit kept the registration of every chart with on_select, and with it the page
+    run's analysis and figures. Now the peak stays within the default budgets plus a margin, and the last 24
+    texts add less than PLATEAU_MB (they added ~600 MB before)."""
+    defaults = Config()
+    budgets = {"analyses": defaults.analyses_mb, "session": defaults.session_mb, "batch": defaults.batch_mb}
+    with serve_app() as (url, proc):
+        async def main():
+            s = Session(url)
+            await s.connect()
+            try:
+                await s.run()
+                await s.run()
+                time.sleep(2)
+                watch = RssWatch(proc.pid)
+                base, after = watch.now(), {}
+                start = time.perf_counter()
+                for i in range(SESSION_TEXTS):
+                    s.set_text("text", long_text(1000 + i))
+                    run = await s.run(SESSION_PAGES[i % len(SESSION_PAGES)])
+                    assert run.errors == [], (i, run.errors)
+                    after[i + 1] = watch.now()
+                s.set_text("text", "A short text at the end.")
+                assert (await s.run("attention")).errors == []  # the session still answers
+                watch.stop()
+                return base, watch.peak, after, time.perf_counter() - start
+            finally:
+                await s.close()
+
+        base, peak, after, seconds = run_apart(main)
+    allowed = sum(budgets.values()) + SESSION_MARGIN_MB
+    print(f"\nsession soak: {SESSION_TEXTS} texts in {seconds:.0f} s; baseline {base:.0f} MB, peak {peak:.0f} MB "
+          f"(+{peak - base:.0f}); after 12 texts +{after[12] - base:.0f}, after 36 +{after[36] - base:.0f}; "
+          f"allowed +{allowed} ({' + '.join(f'{k} {v}' for k, v in budgets.items())} + margin {SESSION_MARGIN_MB})")
+    assert peak - base <= allowed
+    assert after[36] - after[12] <= PLATEAU_MB

@@ -119,10 +119,13 @@ def read_bytes(source, max_bytes: int) -> tuple[bytes, str]:
             raise DataError("data_directory", name=str(source))
         if not path.exists():
             raise DataError("data_no_file", name=str(source))
+        if not path.is_file():  # /dev/zero, a FIFO: no size to check first, and no end to read to
+            raise DataError("data_not_regular", name=str(source))
         if path.stat().st_size > max_bytes:
             raise DataError("data_too_big", name=name, mb=f"{path.stat().st_size / 2**20:.1f}", limit=f"{max_bytes / 2**20:.0f}")
         try:
-            data = path.read_bytes()
+            with path.open("rb") as fh:  # capped: a file may grow between the size check and the read
+                data = fh.read(max_bytes + 1)
         except OSError as err:
             raise DataError("data_unreadable", name=str(source), detail=str(err.strerror or err)) from None
     if len(data) > max_bytes:

@@ -9,6 +9,7 @@ import ast
 import csv
 import io
 import json
+import math
 import re
 from dataclasses import dataclass
 
@@ -97,10 +98,10 @@ def _cell(value, row: int, column: str) -> list[str]:
     if v.startswith("[") and v.endswith("]"):
         try:
             parts = json.loads(v)
-        except json.JSONDecodeError:
+        except ValueError:  # JSONDecodeError, or a number past Python's 4,300-digit conversion limit
             try:  # a list written by Python (HF datasets' to_csv, pandas) has single quotes
                 parts = ast.literal_eval(v)
-            except (ValueError, SyntaxError):
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
                 raise DataError("tags_bad_list", row=row, column=column, value=v[:40]) from None
         if not isinstance(parts, (list, tuple)):
             raise DataError("tags_bad_list", row=row, column=column, value=v[:40])
@@ -188,6 +189,12 @@ def _header(data: bytes, name: str) -> str:
     return text.split("\n", 1)[0].strip()[:120] or "—"
 
 
+def _tag_id(tag: str) -> float:
+    """A numeric tag as a number to look up; one too long to be any id is infinity (int() refuses strings
+    past 4,300 digits, and a cell of a million digits is bad input, not a bug)."""
+    return int(tag) if len(tag) <= 18 else math.inf
+
+
 def _name_numbers(tags: list[list[str]], id2label: dict | None) -> list[list[str]]:
     """Numeric tags named by `id2label` ({id: name}); without names, one line."""
     flat = {t for row in tags for t in row}
@@ -195,8 +202,8 @@ def _name_numbers(tags: list[list[str]], id2label: dict | None) -> list[list[str
         return tags
     names = {int(k): str(v) for k, v in (id2label or {}).items()}
     if not names or all(re.match(r"^LABEL_\d+$", n) for n in names.values()):
-        raise DataError("tags_numbers_no_names", ids=", ".join(sorted(flat, key=int)[:8]))
-    unknown = sorted((t for t in flat if int(t) not in names), key=int)
+        raise DataError("tags_numbers_no_names", ids=", ".join(t[:20] for t in sorted(flat, key=_tag_id)[:8]))
+    unknown = sorted((t for t in flat if _tag_id(t) not in names), key=_tag_id)
     if unknown:
-        raise DataError("tags_id_unknown", id=unknown[0], last=max(names))
+        raise DataError("tags_id_unknown", id=unknown[0][:20], last=max(names))
     return [[names[int(t)] for t in row] for row in tags]

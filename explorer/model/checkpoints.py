@@ -246,14 +246,41 @@ def _check_not_pickle_only(folder: Path, name: str) -> None:
         raise CheckpointError("checkpoint_pickle_weights", name=name, file=found, command=command)
 
 
-def _file_elements(folder: Path) -> int | None:
+INDEX_MAX_BYTES = 64 * 2**20  # a shard index names each tensor once: a few MB for the largest models
+
+
+def shard_files(folder: Path, index: str, name: str, key: str = "checkpoint_bad_index") -> list[str]:
+    """The files a sharded checkpoint's `index` (HF's *.index.json) names in its weight_map, sorted, each
+    checked to be a regular file of `folder` itself: a weight_map entry is read by the loader as
+    folder / entry, so "../x" or "/etc/passwd" would reach past the roots the folder was checked against.
+    Anything else (not JSON, no weight_map, too large, a device file) is CheckpointError(key, name, file)."""
+    path = folder / index
+    bad = CheckpointError(key, name=name, file=index)
+    try:
+        if not path.is_file() or path.stat().st_size > INDEX_MAX_BYTES:
+            raise bad
+        with path.open("rb") as fh:
+            weight_map = json.loads(fh.read(INDEX_MAX_BYTES + 1).decode("utf-8"))["weight_map"]
+        files = sorted(set(weight_map.values()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # ValueError covers JSON and UTF-8
+        raise bad from None
+    for f in files:
+        if not isinstance(f, str) or f in ("", ".", "..") or Path(f).name != f or not (folder / f).is_file():
+            shown = f[:80] if isinstance(f, str) else repr(f)[:80]
+            raise CheckpointError("checkpoint_shard_outside", name=name, file=index, shard=shown)
+    if not files:
+        raise bad
+    return files
+
+
+def _file_elements(folder: Path, name: str) -> int | None:
     """Numbers stored in the folder's safetensors files, read from their headers (nothing loaded);
     None when there is no weights file (from_pretrained says so itself)."""
     from safetensors import safe_open
 
-    index = folder / "model.safetensors.index.json"
-    if index.is_file():
-        files = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+    index = SAFETENSORS_WEIGHTS[1]
+    if (folder / index).exists():
+        files = shard_files(folder, index, name)
     elif (folder / "model.safetensors").is_file():
         files = ["model.safetensors"]
     else:
@@ -268,7 +295,7 @@ def _file_elements(folder: Path) -> int | None:
 def _check_new_weights_size(cfg, folder: Path, name: str) -> None:
     """Refuse before allocating when the weights the files lack (to be drawn at random) pass the budget.
     The model is built on the meta device (no memory), so every architecture is sized the same way."""
-    stored = _file_elements(folder)
+    stored = _file_elements(folder, name)
     if stored is None:
         return
     with torch.device("meta"):
@@ -321,9 +348,9 @@ def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
     except RuntimeError as err:
         if "mismatched_sizes" in str(err):  # transformers' size report went to its (silenced) log
             raise CheckpointError("checkpoint_sizes", name=name) from None
-        raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err)) from None
+        raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err, path, name)) from None
     except Exception as err:  # noqa: BLE001 - a folder is user input: any way it fails to parse is bad input
-        raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err)) from None
+        raise CheckpointError("checkpoint_unreadable", name=name, detail=_first_line(err, path, name)) from None
     model.eval()
     model.requires_grad_(False)
     kernel.install(model)  # eager by default, sdpa where a call asks (explorer/model/kernel.py); before it is shared
@@ -331,8 +358,12 @@ def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
                       unused_weights=tuple(sorted(info["unexpected_keys"])))
 
 
-def _first_line(err: BaseException) -> str:
+def _first_line(err: BaseException, path: str | None = None, name: str | None = None) -> str:
+    """The error's first line; where it names the folder's real path (HF's messages do), the name as
+    typed stands in for it: where the server keeps its files is not the visitor's to learn."""
     text = str(err).strip()
+    if path and name is not None:
+        text = text.replace(path.rstrip(os.sep), name.rstrip(os.sep) or name)
     return text.splitlines()[0][:300] if text else type(err).__name__
 
 
@@ -446,6 +477,9 @@ def local_folder(name: str) -> Path:
         raise CheckpointError("checkpoint_outside_roots", name=name)
     if real.is_dir():
         _check_files_inside_roots(real, name)
+        for index in (SAFETENSORS_WEIGHTS[1], PICKLE_WEIGHTS[1]):  # each shard, like each entry, stays inside
+            if (real / index).exists():
+                shard_files(real, index, name)
         return real
     if real.exists():
         raise CheckpointError("checkpoint_not_folder", name=name)

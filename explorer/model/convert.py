@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from explorer.model.checkpoints import PICKLE_WEIGHTS, CheckpointError, local_folder
+from explorer.model.checkpoints import PICKLE_WEIGHTS, CheckpointError, local_folder, shard_files
 from explorer.results import JsonResult
 from explorer.runtime import scratch
 
@@ -93,15 +93,9 @@ def _shards(folder: Path, name: str) -> list[tuple[str, str]]:
     whole, index = PICKLE_WEIGHTS
     if (folder / whole).is_file():
         return [(whole, "model.safetensors")]
-    if not (folder / index).is_file():
+    if not (folder / index).exists():
         raise CheckpointError("convert_no_pickle", name=name)
-    try:
-        files = sorted(set(json.loads((folder / index).read_text(encoding="utf-8"))["weight_map"].values()))
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
-        raise CheckpointError("convert_bad_index", name=name, file=index) from None
-    # A shard is a file of this folder, named by the index: no path may lead elsewhere.
-    if not files or any(not isinstance(f, str) or Path(f).name != f or not (folder / f).is_file() for f in files):
-        raise CheckpointError("convert_bad_index", name=name, file=index)
+    files = shard_files(folder, index, name)  # local_folder checked them already; this reads the names
     return [(f, f.replace("pytorch_model", "model", 1).removesuffix(".bin") + ".safetensors") for f in files]
 
 

@@ -24,6 +24,7 @@ from explorer.runtime.config import env_config, env_name
 
 BATCH_ENV = env_name("batch_mb")  # one request's forward batch
 ANALYSES_ENV = env_name("analyses_mb")  # cached analyses and page results
+SESSION_ENV = env_name("session_mb")  # what one session keeps: its pages' results and its state
 
 
 def nbytes(obj, _seen: set | None = None) -> int:
@@ -99,6 +100,23 @@ class ByteCache:
             value = compute()
             self.put(key, value)
         return value
+
+    def trim(self, match: Callable[[Hashable], bool], budget_bytes: int, extra: int = 0) -> int:
+        """Evict the oldest entries whose key matches while they, plus `extra` bytes held elsewhere, pass
+        `budget_bytes`; the newest matching entry stays (it is the one in use). Returns the bytes evicted."""
+        evicted = 0
+        with self._lock:
+            mine = [k for k in self._entries if match(k)]  # oldest first
+            held = extra + sum(self._entries[k][1] for k in mine)
+            for key in mine[:-1]:
+                if held <= budget_bytes:
+                    break
+                nb = self._entries.pop(key)[1]
+                held -= nb
+                evicted += nb
+        if evicted:
+            release_memory()
+        return evicted
 
     def drop(self, match: Callable[[Hashable], bool]) -> None:
         """Forget every entry whose key matches (e.g. a closed session's)."""

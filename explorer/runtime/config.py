@@ -38,6 +38,10 @@ class Config:
     queue: int = _setting(8, "background jobs waiting for a slot")
     job_nice: int = _setting(10, "added to a job thread's nice value (0: unchanged)", least=0)
     train_mb: int = _setting(3072, "a full fine-tune's memory, checked before it starts")
+    train_tokens: int = _setting(4_000_000, "a fine-tune's work in token passes (rows x length x epochs; full "
+                                            "mode x3), checked before it starts")
+    session_mb: int = _setting(256, "what one session keeps (its pages' results and its state), oldest results "
+                                    "evicted first; 30 sessions fit a 24 GB machine")
     new_weights_mb: int = _setting(512, "weights a checkpoint's files lack (drawn at random), checked before loading")
     torch_threads: int = _setting(1, "torch intra-op threads per forward in the app")
     report_s: int = _setting(60, "seconds between the server's log lines on sessions and memory")
@@ -46,6 +50,8 @@ class Config:
     roots: str = _setting("", "folders local checkpoints may be loaded from, separated by the OS path separator "
                               "(default: the embedded model and ./models)", least=None)
     cache: str = _setting("", "the one folder the app writes to (default: the user's cache folder)", least=None)
+    health_token: str = _setting("", "a bearer token that shows /healthz's numbers to a request from elsewhere "
+                                     "(default: none; loopback without a proxy sees them)", least=None)
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(variable, value, meaning) per setting, in field order: what `head-explorer config` prints."""

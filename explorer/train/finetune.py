@@ -42,6 +42,13 @@ MODES = ("head", "full")
 LEARNING_RATES = tuple(float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)) + (1.0,)  # the pages' 1-2-5 steps
 # Full fine-tuning's memory budget in MB, checked before a run starts (see full_memory).
 TRAIN_ENV = env_name("train_mb")
+# Work a fine-tune may take, in token passes through the encoder, checked before it starts (see work):
+# a job holds one of few slots for as long as it runs, and a 100,000-sentence file in head mode held one
+# past 420 s. 4M passes is about 23,000 rows at length 128 in head mode, or 3,400 for 3 epochs in full mode.
+WORK_ENV = env_name("train_tokens")
+# A training step's backward pass costs about twice its forward: MiniLM-L6 at batch 32 x 128 on one CPU
+# thread ran 1,684 tokens/s forward and 590 forward and backward (2.9x).
+_FULL_PASS = 3
 # The pooling steps (steps.Step.op) that read one token, each the features.POOLS entry holding it.
 HEAD_POOLS = ("first", "last")
 MIN_LENGTH = 8  # room for the special tokens and a few words
@@ -191,6 +198,39 @@ def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
                         budget=budget_mb, fit_batch=batch, fit_length=length)
 
 
+def work(settings: Settings, rows: int, length: int | None = None) -> int:
+    """Token passes a fine-tune of `rows` rows may take, at most (rows are cut at max_length, not padded
+    to it): head mode encodes every row once and trains its epochs on the cached features (cheap beside
+    the encoder); full mode runs every epoch forward and backward through the encoder."""
+    s = settings.resolved()
+    per_row = (length or s.max_length) * (s.epochs * _FULL_PASS if s.mode == "full" else 1)
+    return rows * per_row
+
+
+def check_work(settings: Settings, rows: int) -> None:
+    """Refuse, before it starts, a fine-tune past HEAD_EXPLORER_TRAIN_TOKENS token passes; the message names
+    the most rows that fit at these settings and, where one does, the longest length that fits all rows."""
+    s = settings.resolved()
+    budget = env_config().train_tokens
+    need = work(s, rows)
+    if need <= budget:
+        return
+    fit_rows = budget // work(s, 1)
+    fit_length = budget // work(s, rows, 1) if rows else 0
+    millions = lambda n: f"{n / 1e6:,.1f}"  # noqa: E731
+    common = dict(rows=f"{rows:,}", length=s.max_length, epochs=s.epochs, mode=s.mode, need=millions(need),
+                  budget=millions(budget), env=WORK_ENV, fit_rows=f"{fit_rows:,}")
+    if fit_length >= MIN_LENGTH:
+        raise FinetuneError("finetune_work", fit_length=min(fit_length, s.max_length), **common)
+    raise FinetuneError("finetune_work_rows", **common)
+
+
+def check_size(ck: Checkpoint, settings: Settings, rows: int) -> None:
+    """Everything sized before a fine-tune starts (and takes a job slot): its work, and full mode's memory."""
+    check_work(settings, rows)
+    check_memory(ck, settings, rows)
+
+
 def check_head(ck: Checkpoint, settings: Settings) -> str:
     """The kind of head `settings.head` trains on `ck` (own resolves to its architecture's, e.g. bert), or
     one line on why it cannot: only the checkpoint's own head saves as an HF model, and head mode
@@ -275,7 +315,7 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
 def checked(ck: Checkpoint, settings: Settings, rows: int,
             check: Callable[[Settings], object] | None = None) -> Settings:
     """`settings` resolved, or one line on why they cannot run on `ck` for `rows` rows: the mode, `check`
-    (e.g. the head), the numbers, the length, full mode's memory."""
+    (e.g. the head), the numbers, the length, the size (work, and full mode's memory)."""
     s = settings.resolved()
     if s.mode not in MODES:
         raise FinetuneError("finetune_unknown_mode", mode=s.mode)
@@ -286,7 +326,7 @@ def checked(ck: Checkpoint, settings: Settings, rows: int,
     limit = max_length(ck)
     if not MIN_LENGTH <= s.max_length <= limit:
         raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
-    check_memory(ck, s, rows)
+    check_size(ck, s, rows)
     return s
 
 

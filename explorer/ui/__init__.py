@@ -16,7 +16,7 @@ from explorer.ui import panels  # noqa: E402
 from explorer.ui.cache import (ANALYSES, analysis, checkpoint, current_analysis, current_head, other_prompt,  # noqa: E402
                                head, memo, plotly_js_src, timed)
 from explorer.ui.render import (cancelled, chart, confirmed, error, guarded, headers, plain,  # noqa: E402
-                                prediction, queued, run_or_queue, show_evictions, step_label, table, with_progress)
+                                prediction, queued, run_or_queue, show_evictions, show_refused, step_label, table, with_progress)
 from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, Selection,  # noqa: E402
                                  Upload, data_source, data_version, drop_data_versions, use_data_version,
                                  add_data_version, keep_widgets, lang, progress_to,
@@ -30,7 +30,7 @@ __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", 
            "data_version", "drop_data_versions", "use_data_version", "add_data_version",
            "plotly_js_src", "prediction", "progress_to", "queued", "run_or_queue", "register_session_checkpoint", "selection",
            "session_checkpoint",
-           "session_checkpoint_names", "session_zip", "session_zip_ready", "set_data_source", "show_evictions",
+           "session_checkpoint_names", "session_zip", "session_zip_ready", "set_data_source", "show_evictions", "show_refused",
            "start_job",
            "step_label", "sticky", "stop_if_gone", "t", "table", "timed", "tn", "with_progress"]
 
@@ -39,3 +39,7 @@ __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", 
 from explorer.ui import cache as _cache, report as _report  # noqa: E402
 
 _report.start(lambda name: _cache.shared_checkpoint(name, 0))
+# Once per process too: each session's widget values checked against their limits on arrival.
+from explorer.ui import gate as _gate  # noqa: E402
+
+_gate.install()

@@ -69,10 +69,30 @@ def memo(page: str, params: Hashable, compute: Callable[[], T] | None = None) ->
     """A page's result for `params`: this session's kept one, or `compute()` kept now within the
     analyses' byte budget (oldest evicted first), or None when nothing is kept and there is no
     `compute` (a page that asks before costly work looks first). The one cache pages use."""
-    key = (owner(), page, params)
+    me = owner()
+    key = (me, page, params)
     if compute is None:
         return ANALYSES.get(key)
-    return ANALYSES.get_or_compute(key, compute)
+    value = ANALYSES.get(key)
+    if value is None:
+        value = compute()
+        ANALYSES.put(key, value)
+        fit_session(me)
+    return value
+
+
+def session_bytes() -> int:
+    """What this session keeps in its state (texts, uploads, data versions, audit results), counted as
+    every budget counts (budget.nbytes)."""
+    ss = st.session_state
+    return budget.nbytes({k: ss[k] for k in list(ss.keys()) if k in ss})
+
+
+def fit_session(session: str) -> int:
+    """Keep this session within HEAD_EXPLORER_SESSION_MB: its state plus its page results, the oldest
+    results evicted first (the newest kept). Returns the bytes evicted."""
+    limit = env_config().session_mb * 2**20
+    return ANALYSES.trim(lambda key: key[0] == session, limit, extra=session_bytes())
 
 
 def timed(compute: Callable[[], T]) -> tuple[T, float]:

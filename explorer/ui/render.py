@@ -10,6 +10,7 @@ from explorer.model.heads import POOLING
 from explorer.plots.common import presenter
 from explorer.model.problem import Prediction, prediction_text
 from explorer.text.errors import ExplorerError
+from explorer.ui import gate
 from explorer.text.plain import markdown as plain  # user text in Markdown: the one rule, in explorer.text.plain
 from explorer.runtime.jobs import Cancelled
 from explorer.ui import session  # session.start_job read at call time: tests wrap it
@@ -83,6 +84,15 @@ def show_evictions() -> None:
     """Say which of this session's models were evicted to stay within the memory bounds."""
     for name, why in MODELS.take_evicted(owner()):
         st.info(t(f"safety.evicted_{why}", name=plain(name), n=MODELS.per_owner, mb=MODELS.budget_bytes // 2**20))
+
+
+def show_refused() -> None:
+    """One line per widget value the server refused for this session (explorer/ui/gate.py)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    for r in gate.take(ctx.session_id) if ctx is not None else ():
+        st.error(plain(t(f"errors.{r.reason}", widget=r.key, **dict(r.fields))))
 
 
 def confirmed(what: str, params: object, warning: str) -> bool:

@@ -10,7 +10,7 @@ import time
 from streamlit.logger import get_logger
 from streamlit.runtime import Runtime
 
-from explorer.runtime.config import env_config
+from explorer.runtime.config import env_config, env_name
 
 _log = get_logger("head_explorer")
 _STARTED = threading.Lock()  # held for good by the one thread a process starts
@@ -38,10 +38,35 @@ def _sessions() -> tuple[int, int]:
     return mgr.num_active_sessions(), mgr.num_sessions()
 
 
-def status() -> dict:
-    """What /healthz answers: ready, sessions connected and kept, resident MB."""
+HEALTH_TOKEN_ENV = env_name("health_token")
+
+
+def status(full: bool = True) -> dict:
+    """What /healthz answers: ready, and with `full` sessions connected and kept and resident MB."""
+    if not full:
+        return {"ready": READY.is_set()}
     active, kept = _sessions()
     return {"ready": READY.is_set(), "sessions": active, "sessions_kept": kept, "memory_mb": round(_rss_mb())}
+
+
+def trusted(client_host: str | None, headers) -> bool:
+    """Whether a /healthz request may see the numbers (how busy and how large the server is, which helps
+    whoever wants to tire it): a request from this machine that no proxy forwarded, or one carrying
+    `Authorization: Bearer <HEAD_EXPLORER_HEALTH_TOKEN>`. A proxy on this machine (deploy/nginx.conf)
+    connects from loopback but says X-Forwarded-For, so strangers behind it see only ready or not."""
+    import hmac
+    import ipaddress
+
+    token = env_config().health_token
+    sent = headers.get("authorization", "")
+    if token and hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+        return True
+    if headers.get("x-forwarded-for") or headers.get("forwarded") or headers.get("x-real-ip"):
+        return False
+    try:
+        return client_host is not None and ipaddress.ip_address(client_host).is_loopback
+    except ValueError:  # a unix socket's peer, a test client's name: not an address we know
+        return False
 
 
 def _run(load, interval: int) -> None:

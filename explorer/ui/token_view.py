@@ -303,7 +303,7 @@ def _start_tags(src, options: dict) -> None:
     in the background; a sentence checkpoint's encoder gets a new token head, as the CLI does."""
     from explorer.data import tags
     from explorer.data.dataset import is_token_classifier
-    from explorer.train.finetune import FinetuneError, Settings, check_memory, session_name
+    from explorer.train.finetune import FinetuneError, Settings, check_size, session_name
     from explorer.train.finetune_tags import finetune_tags
 
     ss = st.session_state
@@ -315,7 +315,7 @@ def _start_tags(src, options: dict) -> None:
         settings = Settings(**options)
         if settings.head != "own":  # the one head save_pretrained writes for a token classifier
             raise FinetuneError("finetune_own_head", native="own", head=settings.head)
-        check_memory(ck, settings, len(data.words))
+        check_size(ck, settings, len(data.words))  # work and memory, before a slot is taken
     except ExplorerError as err:
         ss["ft_error"] = err
         return
