@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import serve_app, wait_idle
+from conftest import serve_app, sidebar_text, wait_idle
 from explorer.text import i18n
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.soak]
@@ -79,7 +79,7 @@ class RssWatch:
 
 
 def _type_text(page, text: str) -> None:
-    box = page.locator("[data-testid=stSidebar] [data-testid=stTextArea] textarea").first
+    box = sidebar_text(page)
     box.fill(text)
     box.press("Control+Enter")
     wait_idle(page)
