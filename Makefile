@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.stamp
 
-.PHONY: setup run test test-fast bench
+.PHONY: setup run dev test test-fast bench
 
 # pytest-xdist workers for `make test`: whole files per worker (--dist loadfile, so a file's module fixtures and
 # servers are built once), heaviest files first (tests/conftest.py). Browser tests spend much of their time
@@ -25,6 +25,10 @@ $(STAMP): requirements.txt
 
 run: setup
 	$(PY) -m explorer app
+
+# For development: the served default watches no source (.streamlit/config.toml); here an edit reruns the app.
+dev: setup
+	$(PY) -m explorer app --server.fileWatcherType auto --server.runOnSave true
 
 test: setup
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile

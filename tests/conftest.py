@@ -141,6 +141,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
 RUNNING = "[data-testid=stApp]:not([data-test-script-state=notRunning])"
+SKELETON = "[data-testid=stSkeleton]"  # the placeholder of an element whose component is still loading
 
 
 def _free_port() -> int:
@@ -226,7 +227,25 @@ def wait_idle(pg) -> None:
     with contextlib.suppress(PlaywrightTimeout):
         pg.wait_for_selector(RUNNING, timeout=300)
     pg.wait_for_selector(IDLE, timeout=90_000)
+    # The run's end is not the page's: Streamlit's frontend loads element components lazily and shows a
+    # Suspense placeholder (stSkeleton) until each has loaded, on a fresh browser context (a first visit) up
+    # to seconds after the run ended on a busy machine. A locator used meanwhile finds whatever is mounted:
+    # "the sidebar's first text area" was Text B while Text A was still a placeholder (#31).
+    pg.wait_for_function(f"!document.querySelector('{SKELETON}')", timeout=90_000)
     assert pg.locator("[data-testid=stException]").count() == 0, pg.locator("[data-testid=stException]").first.inner_text()
+
+
+def sidebar_text(pg, label: str = "app.text"):
+    """The sidebar's text area labelled by i18n key `label` (Text A by default), once it shows its value: a text
+    area is mounted empty and given its value a moment later, and typing in between is overwritten."""
+    from playwright.sync_api import expect
+
+    from explorer.text import i18n
+
+    box = pg.locator("[data-testid=stSidebar]").get_by_label(i18n.t(label, "en"), exact=True)
+    if label == "app.text":  # Text A always holds a text (Text B may be empty)
+        expect(box).not_to_have_value("", timeout=90_000)
+    return box
 
 
 def open_link(browser, url: str, idle: bool = True):

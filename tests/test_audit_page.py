@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, wait_idle
+from conftest import ROOT, sidebar_text, wait_idle
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import prepare, read_csv
@@ -80,7 +80,7 @@ def test_projector_subsamples_above_the_limit():
 
 
 def test_browser_confusion_cell_then_row_opens_attributions(page):
-    before = page.locator("[data-testid=stSidebar] textarea").first.input_value()  # text A
+    before = sidebar_text(page).input_value()
     # The Data page's demo at 10 tweets per label is the CSV the audit page picks up.
     page.locator("[data-testid=stSidebarNav] a", has_text="Data & labels").first.click()
     wait_idle(page)
@@ -117,7 +117,7 @@ def test_browser_confusion_cell_then_row_opens_attributions(page):
     wait_idle(page)
     page.wait_for_selector("h1:has-text('Attributions')", timeout=60_000)
     assert page.url.endswith("/attribution")
-    sidebar = page.locator("[data-testid=stSidebar] textarea").first.input_value()  # text A
+    sidebar = sidebar_text(page).input_value()
     assert sidebar and sidebar != before  # the clicked row's text
     assert box["height"] > 0
     given = caption.split("'")[1]

@@ -1,12 +1,12 @@
 """The pipeline page in a real browser: typing a new text updates tokens and prediction."""
-from tests.conftest import wait_idle
+from tests.conftest import sidebar_text, wait_idle
 
 METRIC = "[data-testid=stMetricValue]"
 
 
 def _type_text(page, text: str, box: int = 0) -> None:
     """Type into the sidebar's text (box 0) or text B (box 1)."""
-    box = page.locator("[data-testid=stSidebar] [data-testid=stTextArea] textarea").nth(box)
+    box = sidebar_text(page, "app.text" if box == 0 else "arch.text_b")
     box.fill(text)
     box.press("Control+Enter")  # st.text_area commits on Ctrl+Enter (or blur)
     wait_idle(page)
@@ -49,5 +49,5 @@ def test_text_b_makes_a_sentence_pair(page):
     wait_idle(page)
     # the tokens page marks where text B starts on its charts, and the sidebar kept text B
     assert page.locator("svg text", has_text="text B ▸").count() >= 3
-    assert page.locator("[data-testid=stSidebar] [data-testid=stTextArea] textarea").nth(1).input_value() \
+    assert sidebar_text(page, "arch.text_b").input_value() \
         == "Someone performs music."

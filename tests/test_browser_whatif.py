@@ -4,7 +4,7 @@ import pytest
 
 from explorer.text import i18n
 
-from conftest import wait_idle
+from conftest import sidebar_text, wait_idle
 
 pytestmark = pytest.mark.browser
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -17,7 +17,7 @@ def _type(page, box, text: str) -> None:
 
 
 def test_whatif_follows_the_sidebar_and_the_diff_keeps_spaces(page):
-    sidebar = page.locator("[data-testid=stSidebar] textarea").first  # text A
+    sidebar = sidebar_text(page)
     page.locator("[data-testid=stSidebarNav] a[href$='/what-if']").first.click()
     page.wait_for_url("**/what-if")
     wait_idle(page)

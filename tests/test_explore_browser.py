@@ -1,7 +1,7 @@
 """Real browser: type a text, then walk every Explore page from the sidebar; no exception anywhere."""
 import time
 
-from conftest import wait_idle
+from conftest import sidebar_text, wait_idle
 
 PAGES = ["Tokens & attention", "Pooled vector", "Dropout", "Logits & probabilities", "Compare heads"]
 TEXT = "The plot was thin but the actors saved it."
@@ -15,7 +15,7 @@ def _go(page, title: str) -> float:
 
 
 def test_walk_explore_pages_after_typing(page):
-    box = page.locator("[data-testid=stSidebar] textarea").first  # text A; text B follows it
+    box = sidebar_text(page)
     box.fill(TEXT)
     box.press("Control+Enter")
     wait_idle(page)

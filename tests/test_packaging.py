@@ -103,6 +103,8 @@ def test_app_command_serves_the_installed_app_on_loopback(installed):
     assert cmd[1:4] == ["-c", SERVE, "run"] and app in cmd  # SERVE: deep links open on a fresh server
     assert {"--server.headless=true", "--server.address=127.0.0.1", "--server.enableStaticServing=true",
             "--client.showErrorDetails=none"} <= set(cmd)
+    # no source watching: it re-resolved every module's path on the event loop after each run (bench_classroom)
+    assert {"--server.fileWatcherType=none", "--server.runOnSave=false"} <= set(cmd)
     assert cmd[cmd.index(app) + 1:] == ["--server.port", "8600"]  # the caller's port, not the default's
     assert not any(c.startswith("--server.port=") for c in cmd)
 

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from bench.ws_client import Session, run_apart
-from conftest import serve_app, wait_idle
+from conftest import serve_app, sidebar_text, wait_idle
 from explorer.runtime.config import Config
 from explorer.text import i18n
 
@@ -81,7 +81,7 @@ class RssWatch:
 
 
 def _type_text(page, text: str) -> None:
-    box = page.locator("[data-testid=stSidebar] [data-testid=stTextArea] textarea").first
+    box = sidebar_text(page)
     box.fill(text)
     box.press("Control+Enter")
     wait_idle(page)
