@@ -104,7 +104,7 @@ def server(browser):
             assert proc.poll() is None, log.read_text(errors="replace")
             time.sleep(0.3)
         # The server's first session, before any test's: a new browser opening a shared link.
-        first = first_visit(browser, url + "/guided-lesson")
+        first = first_visit(browser, url + "/guided-lesson?lang=vi")  # a Vietnamese class's link (teach.links)
         yield url, code, home, log, before, proc, first
     finally:
         os.killpg(proc.pid, 15)
@@ -123,8 +123,9 @@ def _get_or_none(url: str) -> int | None:
 
 
 def test_first_visitor_opens_a_shared_link(server):
-    """The first session of the container's server came by /guided-lesson: the lesson, no "Page not found" over it."""
-    assert server[-1] == ("", T("lesson.title"))
+    """The first session of the container's server came by /guided-lesson?lang=vi: the lesson in Vietnamese, no
+    "Page not found" over it."""
+    assert server[-1] == ("", i18n.t("lesson.title", "vi"))
 
 
 def test_runs_unprivileged_ready_and_reports(server):
