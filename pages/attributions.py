@@ -88,11 +88,11 @@ st.plotly_chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.ba
                 key="attr_bars")
 d1, d2 = st.columns(2)
 d1.download_button(t("attributions.csv"), plain.csv_bytes(pd.DataFrame(attr.table(r, level))), help=t("plain.csv_guard"),
-                   file_name=f"attributions-{r.method}.csv", mime="text/csv", key="attr_csv")
+                   file_name=f"attributions-{r.method}.csv", mime="text/csv", key="attr_csv", on_click="ignore")
 d2.download_button(t("attributions.html"), highlight.highlight_html(
     pieces, scores, title=f"{r.method}: {r.target_label}", legend=legend, standalone=True, pair_at=pair_at,
     pair_label=t("arch.boundary")),
-    file_name=f"attributions-{r.method}.html", mime="text/html", key="attr_html_dl")
+    file_name=f"attributions-{r.method}.html", mime="text/html", key="attr_html_dl", on_click="ignore")
 
 st.subheader(t("attributions.faith_title"))
 st.caption(t("attributions.faith_intro"))

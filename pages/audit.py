@@ -114,6 +114,6 @@ fixed_csv = corrected_csv(table, found, accepted, raw=True)  # data, as it came
 d0.button(tn("audit.use_fixes", len(accepted)), key="audit_use", disabled=not accepted, type="primary",
           on_click=ui.use_data_version, args=(src, fixed_csv))
 d1.download_button(tn("audit.download_csv", len(accepted)), corrected_csv(table, found, accepted),
-                   file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv", help=t("plain.csv_guard"))
+                   file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv", help=t("plain.csv_guard"), on_click="ignore")
 d2.download_button(t("audit.download_report"), report_html(found, accepted, src.name, ui.lang()),
-                   file_name=f"{stem}-label-audit.html", mime="text/html", key="audit_report")
+                   file_name=f"{stem}-label-audit.html", mime="text/html", key="audit_report", on_click="ignore")

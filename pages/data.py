@@ -116,4 +116,4 @@ if offer is not None:
     if not report.suggested_mapping:
         st.success(t("data.mapping_applied", name=ui.plain(ck_name)))
     st.download_button(t("data.export_config"), json.dumps(mapping.corrected_config(ck, offer), indent=1),
-                       file_name="config.json", mime="application/json", key="data_export")
+                       file_name="config.json", mime="application/json", key="data_export", on_click="ignore")

@@ -50,7 +50,7 @@ if a is not None:
         return encoder_plots.head_view_html(fig, title)
 
     st.download_button(t("encoder.download"), standalone, file_name=f"head-view-layer{layer}-{head}.html",
-                       mime="text/html", help=t("encoder.download_help"), key="dl_head_view")
+                       mime="text/html", help=t("encoder.download_help"), key="dl_head_view", on_click="ignore")
 
     st.subheader(t("encoder.modelview_title"))
     st.plotly_chart(encoder_plots.model_view(encoder.model_view(a, hide), t("encoder.modelview_chart"), t("encoder.head_axis"),

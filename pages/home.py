@@ -77,4 +77,4 @@ if a is not None:
         st.caption(t("home.labels_hidden", shown=len(shown), hidden=hidden, n=len(a.labels)))
         rows = problem.label_rows(a.labels, a.logits, a.softmax, a.sigmoid)
         st.download_button(t("home.labels_csv"), csv_bytes(pd.DataFrame(rows)), file_name="labels.csv",
-                           mime="text/csv", key="home_labels_csv", help=t("plain.csv_guard"))
+                           mime="text/csv", key="home_labels_csv", help=t("plain.csv_guard"), on_click="ignore")

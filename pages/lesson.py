@@ -114,4 +114,4 @@ if a is not None:
         return handout.handout_with_attributions(ck, hd, a, [bars, fig], doc)
 
     st.download_button(t("lesson.handout"), handout_file, file_name="handout.html", mime="text/html",
-                       help=t("lesson.handout_help"), key="lesson_handout")
+                       help=t("lesson.handout_help"), key="lesson_handout", on_click="ignore")

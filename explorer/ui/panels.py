@@ -206,7 +206,7 @@ def label_fixes(report, fixed_csv: bytes, file_name: str) -> None:
     st.info(plain(report.fix["advice"].message(lang())))
     stem = file_name.rsplit(".", 1)[0] or "data"
     st.download_button(t("data.download_csv"), fixed_csv, file_name=f"{stem}-corrected.csv", mime="text/csv",
-                       key="data_fixed_csv", help=t("plain.csv_guard"))
+                       key="data_fixed_csv", help=t("plain.csv_guard"), on_click="ignore")
     st.caption(t("data.config_paste"))
     st.code(json.dumps(report.fix["config"], indent=1, ensure_ascii=False), language="json")
 
@@ -276,7 +276,7 @@ def model_downloads() -> None:
     ready = session_zip_ready(pick)
     if ready is not None:
         st.download_button(t("finetune.download"), ready, file_name=f"{pick}.zip", mime="application/zip",
-                           key="ft_download")
+                           key="ft_download", on_click="ignore")
     elif st.button(t("finetune.prepare"), key="ft_prepare"):
         report = progress_to(st.progress(0.0, text=t("finetune.packing", name=plain(pick))))
         try:
