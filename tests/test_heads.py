@@ -1,4 +1,5 @@
 """Head table: parity of the `own` head with transformers' own forward, on tiny and real models."""
+import json
 import numpy as np
 import pytest
 import torch
@@ -73,3 +74,19 @@ def test_unknown_kind_is_a_clear_error(tiny):
     with pytest.raises(HeadError, match="unknown head kind"):
         build_head(tiny["bert"], "lstm")
     assert KINDS[0] == "own"
+
+
+def test_a_step_op_is_one_vocabulary():
+    """steps.Op is the one vocabulary of what a step does (#30): every named kind's and own head's steps carry an
+    Op, the strings JSON and the CLI read are its values, and a typo fails where the step is made."""
+    from explorer.model.heads import HEAD_KINDS, TOKEN_HEAD_KINDS
+    from explorer.model.steps import Op, Step
+    from explorer.model.features import POOLS
+    from explorer.train.finetune import HEAD_POOLS
+
+    for steps in (*HEAD_KINDS.values(), *TOKEN_HEAD_KINDS.values()):
+        assert all(type(s.op) is Op for s in steps)
+    assert Step("x", "linear").op is Op.LINEAR and json.dumps(Step("x", "mean").op) == '"mean"'
+    with pytest.raises(ValueError):
+        Step("x", "lineer")
+    assert set(HEAD_POOLS) <= set(POOLS)

@@ -13,6 +13,7 @@ import torch
 from explorer.model.problem import ProblemType
 from explorer.model.analysis import AnalysisError
 from explorer.model.heads import Head, head_device, run_head
+from explorer.model.steps import Op
 from explorer.runtime import budget
 
 
@@ -53,7 +54,7 @@ def _inputs(hidden: np.ndarray, batch: int, token_ids=None,
 
 def dropout_steps(head: Head) -> list[int]:
     """Indices of the head's dropout steps: one for bert, two for roberta."""
-    return [i for i, s in enumerate(head.steps) if s.op == "dropout"]
+    return [i for i, s in enumerate(head.steps) if s.op == Op.DROPOUT]
 
 
 def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int = 0,

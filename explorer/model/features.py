@@ -25,12 +25,15 @@ import torch
 from explorer.model import pooling
 from explorer.model.checkpoints import fit_length, forward_inputs
 from explorer.model.kernel import attention_kernel
+from explorer.model.steps import Op
 from explorer.runtime import device as dev
 from explorer.runtime.budget import ByteCache, chunks
 from explorer.runtime.config import env_config, env_name
 from explorer.runtime.jobs import Progress
 
-POOLS = ("first", "mean", "layers", "last")  # index into the features' second axis
+# Index into the features' second axis: the pooling steps' own ops (a head reads one of them), plus "layers",
+# the normalised masked means of every layer summed, which the audit may choose and no head reads.
+POOLS = (Op.FIRST, Op.MEAN, "layers", Op.LAST)
 
 
 def world_size() -> int:

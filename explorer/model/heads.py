@@ -21,27 +21,23 @@ from explorer.model import own_head
 from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, forward_inputs, max_length
 from explorer.model import pooling
 from explorer.model.sampling import sample_dropout
-from explorer.model.steps import Step
+from explorer.model.steps import DROPOUT, EVERY_TOKEN, FIRST, LAST, MEAN, Op, Step
 from explorer.text.errors import ExplorerError
 
 
-FIRST = Step("first token", "first")
-LAST = Step("last non-pad token", "last")
-MEAN = Step("mean pool", "mean")
-DROPOUT = Step("dropout", "dropout")
-TANH = Step("tanh", "tanh")
-CLASSIFIER = Step("classifier", "linear", "classifier", "labels")
+TANH = Step("tanh", Op.TANH)
+CLASSIFIER = Step("classifier", Op.LINEAR, "classifier", "labels")
 # Every head's first step pools the tokens into one vector (own heads too: own_head names them alike).
 POOLING = {s.name: s.op for s in (FIRST, LAST, MEAN)}  # step name -> first | last | mean
 
 HEAD_KINDS: dict[str, tuple[Step, ...]] = {
-    "bert": (FIRST, Step("pooler.dense", "linear", "pooler", "hidden"), TANH, DROPOUT, CLASSIFIER),
+    "bert": (FIRST, Step("pooler.dense", Op.LINEAR, "pooler", "hidden"), TANH, DROPOUT, CLASSIFIER),
     "distilbert": (
-        FIRST, Step("pre_classifier", "linear", "pre_classifier", "hidden"), Step("relu", "relu"), DROPOUT, CLASSIFIER,
+        FIRST, Step("pre_classifier", Op.LINEAR, "pre_classifier", "hidden"), Step("relu", Op.RELU), DROPOUT, CLASSIFIER,
     ),
     "roberta": (
-        FIRST, DROPOUT, Step("dense", "linear", "dense", "hidden"), TANH, DROPOUT,
-        Step("out_proj", "linear", "out_proj", "labels"),
+        FIRST, DROPOUT, Step("dense", Op.LINEAR, "dense", "hidden"), TANH, DROPOUT,
+        Step("out_proj", Op.LINEAR, "out_proj", "labels"),
     ),
     "cls-linear": (FIRST, DROPOUT, CLASSIFIER),
     "mean-linear": (MEAN, DROPOUT, CLASSIFIER),
@@ -50,7 +46,6 @@ KINDS = ("own",) + tuple(HEAD_KINDS)
 # A token classifier's head reads every token: no pooling step, logits (batch, seq, labels). A named kind for it
 # must keep the sequence axis, so only per-token layers make sense; HEAD_KINDS all pool (a pooler reads one
 # token, mean-linear averages them all) and give one row for the whole text, not one per token.
-EVERY_TOKEN = Step("every token", "token")
 TOKEN_HEAD_KINDS: dict[str, tuple[Step, ...]] = {
     "linear-per-token": (EVERY_TOKEN, DROPOUT, CLASSIFIER),
 }
@@ -79,7 +74,7 @@ class Head:
         """One row per linear layer: shape, parameter count, and whether it is pretrained."""
         rows = []
         for step in self.steps:
-            if step.op != "linear":
+            if step.op != Op.LINEAR:
                 continue
             layer = self.layers[step.slot]
             rows.append({
@@ -92,7 +87,7 @@ class Head:
 
     @property
     def new_parameters(self) -> tuple[str, ...]:
-        return tuple(f"{s.name}.{p}" for s in self.steps if s.op == "linear" and s.slot not in self.pretrained
+        return tuple(f"{s.name}.{p}" for s in self.steps if s.op == Op.LINEAR and s.slot not in self.pretrained
                      for p in ("weight", "bias"))
 
 
@@ -137,7 +132,7 @@ def derive(ck: Checkpoint) -> own_head.OwnHead:
 
 
 def _signature(steps) -> tuple[str, ...]:
-    return tuple(s.name if s.op == "activation" else s.op for s in steps)
+    return tuple(s.name if s.op == Op.ACTIVATION else s.op for s in steps)
 
 
 def kinds_for(ck: Checkpoint) -> tuple[str, ...]:
@@ -148,7 +143,7 @@ def kinds_for(ck: Checkpoint) -> tuple[str, ...]:
 
 def is_per_token(head: Head) -> bool:
     """The head gives logits for every token (batch, seq, labels), not one row for the text."""
-    return head.steps[0].op == "token"
+    return head.steps[0].op == Op.TOKEN
 
 
 def native_kind(ck: Checkpoint) -> str | None:
@@ -162,7 +157,7 @@ def native_kind(ck: Checkpoint) -> str | None:
 
 def output_layer(ck: Checkpoint) -> str:
     """Module path of the own head's last linear layer, the one that outputs the labels."""
-    return [s.slot for s in derive(ck).steps if s.op == "linear"][-1]
+    return [s.slot for s in derive(ck).steps if s.op == Op.LINEAR][-1]
 
 
 def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
@@ -178,7 +173,7 @@ def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
     own = derive(ck)
     native = native_kind(ck)
     hidden = int(getattr(cfg, "hidden_size", None) or cfg.dim)
-    own_linear = [s.slot for s in own.steps if s.op == "linear"]
+    own_linear = [s.slot for s in own.steps if s.op == Op.LINEAR]
     modules = dict(ck.model.named_modules())
     pretrained = set()
     layers: dict[str, nn.Linear] = {}
@@ -187,20 +182,20 @@ def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
         steps = tuple(Step(s.name, s.op, s.slot, "labels" if s.slot == own_linear[-1] else "hidden")
                       for s in own.steps) if kind == "own" else table[kind]
         if kind != "own":
-            slots = [s.slot for s in steps if s.op == "linear"]
+            slots = [s.slot for s in steps if s.op == Op.LINEAR]
         for slot, path in zip(slots, own_linear):
             layers[slot] = modules[path]
             if not any(n.startswith(path + ".") for n in ck.new_weights):
                 pretrained.add(slot)
     else:
         steps = table[kind]
-        if own.steps[0].op == "last":  # causal encoder: token 0 has seen nothing else
-            steps = tuple(LAST if s.op == "first" else s for s in steps)
+        if own.steps[0].op == Op.LAST:  # causal encoder: token 0 has seen nothing else
+            steps = tuple(LAST if s.op == Op.FIRST else s for s in steps)
         sizes = {"hidden": hidden, "labels": cfg.num_labels}
         gen = torch.Generator().manual_seed(seed)
         std = getattr(cfg, "initializer_range", 0.02)
         for step in steps:
-            if step.op == "linear":
+            if step.op == Op.LINEAR:
                 # Drawn on the CPU from the seed, then moved: every device starts from the same numbers.
                 layers[step.slot] = _new_linear(hidden, sizes[step.out], std, gen).to(ck.model.device)
     return Head(
@@ -245,22 +240,22 @@ def run_head(
     x = hidden
     out = []
     for step in head.steps:
-        if step.op == "first":
+        if step.op == Op.FIRST:
             x = pooling.first(x)
-        elif step.op == "last":
+        elif step.op == Op.LAST:
             x = pooling.last(x, mask, head.pad_id, input_ids)
-        elif step.op == "mean":
+        elif step.op == Op.MEAN:
             x = pooling.mean(x, mask)
-        elif step.op == "token":  # every token's state goes on as it is: (batch, seq, hidden)
+        elif step.op == Op.TOKEN:  # every token's state goes on as it is: (batch, seq, hidden)
             pass
-        elif step.op == "linear":
+        elif step.op == Op.LINEAR:
             layer = head.layers[step.slot]
             x = torch.nn.functional.linear(x, layer.weight, layer.bias)
-        elif step.op == "tanh":
+        elif step.op == Op.TANH:
             x = torch.tanh(x)
-        elif step.op == "relu":
+        elif step.op == Op.RELU:
             x = torch.relu(x)
-        elif step.op == "dropout" and generator is not None:
+        elif step.op == Op.DROPOUT and generator is not None:
             x = sample_dropout(x, p, generator)
         out.append((step.name, x))
     return out

@@ -35,7 +35,7 @@ from explorer.model.replay import DROPOUTS, Call, Program, Recorder, Run, same_c
 from explorer.model.kernel import attention_kernel
 from explorer.model.pooling import last_token, pad_id
 from explorer.model.replay import tensors as _tensors
-from explorer.model.steps import Step
+from explorer.model.steps import DROPOUT, EVERY_TOKEN, FIRST, LAST, MEAN, Op, Step
 
 LINEAR = {nn.functional.linear}
 NORMS = {nn.functional.layer_norm, nn.functional.rms_norm, nn.functional.group_norm, torch.layer_norm}
@@ -46,10 +46,6 @@ TOLERANCE = 1e-4  # derived logits vs the model's own, at build time
 
 class Unsupported(Exception):
     """The model is not an encoder plus a head on its hidden states; args[0] is the i18n error key."""
-
-
-# A token classifier's head has no pooling: its first step is every token's hidden state, as it is.
-TOKEN_STEP = Step("every token", "token")
 
 
 @dataclass(frozen=True)
@@ -231,7 +227,7 @@ class OwnHead:
 
     def _index(self, mask: torch.Tensor, ids: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor] | None:
         """The index a last-token pooling reads: (rows, each row's last non-pad token), by HF's rule."""
-        if self.steps[0].op != "last":
+        if self.steps[0].op != Op.LAST:
             return None
         ids = self.placeholder_ids(mask) if ids is None else ids
         return torch.arange(ids.shape[0], device=ids.device), last_token(ids, self.pad_id)
@@ -249,7 +245,7 @@ class OwnHead:
         ids = self.placeholder_ids(mask)
         if self.pad_id >= 0:
             ids[0, 1] = self.pad_id  # a pad id inside a row: only the last one counts
-        indexed = self._pooling(recorded.calls) if self.steps[0].op == "last" else None
+        indexed = self._pooling(recorded.calls) if self.steps[0].op == Op.LAST else None
         try:
             model = self.model
             program = Program(recorded, hidden, (*model.parameters(), *model.buffers()), indexed)
@@ -289,25 +285,26 @@ class OwnHead:
                     raise Unsupported("unsupported_head")  # per-token steps before a non-index pooling
                 named.append(step)
                 funcs.add(call.func)
-        pool = TOKEN_STEP if k is None else self._pool_step(run.calls[k], hidden)
+        # k None: a token classifier's head, no pooling
+        pool = EVERY_TOKEN if k is None else self._pool_step(run.calls[k], hidden)
         return (pool, *named), frozenset(funcs)
 
     def _classify(self, call: Call) -> Step | None:
         if call.func in LINEAR:
             slot = self.names.get(id(call.argument(1, "weight")), "")
-            return Step(slot or "linear", "linear", slot)
+            return Step(slot or "linear", Op.LINEAR, slot)
         if call.func in NORMS:
             name = self.names.get(id(call.argument(2, "weight")), call.func.__name__)
-            return Step(name, "norm", name)
+            return Step(name, Op.NORM, name)
         if call.func in DROPOUTS:
-            return Step("dropout", "dropout")
+            return DROPOUT
         ins = _tensors((call.args, call.kwargs))
         o = call.outputs
         if len(ins) == 1 and len(o) == 1 and o[0].shape == ins[0].shape and o[0].dim() >= 2 \
                 and not torch.equal(o[0], ins[0]) and getattr(call.func, "__name__", "").isidentifier():
             name = call.func.__name__.strip("_")
             if name not in ("add", "sub", "mul", "truediv", "div", "neg", "pow"):
-                return Step(name, "activation")
+                return Step(name, Op.ACTIVATION)
         return None
 
     @staticmethod
@@ -315,9 +312,9 @@ class OwnHead:
         if call.func is torch.Tensor.__getitem__:
             pos = _positions(hidden, call.argument(1, "indices"))
             if bool((pos == 0).all()):
-                return Step("first token", "first")
-            return Step("last non-pad token", "last")
-        return Step("mean pool", "mean")
+                return FIRST
+            return LAST
+        return MEAN
 
     def values(self, run: Run, hidden: torch.Tensor, check: bool = False) -> list[torch.Tensor]:
         """The steps' values in `run` (the real code's, or a replay's), each (batch, features); for a

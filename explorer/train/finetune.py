@@ -31,6 +31,7 @@ from explorer.model.features import cached_features
 from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
 from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion, metrics, score
+from explorer.model.steps import Op
 from explorer.runtime import scratch
 from explorer.runtime.budget import chunks
 from explorer.runtime.device import halving_on_oom
@@ -50,7 +51,7 @@ WORK_ENV = env_name("train_tokens")
 # thread ran 1,684 tokens/s forward and 590 forward and backward (2.9x).
 _FULL_PASS = 3
 # The pooling steps (steps.Step.op) that read one token, each the features.POOLS entry holding it.
-HEAD_POOLS = ("first", "last")
+HEAD_POOLS = (Op.FIRST, Op.LAST)
 MIN_LENGTH = 8  # room for the special tokens and a few words
 
 
