@@ -1,6 +1,7 @@
 """Shared fixtures: tiny random models built in code (hidden 32, 2 layers) and the real embedded model."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -30,7 +31,13 @@ _BROWSER_FIXTURES = {"browser", "page", "app_url"}
 # Files are run heaviest first, so that under pytest-xdist (`make test`: whole files per worker, --dist
 # loadfile) the long ones start at once and the short ones fill in around them, instead of one long file
 # starting last and running alone.
+# A file's weight is its last recorded time (tests/durations.json, seconds, written by a run with
+# HEAD_EXPLORER_RECORD_DURATIONS=tests/durations.json); a file not recorded yet is weighed by its markers.
 _WEIGHT = {"soak": 4, "server": 3, "browser": 2, "slow": 1}
+_MARKER_SECONDS = 30  # a marker's weight in seconds, for files without a recorded time
+_DURATIONS = Path(__file__).with_name("durations.json")
+_RECORDED: dict[str, float] = json.loads(_DURATIONS.read_text()) if _DURATIONS.exists() else {}
+_TIMES: dict[str, float] = {}
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
@@ -39,11 +46,27 @@ def pytest_collection_modifyitems(config, items):
         if _BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.server)
-    weight: dict[str, int] = {}
+    weight: dict[str, float] = {}
     for item in items:
-        w = max((_WEIGHT.get(m.name, 0) for m in item.iter_markers()), default=0)
+        name = Path(item.fspath.strpath).name
+        w = _RECORDED.get(name, _MARKER_SECONDS * max((_WEIGHT.get(m.name, 0) for m in item.iter_markers()),
+                                                      default=0))
         weight[item.fspath.strpath] = max(weight.get(item.fspath.strpath, 0), w)
     items.sort(key=lambda item: -weight[item.fspath.strpath])  # stable: a file's tests keep their order
+
+
+def pytest_runtest_logreport(report):
+    """Each file's time (setup, call and teardown of its tests), summed where the reports arrive: on the xdist
+    controller, every worker's."""
+    if os.environ.get("HEAD_EXPLORER_RECORD_DURATIONS"):
+        name = Path(report.nodeid.split("::")[0]).name
+        _TIMES[name] = _TIMES.get(name, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    target = os.environ.get("HEAD_EXPLORER_RECORD_DURATIONS")
+    if target and _TIMES and not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist)
+        Path(target).write_text(json.dumps({k: round(v, 1) for k, v in sorted(_TIMES.items())}, indent=0) + "\n")
 
 
 @pytest.fixture(scope="session", autouse=True)
