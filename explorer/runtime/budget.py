@@ -14,7 +14,6 @@ the batches it can hold, where the CPU default (256 MB) would run a 512-token li
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 from collections import OrderedDict
 from typing import Callable, Hashable
@@ -23,7 +22,7 @@ import numpy as np
 import torch
 
 from explorer.runtime.session_models import release_memory
-from explorer.runtime.config import env_config, env_name
+from explorer.runtime.config import env_config, env_name, given
 
 BATCH_ENV = env_name("batch_mb")  # one request's forward batch
 # On cuda, without HEAD_EXPLORER_BATCH_MB: a quarter of the free device memory per batch, so the two job slots
@@ -176,7 +175,7 @@ def batch_mb(device: torch.device | str | None = None) -> int:
     """One batch's budget in MB on `device`: HEAD_EXPLORER_BATCH_MB when it is set; else, on a CUDA device,
     CUDA_BATCH_SHARE of its free memory now (torch.cuda.mem_get_info); else the default (256)."""
     kind = torch.device(device).type if device is not None else "cpu"
-    if kind != "cuda" or os.environ.get(BATCH_ENV, "").strip():
+    if kind != "cuda" or given("batch_mb"):
         return env_config().batch_mb  # also parses (and refuses) a bad value, as every setting is read
     free, _total = torch.cuda.mem_get_info(torch.device(device))
     return max(1, int(free * CUDA_BATCH_SHARE) // 2**20)
