@@ -222,6 +222,48 @@ def plain_rows(ck, head, sizes: Sizes, where: str) -> list[dict]:
     ]
 
 
+PRECISION_TEXTS = (TEXT, "I hated every minute of this film.", "It is fine, I guess. Nothing special.",
+                   "Absolutely wonderful service, will come back again!",
+                   "The update broke my phone and support never answered.")
+
+
+def precision_rows(ck, head, where: str, texts=PRECISION_TEXTS) -> list[dict]:
+    """Each dtype's distance from float32 on the same device, over `texts` (the README's Precision figures):
+    max |Δ logit|, max |Δ probability|, lig scores at 32 fixed steps (max |Δ| / max |score|, per text), and lig's
+    own completeness error when adaptive (largest over the texts; ≤ 1% is converged), with the time it took
+    against float32's. Value: the dtype's figure; baseline: float32's (0 for the distances)."""
+    from explorer.model.heads import at_precision
+
+    out = []
+    ref = {t: (analyze(ck, head, t), attribute(ck, head, t, "lig", n_steps=32)) for t in texts}
+    start = time.perf_counter()
+    adaptive32 = [attribute(ck, head, t, "lig") for t in texts]
+    seconds32 = time.perf_counter() - start
+    for dtype in ("bfloat16", "float16"):
+        cast, cast_head = at_precision(ck, head, dtype)
+        logit = prob = lig = 0.0
+        for t, (a, r) in ref.items():
+            b = analyze(cast, cast_head, t)
+            q = attribute(cast, cast_head, t, "lig", target=r.target, n_steps=32)
+            logit = max(logit, float(np.abs(a.logits - b.logits).max()))
+            prob = max(prob, float(np.abs(a.softmax - b.softmax).max()))
+            lig = max(lig, float(np.abs(r.scores - q.scores).max() / np.abs(r.scores).max()))
+        start = time.perf_counter()
+        adaptive = [attribute(cast, cast_head, t, "lig") for t in texts]
+        seconds = time.perf_counter() - start
+        error, error32 = max(r.error for r in adaptive), max(r.error for r in adaptive32)
+        converged = sum(bool(r.converged) for r in adaptive)
+        out += [row(f"{dtype} vs float32: max |Δ logit| ({where})", logit, 1.0, "stated", True, unit="Δ"),
+                row(f"{dtype} vs float32: max |Δ probability| ({where})", prob, 1.0, "stated", True, unit="Δ"),
+                row(f"{dtype} vs float32: lig scores at 32 steps, max |Δ|/max|score| ({where})", lig, 1.0, "stated",
+                    True, unit="Δ"),
+                row(f"{dtype} adaptive lig: largest completeness error (float32 {error32:.2%}); {converged}/"
+                    f"{len(texts)} ≤1% ({where})", error, error32, "stated", True, unit="err"),
+                row(f"{dtype} adaptive lig, {len(texts)} texts: time vs float32 ({where})", seconds, seconds32,
+                    "stated", True)]
+    return out
+
+
 def model_rows(ck, sizes: Sizes, where: str, timed: bool) -> list[dict]:
     head = build_head(ck, "own")
     return [*analyze_rows(ck, head, sizes, where, timed), *lig_rows(ck, head, sizes, where, timed),
@@ -245,6 +287,8 @@ def run(quick: bool | None = None, device: str = "auto") -> list[dict]:
             # Quick: the 2-layer stand-in runs MiniLM's rows too (targets and all), so a CPU checks every row's
             # code in seconds; MiniLM's lig and 50-step Captum runs alone would take a minute there.
             rows += model_rows(base if quick else ck, sizes, where, timed=True)
+            if not quick:
+                rows += precision_rows(ck, build_head(ck), where)
             rows += model_rows(base, sizes, where, timed=False)
     finally:
         if roots is None:
