@@ -117,6 +117,21 @@ def test_the_feature_pass_takes_the_dtype_and_caches_per_dtype(ck):
     assert not torch.equal(a, b)  # another precision, another cache entry
 
 
+def test_inspect_data_runs_its_feature_pass_in_the_dtype(tiny_root, tmp_path, capsys, monkeypatch):
+    from explorer.model import features
+
+    csv = tmp_path / "d.csv"
+    csv.write_text("text,label\n" + "".join(f"row {i},{'ab'[i % 2]}\n" for i in range(12)))
+    seen: list = []
+    real = features._encode
+    monkeypatch.setattr(features, "_encode", lambda ck, *a, **k: seen.append(ck.model.dtype) or real(ck, *a, **k))
+    args = ["inspect-data", "--csv", str(csv), "--label-issues", "--checkpoint", str(tiny_root / "tiny-bert")]
+    assert main([*args, "--dtype", "bfloat16", "--json"]) == 0, capsys.readouterr().err
+    assert seen and set(seen) == {torch.bfloat16}
+    assert main([*args, "--dtype", "fp8"]) == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0
+
+
 def test_cli_dtype_is_stated_and_a_bad_one_is_one_line_exit_2(capsys):
     assert main(["analyze", "--text", TEXTS[1], "--dtype", "bf16", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["dtype"] == "bfloat16"
