@@ -15,7 +15,8 @@ Work is synchronised before every clock read: CUDA and MPS calls return before t
 
 `run(quick=True)` (or HEAD_EXPLORER_BENCH_QUICK=1; `python -m bench device --quick`) runs every row at small
 sizes, with a 2-layer BERT in place of BERT-base (and of MiniLM past the first rows), so the code is checked on a
-CPU in seconds (tests/test_bench_device.py); its figures mean nothing. bench/device_run.sh runs the full one on a GPU machine.
+CPU in seconds (tests/test_bench_device.py); its figures mean nothing. bench/device_run.sh runs the full one on a
+GPU machine.
 """
 from __future__ import annotations
 

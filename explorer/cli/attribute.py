@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 
-from explorer.cli.common import SEED, bounded, device_option, dtype_option, method_name, pair_options, quiet_transformers
+from explorer.cli.common import (SEED, bounded, device_option, dtype_option, method_name, pair_options,
+                                 quiet_transformers)
 
 ATTRIBUTE_ROWS = 32  # rows per attribute_many call: their points share batches; each call's lines then print
 

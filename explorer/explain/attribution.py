@@ -384,7 +384,7 @@ def _integrated(model: Forward, x, b, n_steps, tolerance) -> MethodOutput:
     the path is integrated adaptively with nested dyadic rules (see IntegralPath): steps go where the path
     bends, and every gradient already paid for is kept when an interval is refined.
     """
-    batch = budget.batch_rows(model.ck.model.config, x.shape[1], grad=True, device=x.device)  # within HEAD_EXPLORER_BATCH_MB
+    batch = budget.batch_rows(model.ck.model.config, x.shape[1], grad=True, device=x.device)  # one batch (batch_mb)
     if n_steps:
         if model.target is None:
             model.predict(x)

@@ -21,7 +21,8 @@ def attribution_rows(method: str, n_tokens: int, n_steps: int | None = None, win
 def attribution_is_heavy(config, method: str, n_tokens: int, n_steps: int | None = None, window: int = 1,
                          device=None) -> bool:
     """Does this attribution go through the job queue? Past one batch on `device` (budget.batch_mb) it does."""
-    return budget.beyond_one_batch(config, n_tokens, *attribution_rows(method, n_tokens, n_steps, window), device=device)
+    rows, grads = attribution_rows(method, n_tokens, n_steps, window)
+    return budget.beyond_one_batch(config, n_tokens, rows, grads, device=device)
 
 
 def comparison_is_heavy(config, n_tokens: int, window: int = 1, methods=METHODS, device=None) -> bool:
