@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole GPU check in one call, for the device tool's `run` (carry [".device"], timeout_s 560):
+# The whole GPU check in one call, for the device tool's `run` (carry [".device"], timeout_s 590):
 #     bash bench/device_run.sh
 # Before it, here: `make setup && bash bench/prepare_device.sh` (builds .device/, ~50 MiB, git-ignored).
 # On the GPU machine: installs what .device/ carries (setup.sh), then the `cuda` tests (CPU against CUDA on that
@@ -11,8 +11,8 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
-TESTS_S=${TESTS_S:-220}
-BENCH_S=${BENCH_S:-300}
+TESTS_S=${TESTS_S:-180}
+BENCH_S=${BENCH_S:-330}
 start=$(date +%s)
 # shellcheck disable=SC1091  # .device/setup.sh is built by prepare.sh
 source .device/setup.sh > "$OUT/setup.txt" 2>&1 || { echo "setup failed:"; tail -20 "$OUT/setup.txt"; exit 1; }
@@ -27,7 +27,8 @@ timeout "$BENCH_S" python3 -m bench device > "$OUT/bench.txt" 2>&1
 bench_rc=$?
 cp bench/results.json "$OUT/bench_results.json" 2>/dev/null || true
 {
-  echo "tests rc=$tests_rc (124: cut at ${TESTS_S}s)"; grep -E "passed|failed|error" "$OUT/tests.txt" | tail -3
+  echo "tests rc=$tests_rc (124: cut at ${TESTS_S}s): $(tail -n 1 "$OUT/tests.txt")"
+  grep -E "^(FAILED|ERROR) " "$OUT/tests.txt"
   echo "bench rc=$bench_rc (1: a row missed its target; 124: cut at ${BENCH_S}s)"
   grep -E " s |t/s" "$OUT/bench.txt"
   echo "took $(( $(date +%s) - start )) s"

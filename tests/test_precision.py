@@ -133,10 +133,10 @@ def test_inspect_data_runs_its_feature_pass_in_the_dtype(tiny_root, tmp_path, ca
 
 
 def test_the_library_takes_the_dtype(ck):
-    import explorer
+    from explorer import api
 
-    assert explorer.api.analyze(ck, TEXTS[1], dtype="bf16").dtype == "bfloat16"
-    assert explorer.api.attribute(ck, TEXTS[1], "saliency", dtype="float16").dtype == "float16"
+    assert api.analyze(ck, TEXTS[1], dtype="bf16").dtype == "bfloat16"
+    assert api.attribute(ck, TEXTS[1], "saliency", dtype="float16").dtype == "float16"
 
 
 def test_cli_dtype_is_stated_and_a_bad_one_is_one_line_exit_2(capsys):
