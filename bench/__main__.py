@@ -2,6 +2,7 @@
 
 Each module has `run() -> list[dict]` with rows {name, value, baseline, ratio, target, unit, ok}.
 Figures are ratios against a baseline measured in the same run, because these machines are noisy.
+`--quick` (HEAD_EXPLORER_BENCH_QUICK=1): the modules that read it run at small sizes (a check that they run).
 """
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ def main(argv: list[str]) -> int:
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    wanted = set(argv)
+    if "--quick" in argv:
+        os.environ["HEAD_EXPLORER_BENCH_QUICK"] = "1"
+    wanted = set(argv) - {"--quick"}
     rows = []
     for path in sorted(HERE.glob("bench_*.py")):
         if wanted and path.stem.removeprefix("bench_") not in wanted:

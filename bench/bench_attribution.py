@@ -100,6 +100,16 @@ def run() -> list[dict]:
     ]
 
 
+def captum_saliency(ck, text: str, target: int) -> np.ndarray:
+    """Captum's Saliency on the model's own forward at HF's default kernel (sdpa), from the text, on the model's
+    device: (seq,) scores, summed over the hidden dimensions as ours are."""
+    enc = {k: v.to(ck.model.device) for k, v in ck.tokenizer(text, return_tensors="pt").items()}
+    x = ck.model.get_input_embeddings()(enc.pop("input_ids")).detach().requires_grad_(True)
+    with attention_kernel(ck, "sdpa"):
+        attr = Saliency(lambda e: ck.model(inputs_embeds=e, **enc).logits).attribute(x, target=target, abs=True)
+    return attr[0].sum(-1).detach().double().cpu().numpy()
+
+
 def saliency_rows(tokens: int = 256) -> list[dict]:
     """Ours (the analysis's own head, attention switched to sdpa) against Captum's Saliency on the model's own
     forward at HF's default kernel, both from the text to one score per token; the scores must agree."""
@@ -109,13 +119,7 @@ def saliency_rows(tokens: int = 256) -> list[dict]:
     target = attribute(ck, head, text, "saliency").target
 
     def captum():
-        enc = ck.tokenizer(text, return_tensors="pt")
-        x = ck.model.get_input_embeddings()(enc["input_ids"]).detach().requires_grad_(True)
-        with attention_kernel(ck, "sdpa"):
-            attr = Saliency(lambda e: ck.model(inputs_embeds=e, attention_mask=enc["attention_mask"],
-                                               token_type_ids=enc["token_type_ids"]).logits
-                            ).attribute(x, target=target, abs=True)
-        return attr[0].sum(-1).detach().double().numpy()
+        return captum_saliency(ck, text, target)
 
     agree = bool(np.allclose(attribute(ck, head, text, "saliency", target=target).scores, captum(),
                              rtol=1e-4, atol=1e-6))

@@ -39,9 +39,11 @@ def _long_text(ck, tokens: int) -> str:
     return text
 
 
-def _captum(ck, texts: list[str], targets: list[int]) -> np.ndarray:
-    """Captum LIG n=50 over `texts` in calls of CAPTUM_TEXTS (right-padded, masked); (texts,) |delta|."""
-    model = ck.model
+def _captum(ck, texts: list[str], targets: list[int], per_call: int = CAPTUM_TEXTS,
+            rows: int = CAPTUM_ROWS) -> np.ndarray:
+    """Captum LIG n=50 over `texts` in calls of `per_call` (right-padded, masked), `rows` rows per forward, on the
+    model's device; (texts,) |delta|."""
+    model, device = ck.model, ck.model.device
 
     def forward(input_ids, attention_mask):
         return model(input_ids=input_ids, attention_mask=attention_mask).logits
@@ -49,14 +51,14 @@ def _captum(ck, texts: list[str], targets: list[int]) -> np.ndarray:
     lig = LayerIntegratedGradients(forward, model.base_model.embeddings)
     special = set(ck.tokenizer.all_special_ids)
     deltas = []
-    for i in range(0, len(texts), CAPTUM_TEXTS):
-        enc = ck.tokenizer(texts[i:i + CAPTUM_TEXTS], return_tensors="pt", padding=True)
+    for i in range(0, len(texts), per_call):
+        enc = ck.tokenizer(texts[i:i + per_call], return_tensors="pt", padding=True)
         ids = enc["input_ids"]
         base = torch.tensor([baseline_ids(ck, row.tolist(), [t in special for t in row.tolist()], "pad")
                              for row in ids])
-        _, delta = lig.attribute(ids, baselines=base, target=targets[i:i + CAPTUM_TEXTS], n_steps=50,
-                                 additional_forward_args=(enc["attention_mask"],),
-                                 internal_batch_size=CAPTUM_ROWS, return_convergence_delta=True)
+        _, delta = lig.attribute(ids.to(device), baselines=base.to(device), target=targets[i:i + per_call],
+                                 n_steps=50, additional_forward_args=(enc["attention_mask"].to(device),),
+                                 internal_batch_size=rows, return_convergence_delta=True)
         deltas += delta.abs().tolist()
     return np.asarray(deltas)
 

@@ -38,19 +38,22 @@ def _trainer(ck, data, s: Settings, head_only: bool) -> tuple[float, float]:
     else:
         model.requires_grad_(True)
     train_idx, val_idx = split(data, s.val_fraction, s.seed)
-    enc = work.tokenizer([data.texts[i] for i in train_idx], truncation=True, max_length=s.max_length)
     with tempfile.TemporaryDirectory() as tmp:
         args = TrainingArguments(output_dir=tmp, num_train_epochs=s.epochs, learning_rate=s.learning_rate,
                                  per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no",
-                                 report_to=[], disable_tqdm=True, use_cpu=True, logging_strategy="no")
-        trainer = Trainer(model=model, args=args, train_dataset=_Rows(enc, _target(data, train_idx)),
+                                 report_to=[], disable_tqdm=True, logging_strategy="no",
+                                 use_cpu=work.model.device.type == "cpu")  # the checkpoint's device
+        trainer = Trainer(model=model, args=args, train_dataset=_Rows(work.tokenizer, [data.texts[i] for i in train_idx],
+                                                                _target(data, train_idx), s.max_length),
                           data_collator=DataCollatorWithPadding(work.tokenizer))
         trainer.train()
     model.eval()
     with torch.no_grad():
         val = work.tokenizer([data.texts[i] for i in val_idx], truncation=True, max_length=s.max_length,
-                             padding=True, return_tensors="pt")
-        logits = model(**val).logits.numpy()
+                             padding=True, return_tensors="pt").to(model.device)
+        logits = model(**val).logits.float().cpu().numpy()
+    if model.device.type == "cuda":
+        torch.cuda.synchronize(model.device)
     seconds = time.perf_counter() - t0
     return seconds, metrics(data.problem_type, logits, data.y[val_idx], len(work.labels))["accuracy"]
 

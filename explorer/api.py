@@ -46,13 +46,14 @@ def _head(ck: Checkpoint, head: str | Head, seed: int) -> Head:
 
 
 def analyze(ck: Checkpoint, text: str, head: str | Head = "own", text_pair: str | None = None,
-            flow: bool = False, seed: int = DEFAULT_SEED) -> Analysis:
+            flow: bool = False, seed: int = DEFAULT_SEED, dtype: str | None = None) -> Analysis:
     """Run `text` (and `text_pair`, for sentence-pair models) through the encoder once and the head
     step by step. `head`: "own" (the checkpoint's classifier, read step by step), another kind from
     explorer.model.heads.KINDS, or a built Head. `flow` adds attention max-flow (slow on long texts).
-    The Analysis holds tokens, hidden states, attentions, rollout, logits and probabilities."""
+    The Analysis holds tokens, hidden states, attentions, rollout, logits and probabilities. `dtype`: "float32"
+    (the model's own when None), "bfloat16" or "float16" (explorer/runtime/precision.py; the README's "Precision")."""
     ck = _checked(ck)
-    return analysis_core.analyze(ck, _head(ck, head, seed), text, flow=flow, text_pair=text_pair)
+    return analysis_core.analyze(ck, _head(ck, head, seed), text, flow=flow, text_pair=text_pair, dtype=dtype)
 
 
 def analyze_tokens(ck: Checkpoint, text: str, head: str | Head = "own", aggregation: str = "simple",
@@ -73,7 +74,7 @@ def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None
     "lig" (layer integrated gradients, refined until complete within 1%; "ig" is the same), "saliency",
     "input_x_gradient", "occlusion", or the sampled "kernel_shap", "lime", "gradient_shap" (seeded, with a
     second seed's agreement). `options` go to explorer.explain.attribution.attribute
-    (quantity, baseline, n_steps, window, tolerance, n_samples, seed; target_token, required for a token
+    (quantity, baseline, n_steps, window, tolerance, n_samples, seed, dtype; target_token, required for a token
     classifier)."""
     ck = _checked(ck)
     return attribution_core.attribute(ck, _head(ck, head, seed), text, method, target, text_pair=text_pair, **options)
@@ -85,7 +86,7 @@ def attribute_many(ck: Checkpoint, texts: list[str], method: str = "lig", target
     """`attribute` for each of `texts` (and `text_pairs`), in order: lig's integration points of several
     texts share padded batches, each text still refined to its own 1% (or flagged not converged).
     `target`: one label for all, or one per text (None: the predicted one). `options` go to
-    explorer.explain.batched.attribute_many (quantity, baseline, n_steps, tolerance, batch_size)."""
+    explorer.explain.batched.attribute_many (quantity, baseline, n_steps, tolerance, batch_size, dtype)."""
     ck = _checked(ck)
     return batched.attribute_many(ck, _head(ck, head, seed), list(texts), method, target, text_pairs=text_pairs,
                                   **options)

@@ -56,7 +56,8 @@ running, stop = t("attributions.running"), t("attributions.stop")
 r = ui.memo("attr", params)
 if r is None:
     run = st.button(t("attributions.run"), key="attr_run", type="primary")
-    heavy = cost.attribution_is_heavy(ck.model.config, method, len(a.tokens), n_steps, window or 1)  # past 1 batch
+    heavy = cost.attribution_is_heavy(ck.model.config, method, len(a.tokens), n_steps, window or 1,
+                                      device=ck.model.device)  # past one batch
     try:
         r = ui.run_or_queue("attr", params, lambda p: attr.attribute(
             ck, hd, text, method, target_index, quantity, baseline,
@@ -103,7 +104,7 @@ try:
     got = ui.run_or_queue("faith", faith_key, lambda p: faithfulness.compare_methods(
         ck, hd, text, target_index, quantity, baseline, window or 1, progress=p, text_pair=sel.text_pair),
         running, stop, start=pressed, expected_s=30,
-        heavy=cost.comparison_is_heavy(ck.model.config, len(r.tokens), window or 1))
+        heavy=cost.comparison_is_heavy(ck.model.config, len(r.tokens), window or 1, device=ck.model.device))
     faith = faith if got is None else ui.memo("faith", faith_key, lambda: got)
 except errors.ExplorerError as err:
     ui.error(err)

@@ -215,3 +215,70 @@ def test_cli_second_oom_exits_2_with_one_line(tiny_root, monkeypatch, capsys, tm
     err = capsys.readouterr().err.strip()
     assert code == 2, err
     assert len(err.splitlines()) == 1 and "smaller batch" in err
+
+
+# ---- batch budgets from the device (explorer/runtime/budget.py) ----
+
+def _free_gib(monkeypatch, gib: float, calls: list | None = None):
+    def mem_get_info(device=None):
+        if calls is not None:
+            calls.append(device)
+        return int(gib * 2**30), 80 * 2**30
+    monkeypatch.setattr(torch.cuda, "mem_get_info", mem_get_info)
+
+
+def test_cuda_batch_budget_is_a_share_of_free_memory(monkeypatch):
+    from explorer.runtime import budget
+
+    monkeypatch.delenv("HEAD_EXPLORER_BATCH_MB", raising=False)
+    calls: list = []
+    _free_gib(monkeypatch, 8, calls)
+    assert budget.batch_mb("cuda:0") == int(8 * 1024 * budget.CUDA_BATCH_SHARE) == 2048
+    assert calls == [torch.device("cuda:0")]  # the device asked about, read now
+    _free_gib(monkeypatch, 2)  # memory taken since: the next batch is sized smaller
+    assert budget.batch_mb(torch.device("cuda")) == 512
+    _free_gib(monkeypatch, 0)
+    assert budget.batch_mb("cuda") == 1  # a full card: one row at a time, not none
+
+
+def test_on_cpu_nothing_changes_and_the_variable_wins_on_cuda(monkeypatch):
+    from explorer.runtime import budget
+    from explorer.runtime.config import ConfigError
+
+    calls: list = []
+    _free_gib(monkeypatch, 8, calls)
+    monkeypatch.delenv("HEAD_EXPLORER_BATCH_MB", raising=False)
+    assert budget.batch_mb() == budget.batch_mb("cpu") == budget.batch_mb("mps") == 256
+    assert calls == []  # never asks CUDA about a CPU batch
+    monkeypatch.setenv("HEAD_EXPLORER_BATCH_MB", "64")
+    assert budget.batch_mb("cuda") == 64 and calls == []
+    monkeypatch.setenv("HEAD_EXPLORER_BATCH_MB", "lots")
+    with pytest.raises(ConfigError, match="HEAD_EXPLORER_BATCH_MB"):
+        budget.batch_mb("cuda")
+
+
+def test_rows_follow_the_device_budget(monkeypatch, tiny):
+    from explorer.runtime import budget
+
+    monkeypatch.delenv("HEAD_EXPLORER_BATCH_MB", raising=False)
+    _free_gib(monkeypatch, 64)
+    cfg = tiny["bert"].model.config
+    cpu, cuda = budget.batch_rows(cfg, 512, grad=True), budget.batch_rows(cfg, 512, grad=True, device="cuda")
+    per_row = budget.row_bytes(cfg, 512, grad=True)
+    assert (cpu, cuda) == (256 * 2**20 // per_row, 16 * 1024 * 2**20 // per_row)  # 64 GiB free: 16 GiB a batch
+    rows = int(256 * 2**20 // per_row) + 1  # just past one CPU batch, well within one CUDA batch
+    assert budget.beyond_one_batch(cfg, 512, 0, rows) and not budget.beyond_one_batch(cfg, 512, 0, rows, device="cuda")
+
+
+def test_attribution_sizes_its_batches_on_the_model_device(monkeypatch, tiny):
+    """lig asks the budget about the device its inputs are on (here cpu: 256 MB, CUDA never asked)."""
+    from explorer.explain.attribution import attribute
+    from explorer.model.heads import build_head
+    from explorer.runtime import budget
+
+    asked: list = []
+    real = budget.batch_mb
+    monkeypatch.setattr(budget, "batch_mb", lambda device=None: asked.append(device) or real(device))
+    ck = tiny["bert"]
+    attribute(ck, build_head(ck), "a fine day", "lig", n_steps=4)
+    assert asked and all(torch.device(d) == ck.model.device for d in asked)

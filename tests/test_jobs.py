@@ -182,7 +182,7 @@ def test_a_cancelled_stop_check_raises_so_the_work_does_not_finish_up():
         job.stopping()
 
 
-def test_the_end_of_each_job_is_logged_with_the_free_slots():
+def test_the_end_of_each_job_is_logged_with_the_free_slots_and_the_device():
     lines = []
     handler = logging.Handler()
     handler.emit = lambda record: lines.append(record.getMessage())
@@ -191,13 +191,21 @@ def test_the_end_of_each_job_is_logged_with_the_free_slots():
     level = log.level
     log.setLevel(logging.INFO)
     try:
-        job = Jobs(slots=1).start("a", "fine-tune", "ft-1", _until_stopped)
+        job = Jobs(slots=1, device="cpu").start("a", "fine-tune", "ft-1", _until_stopped)
         job.stop("owner closed")
         assert job.wait(5)
     finally:
         log.removeHandler(handler)
         log.setLevel(level)
-    assert lines == ["job ended: fine-tune ft-1 (stopped: owner closed); slots free 1 of 1"]
+    assert lines == ["job ended: fine-tune ft-1 (stopped: owner closed); slots free 1 of 1 on cpu"]
+
+
+def test_the_jobs_device_is_the_apps_resolved_unless_given(monkeypatch):
+    monkeypatch.setenv("HEAD_EXPLORER_DEVICE", "cpu")
+    assert Jobs(slots=1).device == "cpu"
+    monkeypatch.setenv("HEAD_EXPLORER_DEVICE", "cuda:7")  # not here: named as set, never a traceback in a log line
+    assert Jobs(slots=1).device == "cuda:7"
+    assert Jobs(slots=1, device="cpu").device == "cpu"
 
 
 def test_the_session_owner_finalizer_stops_its_jobs():

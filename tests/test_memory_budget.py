@@ -82,7 +82,7 @@ def test_faithfulness_and_dropout_in_chunks_equal_one_batch(monkeypatch, tiny):
     forwards = []
     real = dropout.run_head
     monkeypatch.setattr(dropout, "run_head", lambda h, x, *args, **kw: forwards.append(len(x)) or real(h, x, *args, **kw))
-    monkeypatch.setattr(budget, "rows_within", lambda per_row: 3)
+    monkeypatch.setattr(budget, "rows_within", lambda per_row, device=None: 3)
     many = dropout.mc_dropout(head, a.hidden_states[-1], 0.0, 10, seed=0)  # p=0: every sample is the eval pass
     assert forwards == [3, 3, 3, 1, 1] and many.logits.shape == (10, 3)
     np.testing.assert_allclose(many.logits, np.repeat(mc.eval_logits[None], 10, axis=0), atol=1e-6)

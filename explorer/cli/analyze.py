@@ -6,8 +6,8 @@ import dataclasses
 import json
 import sys
 
-from explorer.cli.common import (SEED, UsageError, bounded, device_option, method_name, new_weights, not_converged,
-                                 quiet_transformers, refuse_costly, target_index)
+from explorer.cli.common import (SEED, UsageError, bounded, device_option, dtype_option, method_name, new_weights,
+                                 not_converged, quiet_transformers, refuse_costly, target_index)
 
 
 def add_parser(sub) -> None:
@@ -21,6 +21,7 @@ def add_parser(sub) -> None:
     a.add_argument("--head", default="own", choices=ALL_KINDS,
                    help="own, a pooling kind for a sentence classifier, linear-per-token for a token classifier")
     device_option(a)
+    dtype_option(a)
     a.add_argument("--text", required=True)
     a.add_argument("--text-pair", default=None, help="a second text, for sentence-pair classifiers")
     a.add_argument("--seed", type=SEED, default=0, help="seed for new head weights")
@@ -45,7 +46,8 @@ def add_parser(sub) -> None:
 
 def summary(a) -> str:
     lines = [
-        f"checkpoint: {a.checkpoint}   head: {a.head_kind}   problem type: {a.problem_type}",
+        f"checkpoint: {a.checkpoint}   head: {a.head_kind}   problem type: {a.problem_type}"
+        + (f"   dtype: {a.dtype}" if a.dtype != "float32" else ""),
         "tokens: " + " ".join(a.shown),
     ]
     if a.truncated_tokens:
@@ -133,13 +135,14 @@ def run(args) -> int:
     from explorer.model import attention
     from explorer.model.analysis import analyze
     from explorer.model.checkpoints import TOKEN_CLASSIFICATION, load_checkpoint
-    from explorer.model.heads import build_head
+    from explorer.model.heads import at_precision, build_head
 
     if not args.text or not args.text.strip():
         raise UsageError("cli_empty_text")
     quiet_transformers()
     ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
-    head = build_head(ck, args.head, seed=args.seed)
+    # --dtype: every forward below (analysis, token analysis, attributions) on the cast copy
+    ck, head = at_precision(ck, build_head(ck, args.head, seed=args.seed), args.dtype)
     if ck.task == TOKEN_CLASSIFICATION:
         return analyze_tokens_command(args, ck, head)
     token_only = [o for o, v in (("--aggregation", args.aggregation), ("--target-token", args.target_token),

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 
-from explorer.cli.common import SEED, bounded, device_option, method_name, pair_options, quiet_transformers
+from explorer.cli.common import (SEED, bounded, device_option, dtype_option, method_name, pair_options,
+                                 quiet_transformers)
 
 ATTRIBUTE_ROWS = 32  # rows per attribute_many call: their points share batches; each call's lines then print
 
@@ -21,6 +22,7 @@ def add_parser(sub) -> None:
     r.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="registry name, local folder or hub id")
     r.add_argument("--head", default="own", choices=KINDS)
     device_option(r)
+    dtype_option(r)
     r.add_argument("--method", default="lig", choices=("lig", "saliency", "input_x_gradient"),
                    type=method_name,
                    help="attribute each row's predicted label's logit (default lig, refined to ≤ 1%% completeness)")
@@ -45,7 +47,7 @@ def run(args) -> int:
     head = build_head(ck, args.head, seed=args.seed)
     for rows in chunks(len(texts), ATTRIBUTE_ROWS):
         found = attribute_many(ck, head, [texts[i] for i in rows], args.method, n_steps=args.steps,
-                               text_pairs=[pairs[i] for i in rows] if pairs else None)
+                               text_pairs=[pairs[i] for i in rows] if pairs else None, dtype=args.dtype)
         for i, r in zip(rows, found):
             if args.json:
                 print(json.dumps({"row": i, **r.to_dict()}), flush=True)

@@ -90,6 +90,21 @@ def device_option(parser: argparse.ArgumentParser) -> None:
                         help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N or mps (default auto)")
 
 
+def dtype_option(parser: argparse.ArgumentParser) -> None:
+    from explorer.runtime.precision import DEFAULT_DTYPE, DTYPES, parse_dtype
+
+    def parse(text: str):
+        try:
+            return parse_dtype(text)
+        except ExplorerError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    parse.__name__ = "dtype"
+    parser.add_argument("--dtype", type=parse, default=DEFAULT_DTYPE,
+                        help=f"the forwards' precision: {', '.join(DTYPES)} (default {DEFAULT_DTYPE}); the README's "
+                             "Precision section states how far each lands from float32")
+
+
 def pair_options(parser: argparse.ArgumentParser) -> None:
     from explorer.data.dataset import PAIR_NAMES
 

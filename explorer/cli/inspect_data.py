@@ -6,8 +6,8 @@ import json
 import os
 import sys
 
-from explorer.cli.common import (UsageError, bounded, device_option, is_main_process, pair_options, quiet_transformers,
-                                 tag_data, tag_options, token_data)
+from explorer.cli.common import (UsageError, bounded, device_option, dtype_option, is_main_process, pair_options,
+                                 quiet_transformers, tag_data, tag_options, token_data)
 
 
 def add_parser(sub) -> None:
@@ -21,6 +21,7 @@ def add_parser(sub) -> None:
     tag_options(d)
     d.add_argument("--checkpoint", help="also check the labels against this checkpoint's predictions")
     device_option(d)
+    dtype_option(d)
     d.add_argument("--label-issues", action="store_true",
                    help="also find mislabelled rows (K-fold heads on the checkpoint's frozen features + cleanlab)")
     d.add_argument("--folds", type=bounded(int, 1, 100), default=5, help="folds for --label-issues (default 5)")
@@ -57,8 +58,10 @@ def run(args) -> int:
     if args.checkpoint:
         from explorer.data.dataset import check_kind
         from explorer.model.checkpoints import load_checkpoint
+        from explorer.runtime.precision import at_precision
 
-        ck = load_checkpoint(args.checkpoint, device=args.device)
+        # --dtype: the audit's feature pass on the cast copy (the folds' classifiers train on float32 features)
+        ck = at_precision(load_checkpoint(args.checkpoint, device=args.device), args.dtype)
         check_kind(ck, token_data=False)
     report = label_report(table, args.text_column, args.label_column, ck, text_pair_column=args.text_pair_column)
     found = None

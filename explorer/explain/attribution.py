@@ -34,12 +34,12 @@ from explorer.explain.request import AttributionError, MethodOutput, Request
 from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
-from explorer.model.heads import Head, is_per_token, run_head
+from explorer.model.heads import Head, at_precision, is_per_token, run_head
 from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType
 from explorer.model.tokens import pair_boundary
 from explorer.results import JsonResult, rounded
-from explorer.runtime import budget
+from explorer.runtime import budget, precision
 from explorer.runtime.device import halving_on_oom
 from explorer.runtime.jobs import Progress
 
@@ -87,6 +87,7 @@ class Attribution(JsonResult):
     pieces: tuple[str, ...] = ()  # per token: its share of its word's decoded text (see Analysis.pieces)
     sampling: sampled.Sampling | None = None  # sampled methods: samples, seeds, the two runs' agreement
     target_token: int | None = None  # a token classifier: the token whose logit (or probability) is explained
+    dtype: str = "float32"  # the precision the forwards ran in (explorer/runtime/precision.py)
 
     @property
     def error(self) -> float | None:
@@ -112,7 +113,7 @@ class Attribution(JsonResult):
                 "converged": self.converged, "n_steps": self.n_steps, "baseline": self.baseline,
                 "baseline_definition": BASELINE_DEFINITION,
                 "sampling": None if self.sampling is None else self.sampling.to_dict(),
-                "target_token": self.target_token}
+                "target_token": self.target_token, "dtype": self.dtype}
 
     def _repr_html_(self) -> str:
         from explorer.text.highlight import highlight_html
@@ -215,13 +216,16 @@ class Forward:
         self.extra = {k: v for k, v in encoder_inputs(enc, self.ck).items() if k != "input_ids"}
         self.ids = enc["input_ids"]
 
-    def logits(self, embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch, labels)
+    def logits(self, embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch, labels), float32
         n = embeds.shape[0]
         extra = {k: v.expand(n, -1) for k, v in self.extra.items()}
+        # The path's points are float32 (_embed); the model reads them in its own dtype, and its logits come back
+        # in float32: Captum's and our sums over steps and hidden dimensions, and lig's completeness rule, are
+        # float32 (or wider) arithmetic whatever precision the forwards ran in (explorer/runtime/precision.py).
         with attention_kernel(self.ck, "sdpa"):  # no attention weights read: the fast kernel
-            hidden = self.ck.model.base_model(inputs_embeds=embeds, **extra).last_hidden_state
+            hidden = self.ck.model.base_model(inputs_embeds=embeds.to(self.ck.model.dtype), **extra).last_hidden_state
         mask = extra.get("attention_mask", torch.ones(embeds.shape[:2], dtype=torch.long, device=embeds.device))
-        logits = run_head(self.head, hidden, mask, input_ids=self.ids.expand(n, -1))[-1][1]
+        logits = run_head(self.head, hidden, mask, input_ids=self.ids.expand(n, -1))[-1][1].float()
         return logits if self.token is None else logits[:, self.token]  # a token head's (batch, seq, labels)
 
     def __call__(self, word_embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch,)
@@ -241,9 +245,9 @@ class Forward:
         return quantity_of(logits, self.target, self.quantity, self.ptype).double().cpu().numpy()
 
 
-def _embed(ck: Checkpoint, ids: list[int]) -> torch.Tensor:  # (1, seq, hidden)
+def _embed(ck: Checkpoint, ids: list[int]) -> torch.Tensor:  # (1, seq, hidden) float32 (Forward.logits)
     with torch.no_grad():
-        return ck.model.get_input_embeddings()(torch.tensor([ids], device=ck.model.device)).detach()
+        return ck.model.get_input_embeddings()(torch.tensor([ids], device=ck.model.device)).detach().float()
 
 
 def attribute(
@@ -262,6 +266,7 @@ def attribute(
     n_samples: int | None = None,
     seed: int = sampled.SEED,
     target_token: int | None = None,
+    dtype: str | torch.dtype | None = None,
 ) -> Attribution:
     """Attribute the target's quantity to the tokens of `text` (truncated to the model's maximum).
 
@@ -270,8 +275,12 @@ def attribute(
     n_samples, seed: the sampled methods' (see explorer.explain.sampled; None: the default within the caps).
     target_token: with a per-token head (a token classifier), the position (special tokens counted) whose
     logit or probability is explained; required there, refused elsewhere.
+    dtype: the forwards' precision (float32, bfloat16, float16; None: the model's own), on a cached cast copy
+    (explorer/runtime/precision.py); scores are summed and lig's completeness is checked in float32 or wider.
     """
     method = checked_method(method, baseline, quantity, n_steps)
+    if dtype is not None:
+        ck, head = at_precision(ck, head, dtype)
     start = time.perf_counter()
     check_target(ck, target)
     inp = prepare_inputs(ck, text, text_pair, baseline)
@@ -294,7 +303,7 @@ def attribute(
             model.ticks.expect(1, (0.0, 1.0), method)
             x_req = x.clone().requires_grad_(True)
             attr = algo.attribute(x_req, abs=True) if method == "saliency" else algo.attribute(x_req)
-            out = MethodOutput(attr[0].sum(-1).detach().double().cpu().numpy())
+            out = MethodOutput(attr[0].detach().float().sum(-1).double().cpu().numpy())
     return assemble(ck, inp, request, model.target, out, time.perf_counter() - start)
 
 
@@ -353,6 +362,7 @@ def assemble(ck: Checkpoint, inp: Inputs, request: Request, target: int, out: Me
         f_baseline=out.f_baseline, delta=out.delta, n_steps=out.n_steps, window=request.window,
         truncated_tokens=inp.dropped, max_length=max_length(ck), seconds=seconds, segments=inp.segments,
         tolerance=request.tolerance, sampling=out.sampling, target_token=request.target_token,
+        dtype=precision.dtype_name(precision.model_dtype(ck.model)),
         **readable(ck, inp.tokens, inp.special, inp.word_ids, inp.segments),
     )
 
@@ -374,7 +384,7 @@ def _integrated(model: Forward, x, b, n_steps, tolerance) -> MethodOutput:
     the path is integrated adaptively with nested dyadic rules (see IntegralPath): steps go where the path
     bends, and every gradient already paid for is kept when an interval is refined.
     """
-    batch = budget.batch_rows(model.ck.model.config, x.shape[1], grad=True)  # within HEAD_EXPLORER_BATCH_MB
+    batch = budget.batch_rows(model.ck.model.config, x.shape[1], grad=True, device=x.device)  # one batch (batch_mb)
     if n_steps:
         if model.target is None:
             model.predict(x)
@@ -382,7 +392,7 @@ def _integrated(model: Forward, x, b, n_steps, tolerance) -> MethodOutput:
         model.ticks.expect(math.ceil(n_steps / batch), (0.0, 1.0), f"{n_steps} steps")
         attr = halving_on_oom(lambda size: IntegratedGradients(model).attribute(
             x, baselines=b, n_steps=n_steps, method="gausslegendre", internal_batch_size=size), batch, x.device)
-        scores = attr[0].sum(-1).detach().double().cpu().numpy()
+        scores = attr[0].detach().float().sum(-1).double().cpu().numpy()
         return MethodOutput(scores, float(f_x), float(f_b), float(scores.sum() - (f_x - f_b)), n_steps)
     return IntegralPath(model, x, b, batch).integrate(tolerance)
 
@@ -397,7 +407,9 @@ def path_gradients(model: Forward, b: torch.Tensor, d: torch.Tensor, alphas: lis
     points = (b + a * d).requires_grad_(True)  # (rows, seq, hidden)
     out = model(points)
     grad, = torch.autograd.grad(out.sum(), points)  # rows are independent: the sum's gradient is each row's
-    return out.detach().double().cpu().tolist(), (grad * d).sum(-1).detach().double().cpu().numpy()
+    # The product and its sum over the hidden dimensions in float32 (the rule reads this sum): a bfloat16 sum of
+    # 384 terms loses the 1% it is checked against.
+    return out.detach().double().cpu().tolist(), (grad.float() * d.float()).sum(-1).detach().double().cpu().numpy()
 
 
 @dataclass(frozen=True, eq=False)
@@ -519,7 +531,7 @@ class IntegralPath:
 
 def _occlusion(model: Forward, x, b, window: int) -> MethodOutput:
     seq = x.shape[1]
-    per_eval = budget.batch_rows(model.ck.model.config, seq)  # within HEAD_EXPLORER_BATCH_MB
+    per_eval = budget.batch_rows(model.ck.model.config, seq, device=x.device)  # within HEAD_EXPLORER_BATCH_MB
     windows = seq - window + 1
     model.ticks.expect(math.ceil(windows / per_eval) + 1, (0.0, 1.0), f"window={window}")
     attr = halving_on_oom(lambda size: Occlusion(model).attribute(

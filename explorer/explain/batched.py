@@ -27,7 +27,7 @@ from explorer.explain.attribution import (
 )
 from explorer.explain.request import AttributionError, MethodOutput, Request
 from explorer.model.checkpoints import Checkpoint
-from explorer.model.heads import Head
+from explorer.model.heads import Head, at_precision
 from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
 from explorer.runtime.jobs import Progress
@@ -39,14 +39,17 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
                    target: int | Sequence[int | None] | None = None, quantity: str = "logit", baseline: str = "pad",
                    n_steps: int | None = None, window: int = 1, tolerance: float = TOLERANCE,
                    progress: Progress | None = None, text_pairs: Sequence[str | None] | None = None,
-                   batch_size: int | None = None) -> list[Attribution]:
+                   batch_size: int | None = None, dtype: str | torch.dtype | None = None) -> list[Attribution]:
     """`attribute` for each text (and its pair), in text order; lig's points in shared batches.
 
     target: one label for every text, one per text (None: that text's predicted label), or None.
     batch_size: at most this many rows per forward/backward (default: what the memory budget allows).
     Other methods than lig run text by text. `seconds` of each result is its share of the batch time.
+    dtype: the forwards' precision, as `attribute` takes it.
     """
     method = checked_method(method, baseline, quantity, n_steps)
+    if dtype is not None:
+        ck, head = at_precision(ck, head, dtype)
     n = len(texts)
     targets = [target] * n if target is None or isinstance(target, (int, np.integer)) else list(target)
     pairs = list(text_pairs) if text_pairs is not None else [None] * n
@@ -147,7 +150,7 @@ class _Rows:
         i = 0
         while i < len(order):
             seq = len(self.inps[jobs[order[i]][0]].ids)  # the longest left: this batch's padded length
-            size = min(self.cap, budget.batch_rows(config, seq, grad=grad))
+            size = min(self.cap, budget.batch_rows(config, seq, grad=grad, device=device))
             part = [jobs[j] for j in order[i:i + size]]
             got = halving_on_oom(lambda s: self._batches(part, targets, grad, s), size, device)
             for j, value in zip(order[i:i + size], got):

@@ -18,16 +18,18 @@ def attribution_rows(method: str, n_tokens: int, n_steps: int | None = None, win
     return 1, 1
 
 
-def attribution_is_heavy(config, method: str, n_tokens: int, n_steps: int | None = None, window: int = 1) -> bool:
-    """Does this attribution go through the job queue? Past one batch of HEAD_EXPLORER_BATCH_MB it does."""
-    return budget.beyond_one_batch(config, n_tokens, *attribution_rows(method, n_tokens, n_steps, window))
+def attribution_is_heavy(config, method: str, n_tokens: int, n_steps: int | None = None, window: int = 1,
+                         device=None) -> bool:
+    """Does this attribution go through the job queue? Past one batch on `device` (budget.batch_mb) it does."""
+    rows, grads = attribution_rows(method, n_tokens, n_steps, window)
+    return budget.beyond_one_batch(config, n_tokens, rows, grads, device=device)
 
 
-def comparison_is_heavy(config, n_tokens: int, window: int = 1, methods=METHODS) -> bool:
+def comparison_is_heavy(config, n_tokens: int, window: int = 1, methods=METHODS, device=None) -> bool:
     """faithfulness.compare_methods: every method, then its deletion curves (two per method, a forward per
     token each)."""
     rows = grads = 0
     for m in dict.fromkeys(ALIASES.get(m, m) for m in methods):
         r, g = attribution_rows(m, n_tokens, None, window)
         rows, grads = rows + r + 2 * n_tokens, grads + g
-    return budget.beyond_one_batch(config, n_tokens, rows, grads)
+    return budget.beyond_one_batch(config, n_tokens, rows, grads, device=device)

@@ -68,7 +68,7 @@ def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int
     # (samples, seq, hidden): run them in batches within HEAD_EXPLORER_BATCH_MB (x2: the pooled product and
     # its input). A short text is one batch; the generator runs on across batches, so a result
     # depends only on (p, N, seed) and the budget.
-    rows = budget.rows_within(2 * x.shape[1] * x.shape[2] * x.element_size())
+    rows = budget.rows_within(2 * x.shape[1] * x.shape[2] * x.element_size(), x.device)
     with torch.inference_mode():
         gen = torch.Generator().manual_seed(seed)
         logits = np.concatenate([run_head(head, x[r.start:r.stop], mask[r.start:r.stop], dropout_p=p, generator=gen,

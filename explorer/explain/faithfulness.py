@@ -58,7 +58,7 @@ def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False) -> 
 
     def prob(batch: list[list]) -> np.ndarray:
         # Batches within HEAD_EXPLORER_BATCH_MB at the longest row's length; masked padding changes nothing.
-        rows = budget.batch_rows(ck.model.config, max(len(s) for s in batch))
+        rows = budget.batch_rows(ck.model.config, max(len(s) for s in batch), device=device)
         return np.concatenate([padded([batch[i] for i in r]) for r in budget.chunks(len(batch), rows)])
 
     def padded(batch: list[list]) -> np.ndarray:

@@ -106,7 +106,8 @@ def attribute(model, x: torch.Tensor, b: torch.Tensor, special, word_ids, method
     f_x, f_b = (float(v) for v in model.value(torch.cat([x, b])))
     groups = np.asarray(word_features(word_ids, special), dtype=np.int64)  # (text tokens,) word of each
     # Samples per batch within HEAD_EXPLORER_BATCH_MB (gradient_shap keeps activations for its backward).
-    per_eval = budget.batch_rows(model.ck.model.config, seq, grad=method == "gradient_shap")
+    per_eval = budget.batch_rows(model.ck.model.config, seq, grad=method == "gradient_shap",
+                                device=x.device)
     run = _gradient_shap if method == "gradient_shap" else _perturbation
     runs = []
     for k, s in enumerate((seed, seed + 1)):

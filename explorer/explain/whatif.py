@@ -159,7 +159,7 @@ def batch_logits(ck: Checkpoint, head: Head, texts: list[str], text_pair: str = 
     pairs = [text_pair] * len(texts) if text_pair else None
     limit = max_length(ck)
     seq = max(len(ids) for ids in ck.tokenizer(texts, pairs, truncation=True, max_length=limit)["input_ids"])
-    pieces = budget.chunks(len(texts), budget.batch_rows(ck.model.config, seq))
+    pieces = budget.chunks(len(texts), budget.batch_rows(ck.model.config, seq, device=ck.model.device))
     out = []
     for k, rows in enumerate(pieces):
         part = ck.tokenizer([texts[i] for i in rows], None if pairs is None else [pairs[i] for i in rows],

@@ -13,11 +13,12 @@ from explorer.model import problem
 from explorer.model.problem import ProblemType
 from explorer.model.checkpoints import (TOKEN_CLASSIFICATION, Checkpoint, forward_inputs,  # noqa: F401
                                         max_length)  # max_length: re-exported
-from explorer.model.heads import Head, is_per_token, run_head, used_new_weights
+from explorer.model.heads import Head, at_precision, is_per_token, run_head, used_new_weights
 from explorer.model.kernel import attention_kernel
 from explorer.model.readable import readable_tokens, word_pieces
 from explorer.results import JsonResult, html_table, rounded
 from explorer.runtime import device as dev
+from explorer.runtime import precision
 from explorer.text.errors import ExplorerError
 
 
@@ -58,6 +59,7 @@ class Analysis(JsonResult):
     # one to text A), as BERT's token_type_ids count them; the boundary is where 0 turns to 1.
     segments: tuple[int, ...] = ()
     unused_weights: tuple[str, ...] = ()  # weights in the checkpoint's files that the model does not use
+    dtype: str = "float32"  # the precision the forward ran in (explorer/runtime/precision.py)
     reads: int | None = None  # the token the head's pooling reads; None when it pools over all tokens
     unknown: tuple[bool, ...] = ()  # per token: the vocabulary had no piece for it ([UNK])
     # Per token, as the tokenizer decodes it (explorer/model/readable.py): the form views show, and its share
@@ -123,6 +125,7 @@ class Analysis(JsonResult):
             "segments": list(self.segments),  # per token: 0 = text A, 1 = text B
             "reads": self.reads,  # the token the head pools, or null when it pools over all tokens
             "unused_weights": list(self.unused_weights),
+            "dtype": self.dtype,
         }
 
     def _repr_html_(self) -> str:
@@ -219,8 +222,13 @@ def _reads(hidden: np.ndarray, pooled: np.ndarray) -> int | None:
     return k if dist[k] <= 1e-6 * max(1.0, float(np.abs(pooled).max())) else None
 
 
-def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair: str | None = None) -> Analysis:
-    """Run the encoder once and the head step by step. Read-only on the model."""
+def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair: str | None = None,
+            dtype: str | torch.dtype | None = None) -> Analysis:
+    """Run the encoder once and the head step by step. Read-only on the model. `dtype` (float32, bfloat16,
+    float16; None: the model's own) runs both on a cached cast copy (explorer/runtime/precision.py); numbers
+    come back in float32 or wider either way."""
+    if dtype is not None:
+        ck, head = at_precision(ck, head, dtype)
     if ck.task == TOKEN_CLASSIFICATION or is_per_token(head):  # one row per token: token_analysis.analyze_tokens
         raise AnalysisError("analysis_token_model", name=ck.name)
     enc, dropped = encode(ck, text, text_pair)
@@ -275,6 +283,7 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
         text_pair=text_pair or "",
         segments=segs,
         unused_weights=ck.unused_weights,
+        dtype=precision.dtype_name(precision.model_dtype(ck.model)),
         reads=_reads(to_numpy(out.last_hidden_state[0]), steps[0][1]),
         **readable(ck, tokens, special, word_ids, segs),
     )

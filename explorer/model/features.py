@@ -27,6 +27,7 @@ from explorer.model.checkpoints import fit_length, forward_inputs
 from explorer.model.kernel import attention_kernel
 from explorer.model.steps import Op
 from explorer.runtime import device as dev
+from explorer.runtime import precision
 from explorer.runtime.budget import ByteCache, chunks
 from explorer.runtime.config import env_config, env_name
 from explorer.runtime.jobs import Progress
@@ -76,9 +77,13 @@ def _encode(ck, texts: list[str], max_length: int, pairs: list[str] | None = Non
 
 
 def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int = 128,
-                     progress: Progress | None = None, text_pairs: list[str] | None = None) -> np.ndarray:
+                     progress: Progress | None = None, text_pairs: list[str] | None = None,
+                     dtype: str | torch.dtype | None = None) -> np.ndarray:
     """(n, 4, hidden) float32: first-token state, L2-normalised mean, layer-averaged mean and
-    last-non-pad-token state per text (per pair encoding of text and `text_pairs[i]`), in input order."""
+    last-non-pad-token state per text (per pair encoding of text and `text_pairs[i]`), in input order.
+    `dtype`: the encoder's precision (explorer/runtime/precision.py; None: the model's own)."""
+    if dtype is not None:
+        ck = precision.at_precision(ck, dtype)
     if ck.tokenizer.pad_token is None:  # GPT-2's tokenizer cannot pad: every row is a batch of its own
         batch_size = 1
     max_length = fit_length(ck, max_length)
@@ -129,7 +134,9 @@ def cached_features(ck, texts: tuple[str, ...], max_length: int, pool: str = "fi
     # The pairs have a digest of their own: rows (a, b) and the single texts "a", or other b's, differ.
     pair_digest = None if text_pairs is None else hashlib.sha1(
         "\x1f".join(text_pairs).encode("utf-8", "surrogatepass")).hexdigest()
-    key = (id(ck.model), ck.name, ck.source, max_length, digest, pair_digest)
+    # The device and precision are in the key: features from cuda, or in bfloat16, are other numbers.
+    where = (str(ck.model.device), precision.dtype_name(precision.model_dtype(ck.model)))
+    key = (id(ck.model), ck.name, ck.source, *where, max_length, digest, pair_digest)
     feats = _FEATURES.get_or_compute(key, lambda: torch.from_numpy(encoder_features(
         ck, list(texts), max_length=max_length, progress=progress,
         text_pairs=None if text_pairs is None else list(text_pairs))))

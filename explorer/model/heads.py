@@ -10,6 +10,8 @@ itself, a named kind's first-token step reads the last non-pad token, as the mod
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, forward
 from explorer.model import pooling
 from explorer.model.sampling import sample_dropout
 from explorer.model.steps import DROPOUT, EVERY_TOKEN, FIRST, LAST, MEAN, Op, Step
+from explorer.runtime import precision
 from explorer.text.errors import ExplorerError
 
 
@@ -197,12 +200,28 @@ def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
         for step in steps:
             if step.op == Op.LINEAR:
                 # Drawn on the CPU from the seed, then moved: every device starts from the same numbers.
-                layers[step.slot] = _new_linear(hidden, sizes[step.out], std, gen).to(ck.model.device)
+                # Drawn in float32, then cast: a bfloat16 head starts from the float32 head's numbers, rounded.
+                layers[step.slot] = _new_linear(hidden, sizes[step.out], std, gen).to(
+                    ck.model.device, dtype=precision.model_dtype(ck.model))
     return Head(
         kind=(native or ck.model_type) if kind == "own" else kind, requested=kind, steps=steps, layers=layers,
         pretrained=frozenset(pretrained), dropout_p=dropout_prob(cfg), labels=ck.labels, seed=seed,
         hidden_size=hidden, own=own if kind == "own" else None, pad_id=own.pad_id,
     )
+
+
+def at_precision(ck: Checkpoint, head: Head, dtype) -> tuple[Checkpoint, Head]:
+    """(checkpoint, head) running in `dtype` (explorer/runtime/precision.py): themselves when the model already
+    does, else the checkpoint with its cached cast model and the head on it: layers the checkpoint supplied are
+    the cast model's own modules, new ones cast copies of the head's (same numbers, rounded)."""
+    cast = precision.at_precision(ck, dtype)
+    if cast is ck:
+        return ck, head
+    old = {id(m): path for path, m in ck.model.named_modules()}
+    new = dict(cast.model.named_modules())
+    layers = {slot: new[old[id(layer)]] if id(layer) in old else copy.deepcopy(layer).to(dtype=cast.model.dtype)
+              for slot, layer in head.layers.items()}
+    return cast, dataclasses.replace(head, layers=layers, own=derive(cast) if head.own is not None else None)
 
 
 def pooling_op(step_names) -> str:

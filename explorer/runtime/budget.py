@@ -7,7 +7,9 @@ kept, however large, because it is the one being used. Evicted memory is handed 
 
 `batch_rows` sizes the forward batches of every view that grows with its input (leave-one-out,
 faithfulness, attributions' internal batches, Monte-Carlo dropout) from HEAD_EXPLORER_BATCH_MB, so a
-20,000-character text costs time, not memory.
+20,000-character text costs time, not memory. On a CUDA device an unset HEAD_EXPLORER_BATCH_MB is a share
+(CUDA_BATCH_SHARE) of the memory the device has free when the batch is sized (`batch_mb`): an 80 GB card runs
+the batches it can hold, where the CPU default (256 MB) would run a 512-token lig in dozens of small ones.
 """
 from __future__ import annotations
 
@@ -20,9 +22,13 @@ import numpy as np
 import torch
 
 from explorer.runtime.session_models import release_memory
-from explorer.runtime.config import env_config, env_name
+from explorer.runtime.config import env_config, env_name, given
 
 BATCH_ENV = env_name("batch_mb")  # one request's forward batch
+# On cuda, without HEAD_EXPLORER_BATCH_MB: a quarter of the free device memory per batch, so the two job slots
+# (HEAD_EXPLORER_TRAINING) and a session's own forward can each size one at once and still leave room for
+# fragmentation and the allocator's cache (free memory is read again for every batch).
+CUDA_BATCH_SHARE = 0.25
 ANALYSES_ENV = env_name("analyses_mb")  # cached analyses and page results
 SESSION_ENV = env_name("session_mb")  # what one session keeps: its pages' results and its state
 
@@ -165,23 +171,35 @@ def row_bytes(config, seq: int, attentions: bool = False, grad: bool = False) ->
     return 4 * (acts + scores) * (2 if grad else 1)
 
 
-def rows_within(per_row: int) -> int:
-    """How many rows of `per_row` bytes fit HEAD_EXPLORER_BATCH_MB (at least 1)."""
-    return max(1, env_config().batch_mb * 2**20 // max(1, per_row))
+def batch_mb(device: torch.device | str | None = None) -> int:
+    """One batch's budget in MB on `device`: HEAD_EXPLORER_BATCH_MB when it is set; else, on a CUDA device,
+    CUDA_BATCH_SHARE of its free memory now (torch.cuda.mem_get_info); else the default (256)."""
+    kind = torch.device(device).type if device is not None else "cpu"
+    if kind != "cuda" or given("batch_mb"):
+        return env_config().batch_mb  # also parses (and refuses) a bad value, as every setting is read
+    free, _total = torch.cuda.mem_get_info(torch.device(device))
+    return max(1, int(free * CUDA_BATCH_SHARE) // 2**20)
 
 
-def batch_rows(config, seq: int, attentions: bool = False, grad: bool = False) -> int:
-    """How many rows of `seq` tokens one encoder forward may take within HEAD_EXPLORER_BATCH_MB."""
-    return rows_within(row_bytes(config, max(1, seq), attentions, grad))
+def rows_within(per_row: int, device: torch.device | str | None = None) -> int:
+    """How many rows of `per_row` bytes fit one batch on `device` (batch_mb; at least 1)."""
+    return max(1, batch_mb(device) * 2**20 // max(1, per_row))
 
 
-def beyond_one_batch(config, seq: int, rows: int, grad_rows: int = 0) -> bool:
+def batch_rows(config, seq: int, attentions: bool = False, grad: bool = False,
+               device: torch.device | str | None = None) -> int:
+    """How many rows of `seq` tokens one encoder forward on `device` may take within its batch budget (batch_mb).
+    Sized as float32 whatever the precision: a half-precision forward fits twice over, which is the safe side."""
+    return rows_within(row_bytes(config, max(1, seq), attentions, grad), device)
+
+
+def beyond_one_batch(config, seq: int, rows: int, grad_rows: int = 0, device: torch.device | str | None = None) -> bool:
     """Does work of `rows` forward rows and `grad_rows` forward+backward rows of `seq` tokens need more than one
     HEAD_EXPLORER_BATCH_MB batch? The line between interactive work, run on a session's own thread, and heavy
     work, which waits for a job slot (explorer/runtime/jobs.py)."""
     seq = max(1, seq)
     need = rows * row_bytes(config, seq) + grad_rows * row_bytes(config, seq, grad=True)
-    return need > env_config().batch_mb * 2**20
+    return need > batch_mb(device) * 2**20
 
 
 def chunks(n: int, size: int) -> list[range]:

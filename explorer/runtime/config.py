@@ -29,7 +29,8 @@ def _setting(default, doc: str, least: int | None = 1):
 @dataclass(frozen=True)
 class Config:
     """Each field is the variable HEAD_EXPLORER_<FIELD NAME IN CAPITALS>."""
-    batch_mb: int = _setting(256, "one request's forward batch (leave-one-out, faithfulness, attributions, dropout)")
+    batch_mb: int = _setting(256, "one request's forward batch (leave-one-out, faithfulness, attributions, dropout); "
+                                  "unset on cuda: a quarter of the device's free memory")
     analyses_mb: int = _setting(512, "cached analyses and pages' results, all sessions together")
     features_mb: int = _setting(1024, "cached encoder features for head training, all datasets together")
     models_mb: int = _setting(1024, "fine-tuned models kept in memory, all sessions together")
@@ -64,6 +65,12 @@ def env_name(name: str) -> str:
 
 
 NAMES = tuple(env_name(f.name) for f in dataclasses.fields(Config))
+
+
+def given(name: str) -> bool:
+    """Whether the operator set field `name`'s variable (not empty): a default that depends on the machine
+    (budget.batch_mb's on cuda) applies only where it is not."""
+    return bool((os.environ.get(env_name(name)) or "").strip())
 
 
 def env_config() -> Config:

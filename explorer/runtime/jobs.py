@@ -29,6 +29,7 @@ from typing import Callable
 
 from explorer.runtime.session_models import release_memory
 from explorer.runtime.config import env_config, env_name
+from explorer.runtime.device import DeviceError, resolve_device
 
 DEFAULT_EXPECTED_S = 60.0  # a job's length before any of its kind has finished in this process
 OVERRUN_S = 1.0  # the least a running job is expected to need still, however long it has run
@@ -123,11 +124,14 @@ class Jobs:
     """The process's jobs, keyed by owner. Thread-safe: sessions start jobs from their script threads."""
 
     def __init__(self, slots: int | None = None, grace: float = GRACE_S, poll: float = POLL_S,
-                 queue: int | None = None):
+                 queue: int | None = None, device: str | None = None):
         # HEAD_EXPLORER_TRAINING slots, each holding a model copy; HEAD_EXPLORER_QUEUE waiting, each only its closure
         self.slots = slots or env_config().training
         self.queue = env_config().queue if queue is None else queue
         self.grace, self.poll = grace, poll
+        # The device the jobs' models run on (None: the app's, HEAD_EXPLORER_DEVICE, read when asked): each slot
+        # sizes its batches from it (budget.batch_mb: on cuda a share of its free memory) and the log names it.
+        self._device = device
         self._lock = threading.Lock()
         self._running: list[Job] = []  # a slot each, from start() until its thread ends
         self._waiting: list[Job] = []  # first come, first served
@@ -158,13 +162,22 @@ class Jobs:
             _log.info("job queued: %s %s; place %d", kind, name, self.place(job))
         return job
 
+    @property
+    def device(self) -> str:
+        """The jobs' device, as "cuda:0" or "cpu" ("auto" resolved); the setting as given if it is not here."""
+        setting = self._device or env_config().device
+        try:
+            return str(resolve_device(setting))
+        except DeviceError:
+            return setting
+
     def _cancel_waiting(self, job: Job) -> None:
         with self._lock:
             if job not in self._waiting:
                 return
             self._waiting.remove(job)
-        _log.info("job ended: %s %s (stopped: %s, while waiting); slots free %d of %d",
-                  job.kind, job.name, job.why, self.free, self.slots)
+        _log.info("job ended: %s %s (stopped: %s, while waiting); slots free %d of %d on %s",
+                  job.kind, job.name, job.why, self.free, self.slots, self.device)
         job._done.set()
 
     def place(self, job: Job) -> int:
@@ -216,7 +229,8 @@ class Jobs:
             if abandoned:
                 release_memory()
             how = f"stopped: {job.why}" if job.why else "error" if job.error is not None else "finished"
-            _log.info("job ended: %s %s (%s); slots free %d of %d", job.kind, job.name, how, self.free, self.slots)
+            _log.info("job ended: %s %s (%s); slots free %d of %d on %s", job.kind, job.name, how, self.free,
+                      self.slots, self.device)
             job._done.set()
             if nxt is not None:
                 nxt.thread.start()

@@ -192,7 +192,8 @@ def token_attributions() -> bool:
     params = (sel.name, sel.head, sel.text, sel.seed, method, token, target, quantity, baseline)
     ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed)
     running, stop = t("attributions.running"), t("attributions.stop")
-    heavy = cost.attribution_is_heavy(ck.model.config, method, len(a.tokens))  # past one batch: the job queue
+    # past one batch on the model's device: the job queue
+    heavy = cost.attribution_is_heavy(ck.model.config, method, len(a.tokens), device=ck.model.device)
     r = memo("attr_token", params)
     if r is None:
         costly = method == "occlusion" and attr.occlusion_is_costly(len(a.tokens))
