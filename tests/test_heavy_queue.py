@@ -23,7 +23,7 @@ def full_slots():
     from explorer.ui import JOBS
 
     release = threading.Event()
-    blockers = [JOBS.start("other-student", "fine-tune", f"busy-{i}", lambda progress, stop: release.wait(60))
+    blockers = [JOBS.start(f"other-student-{i}", "fine-tune", f"busy-{i}", lambda progress, stop: release.wait(60))
                 for i in range(JOBS.free)]
     yield JOBS
     release.set()

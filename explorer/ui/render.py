@@ -5,6 +5,7 @@ from typing import Callable
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from explorer.model.heads import POOLING
 from explorer.plots.common import presenter
@@ -118,6 +119,9 @@ def costly_job(what: str, params: object, warning: str, work: Callable[[Callable
         ss.pop(f"_cancelled_{what}")
         ss.pop(f"_confirmed_{what}", None)
     if not confirmed(what, params, warning):
+        held = ss.get(f"_job_{what}")
+        if held is not None and held[0] != params:  # asked again for new inputs: the old ones' job ends
+            ss.pop(f"_job_{what}")[1].stop()
         return None
     return queued(what, params, work, running, t("jobs.stop"), start=True, expected_s=expected_s, size=size)
 
@@ -218,9 +222,9 @@ def follow(job, what: str, params: object, running: str, stop: str):
     while not job.done:
         try:
             stop_if_gone()
-        except BaseException:  # st.stop: the tab is gone, and nobody will read the result
+        except StopException:  # the tab is gone, and nobody will read the result
             job.stop("owner gone")
-            raise
+            raise  # a rerun (RerunException: a click) passes: the next run picks the job up
         with line.container():  # redrawn each tick: a click on Stop or another widget ends this run here
             if not job_queue(job):  # drawn before the first wait: the bar shows at once
                 last = job.progress[-1] if job.progress else {"frac": 0.0, "msg": running}
