@@ -2,13 +2,12 @@
 import streamlit as st
 
 from explorer import plots, ui
-from explorer.explain import whatif
 from explorer.plots import encoder as encoder_plots
 from explorer.plots import lesson as lesson_plots
 from explorer.plots.attribution import sorted_bars
 from explorer.teach import handout, lesson
 from explorer.text.i18n import strings
-from explorer.ui import (chart, checkpoint, confirmed, current_analysis, current_head, lang, memo, plain, selection,
+from explorer.ui import (chart, checkpoint, current_analysis, current_head, lang, plain, selection,
                          step_label, t, table)
 from explorer.model.tokens import pair_boundary, token_rows
 from explorer.ui.token_view import token_lesson
@@ -62,30 +61,9 @@ def panel(step: str, a) -> None:
     elif step == "layers":
         chart(encoder_plots.readout(a, t), "lesson_layers")
     elif step == "ablation":
-        # One encoder pass per word: on a long text ask first, run it as a job, and drop the first
-        # LOO_MAX_WORDS words unless all are asked for (the caption says so).
-        n, costly = whatif.loo_words(a), whatif.loo_is_costly(a)
-        capped = costly and n > whatif.LOO_MAX_WORDS and not st.checkbox(
-            t("lesson.loo_all", n=n), key="lesson_loo_all", help=t("lesson.loo_all_help", cap=whatif.LOO_MAX_WORDS))
-        limit = whatif.LOO_MAX_WORDS if capped else None
-        key = (sel.key(), limit)
-        found = memo("loo", key)
+        found = ui.panels.leave_one_out(a)  # asked first on a long text, then a job
         if found is None:
-            ck, hd = checkpoint(sel.name, sel.seed), current_head()
-            work = lambda p: whatif.leave_one_out(ck, hd, a, progress=p, limit=limit)  # noqa: E731
-            if costly:
-                found = ui.costly_job("lesson_loo", key, t("memory.loo_costly", n=min(n, limit or n),
-                                                          limit=whatif.LOO_WARN_WORDS), work,
-                                      t("memory.loo_running"), size=(None, min(n, limit or n)))
-                if found is None:
-                    return
-            else:
-                bar = st.progress(0.0, text=t("memory.loo_running"))
-                found = work(lambda f, _msg: bar.progress(min(1.0, f), text=t("memory.loo_running")))
-                bar.empty()
-            found = memo("loo", key, lambda: found)
-        if capped:
-            st.caption(t("lesson.loo_capped", cap=whatif.LOO_MAX_WORDS, n=n))
+            return
         words, support = found
         chart(sorted_bars(words, support, t(P + "drop_title", label=ui.prediction(a.predicted)), t(P + "drop_axis"),
                           t(P + "word")), "lesson_ablation")

@@ -178,10 +178,10 @@ def batch_logits(ck: Checkpoint, head: Head, texts: list[str], text_pair: str = 
 # Leave-one-out runs the encoder once per word: above this many words it takes long enough that the
 # pages ask first ("Compute anyway"), and run it as a job. Memory stays within HEAD_EXPLORER_BATCH_MB at any length.
 LOO_WARN_WORDS = 64
-# A costly text drops its first LOO_MAX_WORDS words unless "all words" is asked for: a 512-token MiniLM row
-# takes ~0.2 s on one idle core here with sdpa (0.6 s eager), so 200 rows stay within a minute where a
-# 20,000-character text's 510 words took ~100 s. The page says so (the first 200 of 510 words).
-LOO_MAX_WORDS = 200
+# A costly text drops its first LOO_MAX_WORDS words unless "all words" is asked for: a 20,000-character text
+# has 510 words in MiniLM's 512 tokens, and each 512-token row took ~0.2 s on one idle core here (sdpa; 0.31 s
+# with the 2 cores loaded ~1.8x: 200 words in 62 s), so 160 words stay within a minute either way.
+LOO_MAX_WORDS = 160
 
 
 def _found(a: Analysis) -> list[tuple[str, int]]:
