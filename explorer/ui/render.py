@@ -5,7 +5,6 @@ from typing import Callable
 
 import numpy as np
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from explorer.model.heads import POOLING
 from explorer.plots.common import presenter
@@ -220,11 +219,10 @@ def follow(job, what: str, params: object, running: str, stop: str):
         st.button(stop, key=f"{what}_stop", on_click=_cancel, args=(what, params, job))
         line = st.empty()
     while not job.done:
-        try:
-            stop_if_gone()
-        except StopException:  # the tab is gone, and nobody will read the result
-            job.stop("owner gone")
-            raise  # a rerun (RerunException: a click) passes: the next run picks the job up
+        # Ends this run once the tab is gone. The job is left to the watchdog, which asks the runtime: a
+        # StopException here also comes from a click's rerun replacing this run, after which the job is
+        # picked up again; taking it for the tab's end stopped jobs as "owner gone" on a click.
+        stop_if_gone()
         with line.container():  # redrawn each tick: a click on Stop or another widget ends this run here
             if not job_queue(job):  # drawn before the first wait: the bar shows at once
                 last = job.progress[-1] if job.progress else {"frac": 0.0, "msg": running}
