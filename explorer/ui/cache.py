@@ -68,10 +68,11 @@ def _cached_flow(name: str, kind: str, text: str, seed: int, text_pair: str = ""
 def flow_work(sel, a: _analysis.Analysis) -> Callable[[Callable[[float, str], None]], object]:
     """`work(progress)` giving `a` (the analysis of `sel`, a Selection) its max-flow, safe on a job's thread (no
     streamlit): a shared model's flow joins the shared cache, as analysis(flow=True) keeps it."""
+    att = a.attentions  # all the work reads: a job waiting in line holds no more of the analysis
     if session_checkpoint(sel.name) is not None:
-        return lambda progress: attention.flow(a.attentions, progress=progress)
+        return lambda progress: attention.flow(att, progress=progress)
     key = ("flow", sel.name, sel.head, sel.text, sel.seed, sel.text_pair)
-    return lambda progress: ANALYSES.get_or_compute(key, lambda: attention.flow(a.attentions, progress=progress))
+    return lambda progress: ANALYSES.get_or_compute(key, lambda: attention.flow(att, progress=progress))
 
 
 def cached_flow(sel):

@@ -1,6 +1,7 @@
 """Sections of the longer pages, drawn from a core result: a page stays a list of widgets and calls."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 
@@ -363,7 +364,10 @@ def leave_one_out(a):
     found = memo("loo", key)
     if found is None:
         ck, hd = checkpoint(sel.name, sel.seed), current_head()
-        work = lambda p: whatif.leave_one_out(ck, hd, a, progress=p, limit=limit)  # noqa: E731
+        # What leave-one-out reads, without the ~80 MB of a long text's attentions and hidden states: a job
+        # waiting in line holds its closure (the cache's copy may be evicted meanwhile).
+        light = dataclasses.replace(a, attentions=None, hidden_states=None, flow=None)
+        work = lambda p: whatif.leave_one_out(ck, hd, light, progress=p, limit=limit)  # noqa: E731
         rows = min(n, limit or n)
         if costly:
             found = render.costly_job("lesson_loo", key, t("memory.loo_costly", n=rows, limit=whatif.LOO_WARN_WORDS),
