@@ -62,7 +62,8 @@ if r is None:
         r = ui.run_or_queue("attr", params, lambda p: attr.attribute(
             ck, hd, text, method, target_index, quantity, baseline,
             n_steps=n_steps, window=window or 1, progress=p, text_pair=sel.text_pair), running, stop,
-            start=run or (not costly and not ui.cancelled("attr", params)), heavy=heavy, expected_s=10)
+            start=run or (not costly and not ui.cancelled("attr", params)), heavy=heavy or costly, expected_s=10,
+            size=(method, len(a.tokens)))  # what the page asked about first runs as a job
     except errors.ExplorerError as err:
         ui.error(err)
         st.stop()
@@ -103,7 +104,7 @@ pressed = st.button(t("attributions.faith_run"), key="attr_faith_run")
 try:
     got = ui.run_or_queue("faith", faith_key, lambda p: faithfulness.compare_methods(
         ck, hd, text, target_index, quantity, baseline, window or 1, progress=p, text_pair=sel.text_pair),
-        running, stop, start=pressed, expected_s=30,
+        running, stop, start=pressed, expected_s=30, size=("tokens", len(r.tokens)),
         heavy=cost.comparison_is_heavy(ck.model.config, len(r.tokens), window or 1, device=ck.model.device))
     faith = faith if got is None else ui.memo("faith", faith_key, lambda: got)
 except errors.ExplorerError as err:

@@ -57,8 +57,13 @@ def _start():
         ss["ft_error"] = err
         return
     model_name = session_name()
-    new = ui.start_job("fine-tune", model_name, lambda progress, stop: finetune(
-        ck, data, settings, progress=progress, stop=stop, name=model_name))  # runs off the script thread
+    try:  # one fine-tune per session: a second Start is refused and shows the first
+        new = ui.start_job("fine-tune", model_name, lambda progress, stop: finetune(
+            ck, data, settings, progress=progress, stop=stop, name=model_name),  # runs off the script thread
+            size=(settings.mode, len(data.texts) * settings.epochs))  # its estimate: from fine-tunes of its mode
+    except ExplorerError as err:
+        ss["ft_error"], ss["ft_job"] = err, getattr(err, "first", None) or ss.get("ft_job")
+        return
     if new is None:  # each run holds a model copy: bounded per process, and so is the line for a slot
         ss["ft_error"] = t("safety.training_busy")
         return

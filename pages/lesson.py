@@ -2,13 +2,12 @@
 import streamlit as st
 
 from explorer import plots, ui
-from explorer.explain import whatif
 from explorer.plots import encoder as encoder_plots
 from explorer.plots import lesson as lesson_plots
 from explorer.plots.attribution import sorted_bars
 from explorer.teach import handout, lesson
 from explorer.text.i18n import strings
-from explorer.ui import (chart, checkpoint, confirmed, current_analysis, current_head, lang, memo, plain, selection,
+from explorer.ui import (chart, checkpoint, current_analysis, current_head, lang, plain, selection,
                          step_label, t, table)
 from explorer.model.tokens import pair_boundary, token_rows
 from explorer.ui.token_view import token_lesson
@@ -62,17 +61,9 @@ def panel(step: str, a) -> None:
     elif step == "layers":
         chart(encoder_plots.readout(a, t), "lesson_layers")
     elif step == "ablation":
-        # One encoder pass per word: on a long text, ask first, and remember the answer for this text.
-        found = memo("loo", sel.key())
+        found = ui.panels.leave_one_out(a)  # asked first on a long text, then a job
         if found is None:
-            if whatif.loo_is_costly(a) and not confirmed("lesson_loo", sel.key(), t(
-                    "memory.loo_costly", n=whatif.loo_words(a), limit=whatif.LOO_WARN_WORDS)):
-                return
-            bar = st.progress(0.0, text=t("memory.loo_running"))
-            found = memo("loo", sel.key(), lambda: whatif.leave_one_out(
-                checkpoint(sel.name, sel.seed), current_head(), a,
-                progress=lambda f, _msg: bar.progress(min(1.0, f), text=t("memory.loo_running"))))
-            bar.empty()
+            return
         words, support = found
         chart(sorted_bars(words, support, t(P + "drop_title", label=ui.prediction(a.predicted)), t(P + "drop_axis"),
                           t(P + "word")), "lesson_ablation")

@@ -1,4 +1,6 @@
 """Tokens and [CLS] attention: what the first token reads from the rest of the text."""
+import dataclasses
+
 import streamlit as st
 
 from explorer import plots, ui
@@ -19,10 +21,18 @@ flow = not token_model and c3.toggle(t("tokens.flow_toggle"), **ui.sticky("token
 hide = not token_model and c4.toggle(t("tokens.hide_special"), **ui.sticky("tokens_hide_special"))
 a = None if token_model else current_analysis()
 if a is not None and flow:
-    # Flow on a long text takes minutes: ask first, and remember the answer for this text.
-    if not attention.flow_is_costly(len(a.tokens)) or ui.confirmed("tokens_flow", selection(), t(
-            "safety.flow_costly", n=len(a.tokens), limit=attention.FLOW_WARN_TOKENS)):
+    # Flow on a long text takes minutes: ask first, then run it as a job (progress, Stop, the page stays live).
+    sel = selection()
+    if not attention.flow_is_costly(len(a.tokens)):
         a = current_analysis(flow=True)
+    else:  # kept for this session, or another session's on the shared model, or asked for now
+        got = ui.memo("flow", sel.key())
+        got = ui.cached_flow(sel) if got is None else got
+        got = ui.costly_job("tokens_flow", sel, t("safety.flow_costly", n=len(a.tokens), limit=attention.FLOW_WARN_TOKENS),
+                            ui.flow_work(sel, a), t("tokens.computing_flow"),
+                            size=("tokens", len(a.tokens) ** 3)) if got is None else got
+        if got is not None:
+            a = dataclasses.replace(a, flow=ui.memo("flow", sel.key(), lambda: got))
 if a is not None:
     n_layers, n_heads = a.attentions.shape[:2]
     if ss.get("tokens_layer", 0) > n_layers:

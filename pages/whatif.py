@@ -55,15 +55,15 @@ params = (name, kind, seed, text, text_b, sel.text_pair)
 r = ui.memo("whatif", params)
 if r is None:
     try:
-        ck = checkpoint(name, seed)
-        # Both texts are attributed: on long texts ask first, and remember the answer for these texts.
-        n = whatif.compare_tokens(ck, text, text_b, sel.text_pair)
-        if n > whatif.COMPARE_WARN_TOKENS and not ui.confirmed("whatif", params, t(
-                "memory.whatif_costly", n=n, limit=whatif.COMPARE_WARN_TOKENS)):
-            st.stop()
-        with st.spinner(t("whatif.running")):
-            r = ui.memo("whatif", params, lambda: whatif.compare_texts(ck, head(name, kind, seed), text, text_b,
-                                                                 text_pair=sel.text_pair))
+        ck, hd = checkpoint(name, seed), head(name, kind, seed)
+        n = whatif.compare_tokens(ck, text, text_b, sel.text_pair)  # long texts: asked first, then a job
+        r = ui.costly_job("whatif", params, t("memory.whatif_costly", n=n, limit=whatif.COMPARE_WARN_TOKENS),
+                          lambda p: whatif.compare_texts(ck, hd, text, text_b, text_pair=sel.text_pair, progress=p),
+                          t("whatif.running"), size=("tokens", n)) if n > whatif.COMPARE_WARN_TOKENS else None
+        if r is None and n > whatif.COMPARE_WARN_TOKENS:
+            st.stop()  # not asked yet, or stopped
+        with st.spinner(t("whatif.running")):  # a short text's compare runs here: no job for a second's work
+            r = ui.memo("whatif", params, lambda: r or whatif.compare_texts(ck, hd, text, text_b, text_pair=sel.text_pair))
     except ExplorerError as err:
         error(err)
         st.stop()

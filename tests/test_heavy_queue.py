@@ -23,7 +23,7 @@ def full_slots():
     from explorer.ui import JOBS
 
     release = threading.Event()
-    blockers = [JOBS.start("other-student", "fine-tune", f"busy-{i}", lambda progress, stop: release.wait(60))
+    blockers = [JOBS.start(f"other-student-{i}", "fine-tune", f"busy-{i}", lambda progress, stop: release.wait(60))
                 for i in range(JOBS.free)]
     yield JOBS
     release.set()
@@ -127,3 +127,28 @@ def test_a_job_thread_lowers_its_own_priority_and_not_the_servers(monkeypatch):
     job = jobs_mod.Jobs(slots=1).start(
         "a", "test", "plain", lambda progress, stop: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
     assert job.wait(5) and job.result == here
+
+
+def test_a_second_start_of_a_kind_the_session_already_runs_says_so_and_follows_the_first(monkeypatch):
+    """One job per session and kind (#31): a start refused because this session already has one (here started
+    behind the page's back, as by a run cut short) shows one line and that job's progress, and takes no place."""
+    from explore_helpers import open_page
+    from explorer.explain import whatif
+    from explorer.ui import JOBS
+    from test_memory_budget import LONG
+
+    at = open_page("lesson", text=LONG)
+    me = at.session_state["_model_owner"].id
+
+    def first_work(progress, stop):
+        for k in range(20):
+            progress({"frac": k / 20, "msg": "first"})
+            time.sleep(0.1)
+
+    first = JOBS.start(me, "lesson_loo", "lesson_loo", first_work)
+    ran = []
+    monkeypatch.setattr(whatif, "leave_one_out", lambda *a, **kw: ran.append(1))
+    at.button(key="lesson_loo_anyway").click().run()
+    assert not at.exception and first.done and not ran  # followed to its end; nothing of its own started
+    assert any("You already have this computation running" in i.value for i in at.info)
+    assert not [j for j in JOBS.running() + JOBS.waiting() if j.owner == me]

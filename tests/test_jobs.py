@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from explorer.runtime.jobs import OVERRUN_S, Cancelled, Jobs
+from explorer.runtime import jobs as jobs_mod
+from explorer.runtime.jobs import OVERRUN_S, Cancelled, Jobs, Refused
 
 
 def _until_stopped(progress, stop):
@@ -50,7 +51,7 @@ def test_error_is_kept_as_the_job_error_and_frees_the_slot():
 
 def test_slots_are_bounded_and_come_back():
     jobs = Jobs(slots=2, queue=0)
-    first, second = (jobs.start("a", "test", str(i), _until_stopped) for i in range(2))
+    first, second = (jobs.start(f"a{i}", "test", str(i), _until_stopped) for i in range(2))
     assert jobs.start("b", "test", "third", _until_stopped) is None  # every slot taken, no queue: refused
     first.stop()
     assert first.wait(5)
@@ -103,7 +104,7 @@ def test_cancelling_a_waiting_job_removes_it_from_the_line_and_its_work_never_ru
 
 def test_the_estimate_learns_from_the_last_finished_job_of_its_kind():
     jobs = Jobs(slots=1, queue=2)
-    assert jobs.start("a", "fine-tune", "quick", lambda progress, stop: time.sleep(0.2)).wait(5)
+    assert jobs.start("z", "fine-tune", "quick", lambda progress, stop: time.sleep(0.2)).wait(5)
     first = jobs.start("a", "fine-tune", "one", _until_stopped, expected_s=1000)
     second = jobs.start("b", "fine-tune", "two", _until_stopped, expected_s=1000)
     # the last one took about 0.2 s, not the caller's guess; once the first has run past that, it still holds
@@ -197,7 +198,8 @@ def test_the_end_of_each_job_is_logged_with_the_free_slots_and_the_device():
     finally:
         log.removeHandler(handler)
         log.setLevel(level)
-    assert lines == ["job ended: fine-tune ft-1 (stopped: owner closed); slots free 1 of 1 on cpu"]
+    assert [x for x in lines if x.startswith("job ended")] == [
+        "job ended: fine-tune ft-1 (stopped: owner closed); slots free 1 of 1 on cpu"]
 
 
 def test_the_jobs_device_is_the_apps_resolved_unless_given(monkeypatch):
@@ -247,3 +249,71 @@ def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatc
     audits = [j for j in session.JOBS.running() + session.JOBS.waiting() if j.kind == "audit"]
     # Ended, then why: the watchdog stops the job on its next poll, which a busy core can delay past the run.
     assert all(j.wait(30) and j.why == "owner gone" for j in audits)  # no core kept for a closed tab
+
+
+# ---- fair shares (#31): one job per session and kind, a cap per client address, estimates by kind and size ----
+
+def _ending(*jobs_):
+    for job in jobs_:
+        job.stop()
+        assert job.wait(5)
+
+
+def test_a_session_has_one_job_of_a_kind_and_a_second_start_names_the_first():
+    jobs = Jobs(slots=1, queue=4, per_client=0)
+    first = jobs.start("me", "lesson_loo", "one", _until_stopped)
+    waiting = jobs.start("me", "audit", "two", _until_stopped)  # another kind: its own place
+    with pytest.raises(Refused) as err:
+        jobs.start("me", "lesson_loo", "again", _until_stopped)
+    assert err.value.first is first and err.value.key == "jobs_one_per_kind"
+    with pytest.raises(Refused) as err:  # a waiting job counts as much as a running one
+        jobs.start("me", "audit", "again", _until_stopped)
+    assert err.value.first is waiting
+    assert jobs.waiting() == [waiting] and jobs.running() == [first]  # no second place taken
+    other = jobs.start("you", "lesson_loo", "theirs", _until_stopped)  # another session: its own
+    assert other is not None and jobs.waiting() == [waiting, other]
+    first.stop()  # stopped (still ending, or ended): no longer counts
+    again = jobs.start("me", "lesson_loo", "again", _until_stopped)
+    assert again is not None
+    _ending(first, waiting, other, again)
+
+
+def test_a_client_address_has_at_most_its_cap_of_jobs(monkeypatch):
+    jobs = Jobs(slots=1, queue=8, per_client=2)
+    a = jobs.start("tab1", "attr", "a", _until_stopped, client="10.0.0.7")
+    b = jobs.start("tab2", "attr", "b", _until_stopped, client="10.0.0.7")  # another tab, the same machine
+    with pytest.raises(Refused) as err:
+        jobs.start("tab3", "attr", "c", _until_stopped, client="10.0.0.7")
+    assert err.value.key == "jobs_client_cap" and err.value.first is None and "2" in err.value.message("vi")
+    c = jobs.start("tab4", "attr", "d", _until_stopped, client="10.0.0.8")  # another address
+    d = jobs.start("tab5", "attr", "e", _until_stopped)  # unknown address (this machine, or a proxy): no cap
+    b.stop()
+    e = jobs.start("tab3", "attr", "c", _until_stopped, client="10.0.0.7")  # one left: room again
+    _ending(a, b, c, d, e)
+    off = Jobs(slots=1, queue=8, per_client=0)
+    many = [off.start(f"t{i}", "attr", str(i), _until_stopped, client="10.0.0.7") for i in range(4)]
+    assert None not in many  # 0: no cap
+    _ending(*many)
+    monkeypatch.setenv("HEAD_EXPLORER_CLIENT_JOBS", "1")  # the setting, read at each start
+    env = Jobs(slots=1, queue=8)
+    one = env.start("t1", "attr", "1", _until_stopped, client="10.0.0.9")
+    with pytest.raises(Refused):
+        env.start("t2", "attr", "2", _until_stopped, client="10.0.0.9")
+    _ending(one)
+
+
+def test_estimates_come_from_the_same_kind_and_variant_scaled_by_size_never_from_another():
+    jobs = Jobs(slots=1, queue=4, per_client=0)
+    # a head-mode fine-tune of 100 rows x epochs took about 0.2 s
+    assert jobs.start("z", "fine-tune", "quick", lambda progress, stop: time.sleep(0.2), size=("head", 100)).wait(5)
+    running = jobs.start("a", "fine-tune", "full", _until_stopped, size=("full", 200 * 100))
+    behind = jobs.start("b", "fine-tune", "head", _until_stopped, size=("head", 1000))
+    last = jobs.start("c", "audit", "x", _until_stopped, expected_s=40)
+    # the full one is not estimated from the head one (0.2 s): the default until a full one has run here
+    assert jobs._expected(running) == jobs_mod.DEFAULT_EXPECTED_S
+    assert 55 <= behind.estimate() <= 60
+    # the head one behind it is: 10 times the rows x epochs, about 10 times as long
+    assert 1.5 <= jobs._expected(behind) <= 4
+    assert 57 <= last.estimate() <= 64  # the running full one's remainder, then the head one's ~2 s
+    assert jobs._expected(last) == 40  # no audit has finished: the page's guess, not a fine-tune's pace
+    _ending(running, behind, last)

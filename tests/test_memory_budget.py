@@ -152,6 +152,36 @@ def test_lesson_asks_before_leave_one_out_on_a_long_text(monkeypatch):
 
 
 @pytest.mark.slow
+def test_lesson_drops_the_first_words_of_a_long_text_unless_all_are_asked_for(monkeypatch):
+    """A long text's leave-one-out (a job) drops its first LOO_MAX_WORDS words, says so, and runs every word
+    once "all words" is ticked and agreed to."""
+    from explore_helpers import open_page
+
+    limits = []
+
+    def fake(ck, head, a, progress=None, limit=None):  # the page's side only: the numbers have their own tests
+        limits.append(limit)
+        progress(1.0, "")
+        n = whatif.loo_words(a) if limit is None else limit
+        return tuple(f"w{k}" for k in range(n)), np.linspace(-1, 1, n)
+
+    monkeypatch.setattr(whatif, "leave_one_out", fake)
+    text = " ".join(f"word{k}" for k in range(whatif.LOO_MAX_WORDS + 40))
+    at = open_page("lesson", text=text)
+    cap, n = whatif.LOO_MAX_WORDS, int(at.checkbox(key="lesson_loo_all").label.split()[1])  # "All 194 words"
+    assert n > cap  # the words within the model's 512 tokens
+    assert any(f"Leave-one-out on {cap} words" in w.value for w in at.warning) and not limits
+    at.button(key="lesson_loo_anyway").click().run()
+    assert not at.exception and limits == [cap]
+    assert any(f"The first {cap} of the text's {n} words" in c.value for c in at.caption), [c.value for c in at.caption]
+    at.checkbox(key="lesson_loo_all").check().run()  # every word: asked again, for all of them
+    assert any(f"Leave-one-out on {n} words" in w.value for w in at.warning) and limits == [cap]
+    at.button(key="lesson_loo_anyway").click().run()
+    assert not at.exception and limits == [cap, None]
+    assert not any("The first" in c.value for c in at.caption)
+
+
+@pytest.mark.slow
 def test_whatif_asks_before_comparing_long_texts(monkeypatch):
     calls = []
     real = whatif.compare_texts

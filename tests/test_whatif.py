@@ -138,3 +138,29 @@ def test_whatif_follows_the_sidebar_until_edited(sentiment):
     at.button(key="whatif_copy").click().run()
     assert at.text_area(key="whatif_text").value == "Another sentence."
     assert any("Following the sidebar" in c.value for c in at.caption)
+
+
+def test_batched_leave_one_out_under_sdpa_equals_one_eager_analysis_at_a_time(sentiment):
+    """The Lesson's leave-one-out runs padded batches under the sdpa kernel; the reference is one eager
+    analysis per text without the word, as the What-if page's "drop this word" shows it. Tolerance: the two
+    kernels' float32 logits agree to kernel.TOLERANCE (1e-5, measured <= 2.1e-6 on this model); a softmax
+    moves by at most half a logit change, and each score is a difference of two probabilities, so 2e-5
+    bounds it with room for another CPU's summation order. The `limit` keeps the first words' numbers."""
+    from explorer.model.kernel import TOLERANCE, attention_kernel
+
+    head = build_head(sentiment)
+    text = ("The plot wandered, and the ending dragged; still, the acting was superb, the music lovely, "
+            "and I would happily watch it again with friends.")
+    a = analyze(sentiment, head, text)
+    seen = []
+    with attention_kernel(sentiment, "eager"):  # the caller's kernel does not leak into leave-one-out
+        names, change = whatif.leave_one_out(sentiment, head, a, progress=lambda f, _m: seen.append(f))
+    assert len(names) == whatif.loo_words(a) > 20 and seen[-1] == 1.0
+    target = int(np.argmax(a.logits))
+    one_by_one = np.array([a.softmax[target] - analyze(sentiment, head, whatif.drop_word(sentiment, text, k))
+                           .softmax[target] for k in range(len(names))])
+    np.testing.assert_allclose(change, one_by_one, atol=2 * TOLERANCE, rtol=0)
+    assert np.abs(change).max() > 100 * TOLERANCE  # the words matter: the comparison is not of zeros
+    first, part = whatif.leave_one_out(sentiment, head, a, limit=5)
+    assert first == names[:5]
+    np.testing.assert_allclose(part, change[:5], atol=2 * TOLERANCE, rtol=0)

@@ -19,6 +19,7 @@ from explorer.explain.batched import attribute_many
 from explorer.model.analysis import MAX_TEXT_CHARS, Analysis, analyze, encode, encoder_inputs, max_length
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, run_head
+from explorer.model.kernel import attention_kernel
 from explorer.runtime import budget
 from explorer.runtime.jobs import Progress
 from explorer.text.errors import ExplorerError
@@ -100,13 +101,14 @@ def probabilities_of(a: Analysis) -> np.ndarray:  # (labels,)
 
 
 def compare_texts(ck: Checkpoint, head: Head, text_a: str, text_b: str, method: str = "lig",
-            text_pair: str = "") -> WhatIf:
+                  text_pair: str = "", progress: Progress | None = None) -> WhatIf:
     """Analyse both texts and attribute text A's predicted label's logit in each. With `text_pair`
-    (a sentence-pair model's second text), both are paired with it, unchanged."""
+    (a sentence-pair model's second text), both are paired with it, unchanged. `progress`: the attributions'."""
     pair = text_pair or None
     a, b = analyze(ck, head, text_a, text_pair=pair), analyze(ck, head, text_b, text_pair=pair)
     target = int(np.argmax(a.logits))
-    ra, rb = attribute_many(ck, head, [text_a, text_b], method, target=target, text_pairs=[pair, pair])
+    ra, rb = attribute_many(ck, head, [text_a, text_b], method, target=target, text_pairs=[pair, pair],
+                            progress=progress)
     return WhatIf(a=a, b=b, target=target, attr_a=ra, attr_b=rb, rows=align(words(ra), words(rb)))
 
 
@@ -174,8 +176,12 @@ def batch_logits(ck: Checkpoint, head: Head, texts: list[str], text_pair: str = 
 
 
 # Leave-one-out runs the encoder once per word: above this many words it takes long enough that the
-# pages ask first ("Compute anyway"). Memory stays within HEAD_EXPLORER_BATCH_MB at any length.
+# pages ask first ("Compute anyway"), and run it as a job. Memory stays within HEAD_EXPLORER_BATCH_MB at any length.
 LOO_WARN_WORDS = 64
+# A costly text drops its first LOO_MAX_WORDS words unless "all words" is asked for: a 20,000-character text
+# has 510 words in MiniLM's 512 tokens, and each 512-token row took ~0.2 s on one idle core here (sdpa; 0.31 s
+# with the 2 cores loaded ~1.8x: 200 words in 62 s), so 160 words stay within a minute either way.
+LOO_MAX_WORDS = 160
 
 
 def _found(a: Analysis) -> list[tuple[str, int]]:
@@ -194,19 +200,23 @@ def loo_is_costly(a: Analysis) -> bool:
     return loo_words(a) > LOO_WARN_WORDS
 
 
-def leave_one_out(ck: Checkpoint, head: Head, a: Analysis,
-                  progress: Progress | None = None) -> tuple[tuple[str, ...], np.ndarray]:
-    """For each word of `a`'s text, how much the predicted label's probability (the problem type's
-    function) falls when that word is cut from the text: (words, (words,)). Positive: the word supported
-    the label. For a sentence pair, the words of text A; text B stays whole. `progress(fraction)`
-    is called after each batch."""
-    found = _found(a)
+def leave_one_out(ck: Checkpoint, head: Head, a: Analysis, progress: Progress | None = None,
+                  limit: int | None = None) -> tuple[tuple[str, ...], np.ndarray]:
+    """For each word of `a`'s text (its first `limit` words; None: all), how much the predicted label's
+    probability (the problem type's function) falls when that word is cut from the text: (words, (words,)).
+    Positive: the word supported the label. For a sentence pair, the words of text A; text B stays whole.
+    `progress(fraction)` is called after each batch.
+
+    The texts run in padded batches under the sdpa kernel (no attention weights are read): the same
+    numbers as one eager forward per text to float32 rounding (kernel.TOLERANCE; tests/test_whatif.py)."""
+    found = _found(a)[:limit]
     if not found:
         return (), np.zeros(0)
     text = _reach(ck, a.text)
     texts = [_cut(text, span) for span in _spans(ck, text, [w for _, w in found])]
     target = int(np.argmax(a.logits))
-    logits = batch_logits(ck, head, [text, *texts], a.text_pair, progress)
+    with attention_kernel(ck, "sdpa"):
+        logits = batch_logits(ck, head, [text, *texts], a.text_pair, progress)
     probs = a.problem_type.probabilities(logits)
     return tuple(n for n, _ in found), probs[0, target] - probs[1:, target]
 

@@ -5,6 +5,8 @@ rows renormalised, because half of what a token "sees" at each layer is itself.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import torch
 from scipy.sparse import csr_array
@@ -75,10 +77,10 @@ def flow_graph(att: np.ndarray) -> tuple[csr_array, int]:
     return graph, n
 
 
-def flow(att: np.ndarray, source: int = 0) -> np.ndarray:
+def flow(att: np.ndarray, source: int = 0, progress: Callable[[float, str], None] | None = None) -> np.ndarray:
     """(L, H, n, n) -> (L, n): max-flow from token `source` at layer l's output to each input token.
 
-    Each row is normalised to sum to 1.
+    Each row is normalised to sum to 1. `progress(fraction, "")` after each layer (it may raise to stop).
     """
     graph, n = flow_graph(att)
     n_layers = att.shape[0]
@@ -87,6 +89,8 @@ def flow(att: np.ndarray, source: int = 0) -> np.ndarray:
         src = layer * n + source
         for j in range(n):
             out[layer - 1, j] = maximum_flow(graph, src, j, method="dinic").flow_value
+            if progress is not None and j % 32 == 31:  # a layer of 512 tokens takes tens of seconds: Stop sooner
+                progress((layer - 1 + (j + 1) / n) / n_layers, "")
     return out / out.sum(axis=1, keepdims=True)
 
 

@@ -35,8 +35,13 @@ class Config:
     features_mb: int = _setting(1024, "cached encoder features for head training, all datasets together")
     models_mb: int = _setting(1024, "fine-tuned models kept in memory, all sessions together")
     session_models: int = _setting(3, "fine-tuned models one session keeps")
-    training: int = _setting(2, "background jobs (fine-tunes, audits, long attributions) running at once")
+    training: int = _setting(2, "background jobs (fine-tunes, audits, long attributions, what a page asks "
+                                "about first) running at once")
     queue: int = _setting(8, "background jobs waiting for a slot")
+    client_jobs: int = _setting(3, "background jobs one client address may have running or waiting (0: no cap); "
+                                   "the address is the websocket's peer, so behind a proxy that does not pass "
+                                   "X-Forwarded-For from 127.0.0.1 every visitor looks like the proxy: set 0 there",
+                                least=0)
     job_nice: int = _setting(10, "added to a job thread's nice value (0: unchanged)", least=0)
     train_mb: int = _setting(3072, "a full fine-tune's memory, checked before it starts")
     train_tokens: int = _setting(4_000_000, "a fine-tune's work in token passes (rows x length x epochs; full "

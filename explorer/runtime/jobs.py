@@ -4,7 +4,9 @@ result, in one of a bounded number of slots, behind one bounded first-come queue
 Heavy work is queued, not stacked: when every slot is taken a new job waits in line (at most `queue`
 of them; past that it is refused) and starts by itself when a slot frees. A waiting job knows its
 place and an estimate of its wait, and stopping it takes it out of the line. Interactive analyses
-never pass through here, so nothing a student clicks waits behind a fine-tune.
+never pass through here, so an ordinary click never waits behind a fine-tune; what a page asks about
+first ("Compute anyway": leave-one-out, max-flow, a long What-if, occlusion, the all-methods comparison)
+does, as a job of its own.
 
 No streamlit here: explorer/ui/ ties each job to its browser session by passing `alive`, a
 question the watchdog asks every POLL_S seconds ("is the owner's tab still connected?"). A closed tab's
@@ -12,6 +14,13 @@ session object can linger for minutes (Streamlit keeps it for a reconnect), so w
 collected would keep a core busy and a slot taken; instead a job whose owner has been gone for
 `grace` seconds is told to stop, and its slot is freed when its thread ends. Each end is logged on
 one line ("job ended ..."), which is how the browser test sees the slot come back.
+
+Fair shares (issue #31): a session (an owner) has at most one job of a kind running or waiting, and a
+client address at most HEAD_EXPLORER_CLIENT_JOBS of them (0: no cap); a start past either is refused
+(Refused, naming the job it already has) instead of taking another place. A job that was asked to stop
+no longer counts: it is ending. Estimates come from finished jobs of the same kind and variant (a
+fine-tune's mode), scaled by size (rows x epochs), never from another kind: a head-mode fine-tune of
+5 s says nothing about a full one of 200 epochs.
 
 A job's thread lowers its own scheduling priority (HEAD_EXPLORER_JOB_NICE, 10 by default): on Linux a
 thread has its own nice value, so the kernel gives the cores to the sessions' script threads first and a
@@ -30,6 +39,7 @@ from typing import Callable
 from explorer.runtime.session_models import release_memory
 from explorer.runtime.config import env_config, env_name
 from explorer.runtime.device import DeviceError, resolve_device
+from explorer.text.errors import ExplorerError
 
 DEFAULT_EXPECTED_S = 60.0  # a job's length before any of its kind has finished in this process
 OVERRUN_S = 1.0  # the least a running job is expected to need still, however long it has run
@@ -53,14 +63,28 @@ class Cancelled(Exception):
 
 ABANDONED = ("owner gone", "owner closed")
 
+# What a job's length grows with: (variant, units). Jobs of one kind and variant run at one pace (seconds per
+# unit); units are their amount of work, e.g. ("full", rows x epochs) for a fine-tune. None: (None, 1).
+Size = tuple[object, float]
+
+
+class Refused(ExplorerError):
+    """A start the fair-share rules refuse, one line; `first` is the job of that kind its session already has."""
+
+    def __init__(self, key: str, first: "Job | None" = None, **params):
+        super().__init__(key, **params)
+        self.first = first
+
 
 class Job:
     """One background run. `progress` grows as the work reports; `result` or `error` is set when
     `done`. Only the job's own thread writes them."""
 
     def __init__(self, owner: str, kind: str, name: str, alive: Callable[[], bool] | None,
-                 expected_s: float | None = None):
+                 expected_s: float | None = None, client: str | None = None, size: Size | None = None):
         self.owner, self.kind, self.name, self.alive = owner, kind, name, alive
+        self.client = client  # the browser's address (None: unknown, or this machine): the per-client cap's key
+        self.size: Size = size or (None, 1.0)
         self.expected_s = expected_s  # the caller's guess at its length, used until one of its kind has run
         self.started: float | None = None  # time.monotonic() when it left the queue for a slot
         self._jobs: Jobs | None = None
@@ -78,6 +102,11 @@ class Job:
             self._stop.set()
             if self._jobs is not None:
                 self._jobs._cancel_waiting(self)  # a job still in line leaves it at once
+
+    @property
+    def stopped(self) -> bool:
+        """Asked to stop (it may still be ending)."""
+        return self._stop.is_set()
 
     @property
     def waiting(self) -> bool:
@@ -124,10 +153,11 @@ class Jobs:
     """The process's jobs, keyed by owner. Thread-safe: sessions start jobs from their script threads."""
 
     def __init__(self, slots: int | None = None, grace: float = GRACE_S, poll: float = POLL_S,
-                 queue: int | None = None, device: str | None = None):
+                 queue: int | None = None, per_client: int | None = None, device: str | None = None):
         # HEAD_EXPLORER_TRAINING slots, each holding a model copy; HEAD_EXPLORER_QUEUE waiting, each only its closure
         self.slots = slots or env_config().training
         self.queue = env_config().queue if queue is None else queue
+        self._per_client = per_client  # None: HEAD_EXPLORER_CLIENT_JOBS, read at each start
         self.grace, self.poll = grace, poll
         # The device the jobs' models run on (None: the app's, HEAD_EXPLORER_DEVICE, read when asked): each slot
         # sizes its batches from it (budget.batch_mb: on cuda a share of its free memory) and the log names it.
@@ -135,17 +165,33 @@ class Jobs:
         self._lock = threading.Lock()
         self._running: list[Job] = []  # a slot each, from start() until its thread ends
         self._waiting: list[Job] = []  # first come, first served
-        self._took: dict[str, float] = {}  # kind -> seconds the last finished job of that kind ran
+        self._took: dict[tuple[str, object], float] = {}  # (kind, variant) -> seconds per unit, the last finished
         self._watchdog: threading.Thread | None = None
 
+    @property
+    def per_client(self) -> int:
+        """Jobs one client address may have running or waiting (0: no cap)."""
+        return env_config().client_jobs if self._per_client is None else self._per_client
+
     def start(self, owner: str, kind: str, name: str, work: Work,
-              alive: Callable[[], bool] | None = None, expected_s: float | None = None) -> Job | None:
+              alive: Callable[[], bool] | None = None, expected_s: float | None = None,
+              client: str | None = None, size: Size | None = None) -> Job | None:
         """Run `work(progress, stop)` in a thread now, or queue it when every slot is taken (it starts by
-        itself when one frees); None when the queue is full too."""
-        job = Job(owner, kind, name, alive, expected_s)
+        itself when one frees); None when the queue is full too. Raises Refused when `owner` already has a
+        `kind` job, or `client` its cap of jobs (stopped ones, which are ending, are not counted)."""
+        job = Job(owner, kind, name, alive, expected_s, client, size)
         job._jobs = self
         job.thread = threading.Thread(target=self._run, args=(job, work), daemon=True, name=f"job-{kind}-{name}")
+        cap = self.per_client
         with self._lock:
+            live = [j for j in self._running + self._waiting if not j.stopped]
+            first = next((j for j in live if j.owner == owner and j.kind == kind), None)
+            if first is not None:
+                _log.info("job refused: %s %s; its session has %s", kind, name, first.name)
+                raise Refused("jobs_one_per_kind", first=first)
+            if client is not None and cap > 0 and sum(j.client == client for j in live) >= cap:
+                _log.info("job refused: %s %s; its client has %d", kind, name, cap)
+                raise Refused("jobs_client_cap", n=cap)
             if len(self._running) < self.slots:
                 self._running.append(job)
                 job.started = time.monotonic()
@@ -157,6 +203,7 @@ class Jobs:
                 self._watchdog = threading.Thread(target=self._watch, daemon=True, name="jobs-watchdog")
                 self._watchdog.start()
         if job.started is not None:
+            _log.info("job started: %s %s; slots free %d of %d", kind, name, self.free, self.slots)
             job.thread.start()
         else:
             _log.info("job queued: %s %s; place %d", kind, name, self.place(job))
@@ -185,12 +232,15 @@ class Jobs:
             return self._waiting.index(job) + 1 if job in self._waiting else 0
 
     def _expected(self, job: Job) -> float:
-        return self._took.get(job.kind) or job.expected_s or DEFAULT_EXPECTED_S
+        """Its expected length: the pace of the last finished job of its kind and variant times its units;
+        before one has finished, the caller's guess."""
+        variant, units = job.size
+        pace = self._took.get((job.kind, variant))
+        return pace * max(units, 1e-9) if pace else job.expected_s or DEFAULT_EXPECTED_S
 
     def estimate(self, job: Job) -> float:
         """Seconds until `job` should start: the running jobs' expected remainders fill the slots, then each
-        job ahead in line takes the first slot to free for its expected length (by kind, from the last
-        one of that kind to finish here)."""
+        job ahead in line takes the first slot to free for its expected length (Jobs._expected)."""
         now = time.monotonic()
         with self._lock:
             if job not in self._waiting:
@@ -221,7 +271,8 @@ class Jobs:
             with self._lock:
                 self._running.remove(job)  # the slot is free: the first in line takes it
                 if job.why is None and job.error is None:
-                    self._took[job.kind] = time.monotonic() - (job.started or time.monotonic())
+                    took = time.monotonic() - (job.started or time.monotonic())
+                    self._took[(job.kind, job.size[0])] = took / max(job.size[1], 1e-9)
                 nxt = self._waiting.pop(0) if self._waiting else None
                 if nxt is not None:
                     self._running.append(nxt)
@@ -233,6 +284,7 @@ class Jobs:
                       self.slots, self.device)
             job._done.set()
             if nxt is not None:
+                _log.info("job started: %s %s; slots free %d of %d", nxt.kind, nxt.name, self.free, self.slots)
                 nxt.thread.start()
 
     def _watch(self) -> None:

@@ -13,9 +13,9 @@ from explorer.runtime.config import env_config
 torch.set_num_threads(env_config().torch_threads)
 
 from explorer.ui import panels  # noqa: E402
-from explorer.ui.cache import (ANALYSES, analysis, checkpoint, current_analysis, current_head, other_prompt,  # noqa: E402
-                               head, memo, plotly_js_src, timed)
-from explorer.ui.render import (cancelled, chart, confirmed, error, guarded, headers, plain,  # noqa: E402
+from explorer.ui.cache import (ANALYSES, analysis, cached_flow, checkpoint, current_analysis, current_head,  # noqa: E402
+                               flow_work, other_prompt, head, memo, plotly_js_src, timed)
+from explorer.ui.render import (cancelled, chart, confirmed, costly_job, error, guarded, headers, plain,  # noqa: E402
                                 prediction, queued, run_or_queue, show_evictions, show_refused, step_label, table, with_progress)
 from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, Selection,  # noqa: E402
                                  Upload, data_source, data_version, drop_data_versions, use_data_version,
@@ -25,7 +25,7 @@ from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, 
                                  start_job, sticky, stop_if_gone, t, tn)
 
 __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", "DataSource", "Selection", "Upload",
-           "analysis", "cancelled", "chart", "checkpoint", "confirmed", "current_analysis", "current_head", "other_prompt",
+           "analysis", "cached_flow", "cancelled", "chart", "checkpoint", "confirmed", "costly_job", "flow_work", "current_analysis", "current_head", "other_prompt",
            "data_source", "error", "guarded", "headers", "keep_widgets", "lang", "memo", "panels", "plain",
            "data_version", "drop_data_versions", "use_data_version", "add_data_version",
            "plotly_js_src", "prediction", "progress_to", "queued", "run_or_queue", "register_session_checkpoint", "selection",

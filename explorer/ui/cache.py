@@ -65,6 +65,21 @@ def _cached_flow(name: str, kind: str, text: str, seed: int, text_pair: str = ""
         _cached_analysis(name, kind, text, seed, text_pair).attentions))
 
 
+def flow_work(sel, a: _analysis.Analysis) -> Callable[[Callable[[float, str], None]], object]:
+    """`work(progress)` giving `a` (the analysis of `sel`, a Selection) its max-flow, safe on a job's thread (no
+    streamlit): a shared model's flow joins the shared cache, as analysis(flow=True) keeps it."""
+    att = a.attentions  # all the work reads: a job waiting in line holds no more of the analysis
+    if session_checkpoint(sel.name) is not None:
+        return lambda progress: attention.flow(att, progress=progress)
+    key = ("flow", sel.name, sel.head, sel.text, sel.seed, sel.text_pair)
+    return lambda progress: ANALYSES.get_or_compute(key, lambda: attention.flow(att, progress=progress))
+
+
+def cached_flow(sel):
+    """The shared cache's max-flow for `sel`, or None (a session model's, or not computed yet)."""
+    return ANALYSES.get(("flow", sel.name, sel.head, sel.text, sel.seed, sel.text_pair))
+
+
 def memo(page: str, params: Hashable, compute: Callable[[], T] | None = None) -> T | None:
     """A page's result for `params`: this session's kept one, or `compute()` kept now within the
     analyses' byte budget (oldest evicted first), or None when nothing is kept and there is no

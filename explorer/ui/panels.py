@@ -1,6 +1,7 @@
 """Sections of the longer pages, drawn from a core result: a page stays a list of widgets and calls."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 
@@ -8,11 +9,12 @@ import numpy as np
 import streamlit as st
 
 from explorer import plots
+from explorer.explain import whatif
 from explorer.explain.sampled import AGREEMENT_WARN
 from explorer.model.problem import PIPELINE_FUNCTIONS, ProblemType
 from explorer.text.errors import ExplorerError
 from explorer.ui import render
-from explorer.ui.cache import checkpoint, memo, timed
+from explorer.ui.cache import checkpoint, current_head, memo, timed
 from explorer.ui.render import error, guarded, plain
 from explorer.ui.session import (DataSource, drop_data_versions, lang, progress_to, register_session_checkpoint,
                                  selection, session_checkpoint_names, session_zip, session_zip_ready,
@@ -347,3 +349,36 @@ def finetune_job(names: dict[str, str], running: bool) -> None:
             st.rerun()
         finetune_result(job.result, job.name)
     model_downloads()
+
+
+def leave_one_out(a):
+    """The Lesson's leave-one-out for the sidebar's analysis `a`: (words, support), or None while there is none.
+    One encoder pass per word: on a long text it asks first and runs as a job, and drops only the first
+    whatif.LOO_MAX_WORDS words unless "all words" is ticked (a caption says so)."""
+    sel = selection()
+    n, costly = whatif.loo_words(a), whatif.loo_is_costly(a)
+    capped = costly and n > whatif.LOO_MAX_WORDS and not st.checkbox(
+        t("lesson.loo_all", n=n), key="lesson_loo_all", help=t("lesson.loo_all_help", cap=whatif.LOO_MAX_WORDS))
+    limit = whatif.LOO_MAX_WORDS if capped else None
+    key = (sel.key(), limit)
+    found = memo("loo", key)
+    if found is None:
+        ck, hd = checkpoint(sel.name, sel.seed), current_head()
+        # What leave-one-out reads, without the ~80 MB of a long text's attentions and hidden states: a job
+        # waiting in line holds its closure (the cache's copy may be evicted meanwhile).
+        light = dataclasses.replace(a, attentions=None, hidden_states=None, flow=None)
+        work = lambda p: whatif.leave_one_out(ck, hd, light, progress=p, limit=limit)  # noqa: E731
+        rows = min(n, limit or n)
+        if costly:
+            found = render.costly_job("lesson_loo", key, t("memory.loo_costly", n=rows, limit=whatif.LOO_WARN_WORDS),
+                                      work, t("memory.loo_running"), size=(None, rows))
+            if found is None:
+                return None
+        else:
+            bar = st.progress(0.0, text=t("memory.loo_running"))
+            found = work(lambda f, _msg: bar.progress(min(1.0, f), text=t("memory.loo_running")))
+            bar.empty()
+        found = memo("loo", key, lambda: found)
+    if capped:
+        st.caption(t("lesson.loo_capped", cap=whatif.LOO_MAX_WORDS, n=n))
+    return found

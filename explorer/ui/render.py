@@ -12,7 +12,7 @@ from explorer.model.problem import Prediction, prediction_text
 from explorer.text.errors import ExplorerError
 from explorer.ui import gate
 from explorer.text.plain import markdown as plain  # user text in Markdown: the one rule, in explorer.text.plain
-from explorer.runtime.jobs import Cancelled
+from explorer.runtime.jobs import Cancelled, Refused
 from explorer.ui import session  # session.start_job read at call time: tests wrap it
 from explorer.ui.session import MODELS, lang, log, owner, progress_to, stop_if_gone, t
 
@@ -108,6 +108,23 @@ def confirmed(what: str, params: object, warning: str) -> bool:
     return False
 
 
+def costly_job(what: str, params: object, warning: str, work: Callable[[Callable[[float, str], None]], object],
+               running: str, size=None, expected_s: float | None = None):
+    """Work a page asks about first: `warning` and "Compute anyway" until the user agrees for these `params`,
+    then `work(progress)` as a job in the one queue (queued: its place and wait, its progress within a second,
+    Stop; other sessions go on meanwhile). Stop asks again. The result, or None while there is none."""
+    ss = st.session_state
+    if ss.get(f"_cancelled_{what}") == params:  # stopped: back to the question
+        ss.pop(f"_cancelled_{what}")
+        ss.pop(f"_confirmed_{what}", None)
+    if not confirmed(what, params, warning):
+        held = ss.get(f"_job_{what}")
+        if held is not None and held[0] != params:  # asked again for new inputs: the old ones' job ends
+            ss.pop(f"_job_{what}")[1].stop()
+        return None
+    return queued(what, params, work, running, t("jobs.stop"), start=True, expected_s=expected_s, size=size)
+
+
 def with_progress(what: str, params: object, work: Callable[[Callable[[float, str], None]], object],
                   running: str, stop: str):
     """Run `work(progress)` under a progress bar with a Stop button (`{what}_stop`); a click on Stop
@@ -121,19 +138,21 @@ def with_progress(what: str, params: object, work: Callable[[Callable[[float, st
     return out
 
 
-def _cancel(what: str, params: object) -> None:
+def _cancel(what: str, params: object, job=None) -> None:
     st.session_state[f"_cancelled_{what}"] = params
     held = st.session_state.get(f"_job_{what}")
     if held is not None:  # heavy work in the queue (see queued): leave the line, or stop running
         held[1].stop()
+    if job is not None:  # one followed without being held (a refused start's first)
+        job.stop()
 
 
 def run_or_queue(what: str, params: object, work: Callable[[Callable[[float, str], None]], object], running: str,
-                 stop: str, start: bool, heavy: bool, expected_s: float | None = None):
+                 stop: str, start: bool, heavy: bool, expected_s: float | None = None, size=None):
     """`work(progress)`: heavy work through the job queue (queued), light work here on the session's thread
     (with_progress, when `start`). The result, or None when nothing ran."""
     if heavy:
-        return queued(what, params, work, running, stop, start, expected_s)
+        return queued(what, params, work, running, stop, start, expected_s, size)
     held = st.session_state.pop(f"_job_{what}", None)
     if held is not None:  # a heavy job for inputs since changed to light ones: nobody will read it
         held[1].stop()
@@ -141,7 +160,7 @@ def run_or_queue(what: str, params: object, work: Callable[[Callable[[float, str
 
 
 def queued(what: str, params: object, work: Callable[[Callable[[float, str], None]], object], running: str,
-           stop: str, start: bool = True, expected_s: float | None = None):
+           stop: str, start: bool = True, expected_s: float | None = None, size=None):
     """Heavy `work(progress)` (a label audit, a long attribution), run as a job in the process's one bounded
     queue (session.JOBS) instead of on this session's thread, and waited for here: the page shows its place
     and wait while in line, then its progress, with with_progress's Stop button (`{what}_stop`, which leaves
@@ -149,7 +168,11 @@ def queued(what: str, params: object, work: Callable[[Callable[[float, str], Non
 
     A job outlives this run: one for the same `params` started by an earlier run (cut short by another
     click, or a visit to another page) is picked up, finished or not; one for other params is stopped.
-    With `start` False only such a job is waited for. Returns the result; None when nothing ran."""
+    With `start` False only such a job is waited for. Returns the result; None when nothing ran.
+
+    `what` is the job's kind: a session has one of each at most (jobs.Refused), so a superseded job is stopped
+    before its successor starts, and a start refused for one found running (lost by an interrupted run) says
+    so and follows that one. `size`: jobs.Size, for the estimates of jobs waiting behind it."""
     ss, slot = st.session_state, f"_job_{what}"
     held = ss.get(slot)
     if held is not None and (held[0] != params or (held[1].done and held[1].why)):
@@ -168,32 +191,45 @@ def queued(what: str, params: object, work: Callable[[Callable[[float, str], Non
 
             return work(report)
 
-        job = session.start_job(what, what, job_work, expected_s)
+        try:
+            job = session.start_job(what, what, job_work, expected_s, size)
+        except Refused as err:
+            if err.first is None:
+                raise
+            st.info(err.message(lang()))
+            follow(err.first, what, None, running, stop)  # its result is for other inputs: only shown going
+            return None
         if job is None:
             raise ExplorerError("jobs_busy")
         ss[slot] = held = (params, job)
-    job = held[1]
-    box = st.empty()
-    with box.container():
-        st.button(stop, key=f"{what}_stop", on_click=_cancel, args=(what, params))
-        line = st.empty()
-    while not job.wait(0.5):
-        try:
-            stop_if_gone()
-        except BaseException:  # st.stop: the tab is gone, and nobody will read the result
-            job.stop("owner gone")
-            raise
-        with line.container():  # redrawn each tick: a click on Stop or another widget ends this run here
-            if not job_queue(job):
-                last = job.progress[-1] if job.progress else {"frac": 0.0, "msg": running}
-                st.progress(min(1.0, max(0.0, last["frac"])), text=last["msg"])
-    box.empty()
+    job = follow(held[1], what, params, running, stop)
     ss.pop(slot, None)
     if job.error is not None:
         raise job.error
     if job.why:  # stopped (its Stop button's run follows)
         st.stop()
     return job.result
+
+
+def follow(job, what: str, params: object, running: str, stop: str):
+    """Draw `job` until it ends: its place and wait while in line, then its progress, and a Stop button
+    (`{what}_stop`); returns the job, done."""
+    box = st.empty()
+    with box.container():
+        st.button(stop, key=f"{what}_stop", on_click=_cancel, args=(what, params, job))
+        line = st.empty()
+    while not job.done:
+        # Ends this run once the tab is gone. The job is left to the watchdog, which asks the runtime: a
+        # StopException here also comes from a click's rerun replacing this run, after which the job is
+        # picked up again; taking it for the tab's end stopped jobs as "owner gone" on a click.
+        stop_if_gone()
+        with line.container():  # redrawn each tick: a click on Stop or another widget ends this run here
+            if not job_queue(job):  # drawn before the first wait: the bar shows at once
+                last = job.progress[-1] if job.progress else {"frac": 0.0, "msg": running}
+                st.progress(min(1.0, max(0.0, last["frac"])), text=last["msg"] or running)
+        job.wait(0.5)
+    box.empty()
+    return job
 
 
 def job_queue(job) -> bool:

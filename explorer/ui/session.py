@@ -112,11 +112,24 @@ def session_zip_ready(name: str) -> Callable[[], bytes] | None:
     return read
 
 
-def start_job(kind: str, name: str, work: jobs.Work, expected_s: float | None = None) -> jobs.Job | None:
-    """Run `work(progress, stop)` in the background for this session, or None when every slot is taken.
+def start_job(kind: str, name: str, work: jobs.Work, expected_s: float | None = None,
+              size: jobs.Size | None = None) -> jobs.Job | None:
+    """Run `work(progress, stop)` in the background for this session, or None when every slot is taken;
+    jobs.Refused when this session already has a `kind` job, or its address its cap (HEAD_EXPLORER_CLIENT_JOBS).
     The job stops when its tab has been disconnected for jobs.GRACE_S seconds: a closed tab's session
     lingers in Streamlit for a reconnect, so its finalizer alone could keep a core busy for minutes."""
-    return JOBS.start(owner(), kind, name, work, alive=_session_alive(), expected_s=expected_s)
+    return JOBS.start(owner(), kind, name, work, alive=_session_alive(), expected_s=expected_s,
+                      client=client_address(), size=size)
+
+
+def client_address() -> str | None:
+    """The browser's address as the websocket's peer: behind a proxy on this machine that passes
+    X-Forwarded-For, the visitor's (uvicorn trusts that header from 127.0.0.1); None for this machine itself (a
+    proxy that passes nothing, or a local visitor), and outside a server (AppTest): no per-client cap then."""
+    try:
+        return st.context.ip_address
+    except Exception:  # noqa: BLE001 - no script context (a callback's thread in tests): unknown
+        return None
 
 
 def _session_alive() -> Callable[[], bool] | None:

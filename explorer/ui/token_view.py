@@ -321,8 +321,13 @@ def _start_tags(src, options: dict) -> None:
         ss["ft_error"] = err
         return
     model_name = session_name()
-    new = session.start_job("fine-tune", model_name, lambda progress, stop: finetune_tags(
-        ck, data, settings, progress=progress, stop=stop, name=model_name))
+    try:  # one fine-tune per session: a second Start is refused and shows the first
+        new = session.start_job("fine-tune", model_name, lambda progress, stop: finetune_tags(
+            ck, data, settings, progress=progress, stop=stop, name=model_name),
+            size=(f"tags-{settings.mode}", len(data.words) * settings.epochs))
+    except ExplorerError as err:
+        ss["ft_error"], ss["ft_job"] = err, getattr(err, "first", None) or ss.get("ft_job")
+        return
     if new is None:
         ss["ft_error"] = t("safety.training_busy")
         return
