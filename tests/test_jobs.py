@@ -238,6 +238,7 @@ def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatc
     calls = []
     monkeypatch.setattr(session, "_session_alive", lambda: lambda: calls.append(1) or False)  # the tab closed
     monkeypatch.setattr(jobs, "GRACE_S", 0.0)
+    monkeypatch.setattr(session.JOBS, "grace", 0.0)  # the watchdog stops a job whose tab is gone (0705992)
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("pages/audit.py").run()
@@ -248,7 +249,8 @@ def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatc
     assert time.monotonic() - t0 < 30
     audits = [j for j in session.JOBS.running() + session.JOBS.waiting() if j.kind == "audit"]
     # Ended, then why: the watchdog stops the job on its next poll, which a busy core can delay past the run.
-    assert all(j.wait(30) and j.why == "owner gone" for j in audits)  # no core kept for a closed tab
+    ended = [(j.wait(30), j.why) for j in audits]
+    assert all(e == (True, "owner gone") for e in ended), ended  # no core kept for a closed tab
 
 
 # ---- fair shares (#31): one job per session and kind, a cap per client address, estimates by kind and size ----
