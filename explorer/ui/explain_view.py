@@ -32,7 +32,8 @@ def labels(found: DatasetExplanation) -> None:
     predicted otherwise."""
     st.subheader(t("explain.labels_title"))
     for name, v in found.by_label.items():
-        st.markdown(f"**{plain(name)}** · {t('explain.label_rows', n=v['rows'])}")
+        words = ", ".join(plain(w["word"]) for w in v["top_words"][:5])
+        st.markdown(f"**{plain(name)}** · {t('explain.label_rows', n=v['rows'])} · {words}")
         for s in v["shortcuts"]:
             st.warning(t("explain.shortcut", word=plain(s["word"]), rows=s["rows"], label=plain(name),
                          share=f"{s['precision']:.0%}", base=f"{s['base_rate']:.0%}"), icon=":material/warning:")
