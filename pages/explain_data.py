@@ -24,6 +24,8 @@ c1, c2, c3 = st.columns(3)
 methods = c1.multiselect(t("explain.methods"), METHODS, **ui.sticky("explain_methods", ["lig"]))
 max_rows = int(c2.number_input(t("explain.max_rows"), 10, 1000, help=t("explain.max_rows_help"),
                                **ui.sticky("explain_max_rows", 100)))
+if ss.get("explain_rationale") not in ("", *src.columns):  # a column of a CSV since replaced on the Data page
+    ss["explain_rationale"] = ""
 rationale = c3.selectbox(t("explain.rationale"), ["", *src.columns], help=t("explain.rationale_help"),
                          format_func=lambda c: c or t("explain.no_rationale"), **ui.sticky("explain_rationale", ""))
 digest = hashlib.sha1(src.bytes).hexdigest()
