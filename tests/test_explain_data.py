@@ -54,13 +54,16 @@ def test_lig_is_faithful_and_finds_the_planted_rationale(found):
     assert set(d["rationales"]["by_label"]) == {"positive"}
 
 
-def test_slices_and_table(found, data):
+def test_slices_and_table(found, data, ck):
     d = found.to_dict()
     assert {"given=positive", "predicted=negative", "correct"} <= set(d["slices"])
     row = d["table"][1]
     assert row["text"] == data["text"][1] and row["given"] == data["label"][1]
     assert row["top_words"][0] == SHORTCUT and row["predicted"] == "positive"
     assert json.loads(found.to_json())["rows"] == 40
+    flagged = explorer.explain_data(data, ck, max_rows=8, flagged=[1, 2])
+    assert flagged.slices["flagged"]["rows"] == 2 and [r["flagged"] for r in flagged.table()][:4] == \
+        [False, True, True, False]
 
 
 # ---- hand computations: three rows ------------------------------------------------------------

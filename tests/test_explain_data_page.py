@@ -48,6 +48,26 @@ def test_page_runs_the_job_and_flags_the_shortcut(shortcut_checkpoint):
     assert at.session_state["explain_result"].found is found
 
 
+def test_page_results_in_vietnamese_have_no_english_left(shortcut_checkpoint):
+    from test_vi_pages import english_left, shown
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    data = frame(16, seed=4)  # 8 positive rows: enough for the binomial test (0.5**8 < 0.01)
+    for key, value in {"lang": "vi", "checkpoint": "other…", "checkpoint_other": str(shortcut_checkpoint),
+                       DATA_KEY: DataSource(data.to_csv(index=False).encode(), "planted.csv", "text", "label",
+                                            columns=tuple(data.columns))}.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/explain_data.py").run()
+    at.selectbox(key="explain_rationale").set_value("rationale")
+    at.multiselect(key="explain_methods").set_value(["lig", "saliency"]).run()
+    at.button(key="explain_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.warning and "Lối tắt" in at.warning[0].value
+    user = {"text", "label", "rationale", "lig", "saliency", "negative", "positive", "AUPRC"}
+    assert english_left([s for s in shown(at) if s not in user]) == []
+
+
 def _sentiment_csv(n: int = 16) -> bytes:
     """Rows the served app's default model (minilm-sentiment) reads with a planted cue per label."""
     fillers = ["the bus came at noon", "we sat by the window", "a car waited on the street", "the lamp was on"]
