@@ -61,7 +61,8 @@ def run(args) -> int:
     print(f"{len(result.rows)} rows, {', '.join(result.methods)}: {result.seconds:.1f} s "
           f"({result.rows_per_second:.1f} rows/s)")
     for name, v in result.by_label.items():
-        words = ", ".join(f"{w['word']} ({w['score']:.2f}, {w['rows']} rows)" for w in v["top_words"][:8])
+        words = ", ".join(f"{w['word']} ({w['score']:.2f}, {w['rows']} row{'s' if w['rows'] != 1 else ''})"
+                          for w in v["top_words"][:8])
         print(f"{name} ({v['rows']} rows): {words}")
         for s in v["shortcuts"]:
             print(f"  possible shortcut: {s['word']!r} in {s['rows']} rows, {s['precision']:.0%} of them {name} "
