@@ -148,6 +148,9 @@ def test_cli_json_is_one_object(csv, shortcut_checkpoint, capsys):
     assert set(d["faithfulness"]["lig"]) == {"comprehensiveness", "sufficiency", "random_comprehensiveness",
                                             "random_sufficiency"}
     assert set(d["rationales"]["lig"]) >= {"token_f1", "iou_f1", "auprc"}
+    text = _cli(capsys, "--csv", str(csv), "--checkpoint", str(shortcut_checkpoint), "--max-rows", "16").stdout
+    assert text.startswith("16 rows, lig: ") and f"possible shortcut: '{SHORTCUT}' in 8 rows" in text
+    assert "lig: comprehensiveness " in text and "rationales" not in text
 
 
 @pytest.mark.parametrize("case", ["unknown_method", "no_rows", "rationale_missing", "token_classifier"])
