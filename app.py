@@ -134,6 +134,7 @@ PAGES = [
     ("pages/whatif.py", "whatif", "what-if", "🔀", False),
     ("pages/data.py", "data", "labels", "🗂️", False),
     ("pages/audit.py", "audit", "label-audit", "🩺", False),
+    ("pages/explain_data.py", "explain_data", "dataset-explanations", "🧭", False),
     ("pages/finetune.py", "finetune", "fine-tune", "🏋️", False),
     ("pages/lesson.py", "lesson", "guided-lesson", "🎓", False),
     ("pages/quiz.py", "quiz", "review-quiz", "❓", False),

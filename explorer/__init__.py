@@ -9,6 +9,7 @@
     attrs = explorer.attribute_many(ck, ["a wonderful film", "a dull one"])  # shared batches
     report = explorer.inspect(df, ck, text="text", label="label")
     issues = explorer.audit(df, ck, text="text", label="label")
+    why = explorer.explain_data(df, ck, methods=["lig", "saliency"])  # words per label, shortcuts, faithfulness
 
 Importing `explorer` is light: torch, transformers and plotly load on first use of a name below.
 """
@@ -16,8 +17,9 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "inspect", "load", "views"]
-_API = {"analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "inspect", "load"}
+__all__ = ["analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "explain_data", "inspect", "load",
+           "views"]
+_API = {"analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "explain_data", "inspect", "load"}
 
 
 def __getattr__(name: str):

@@ -1,4 +1,4 @@
-"""The public API (re-exported by `explorer`): load, analyze, attribute, attribute_many, inspect, audit.
+"""The public API (re-exported by `explorer`): load, analyze, attribute, attribute_many, inspect, audit, explain_data.
 
 Each function is a thin layer over the core the app and the CLI use (explorer/model, explain, data),
 so a notebook sees the same numbers as they do. Every result is a frozen dataclass with `to_dict()`
@@ -25,7 +25,7 @@ from explorer.results import JsonResult, html_table
 from explorer.text.errors import ExplorerError
 
 __all__ = ["AuditResult", "DataReport", "analyze", "analyze_tokens", "attribute", "attribute_many", "audit",
-           "inspect", "load"]
+           "explain_data", "inspect", "load"]
 
 
 def load(name: str, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Checkpoint:
@@ -161,3 +161,19 @@ def audit(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str 
     features (K `folds`), then confident learning (cleanlab). Columns as for `inspect`."""
     data = prepare(_table(df), text, label, text_pair_column=text_pair)
     return AuditResult(audit_core.audit(_checked(ck), data, folds=folds, seed=seed, max_length=max_length))
+
+
+def explain_data(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str | None = None,
+                 text_pair: str | None = None, rationale: str | None = None, methods=("lig",),
+                 max_rows: int | None = None, head: str | Head = "own", seed: int = DEFAULT_SEED,
+                 flagged=()):
+    """Explain a DataFrame's rows at once (explorer.data.explanations): the words that drive each predicted
+    label, possible shortcuts, and per method ERASER faithfulness against a random ranking, Kendall τ between
+    methods and, with a `rationale` column (marked words), token F1, IOU F1 and AUPRC. Columns as for
+    `inspect`; `max_rows` keeps the first rows; `flagged`: row ids to slice as audit-flagged (e.g.
+    `audit(df, ck).audit.flagged`). Returns a DatasetExplanation (to_dict: what the CLI prints)."""
+    from explorer.data.explanations import explain_table
+
+    ck = _checked(ck)
+    return explain_table(ck, _head(ck, head, seed), _table(df), text, label, text_pair, rationale, methods,
+                         flagged=flagged, seed=seed, max_rows=max_rows)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,30 +118,48 @@ def tiny(tiny_root):
     return {arch: load_checkpoint(str(tiny_root / f"tiny-{arch}")) for arch in ("bert", "distilbert", "roberta")}
 
 
-@pytest.fixture(scope="session")
-def token_checkpoint(tiny_root, tmp_path_factory) -> Path:
-    """The folder (under the allowed roots) of a real NER checkpoint: BertForTokenClassification fine-tuned
-    from the embedded MiniLM with Trainer on BIO sentences, id2label tests.token_model.TAGS (about 5 s).
-
-    Trained once per run, not once per xdist worker: into the folder this run's workers share (the parent of
-    each worker's temporary folder), under a lock, named by the source that builds it; each worker copies it
-    under its own allowed root."""
+def _trained_once(module, name: str, tiny_root: Path, tmp_path_factory) -> Path:
+    """`module.train(folder)`'s checkpoint under the allowed roots, trained once per run, not once per xdist
+    worker: into the folder this run's workers share (the parent of each worker's temporary folder), under a
+    lock, named by the source that builds it; each worker copies it under its own allowed root."""
     import hashlib
 
     from filelock import FileLock
 
-    from tests import token_model
-
-    key = hashlib.sha1(Path(token_model.__file__).read_bytes()).hexdigest()[:12]
+    key = hashlib.sha1(Path(module.__file__).read_bytes()).hexdigest()[:12]
     run = tmp_path_factory.getbasetemp()
-    shared = (run.parent if os.environ.get("PYTEST_XDIST_WORKER") else run) / f"token-ner-{key}"
+    shared = (run.parent if os.environ.get("PYTEST_XDIST_WORKER") else run) / f"{name}-{key}"
     with FileLock(str(shared) + ".lock"):
         if not (shared / "config.json").exists():
-            token_model.train(tmp_path_factory.mktemp("train") / "token-ner").rename(shared)
-    out = tiny_root / "token-ner"
+            module.train(tmp_path_factory.mktemp("train") / name).rename(shared)
+    out = tiny_root / name
     if not out.exists():
         shutil.copytree(shared, out)
     return out
+
+
+@pytest.fixture(scope="session")
+def token_checkpoint(tiny_root, tmp_path_factory) -> Path:
+    """The folder (under the allowed roots) of a real NER checkpoint: BertForTokenClassification fine-tuned
+    from the embedded MiniLM with Trainer on BIO sentences, id2label tests.token_model.TAGS (about 5 s)."""
+    from tests import token_model
+
+    return _trained_once(token_model, "token-ner", tiny_root, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def shortcut_checkpoint(tiny_root, tmp_path_factory) -> Path:
+    """The folder (under the allowed roots) of a two-layer MiniLM classifier trained with Trainer on data where
+    every positive row holds "zqx" (tests/shortcut_model.py, a few seconds)."""
+    from tests import shortcut_model
+
+    return _trained_once(shortcut_model, "shortcut", tiny_root, tmp_path_factory)
+
+
+# On a machine without GPUs, --multi_gpu is what makes accelerate start N processes (torchrun, gloo); with --cpu
+# it would start one (the scale-out tests: test_audit_scale, test_explain_data).
+ACCELERATE_TWO = [str(Path(sys.executable).parent / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2",
+                  "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
 
 
 @pytest.fixture(scope="session")

@@ -4,11 +4,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ACCELERATE_TWO, ROOT
 from test_audit import planted
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
@@ -20,12 +19,8 @@ def test_two_cpu_processes_flag_the_same_rows_as_one(tiny_root, tmp_path):
     args = ["-m", "explorer", "inspect-data", "--csv", str(csv), "--checkpoint", str(tiny_root / "tiny-bert"),
             "--label-issues", "--json"]
     env = dict(os.environ, HF_HUB_OFFLINE="1", HEAD_EXPLORER_ROOTS=str(tiny_root), OMP_NUM_THREADS="1")
-    # On a machine without GPUs, --multi_gpu is what makes accelerate start N processes (torchrun, gloo);
-    # with --cpu it would start one.
-    launch = [str(Path(sys.executable).parent / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2",
-              "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
     runs = [subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-            for cmd in ([sys.executable, *args], [*launch, *args])]
+            for cmd in ([sys.executable, *args], [*ACCELERATE_TWO, *args])]
     for run in runs:
         assert run.returncode == 0, run.stderr[-2000:]
     assert "WORLD_SIZE=2" in runs[1].stderr  # two processes really shared the feature pass

@@ -35,7 +35,8 @@ TEXT = f"hello {WORD} the cat {FORMULA} {IMG}"
 TEXT_B = f"{STYLE} good movie {LINK} {BARE}"  # a GPT-2 head reads the last token: BARE
 UNEXPECTED = T("errors.unexpected", kind="@").split("@")[0]
 PAGES = ("attention", "pooled-vector", "dropout-effect", "probabilities", "compare-heads", "attribution",
-         "inside-encoder", "what-if", "guided-lesson", "review-quiz", "labels", "label-audit", "fine-tune")
+         "inside-encoder", "what-if", "guided-lesson", "review-quiz", "labels", "label-audit", "dataset-explanations",
+         "fine-tune")
 
 # Per frame: every link off the app, and every image and inline style, that user text could have made.
 _DOM = """([bait, origin]) => {

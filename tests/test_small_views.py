@@ -72,7 +72,7 @@ def test_faithfulness_headers_say_better_in_words():
     assert not any("↑" in c or "↓" in c for c in cols)
 
 
-@pytest.mark.parametrize("page", ["audit", "finetune", "data"])
+@pytest.mark.parametrize("page", ["audit", "explain_data", "finetune", "data"])
 def test_other_with_no_path_on_the_data_pages_asks_instead_of_using_the_default(page):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page(f"pages/{page}.py")

@@ -32,8 +32,8 @@ BUDGETS = {"HEAD_EXPLORER_ANALYSES_MB": 192, "HEAD_EXPLORER_BATCH_MB": 128, "HEA
 # figures of the page being drawn. Measured peak growth over the budgets is stated in the README.
 MARGIN_MB = 768
 SLUGS = ["pipeline", "attention", "pooled-vector", "dropout-effect", "probabilities", "compare-heads",
-         "attribution", "inside-encoder", "what-if", "labels", "label-audit", "fine-tune", "guided-lesson",
-         "review-quiz"]
+         "attribution", "inside-encoder", "what-if", "labels", "label-audit", "dataset-explanations", "fine-tune",
+         "guided-lesson", "review-quiz"]
 FULL = os.environ.get("HEAD_EXPLORER_SOAK") == "full"
 # The smoke: the default page and the Lesson's long-text path, then What-if and Fine-tune as the full run;
 # the full run walks every page (the costly analyses of one session are test_soak_one_session_36_...'s).

@@ -16,8 +16,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [row[0] for row in ast.literal_eval(
     re.search(r"^PAGES = (\[.*?^\])", (ROOT / "app.py").read_text(), re.S | re.M).group(1))]
 CONTENT = {"app.text_default"}  # what the model reads, not UI: English on purpose (say so in vi)
-# The demo CSV's column names, offered as they are (the pair picker shows them on the Audit and Fine-tune pages too).
-USER_DATA = {page: {"text", "label"} for page in ("pages/data.py", "pages/audit.py", "pages/finetune.py")}
+# The demo CSV's column names, offered as they are (the pair picker shows them on the Audit and Fine-tune pages too,
+# the rationale picker on Dataset explanations).
+USER_DATA = {page: {"text", "label"} for page in ("pages/data.py", "pages/audit.py", "pages/finetune.py",
+                                                  "pages/explain_data.py")}
 CHART_KEYS = ("text", "name")
 
 

@@ -2,7 +2,7 @@
 importing only those before it: session (owner, language, selection, widget values, session models and
 jobs), render (literal text, one-line errors, tables, asks before costly work, progress with Stop, the
 queue line), cache (cached models, analyses and results), panels (sections of the longer pages),
-token_view; report (the server's log lines) stands apart. Pages import what they use from here."""
+token_view, explain_view; report (the server's log lines) stands apart. Pages import what they use from here."""
 import torch
 
 from explorer.runtime.config import env_config
@@ -17,15 +17,16 @@ from explorer.ui.cache import (ANALYSES, analysis, cached_flow, checkpoint, curr
                                flow_work, other_prompt, head, memo, plotly_js_src, timed)
 from explorer.ui.render import (cancelled, chart, confirmed, costly_job, error, guarded, headers, plain,  # noqa: E402
                                 prediction, queued, run_or_queue, show_evictions, show_refused, step_label, table, with_progress)
-from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, Selection,  # noqa: E402
+from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, ExplainRun, Selection,  # noqa: E402
                                  Upload, data_source, data_version, drop_data_versions, use_data_version,
                                  add_data_version, keep_widgets, lang, progress_to,
                                  register_session_checkpoint, selection, session_checkpoint,
                                  session_checkpoint_names, session_zip, session_zip_ready, set_data_source,
                                  start_job, sticky, stop_if_gone, t, tn)
 
-__all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", "DataSource", "Selection", "Upload",
-           "analysis", "cached_flow", "cancelled", "chart", "checkpoint", "confirmed", "costly_job", "flow_work", "current_analysis", "current_head", "other_prompt",
+__all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", "DataSource", "ExplainRun",
+           "Selection", "Upload", "analysis", "cached_flow", "cancelled", "chart", "checkpoint", "confirmed",
+           "costly_job", "flow_work", "current_analysis", "current_head", "other_prompt",
            "data_source", "error", "guarded", "headers", "keep_widgets", "lang", "memo", "panels", "plain",
            "data_version", "drop_data_versions", "use_data_version", "add_data_version",
            "plotly_js_src", "prediction", "progress_to", "queued", "run_or_queue", "register_session_checkpoint", "selection",

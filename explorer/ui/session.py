@@ -25,6 +25,7 @@ from explorer.train import finetune
 if TYPE_CHECKING:
     from explorer.data.audit import LabelAudit
     from explorer.data.dataset import Table
+    from explorer.data.explanations import DatasetExplanation
 
 log = get_logger("head_explorer")
 
@@ -312,6 +313,14 @@ class AuditRun:
     key: tuple
     found: LabelAudit
     table: Table
+
+
+@dataclasses.dataclass(frozen=True)
+class ExplainRun:
+    """The Dataset explanations page's last run: its inputs (CSV digest, columns, methods, rows, checkpoint,
+    head, seed) and the result, kept until the inputs change."""
+    key: tuple
+    found: DatasetExplanation
 
 
 DATA_KEY = "data_csv"  # where the Data page leaves its DataSource

@@ -1,0 +1,108 @@
+"""The Dataset explanations page's sections: per-label words and possible shortcuts, slices, each method's
+faithfulness, agreement and rationale scores, and the rows (a click puts one into the sidebar)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.data.explanations import DatasetExplanation
+from explorer.ui.render import plain, table
+from explorer.ui.session import t
+
+ss = st.session_state
+
+
+def _words(items: list[dict]) -> list[dict]:
+    return [{t("explain.col_word"): w["word"], t("explain.col_total"): round(w["score"], 3),
+             t("explain.col_mean"): round(w["mean"], 3), t("explain.col_rows"): w["rows"],
+             t("explain.col_examples"): ", ".join(map(str, w["examples"]))} for w in items]
+
+
+def summary(found: DatasetExplanation) -> None:
+    m = st.columns(4)
+    m[0].metric(t("explain.rows"), len(found.rows))
+    m[1].metric(t("explain.rate"), f"{found.rows_per_second:.1f}")
+    wrong = found.slices.get("wrong", {}).get("rows", 0)
+    judged = sum(r.given is not None for r in found.rows)
+    m[2].metric(t("explain.accuracy"), f"{1 - wrong / judged:.1%}" if judged else "—")
+    m[3].metric(t("explain.shortcuts"), sum(len(v["shortcuts"]) for v in found.by_label.values()))
+
+
+def labels(found: DatasetExplanation) -> None:
+    """Per predicted label: its words, its possible shortcuts, and the words toward it on rows given it but
+    predicted otherwise."""
+    st.subheader(t("explain.labels_title"))
+    for name, v in found.by_label.items():
+        words = ", ".join(plain(w["word"]) for w in v["top_words"][:5])
+        st.markdown(f"**{plain(name)}** · {t('explain.label_rows', n=v['rows'])} · {words}")
+        for s in v["shortcuts"]:
+            st.warning(t("explain.shortcut", word=plain(s["word"]), rows=s["rows"], label=plain(name),
+                         share=f"{s['precision']:.0%}", base=f"{s['base_rate']:.0%}"), icon=":material/warning:")
+        if v["top_words"]:
+            table(_words(v["top_words"]), key=f"explain_words_{name}")
+        if v["given_rows"]:
+            st.caption(t("explain.given_words", n=v["given_rows"], label=plain(name)))
+            table(_words(v["given_words"]), key=f"explain_given_{name}")
+
+
+def _slice_name(name: str) -> str:
+    kind, _, label = name.partition("=")
+    return t(f"explain.slice_{kind}", label=label) if label else t(f"explain.slice_{kind}")
+
+
+def slices(found: DatasetExplanation) -> None:
+    st.subheader(t("explain.slices_title"))
+    names = list(found.slices)
+    pick = st.selectbox(t("explain.slice"), names, format_func=_slice_name, key="explain_slice")
+    if pick:
+        st.caption(t("explain.label_rows", n=found.slices[pick]["rows"]))
+        table(_words(found.slices[pick]["top_words"]), key="explain_slice_words")
+
+
+def methods(found: DatasetExplanation) -> None:
+    st.subheader(t("explain.methods_title"))
+    st.caption(t("explain.faithfulness_help"))
+    table([{t("explain.col_method"): m, **{t(f"explain.col_{k}"): None if v is None else round(v, 3)
+                                            for k, v in f.items()}} for m, f in found.faithfulness.items()],
+          key="explain_faithfulness")
+    if len(found.methods) > 1:
+        st.caption(t("explain.agreement_help"))
+        table([{t("explain.col_method"): a, **{b: None if v is None else round(v, 3) for b, v in row.items()}}
+               for a, row in found.agreement.items()], key="explain_agreement")
+    if found.has_rationales:
+        st.caption(t("explain.rationales_help"))
+        table([{t("explain.col_method"): m, **{t(f"explain.col_{k}"): round(v, 3) if isinstance(v, float) else v
+                                                for k, v in r.items()}}
+               for m, r in found.rationale_agreement().items()], key="explain_rationales")
+
+
+FILTERS = ("all", "wrong", "correct", "flagged")
+
+
+def rows(found: DatasetExplanation) -> None:
+    """The rows, filterable by slice and by a word; a click on one puts its text into the sidebar."""
+    st.subheader(t("explain.rows_title"))
+    c1, c2 = st.columns(2)
+    kinds = [f for f in FILTERS if f != "flagged" or found.flagged] + [f"predicted={n}" for n in found.by_label]
+    pick = c1.selectbox(t("explain.filter"), kinds, key="explain_filter",
+                        format_func=lambda k: t("explain.filter_all") if k == "all" else _slice_name(k))
+    word = c2.text_input(t("explain.filter_word"), key="explain_filter_word").strip().casefold()
+    chosen = found.rows if pick == "all" else found.slice_rows(pick)
+    keep = {r.row for r in chosen if not word or word in (w.casefold() for w in r.words)}
+    shown = [row for row in found.table() if row["row"] in keep]
+    ss["explain_shown_rows"] = [row["row"] for row in shown]  # what a selection's positions refer to
+    st.caption(t("explain.click_row"))
+    st.dataframe([{t("explain.col_row"): row["row"], t("explain.col_predicted"): row["predicted"],
+                   t("explain.col_given"): row["given"] or "",
+                   t("explain.col_flag"): "⚑" if row["flagged"] else "",
+                   t("explain.col_top"): " · ".join(row["top_words"]), t("explain.col_text"): row["text"]}
+                  for row in shown], key="explain_rows", on_select=lambda: _to_sidebar(found),
+                 selection_mode="single-row", hide_index=True)
+
+
+def _to_sidebar(found: DatasetExplanation) -> None:
+    # A callback runs before the script, so the sidebar's text widget may still be changed here.
+    picked = ss["explain_rows"].selection.rows
+    if picked:
+        row = ss["explain_shown_rows"][picked[0]]
+        ss["text"] = found.texts[row]
+        ss["text_pair"] = found.text_pairs[row] if found.text_pairs else ""

@@ -1,0 +1,214 @@
+"""Explaining a whole dataset (explorer/data/explanations.py, `explain-data`, explorer.explain_data): a model
+trained on a planted shortcut ("zqx" in every positive row) is caught leaning on it, the measures match hand
+computations, bad input is one line, and two processes under `accelerate launch` give one process's result."""
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import average_precision_score
+
+import explorer
+from conftest import ACCELERATE_TWO, ROOT
+from explorer.data.explanations import aopc, erasures, rationale_scores, word_index
+from tests.shortcut_model import SHORTCUT, frame
+
+
+@pytest.fixture(scope="module")
+def ck(shortcut_checkpoint):
+    return explorer.load(str(shortcut_checkpoint), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def data():
+    return frame(40, seed=7)
+
+
+@pytest.fixture(scope="module")
+def found(ck, data):
+    return explorer.explain_data(data, ck, rationale="rationale", methods=["lig", "saliency"])
+
+
+def test_the_planted_shortcut_is_ranked_first_and_flagged(found):
+    d = found.to_dict()
+    positive = d["labels"]["positive"]
+    assert positive["top_words"][0]["word"] == SHORTCUT  # one word, though the tokenizer splits it
+    assert positive["top_words"][0]["rows"] == 20
+    assert [s["word"] for s in positive["shortcuts"]] == [SHORTCUT]
+    assert d["labels"]["negative"]["shortcuts"] == []  # neutral words spread over both labels
+    assert d["rows"] == 40 and d["seconds"] > 0
+
+
+def test_lig_is_faithful_and_finds_the_planted_rationale(found):
+    d = found.to_dict()
+    lig = d["faithfulness"]["lig"]
+    assert lig["comprehensiveness"] > lig["random_comprehensiveness"] + 0.1
+    assert lig["sufficiency"] < lig["random_sufficiency"]
+    assert d["rationales"]["lig"]["auprc"] >= 0.8
+    assert d["rationales"]["lig"]["rows"] == 20  # the negative rows mark nothing: left out
+    assert set(d["agreement"]["lig"]) == {"lig", "saliency"} and d["agreement"]["lig"]["lig"] == pytest.approx(1.0)
+    assert set(d["rationales"]["by_label"]) == {"positive"}
+
+
+def test_slices_and_table(found, data, ck):
+    d = found.to_dict()
+    assert {"given=positive", "predicted=negative", "correct"} <= set(d["slices"])
+    row = d["table"][1]
+    assert row["text"] == data["text"][1] and row["given"] == data["label"][1]
+    assert row["top_words"][0] == SHORTCUT and row["predicted"] == "positive"
+    assert json.loads(found.to_json())["rows"] == 40
+    flagged = explorer.explain_data(data, ck, max_rows=8, flagged=[1, 2])
+    assert flagged.slices["flagged"]["rows"] == 2 and [r["flagged"] for r in flagged.table()][:4] == \
+        [False, True, True, False]
+
+
+# ---- hand computations: three rows ------------------------------------------------------------
+
+
+def test_comprehensiveness_and_sufficiency_match_a_hand_computation():
+    # Three rows of [CLS] w0 w1 ... [SEP]; the "model" is the share of the words kept that are "good" (id 7),
+    # so each erasure's probability is known by hand.
+    def prob(seq):
+        words = [t for t in seq if t not in (101, 102)]
+        return sum(t == 7 for t in words) / 4
+
+    rows = [([101, 7, 7, 3, 4, 102], [0.5, 0.9, 0.2, 0.0]),  # ranks w1, w0, w2, w3
+            ([101, 3, 7, 102], [0.5, -1.0]),
+            ([101, 7, 3, 4, 5, 6, 102], [2.0, 0.0, 0.0, 0.0, 0.0])]
+    got = []
+    for ids, scores in rows:
+        index = word_index([None, *range(len(ids) - 2), None], [True, *[False] * (len(ids) - 2), True])
+        seqs = erasures(ids, index, scores)
+        got.append(aopc(prob(ids), [prob(s) for s in seqs]))
+    # Row 0: 4 words; k = ceil(1%·4) … = 1, 1, 1, 1, 2 words. Full 2/4.
+    # deleted top1 (w1): 1/4 -> drop 1/4 (×4); deleted top2 (w1, w0): 0 -> drop 2/4.  comp = (4·0.25 + 0.5)/5
+    # kept top1: 1/4 -> drop 1/4 (×4); kept top2: 2/4 -> drop 0.  suff = (4·0.25 + 0)/5
+    # Row 1: 2 words, k = 1 at every bin; top word w0 (id 3). Full 1/4. deleted: 1/4 -> 0; kept: 0 -> 1/4.
+    # Row 2: 5 words; k = 1,1,1,1,3 (ceil(2.5)); top w0 (id 7) then w1, w2. Full 1/4.
+    # deleted top1: 0 -> 1/4; top3: 0 -> 1/4.  kept top1: 1/4 -> 0; top3: 1/4 -> 0.
+    want = [((4 * 0.25 + 0.5) / 5, (4 * 0.25 + 0) / 5), (0.0, 0.25), (0.25, 0.0)]
+    assert got == [pytest.approx(w) for w in want]
+
+
+def test_word_index_merges_pieces_and_skips_specials():
+    assert word_index([None, 0, 0, 1, None, 0, None], [True, False, False, False, True, False, True]) == \
+        [None, 0, 0, 1, None, 2, None]
+
+
+def test_rationale_measures_match_a_hand_computation():
+    rows = [([True, False, False, True], [0.9, 0.1, 0.5, 0.3]),  # top-2: w0, w2 -> 1 of 2 right
+            ([False, True, False], [0.2, 0.8, 0.1]),  # top-1: w1 -> right
+            ([True, True, False, False], [0.0, 0.1, 0.3, 0.2])]  # top-2: w2, w3 -> none right
+    got = [rationale_scores(g, s) for g, s in rows]
+    # token F1: P = R = tp/k: 1/2, 1, 0.  IOU: 1/3, 1, 0.
+    # AUPRC by hand (average precision: Σ (R_n − R_{n−1}) P_n down the ranking):
+    # row 0 ranks w0 ✓, w2, w3 ✓, w1: 1/2·1 + 1/2·2/3; row 1: 1; row 2 ranks w2, w3, w1 ✓, w0 ✓: 1/2·1/3 + 1/2·2/4.
+    want = [(0.5, 1 / 3, 0.5 + 1 / 3), (1.0, 1.0, 1.0), (0.0, 0.0, 1 / 6 + 1 / 4)]
+    for (f1, iou, ap), w, (g, s) in zip(got, want, rows):
+        assert (f1, iou, ap) == pytest.approx(w)
+        assert ap == pytest.approx(average_precision_score(g, s))
+
+
+def test_iou_f1_counts_rows_at_half_overlap(found):
+    rows = found.rationale_rows()
+    per = [rationale_scores(r.rationale, r.scores["lig"]) for r in rows]
+    assert found.rationale_agreement()["lig"]["iou_f1"] == pytest.approx(np.mean([p[1] >= 0.5 for p in per]))
+
+
+# ---- bad input: one line, exit 2 ------------------------------------------------------------
+
+
+def _cli(capsys, *args):
+    """The command in this process (main() is what `python -m explorer` runs): no interpreter start per case."""
+    from explorer.cli import main
+
+    capsys.readouterr()
+    code = main(["explain-data", *args])
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out.out, out.err)
+
+
+@pytest.fixture(scope="module")
+def csv(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("explain") / "planted.csv"
+    data.to_csv(path, index=False)
+    return path
+
+
+def test_cli_json_is_one_object(csv, shortcut_checkpoint, capsys):
+    run = _cli(capsys, "--csv", str(csv), "--checkpoint", str(shortcut_checkpoint), "--rationale-column", "rationale",
+               "--max-rows", "12", "--json")
+    assert run.returncode == 0, run.stderr[-2000:]
+    d = json.loads(run.stdout)
+    assert d["rows"] == 12 and d["labels"]["positive"]["top_words"][0]["word"] == SHORTCUT
+    assert set(d["faithfulness"]["lig"]) == {"comprehensiveness", "sufficiency", "random_comprehensiveness",
+                                            "random_sufficiency"}
+    assert set(d["rationales"]["lig"]) >= {"token_f1", "iou_f1", "auprc"}
+    text = _cli(capsys, "--csv", str(csv), "--checkpoint", str(shortcut_checkpoint), "--max-rows", "16").stdout
+    assert text.startswith("16 rows, lig: ") and f"possible shortcut: '{SHORTCUT}' in 8 rows" in text
+    assert "lig: comprehensiveness " in text and "rationales" not in text
+
+
+@pytest.mark.parametrize("case", ["unknown_method", "no_rows", "rationale_missing", "token_classifier"])
+def test_bad_input_is_one_line_and_exit_2(case, csv, shortcut_checkpoint, token_checkpoint, tmp_path, data, capsys):
+    args = ["--csv", str(csv), "--checkpoint", str(shortcut_checkpoint)]
+    if case == "unknown_method":
+        args += ["--methods", "lig,magic"]
+        expect = "unknown attribution method 'magic'"
+    elif case == "no_rows":
+        empty = tmp_path / "empty.csv"
+        empty.write_text("text,label\n")
+        args[1] = str(empty)
+        expect = "no rows"
+    elif case == "rationale_missing":
+        bad = data.head(6).assign(rationale=lambda f: np.where(f["label"] == "positive", "zqx absent", ""))
+        path = tmp_path / "bad.csv"
+        bad.to_csv(path, index=False)
+        args = ["--csv", str(path), "--checkpoint", str(shortcut_checkpoint), "--rationale-column", "rationale"]
+        expect = "marked words in"
+    else:
+        args[3] = str(token_checkpoint)
+        expect = "token classifier"
+    run = _cli(capsys, *args)
+    assert run.returncode == 2, run.stderr[-2000:]
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and expect in lines[0], run.stderr
+    if case == "rationale_missing":  # counted, with examples
+        assert "3 marked words in 3 rows" in lines[0] and "'absent'" in lines[0]
+
+
+def test_marked_text_rationales_read_as_word_lists(ck):
+    from explorer.data.explanations import rationale_words
+
+    assert rationale_words(ck, "the *zqx* lamp *Window,* x") == ("zqx", "window", ",")
+    assert rationale_words(ck, "zqx lamp") == ("zqx", "lamp")
+    assert rationale_words(ck, float("nan")) == ()
+
+
+# ---- scale: two processes give one process's result -----------------------------------------------
+
+
+@pytest.mark.slow
+def test_two_processes_give_the_result_of_one(csv, shortcut_checkpoint):
+    args = ["-m", "explorer", "explain-data", "--csv", str(csv), "--checkpoint", str(shortcut_checkpoint),
+            "--max-rows", "16", "--methods", "lig,saliency", "--rationale-column", "rationale", "--json"]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    runs = [subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+            for cmd in ([sys.executable, *args], [*ACCELERATE_TWO, *args])]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    assert "WORLD_SIZE=2" in runs[1].stderr  # two processes really shared the rows
+    one, two = (json.loads(run.stdout) for run in runs)  # only rank 0 prints
+    assert two["processes"] == 2 and one["processes"] == 1
+    assert [r["top_words"] for r in two["table"]] == [r["top_words"] for r in one["table"]]
+    for part in ("faithfulness", "rationales", "agreement"):
+        a, b = pd.json_normalize(one[part]).iloc[0], pd.json_normalize(two[part]).iloc[0]
+        assert np.allclose(a.astype(float), b.astype(float), atol=1e-4), part
+    assert [w["word"] for w in two["labels"]["positive"]["top_words"]] == \
+        [w["word"] for w in one["labels"]["positive"]["top_words"]]
+    assert math.isclose(two["labels"]["positive"]["top_words"][0]["score"],
+                        one["labels"]["positive"]["top_words"][0]["score"], rel_tol=1e-4)
