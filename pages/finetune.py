@@ -56,7 +56,7 @@ def _start():
     except ExplorerError as err:
         ss["ft_error"] = err
         return
-    model_name = session_name()
+    model_name = session_name(name, mode, src.short_name(), int(epochs))
     new = ui.start_job("fine-tune", model_name, lambda progress, stop: finetune(
         ck, data, settings, progress=progress, stop=stop, name=model_name))  # runs off the script thread
     if new is None:  # each run holds a model copy: bounded per process, and so is the line for a slot

@@ -1,6 +1,7 @@
 """AppTest for the Data & labels and Fine-tune pages."""
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +83,8 @@ def test_finetune_page_trains_registers_and_offers_zip():
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     name = job.name
-    assert name.startswith("finetuned-") and len(name) == len("finetuned-") + 8
+    # named for what it is: checkpoint, mode, data, epochs, time (UTC)
+    assert re.fullmatch(r"minilm-sentiment-head-small-5ep-\d{4}-\d{6}", name), name
     from explorer.ui import MODELS
 
     owner = at.session_state["_model_owner"].id

@@ -272,7 +272,11 @@ def model_downloads() -> None:
     names = session_checkpoint_names()[::-1]
     if not names:
         return
-    pick = st.selectbox(t("finetune.download_model"), names, key="ft_download_model")
+    ss = st.session_state
+    if ss.get("ft_download_newest") != names[0]:  # a new model: the picker moves to it (a kept pick would not)
+        ss["ft_download_newest"] = ss["ft_download_model"] = names[0]
+    pick = st.selectbox(t("finetune.download_model"), names, key="ft_download_model",
+                        help=t("finetune.download_model_help"))
     ready = session_zip_ready(pick)
     if ready is not None:
         st.download_button(t("finetune.download"), ready, file_name=f"{pick}.zip", mime="application/zip",

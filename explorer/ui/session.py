@@ -268,6 +268,12 @@ class DataSource:
             return self.name
         return tn("data.version", self.changed, name=self.name, version=self.version)
 
+    def short_name(self) -> str:
+        """The file's stem, and its fixed version's number after the first: what a fine-tuned model's name
+        says of its data (finetune.session_name), e.g. tweets or tweets_v2."""
+        stem = Path(self.name).stem or self.name
+        return stem if self.version <= 1 else f"{stem}_v{self.version}"
+
 
 @dataclasses.dataclass(frozen=True)
 class DataVersion:

@@ -319,7 +319,7 @@ def _start_tags(src, options: dict) -> None:
     except ExplorerError as err:
         ss["ft_error"] = err
         return
-    model_name = session_name()
+    model_name = session_name(sel.name, settings.mode, src.short_name(), settings.epochs)
     new = session.start_job("fine-tune", model_name, lambda progress, stop: finetune_tags(
         ck, data, settings, progress=progress, stop=stop, name=model_name))
     if new is None:
