@@ -48,7 +48,9 @@ def completeness(r) -> None:
                   help=t("attributions.diff_help", fx=r.f_x, fb=r.f_baseline))
         m3.metric(t("attributions.delta"), f"{r.delta:+.2e}", help=t("attributions.delta_help"))
         m4.metric(t("attributions.n_steps"), str(r.n_steps))
-        if not r.converged:
+        if r.converged is None:  # a sampled method (gradient_shap): no completeness promised, the gap is information
+            st.info(t("sampled.completeness_gap", error=f"{r.error:.2%}", samples=r.sampling.n_samples))
+        elif not r.converged:
             st.warning(t("arch.not_converged", error=f"{r.error:.2%}", steps=r.n_steps))
         else:
             st.success(t("attributions.complete", error=100 * r.error))
