@@ -108,8 +108,9 @@ def guessed_columns(frame, cols: list[str], text_key: str, label_key: str) -> No
 def data_in_use(src, report) -> None:
     """Which file, which fixed version of it and which columns Label audit and Fine-tune use; a way
     back to the file as given."""
-    st.caption(t("data.using", title=plain(src.title()), text=plain(report.text_column),
-                 labels=plain(", ".join(report.label_columns))))
+    pair = {"pair": plain(src.text_pair_column)} if src.text_pair_column else {}
+    st.caption(t("data.using_pair" if pair else "data.using", title=plain(src.title()), text=plain(report.text_column),
+                 labels=plain(", ".join(report.label_columns)), **pair))
     if src.version > 1:
         st.button(t("data.original"), key="data_original", on_click=drop_data_versions, args=(src.origin,))
 
@@ -136,10 +137,16 @@ def mapping_check(report) -> None:
     metric = "acc" if report.agreement == "accuracy" else "f1"  # multi-label: mean per-label F1
     a1.metric(t(f"data.{metric}_before"), f"{report.accuracy_before:.1%}")
     a2.metric(t(f"data.{metric}_after"), f"{report.accuracy_after:.1%}")
-    st.plotly_chart(plots.confusion_heatmap(report.confusion, report.confusion_rows, report.confusion_cols,
+    rows, cols = list(report.confusion_rows), list(report.confusion_cols)
+    # Columns in the rows' order where the names match, so the diagonal is "same name" and a permutation shows
+    # off it; the checkpoint's own id order, when it differs, is said in a caption (#33).
+    order = [cols.index(n) for n in rows if n in cols] + [j for j, n in enumerate(cols) if n not in rows]
+    st.plotly_chart(plots.confusion_heatmap(np.asarray(report.confusion)[:, order], rows, [cols[j] for j in order],
                                             t("data.confusion_title"), t("data.predicted_axis"), t("data.csv_axis"),
                                             t("data.count_axis")),
                     key="data_confusion")
+    if order != sorted(order):
+        st.caption(t("data.confusion_order", ids=plain(", ".join(f"{j}: {n}" for j, n in enumerate(cols)))))
 
 
 def tag_data(raw: bytes, name: str) -> None:
