@@ -83,9 +83,7 @@ def _live():
     job = ss.get("ft_job")
     if job is None or ui.render.job_queue(job):  # waiting for a slot: its place, and Stop leaves the line
         return
-    hist = list(job.progress)
-    total = ss.get("ft_total") or (hist[-1]["epochs"] if hist else 1)
-    st.progress(len(hist) / total if hist else 0.0, text=t("finetune.progress", done=len(hist), total=total))
+    hist = ui.panels.epoch_progress(job)
     if hist:
         names = {k: t(f"finetune.metric_{k}") for k in ("loss", "val_loss", "accuracy", "f1_micro", "mse")}
         st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),

@@ -54,14 +54,14 @@ def test_finetune_progress_head_kept_epoch_and_every_model_downloadable(monkeypa
     at.number_input(key="ft_epochs_head").set_value(5).run()
     at.button(key="ft_start").click().run()
     (bar,) = at.get("progress")
-    assert bar.proto.text == "Epoch 0 of 5"  # not "of 1" before the first epoch ends
+    assert bar.proto.text == "Epoch 1 of 5 running…"  # not "of 1", nor "Epoch 0", before the first epoch ends
     gate.set()
     job = at.session_state["ft_job"]
     assert job.wait(60)
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     res = job.result
-    assert f"Kept epoch {res.best_epoch} of 5:" in _captions(at)
+    assert f"Kept epoch {res.best_epoch} of 5 planned:" in _captions(at)
     curve = [json.loads(c.proto.spec) for c in at.get("plotly_chart")
              if json.loads(c.proto.spec)["layout"]["title"]["text"] == "Loss and validation score per epoch"][0]
     assert curve["layout"]["shapes"][0]["x0"] == res.best_epoch  # the kept epoch, marked
@@ -194,3 +194,28 @@ def test_model_names_say_what_they_are_and_never_repeat_within_a_second():
     assert names == ["My_Model-full-tweets_v2-3ep-1205-073102", "My_Model-full-tweets_v2-3ep-1205-073102-2",
                      "My_Model-full-tweets_v2-3ep-1205-073102-3"]  # path-safe: the zip and its folder bear it
     assert session_name("minilm", "head", "demo.csv", None, when) == "minilm-head-demo-30ep-1205-073102"
+
+
+def test_a_stopped_fine_tune_counts_its_epochs_against_the_planned_ones(minilm):
+    """Issue 33: after Stop at epoch 3 of 10 the page read "Kept epoch 3 of 3"."""
+    from explorer.data.dataset import prepare
+    from explorer.train.finetune import Settings, finetune
+
+    data = prepare(read_csv(demo_frame(per_class=4, seed=4).to_csv(index=False).encode()), "text", "label")
+    done = []
+    res = finetune(minilm, data, Settings(epochs=10, max_length=16), progress=done.append, stop=lambda: len(done) >= 3)
+    assert res.stopped and len(res.history) == 3 and res.epochs == 10
+
+    def page():
+        import streamlit as st
+
+        from explorer.ui import panels
+
+        panels.finetune_result(st.session_state["res"], "m")
+
+    at = AppTest.from_function(page, default_timeout=60)
+    at.session_state["res"] = res
+    at.run()
+    assert not at.exception
+    assert [i.value for i in at.info] == ["Stopped when asked, after epoch 3 of 10 planned."]
+    assert f"Kept epoch {res.best_epoch} of 10 planned:" in _captions(at)

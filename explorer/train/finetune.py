@@ -92,6 +92,7 @@ class FinetuneResult:
     best_epoch: int  # the epoch kept (1-based; 0: stopped before one ended)
     stopped: bool  # the stop flag ended training early
     kept_by: str = "val_loss"  # why best_epoch was kept: val_loss, score (a tie on loss) or last
+    epochs: int = 0  # the epochs planned (more than history holds after a Stop); 0: not known
 
 
 EpochReport = Callable[[dict], None]  # one epoch's row of the history, as it ends
@@ -335,7 +336,7 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
         checkpoint=work, metrics=metrics(data.problem_type, val_logits, y_val, n), history=tuple(history),
         labels=data.label_names, problem_type=data.problem_type,
         confusion=confusion(data.problem_type, val_logits, y_val, n), train_seconds=seconds,
-        best_epoch=best_epoch, stopped=stopped, kept_by=kept_by)
+        best_epoch=best_epoch, stopped=stopped, kept_by=kept_by, epochs=s.epochs)
 
 
 def checked(ck: Checkpoint, settings: Settings, rows: int,

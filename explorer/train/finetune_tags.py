@@ -123,7 +123,7 @@ def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings()
     m, _ = _evaluate(val_logits, data, val_idx, data.tag_names)
     return FinetuneResult(checkpoint=work, metrics=m, history=tuple(history), labels=data.tag_names,
                           problem_type=TOKEN_CLASSIFICATION, confusion=None, train_seconds=seconds, best_epoch=best_epoch,
-                          stopped=stopped, kept_by=kept_epoch(history, _RULE, s.early_stopping)[1])
+                          stopped=stopped, kept_by=kept_epoch(history, _RULE, s.early_stopping)[1], epochs=s.epochs)
 
 
 def word_features(model, tokenizer, words: list[list[str]], max_length: int, batch_size: int = 32,

@@ -300,6 +300,17 @@ def model_downloads() -> None:
         st.rerun()  # drawn again with its download button
 
 
+def epoch_progress(job) -> list[dict]:
+    """A fine-tune's progress bar: the epoch running ("Epoch 1 of 5 running…" from the start, not "Epoch 0"),
+    then the epochs done; returns the history so far."""
+    hist = list(job.progress)
+    total = st.session_state.get("ft_total") or (hist[-1]["epochs"] if hist else 1)
+    text = t("finetune.progress", done=len(hist), total=total) if job.done or len(hist) >= total else \
+        t("finetune.progress_running", epoch=len(hist) + 1, total=total)
+    st.progress(len(hist) / total if hist else 0.0, text=text)
+    return hist
+
+
 def kept_mark(job) -> tuple[int, str]:
     """(epoch, name) to mark on a fine-tune's curve: the epoch kept, once the job is done; (0, "") before."""
     res = job.result if job.done else None
@@ -308,11 +319,12 @@ def kept_mark(job) -> tuple[int, str]:
 
 def finetune_result(res, name: str) -> None:
     """A finished fine-tune: which epoch was kept and why, its validation metrics and confusion matrix."""
+    planned = res.epochs or len(res.history)  # after a Stop, more than ran
     if res.stopped:
-        st.info(t("finetune.stopped_at", epoch=len(res.history)))
+        st.info(t("finetune.stopped_at", epoch=len(res.history), total=planned))
     st.success(t("finetune.done", name=plain(name), seconds=f"{res.train_seconds:.1f}"))
     if res.best_epoch:  # 0: stopped before an epoch ended, nothing was kept from one
-        st.caption(t(f"finetune.kept_{res.kept_by}", epoch=res.best_epoch, total=len(res.history)))
+        st.caption(t(f"finetune.kept_{res.kept_by}", epoch=res.best_epoch, total=planned))
     for col, (k, v) in zip(st.columns(len(res.metrics)), res.metrics.items()):
         col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
     if res.confusion is not None:
@@ -338,9 +350,7 @@ def finetune_job(names: dict[str, str], running: bool) -> None:
         job = ss.get("ft_job")
         if job is None or render.job_queue(job):
             return
-        hist = list(job.progress)
-        total = ss.get("ft_total") or (hist[-1]["epochs"] if hist else 1)
-        st.progress(len(hist) / total if hist else 0.0, text=t("finetune.progress", done=len(hist), total=total))
+        hist = epoch_progress(job)
         if hist:
             st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),
                                                   t("finetune.value_axis"), *kept_mark(job)), key="ft_curve")
