@@ -60,7 +60,7 @@ text_col = c1.selectbox(t("data.text_column"), cols, **sticky("data_text_column"
 label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_column"))
 pair_col = ui.panels.pair_column(c3, table.frame.columns, (header_pair(table.frame.columns) or ("", ""))[1])
 ck_name, seed = ui.selection().name, ui.selection().seed
-use_ck = c4.checkbox(t("data.compare", name=ui.plain(ck_name)), **sticky("data_compare", True))
+use_ck = ui.panels.compare_checkbox(c4, ck_name)
 use_ck = use_ck and not ui.other_prompt()  # "other…" with no path: the report without a checkpoint
 
 # Predicting takes seconds: the report is redone only when its inputs change, showing its status and time.

@@ -195,3 +195,6 @@ def test_a_permuted_checkpoints_confusion_keeps_the_csvs_order_and_says_its_own(
     heat = _charts(at)["CSV label vs. checkpoint prediction"]["data"][0]
     assert list(heat["x"]) == list(heat["y"]) == ["alpha", "beta", "gamma"]
     assert "its own id order is 0: gamma, 1: alpha, 2: beta" in " ".join(c.value for c in at.caption)
+    # Issue 33: a folder's path in the label was cut to "…/sent…": its last part, the path in the help
+    box = at.checkbox(key="data_compare")
+    assert box.label == "Check against 'tiny-rotated'" and box.help == str(folder)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -105,6 +106,14 @@ def guessed_columns(frame, cols: list[str], text_key: str, label_key: str) -> No
         ss[key] = value if value in cols else "—"  # several 0/1 label columns: "—" (data_in_use names them)
 
 
+def compare_checkbox(where, name: str) -> bool:
+    """The Data page's "Check against '<checkpoint>'" box. A folder is named by its last part, in full in the
+    help: a path has no space to wrap at, and a narrow column cut it to '…/sent…' (#33)."""
+    short = Path(name).name or name
+    return where.checkbox(t("data.compare", name=plain(short)), help=plain(name) if short != name else None,
+                          **sticky("data_compare", True))
+
+
 def data_in_use(src, report) -> None:
     """Which file, which fixed version of it and which columns Label audit and Fine-tune use; a way
     back to the file as given."""
@@ -165,7 +174,7 @@ def tag_data(raw: bytes, name: str) -> None:
     digest = hashlib.sha1(raw).hexdigest()
     # The Fine-tune page trains a token head on it (token_view.token_finetune), whichever checkpoint is picked.
     set_data_source(DataSource(raw, name, "", "", origin=digest))
-    use_ck = st.checkbox(t("data.compare", name=plain(sel.name)), **sticky("data_compare", True))
+    use_ck = compare_checkbox(st, sel.name)
     try:
         ck = checkpoint(sel.name, sel.seed) if use_ck else None
         with st.status(t("data.checking", name=plain(sel.name)) if use_ck else t("data.reading"),
