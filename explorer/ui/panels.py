@@ -106,6 +106,18 @@ def guessed_columns(frame, cols: list[str], text_key: str, label_key: str) -> No
         ss[key] = value if value in cols else "—"  # several 0/1 label columns: "—" (data_in_use names them)
 
 
+_TOKEN_FLAGS = ("special", "continues_word", "unknown")
+
+
+def token_table(rows: list[dict]) -> None:
+    """The Tokens page's table of model.tokens.token_rows: its three flags as one "kind" column (three
+    checkbox columns, mostly empty, before), and a blank word for a special token, which has none ("None")."""
+    shown = [{**{k: v for k, v in r.items() if k not in _TOKEN_FLAGS},
+              "word": "" if r["word"] is None else str(r["word"]),
+              "kind": ", ".join(t(f"tokens.col_{k}") for k in _TOKEN_FLAGS if r[k])} for r in rows]
+    render.table(render.headers(shown, "tokens.col_"))
+
+
 def compare_checkbox(where, name: str) -> bool:
     """The Data page's "Check against '<checkpoint>'" box. A folder is named by its last part, in full in the
     help: a path has no space to wrap at, and a narrow column cut it to '…/sent…' (#33)."""
