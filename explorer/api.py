@@ -7,6 +7,7 @@ so a notebook sees the same numbers as they do. Every result is a frozen datacla
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import pandas as pd
@@ -24,6 +25,8 @@ from explorer.model.heads import Head, build_head
 from explorer.results import JsonResult, html_table
 from explorer.text.errors import ExplorerError
 
+log = logging.getLogger("explorer")
+
 __all__ = ["AuditResult", "DataReport", "analyze", "analyze_tokens", "attribute", "attribute_many", "audit",
            "explain_data", "inspect", "load"]
 
@@ -31,8 +34,14 @@ __all__ = ["AuditResult", "DataReport", "analyze", "analyze_tokens", "attribute"
 def load(name: str, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Checkpoint:
     """A checkpoint by registry name ("minilm", "minilm-sentiment"), local folder (under the allowed
     roots, HEAD_EXPLORER_ROOTS) or hub id (when online). `device`: "auto" (cuda, then mps, then
-    cpu), or "cpu", "cuda", "cuda:N", "mps". `seed` draws any weights the checkpoint lacks, reproducibly."""
-    return load_checkpoint(name, seed=seed, device=device)
+    cpu), or "cpu", "cuda", "cuda:N", "mps". `seed` draws any weights the checkpoint lacks, reproducibly.
+    Weights it had to draw are named in one logged warning (transformers' own LOAD REPORT is left out: it
+    also lists the weights minilm-sentiment then loads from its assets)."""
+    ck = load_checkpoint(name, seed=seed, device=device)
+    if ck.new_weights:
+        log.warning("%s: new, random weights (%s) drawn from seed %s: its predictions mean nothing until it is "
+                    "fine-tuned", ck.name, ", ".join(ck.new_weights), seed)
+    return ck
 
 
 def _checked(ck) -> Checkpoint:

@@ -25,7 +25,8 @@ if want is not None:
 c1, c2, c3, c4 = st.columns([3, 2, 2, 3])  # wide enough for the longest method name
 method = c1.selectbox(t("attributions.method"), attr.METHODS, key="attr_method",
                       format_func=lambda m: t(f"attributions.m_{m}"))
-target = c2.selectbox(t("attributions.target"), [-1] + list(range(len(a.labels))), key="attr_target",
+# Sticky: re-sent each run, so the browser redraws "predicted (…)" for this text's prediction (see token_view).
+target = c2.selectbox(t("attributions.target"), [-1] + list(range(len(a.labels))), **ui.sticky("attr_target", -1),
                       format_func=lambda i: t("attributions.predicted", label=ui.prediction(a.predicted))
                       if i < 0 else a.labels[i])
 note = ss.get("attr_target_note")

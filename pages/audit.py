@@ -86,8 +86,8 @@ def _open_row() -> None:
     if picked:
         row = ss["audit_shown_rows"][picked[0]]
         ss["text"], ss["text_pair"] = data.texts[row], data.text_pairs[row] if data.text_pairs else ""
-        value = found.given(row) if target == "given" else found.suggested(row)
-        ss["attr_target_label"] = checkpoint_target(value, found.problem_type, ui.checkpoint(name, seed))
+        value, ck = found.given(row) if target == "given" else found.suggested(row), ui.checkpoint(name, seed)
+        ss["attr_target_label"] = checkpoint_target(value, found.problem_type, ck, src.mapping_for(name))
         ss["audit_open"] = True
 
 

@@ -60,11 +60,10 @@ text_col = c1.selectbox(t("data.text_column"), cols, **sticky("data_text_column"
 label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_column"))
 pair_col = ui.panels.pair_column(c3, table.frame.columns, (header_pair(table.frame.columns) or ("", ""))[1])
 ck_name, seed = ui.selection().name, ui.selection().seed
-use_ck = c4.checkbox(t("data.compare", name=ui.plain(ck_name)), **sticky("data_compare", True))
+use_ck = ui.panels.compare_checkbox(c4, ck_name)
 use_ck = use_ck and not ui.other_prompt()  # "other…" with no path: the report without a checkpoint
 
-# Predicting with the checkpoint takes seconds: redo the report only when its inputs change, show
-# that it is running, and then how long it took.
+# Predicting takes seconds: the report is redone only when its inputs change, showing its status and time.
 report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, pair_col, ck_name if use_ck else None, seed)
 try:
     ck = ui.checkpoint(ck_name, seed) if use_ck else None
@@ -77,8 +76,9 @@ except ExplorerError as err:
     ui.error(err)
     st.stop()
 src = ui.set_data_source(ui.DataSource(
-    raw, name, report.text_column, ",".join(report.label_columns), tuple(sorted(n for n, _ in report.labels)),
-    pair_col, tuple(table.frame.columns), digest, *((version.number, version.changed) if version else ())))
+    raw, name, report.text_column, ",".join(report.label_columns), tuple(sorted(n for n, _ in report.labels)), pair_col,
+    tuple(table.frame.columns), digest, *((version.number, version.changed) if version else ()),
+    mapping=tuple((report.suggested_mapping or {}).items()), mapping_checkpoint=ck_name if ck else ""))
 ui.panels.data_in_use(src, report)
 
 ui.panels.label_summary(report)

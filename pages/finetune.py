@@ -56,7 +56,7 @@ def _start():
     except ExplorerError as err:
         ss["ft_error"] = err
         return
-    model_name = session_name()
+    model_name = session_name(name, mode, src.short_name(), int(epochs))
     try:  # one fine-tune per session: a second Start is refused and shows the first
         new = ui.start_job("fine-tune", model_name, lambda progress, stop: finetune(
             ck, data, settings, progress=progress, stop=stop, name=model_name),  # runs off the script thread
@@ -88,9 +88,7 @@ def _live():
     job = ss.get("ft_job")
     if job is None or ui.render.job_queue(job):  # waiting for a slot: its place, and Stop leaves the line
         return
-    hist = list(job.progress)
-    total = ss.get("ft_total") or (hist[-1]["epochs"] if hist else 1)
-    st.progress(len(hist) / total if hist else 0.0, text=t("finetune.progress", done=len(hist), total=total))
+    hist = ui.panels.epoch_progress(job)
     if hist:
         names = {k: t(f"finetune.metric_{k}") for k in ("loss", "val_loss", "accuracy", "f1_micro", "mse")}
         st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),

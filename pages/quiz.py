@@ -25,11 +25,10 @@ def _start_again() -> None:
 
 st.title(t("quiz.title"))
 st.caption(t("quiz.intro"))
-# A teacher's link with ?lock=1 (teach.links) locks answers for every student who opens it: not theirs to undo.
-by_link = ss.get("quiz_lock_from_link", False)
-lock = st.toggle(t("quiz.lock"), help=t("quiz.lock_help"), disabled=by_link, **sticky("quiz_lock"))
-if by_link:
-    st.caption(t("links.locked_by_link"))
+# Only a teacher's link with ?lock=1 (teach.links) locks answers, for every student who opens it: a toggle of
+# the student's own would let each one unlock them again (#33).
+lock = bool(ss.get("quiz_lock", False))
+st.caption(t("links.locked_by_link" if lock else "quiz.lock_how"))
 answers = {}
 for n, q in enumerate(lesson.QUIZ):
     options = [t(f"quiz.{q.key}.o{i}") for i in range(lesson.N_OPTIONS)]
@@ -53,6 +52,7 @@ for n, q in enumerate(lesson.QUIZ):
             st.caption(t("quiz.locked"))
         st.page_link(q.page, label=t("quiz.see_live"), icon="➡️")
 right, n = lesson.score(answers), len(lesson.QUIZ)
-st.metric(t("quiz.score", right=right, n=n), f"{right}/{n}")
+if not lock:  # locked, the answers are the first ones: one score, not the same one twice
+    st.metric(t("quiz.score_now"), f"{right}/{n}")
 st.metric(t("quiz.first_score"), f"{lesson.score(first)}/{n}", help=t("quiz.first_help"))
 st.button(t("quiz.again"), key="quiz_again", on_click=_start_again, icon=":material/restart_alt:")

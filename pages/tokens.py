@@ -47,7 +47,7 @@ if a is not None:
         st.warning(tn("tokens.truncated", a.truncated_tokens, max=a.max_length))
     with st.expander(tn("tokens.table_title", len(a.tokens)), expanded=True):
         st.caption(t("tokens.table_help"))
-        ui.table(ui.headers(token_rows(a), "tokens.col_"))
+        ui.panels.token_table(token_rows(a))
     figs = plots.attention.tokens_page(a, layer, None if head == "all" else head, hide, t)
     st.plotly_chart(figs["cls"], key="tokens_cls")
     st.plotly_chart(figs["rollout"], key="tokens_rollout")

@@ -43,8 +43,9 @@ def pick_word() -> None:
 # edit of a sentence the sidebar has since left.
 if ss.setdefault("whatif_follow", True):
     ss["whatif_text"] = text
-c1, c2 = st.columns([5, 1])
-text_b = c1.text_area(t("whatif.text_b"), height=90, help=t("whatif.changed_help"), on_change=edited,
+c1, c2 = st.columns(2)  # the original beside the change; the follow button below the change, at full width
+c1.text_area(t("whatif.text_a"), text, height=90, disabled=True, help=t("whatif.text_a_help"))
+text_b = c2.text_area(t("whatif.text_b"), height=90, help=t("whatif.changed_help"), on_change=edited,
                       max_chars=MAX_TEXT_CHARS, **ui.sticky("whatif_text", text))
 if ss["whatif_follow"]:
     c2.caption(t("whatif.following"))

@@ -35,6 +35,20 @@ def test_importing_explorer_stays_light():
                    "'load', 'views']", "[]"]
 
 
+@pytest.mark.server
+def test_loading_prints_no_transformers_load_report_and_names_new_weights_itself():
+    """Issue 33: explorer.load("minilm-sentiment") printed transformers' LOAD REPORT ("classifier.weight |
+    MISSING ... Consider training") although its head then comes from the project's assets."""
+    code = ("import explorer; explorer.load('minilm-sentiment', device='cpu'); print('---', flush=True); "
+            "import sys; print('---', file=sys.stderr, flush=True); explorer.load('minilm', device='cpu')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                          env={k: v for k, v in __import__("os").environ.items() if k != "TRANSFORMERS_VERBOSITY"})
+    sentiment, minilm = done.stderr.split("---\n")
+    assert "LOAD REPORT" not in done.stderr and "MISSING" not in done.stderr, done.stderr
+    assert "new, random weights" not in sentiment  # its head is the project's trained one
+    assert "minilm: new, random weights (classifier.bias, classifier.weight) drawn from seed" in minilm, minilm
+
+
 def test_load_a_folder_on_the_cpu(tiny_root):
     ck = explorer.load(str(tiny_root / "tiny-bert"), device="cpu")
     assert ck.labels == ("alpha", "beta", "gamma")

@@ -17,7 +17,7 @@ from conftest import _chromium, open_app, serve_app, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
-ENDED = re.compile(r"job ended: fine-tune (finetuned-\w+) \((.*?)\); slots free (\d+) of (\d+)")
+ENDED = re.compile(r"job ended: fine-tune (\S+) \((.*?)\); slots free (\d+) of (\d+)")
 
 
 @pytest.fixture(scope="module")

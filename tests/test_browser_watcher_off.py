@@ -15,7 +15,7 @@ from conftest import _chromium, open_app, serve_app, sidebar_text, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
-ENDED = re.compile(r"job ended: fine-tune (finetuned-\w+) \((.*?)\)")
+ENDED = re.compile(r"job ended: fine-tune (\S+) \((.*?)\)")
 TEXT = "The plot was thin but the actors saved it."
 PAGES = {"pooled-vector": "pooled.title", "dropout-effect": "dropout.title", "attention": "tokens.title",
          "probabilities": "logits.title"}

@@ -30,3 +30,9 @@ def test_whatif_follows_the_sidebar_and_the_diff_keeps_spaces(page):
     diff = page.locator("[data-testid=stHtml]").first.inner_text()
     assert diff.startswith("i love hate this flight but and"), diff  # words as the uncased tokenizer has them
     assert page.get_by_role("button", name=T("whatif.follow_again")).count() == 1
+    # Issue 33: the original text was never shown, and the follow button was cut off in a narrow column
+    original = page.get_by_role("textbox", name=T("whatif.text_a"))
+    assert original.input_value() == "I love this flight but" and original.is_disabled()
+    button = page.get_by_role("button", name=T("whatif.follow_again"))
+    lines = button.locator("p").first.evaluate("e => e.getClientRects().length")  # an inline label: a box per line
+    assert lines == 1, f"the button's label wraps over {lines} lines"

@@ -1,6 +1,7 @@
 """AppTest for the Data & labels and Fine-tune pages."""
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +83,8 @@ def test_finetune_page_trains_registers_and_offers_zip():
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     name = job.name
-    assert name.startswith("finetuned-") and len(name) == len("finetuned-") + 8
+    # named for what it is: checkpoint, mode, data, epochs, time (UTC)
+    assert re.fullmatch(r"minilm-sentiment-head-small-5ep-\d{4}-\d{6}", name), name
     from explorer.ui import MODELS
 
     owner = at.session_state["_model_owner"].id
@@ -160,3 +162,39 @@ def _small_csv() -> bytes:
     from explorer.data.dataset import demo_frame
 
     return demo_frame(per_class=20, seed=4).to_csv(index=False).encode()
+
+
+def test_a_permuted_checkpoints_confusion_keeps_the_csvs_order_and_says_its_own(tiny_root):
+    """Issue 33: on a checkpoint whose id order differs from the CSV's, the confusion matrix's columns came in
+    the checkpoint's id order, uncaptioned, so its diagonal was not "same name"."""
+    import pandas as pd
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    folder = tiny_root / "tiny-rotated"
+    if not folder.exists():
+        names = ("gamma", "alpha", "beta")
+        torch.manual_seed(1)
+        cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=64, num_labels=3, id2label=dict(enumerate(names)),
+                         label2id={n: i for i, n in enumerate(names)})
+        BertForSequenceClassification(cfg).save_pretrained(folder)
+        for f in (tiny_root / "tiny-bert").iterdir():
+            if "token" in f.name or f.name.startswith("vocab"):
+                (folder / f.name).write_bytes(f.read_bytes())
+    from explorer.ui.session import Upload
+
+    raw = pd.DataFrame({"text": ["one film", "two films", "three films"] * 4,
+                        "label": ["alpha", "beta", "gamma"] * 4}).to_csv(index=False).encode()
+    at = _app()
+    for k, v in {"checkpoint": "other…", "checkpoint_other": str(folder), "data_source": "upload",
+                 "data_uploaded": Upload(raw, "abc.csv")}.items():
+        at.session_state[k] = v
+    at.switch_page("pages/data.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    heat = _charts(at)["CSV label vs. checkpoint prediction"]["data"][0]
+    assert list(heat["x"]) == list(heat["y"]) == ["alpha", "beta", "gamma"]
+    assert "its own id order is 0: gamma, 1: alpha, 2: beta" in " ".join(c.value for c in at.caption)
+    # Issue 33: a folder's path in the label was cut to "…/sent…": its last part, the path in the help
+    box = at.checkbox(key="data_compare")
+    assert box.label == "Check against 'tiny-rotated'" and box.help == str(folder)

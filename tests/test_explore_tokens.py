@@ -62,6 +62,11 @@ def test_page_figures_hide_special_renormalised(sentiment):
 
 def test_tokens_page_apptest():
     at = open_page("tokens")
+    # Issue 33: the token table showed None as a special token's word, and three checkbox columns
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["position", "token", "id", "word", "kind"]
+    assert table["word"].tolist()[0] == "" and "None" not in table["word"].astype(str).tolist()
+    assert table["kind"].tolist()[0] == "special" and "continues word" not in table["kind"].tolist()[:2]
     assert any("per head" in x for x in titles(at)) and not any("max-flow from" in x for x in titles(at))
     n = len(specs(at)[0]["data"][0]["x"])
     at.toggle(key="tokens_flow").set_value(True).run()

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pandas as pd
+import torch
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -53,14 +54,14 @@ def test_finetune_progress_head_kept_epoch_and_every_model_downloadable(monkeypa
     at.number_input(key="ft_epochs_head").set_value(5).run()
     at.button(key="ft_start").click().run()
     (bar,) = at.get("progress")
-    assert bar.proto.text == "Epoch 0 of 5"  # not "of 1" before the first epoch ends
+    assert bar.proto.text == "Epoch 1 of 5 running…"  # not "of 1", nor "Epoch 0", before the first epoch ends
     gate.set()
     job = at.session_state["ft_job"]
     assert job.wait(60)
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     res = job.result
-    assert f"Kept epoch {res.best_epoch} of 5:" in _captions(at)
+    assert f"Kept epoch {res.best_epoch} of 5 planned:" in _captions(at)
     curve = [json.loads(c.proto.spec) for c in at.get("plotly_chart")
              if json.loads(c.proto.spec)["layout"]["title"]["text"] == "Loss and validation score per epoch"][0]
     assert curve["layout"]["shapes"][0]["x0"] == res.best_epoch  # the kept epoch, marked
@@ -138,3 +139,83 @@ def test_accepted_audit_fixes_become_the_dataset_fine_tune_uses():
     assert at.session_state[DATA_KEY].bytes == src.bytes and "version 2: 3 rows changed" in _captions(at)
     at.button(key="data_original").click().run()
     assert at.session_state[DATA_KEY].version == 1
+
+
+@pytest.mark.slow
+def test_a_second_fine_tune_is_the_one_downloaded_and_each_is_named_for_what_it_is():
+    """Issue 33: after a head-mode fine-tune and then a full one, the download picker stayed on the first
+    model and its zip held the head-mode model. The picker follows the newest; the zip holds its weights."""
+    import io
+    import re
+    import zipfile
+
+    from safetensors.torch import load as load_safetensors
+
+    from explorer.runtime import scratch
+    from explorer.ui import MODELS
+
+    at = _app()
+    _upload(at, demo_frame(per_class=4, seed=4).to_csv(index=False).encode(), "tweets.csv")
+    at.switch_page("pages/data.py").run()
+    at.switch_page("pages/finetune.py").run()
+    at.number_input(key="ft_max_length").set_value(16).run()
+    names = []
+    for mode, epochs in (("head", 2), ("full", 1)):
+        at.radio(key="ft_mode").set_value(mode).run()
+        at.number_input(key=f"ft_epochs_{mode}").set_value(epochs).run()
+        at.button(key="ft_start").click().run()
+        job = at.session_state["ft_job"]
+        assert job.wait(120) and job.error is None, job.error
+        at.run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        names.append(job.name)
+        # named for what it is: checkpoint, mode, data, epochs, time (UTC)
+        assert re.fullmatch(rf"minilm-sentiment-{mode}-tweets-{epochs}ep-\d{{4}}-\d{{6}}", job.name), job.name
+        assert at.selectbox(key="ft_download_model").value == job.name  # the newest, not the one picked before
+        at.button(key="ft_prepare").click().run()
+        assert not at.exception and at.get("download_button")
+    owner = at.session_state["_model_owner"].id
+    newest = MODELS.get(owner, names[1]).model.state_dict()
+    with zipfile.ZipFile(scratch.process_folder() / f"{names[1]}.zip") as zf:
+        weights = load_safetensors(zf.read(f"{names[1]}/model.safetensors"))
+    key = next(k for k in weights if "encoder.layer.0.attention.self.query.weight" in k)
+    assert torch.equal(weights[key], newest[key])  # the full fine-tune's encoder, trained
+    first = MODELS.get(owner, names[0]).model.state_dict()
+    assert not torch.equal(first[key], newest[key])  # a head-mode zip would hold the untouched encoder
+
+
+def test_model_names_say_what_they_are_and_never_repeat_within_a_second():
+    from datetime import datetime, timezone
+
+    from explorer.train.finetune import session_name
+
+    when = datetime(2026, 12, 5, 7, 31, 2, tzinfo=timezone.utc)
+    names = [session_name("/models/My Model", "full", "tweets v2.csv", 3, when) for _ in range(3)]
+    assert names == ["My_Model-full-tweets_v2-3ep-1205-073102", "My_Model-full-tweets_v2-3ep-1205-073102-2",
+                     "My_Model-full-tweets_v2-3ep-1205-073102-3"]  # path-safe: the zip and its folder bear it
+    assert session_name("minilm", "head", "demo.csv", None, when) == "minilm-head-demo-30ep-1205-073102"
+
+
+def test_a_stopped_fine_tune_counts_its_epochs_against_the_planned_ones(minilm):
+    """Issue 33: after Stop at epoch 3 of 10 the page read "Kept epoch 3 of 3"."""
+    from explorer.data.dataset import prepare
+    from explorer.train.finetune import Settings, finetune
+
+    data = prepare(read_csv(demo_frame(per_class=4, seed=4).to_csv(index=False).encode()), "text", "label")
+    done = []
+    res = finetune(minilm, data, Settings(epochs=10, max_length=16), progress=done.append, stop=lambda: len(done) >= 3)
+    assert res.stopped and len(res.history) == 3 and res.epochs == 10
+
+    def page():
+        import streamlit as st
+
+        from explorer.ui import panels
+
+        panels.finetune_result(st.session_state["res"], "m")
+
+    at = AppTest.from_function(page, default_timeout=60)
+    at.session_state["res"] = res
+    at.run()
+    assert not at.exception
+    assert [i.value for i in at.info] == ["Stopped when asked, after epoch 3 of 10 planned."]
+    assert f"Kept epoch {res.best_epoch} of 10 planned:" in _captions(at)

@@ -179,6 +179,8 @@ REWORDED = {"dropout.where"}  # "{n} dropout step(s)" became a plural message: "
 REWORDED_BOTH = {f"quiz.{q}.o{i}" for q in ("what_head", "why_cls", "logits", "new_head", "token_vs_seq",
                  "first_token", "dropout", "pooler", "regression", "multilabel", "decision_layer", "drop_word")
                  for i in range(4)} | {"home.intro"} | {"attributions.intro"}  # "ig" is an alias, not a method
+# Issue 33: transformers' LOAD REPORT is no longer printed, so no text sends a teacher to look for it.
+REWORDED_BOTH |= {"home.untrained", "lesson.new_head.body", "quiz.new_head.why"}
 
 
 def _old_json(lang: str) -> dict[str, str]:
@@ -203,7 +205,8 @@ def test_every_old_json_string_carried_over_exactly():
         assert set(old) <= set(new), lang  # keys added since live only in the catalogs
         changed = {k for k in old if old[k] != new[k]} - REWORDED_BOTH
         if lang == "vi":
-            changed = {k for k in changed if "tầng" not in new[k].lower()}
+            # issue 33 too: "vector" became "vectơ" wherever it was left in English
+            changed = {k for k in changed if "tầng" not in new[k].lower() and "vectơ" not in new[k].lower()}
         assert changed == (REWORDED if lang == "en" else set()), lang
 
 
@@ -275,3 +278,16 @@ def test_the_scans_find_a_literal():
     assert english_in_pages('st.button("Run it", key="x")\nst.caption(t("ok"))') == ["1: 'Run it'"]
     assert english_in_charts('go.Bar(hovertemplate="dim %{x}: %{y}")') == ["1: 'dim %{x}: %{y}'"]
     assert english_in_charts('go.Bar(hovertemplate=f"{name} %{{x}}<extra></extra>")') == []
+
+
+def test_vietnamese_spells_vector_one_way():
+    """Issue 33: "vectơ" in 24 messages and "vector" in 20 others. One spelling, the Vietnamese textbooks' "vectơ"
+    (English code names such as `pooler_output` are not words of the text and stay as they are)."""
+    import re
+
+    cat = i18n.catalog("vi")
+    mixed = {k: m.string for k, m in cat.messages.items()
+             if re.search(r"\bvectors?\b", " ".join(m.string) if isinstance(m.string, tuple) else m.string, re.I)}
+    assert not mixed, mixed
+    assert sum("vectơ" in (" ".join(m.string) if isinstance(m.string, tuple) else m.string).lower()
+               for m in cat.messages.values()) >= 40

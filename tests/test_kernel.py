@@ -203,3 +203,18 @@ def test_every_hook_the_switch_needs_is_there():
     assert "sdpa" in ALL_ATTENTION_FUNCTIONS and kernel.SWITCH in ALL_ATTENTION_FUNCTIONS
     assert all(name in ALL_MASK_ATTENTION_FUNCTIONS for name in ("sdpa", "eager", kernel.SWITCH))
     assert callable(getattr(PreTrainedModel, "set_attn_implementation", None))
+
+
+def test_batched_predictions_come_back_in_the_rows_order(tiny):
+    """predict_logits batches rows of similar length together (less padding, #33) and returns them in the
+    order given: each row's logits are its own, alone and unpadded, texts and sentence pairs alike."""
+    ck = tiny["bert"]
+    texts = ["a much longer sentence than the others in this little list of texts", "short", "mid length one",
+             "tiny", "another fairly long sentence, with a comma", "x"]
+    pairs = ["b", "a longer second text here", "c", "d e f", "g", "a second text"]
+    for kw in ({}, {"text_pairs": pairs}):
+        got = predict_logits(ck, texts, batch_size=2, **kw)
+        alone = np.concatenate([predict_logits(ck, [t], batch_size=1, **({"text_pairs": [kw["text_pairs"][i]]}
+                                                                       if kw else {})) for i, t in enumerate(texts)])
+        np.testing.assert_allclose(got, alone, rtol=0, atol=1e-5)
+    assert predict_logits(ck, []).shape == (0, 3)

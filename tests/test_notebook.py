@@ -1,7 +1,12 @@
-"""examples/explore.ipynb runs in a real Jupyter kernel (nbclient, the venv's ipykernel), and the pages
-the library exports open offline in Chromium without a single network request."""
+"""examples/explore.ipynb runs in a real Jupyter kernel (nbclient, ipykernel) started where the notebook lives,
+with the project installed as `make setup` installs it and no PYTHONPATH, and the pages the library exports
+open offline in Chromium without a single network request."""
+import json
 import os
+import re
+import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -20,25 +25,55 @@ def _outputs(cell) -> tuple[str, set[str]]:
     return text, kinds
 
 
+def _editable_install() -> list[str]:
+    """The Makefile's editable install of the project, as its stamp rule runs it (with $(PY) left out)."""
+    line = next(ln for ln in (ROOT / "Makefile").read_text().splitlines() if re.search(r"pip install .*-e \.$", ln))
+    return line.split("-m pip ", 1)[1].split()
+
+
+def _installed_python(folder: Path) -> Path:
+    """A throwaway venv in `folder` with the project installed into it exactly as `make setup` installs it into
+    .venv (editable, no dependencies, no build isolation: offline), the test venv's packages on its path (a .pth
+    line) for the dependencies. Not .venv itself: an editable install there would point it at this checkout."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    py = folder / "bin" / "python"
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    Path(site, "test-venv.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([str(py), "-m", "pip", *_editable_install()], cwd=ROOT, env=dict(env, PIP_NO_INDEX="1"),
+                          capture_output=True, text=True, timeout=300)  # no index: a download would fail here
+    assert done.returncode == 0, done.stderr[-2000:]
+    return py
+
+
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    """The notebook run top to bottom in a fresh kernel whose working folder is a temp dir."""
+    """The notebook run top to bottom in a fresh kernel started in a copy of examples/ (its outputs land there,
+    not in the checkout), on a venv with the project installed as `make setup` does, and no PYTHONPATH: issue 33
+    found its first cell failing there (ModuleNotFoundError: explorer) when only the repository root worked."""
     import nbformat
-    from jupyter_client.kernelspec import NATIVE_KERNEL_NAME
     from nbclient import NotebookClient
 
-    work = tmp_path_factory.mktemp("notebook")
+    tmp = tmp_path_factory.mktemp("notebook")
+    py = _installed_python(tmp / "venv")
+    spec = tmp / "jupyter" / "kernels" / "installed"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({"argv": [str(py), "-m", "ipykernel_launcher", "-f",
+                                                           "{connection_file}"], "display_name": "installed",
+                                                  "language": "python"}))
+    work = tmp / "examples"
+    work.mkdir()
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    env = dict(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
-    old = {k: os.environ.get(k) for k in env}
+    env = dict(JUPYTER_PATH=str(tmp / "jupyter"), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
+    old = {k: os.environ.get(k) for k in (*env, "PYTHONPATH")}
     os.environ.update(env)  # the kernel inherits this process's environment
+    os.environ.pop("PYTHONPATH", None)
     try:
-        # The native kernel is ipykernel on this interpreter (the venv's python): no kernelspec to install.
-        assert NATIVE_KERNEL_NAME == "python3" and sys.executable
-        NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(work)}}).execute()
+        NotebookClient(nb, kernel_name="installed", timeout=300, resources={"metadata": {"path": str(work)}}).execute()
     finally:
         for k, v in old.items():
-            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
     return nb, work
 
 

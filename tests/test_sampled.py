@@ -152,3 +152,15 @@ def test_page_offers_the_sampled_methods_and_states_their_noise():
     assert not at.exception, at.exception
     assert "Sampled: 64 random points on the path" in " ".join(c.value for c in at.caption)
     assert {m.label for m in at.metric} >= {"Σ attributions", "f(x) − f(baseline)"}  # its completeness, as lig's
+    # Issue 33: it warned "Not converged" on every text; a sampled method promises no completeness, so the gap
+    # is stated as information, not as a failure to converge
+    assert not any("Not converged" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any(i.value.startswith("Sampled, so no completeness is promised: here the scores add up to "
+                                  "f(x) − f(baseline) within ") and "(64 samples)" in i.value for i in at.info)
+
+
+def test_gradient_shap_has_nothing_to_converge(tiny):
+    ck = tiny["bert"]
+    r = attribute(ck, build_head(ck, "own"), TEXT, "gradient_shap")
+    assert r.converged is None and r.error is not None and r.to_dict()["converged"] is None
+    assert attribute(ck, build_head(ck, "own"), TEXT, "lig").converged is not None  # lig still refines and says so

@@ -46,7 +46,11 @@ def test_quiz_page_shows_the_sessions_order_and_locks_first_answers():
     q0, q1 = lesson.QUIZ[0], lesson.QUIZ[1]
     radio = at.radio(key=f"quiz_{q0.key}")
     assert radio.options == [t(f"quiz.{q0.key}.o{i}") for i in lesson.option_order(0, 11)]
-    at.toggle(key="quiz_lock").set_value(True).run()
+    assert not [w for w in at.get("toggle") if w.key == "quiz_lock"]  # no student's own switch
+    assert t("quiz.lock_how") in [c.value for c in at.caption]
+    at.session_state["quiz_lock"] = True  # as a teacher's ?lock=1 link sets it (teach.links)
+    at.run()
+    assert t("links.locked_by_link") in [c.value for c in at.caption]
     wrong = (q0.correct + 1) % lesson.N_OPTIONS
     at.radio(key=f"quiz_{q0.key}").set_value(wrong).run()
     assert at.radio(key=f"quiz_{q0.key}").disabled  # locked at once: the first answer counts
@@ -54,12 +58,16 @@ def test_quiz_page_shows_the_sessions_order_and_locks_first_answers():
     at.session_state[f"quiz_{q0.key}"] = q0.correct  # a changed answer (e.g. a stale browser tab)
     at.run()
     assert at.radio(key=f"quiz_{q0.key}").value == wrong
-    assert [m.value for m in at.metric] == [f"1/{len(lesson.QUIZ)}", f"1/{len(lesson.QUIZ)}"]
+    # Issue 33: locked, the answers are the first ones: one score, shown once
+    assert [(m.label, m.value) for m in at.metric] == [(t("quiz.first_score"), f"1/{len(lesson.QUIZ)}")]
     assert t("quiz.locked") in [c.value for c in at.caption]
     # unlocked, an answer can change; the first answers' score stays what the class first said
-    at.toggle(key="quiz_lock").set_value(False).run()
+    at.session_state["quiz_lock"] = False
+    at.run()
     at.radio(key=f"quiz_{q0.key}").set_value(q0.correct).run()
-    assert [m.value for m in at.metric] == [f"2/{len(lesson.QUIZ)}", f"1/{len(lesson.QUIZ)}"]
+    assert [(m.label, m.value) for m in at.metric] == [(t("quiz.score_now"), f"2/{len(lesson.QUIZ)}"),
+                                                       (t("quiz.first_score"), f"1/{len(lesson.QUIZ)}")]
+    assert all(str(len(lesson.QUIZ)) not in m.label for m in at.metric)  # the score is in the value, not twice
     at.button(key="quiz_again").click().run()
     assert at.radio(key=f"quiz_{q0.key}").value is None and at.session_state["quiz_seed"] != 11
     assert [m.value for m in at.metric] == [f"0/{len(lesson.QUIZ)}", f"0/{len(lesson.QUIZ)}"]

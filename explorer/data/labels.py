@@ -73,14 +73,17 @@ class LabelReport(JsonResult):
         }
 
 
-def _traps(kind: str, names: list[str]) -> list[Message]:
+def _traps(kind: str, names: list[str], ck: Checkpoint | None = None) -> list[Message]:
+    """The transformers pitfalls this data would hit; a checkpoint whose config already sets the multi-label
+    problem_type is told only what is left to get right (the labels' form), not to set it (#33)."""
     traps = []
     if kind == ProblemType.REGRESSION:
         traps.append(Message("trap_regression"))
     if kind == ProblemType.SINGLE and len(names) == 2:
         traps.append(Message("trap_two_classes"))
     if kind == ProblemType.MULTI:
-        traps.append(Message("trap_multi_label"))
+        set_already = ck is not None and getattr(ck.model.config, "problem_type", None) == ProblemType.MULTI
+        traps.append(Message("trap_multi_label_set", name=ck.name) if set_already else Message("trap_multi_label"))
     return traps
 
 
@@ -187,7 +190,7 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
     return LabelReport(
         rows=len(frame), text_column=text_col, label_columns=label_cols, problem_type=kind, loss=kind.loss_name,
         labels=tuple(sorted(counts.items(), key=lambda kv: -kv[1])), issues=tuple(issues),
-        traps=tuple(_traps(kind, names)), notes=table.notes, text_pair_column=pair_col, **report)
+        traps=tuple(_traps(kind, names, ck)), notes=table.notes, text_pair_column=pair_col, **report)
 
 
 def _label_matrix(frame: pd.DataFrame, label_cols: tuple[str, ...],

@@ -71,9 +71,11 @@ class Target:
     note: Message | None = None  # how the row's label was mapped, or why it has no label to explain
 
 
-def checkpoint_target(value: str | float, data_type: str, ck: Checkpoint) -> Target:
+def checkpoint_target(value: str | float, data_type: str, ck: Checkpoint,
+                      permuted: dict[str, str] | None = None) -> Target:
     """The checkpoint label that explains a row's label `value` ("0", "postive", "a|b", 0.9) the way the
-    Data page maps labels to the checkpoint: names as they are, spelling variants and typos of one
+    Data page maps labels to the checkpoint: the mapping it found (`permuted`, CSV label -> checkpoint label,
+    the report's suggested_mapping) first, then names as they are, spelling variants and typos of one
     checkpoint label, integer labels as ids. A score has a label only on a one-output (regression)
     checkpoint; a label set is explained one label at a time, its first."""
     from explorer.model.problem import problem_type
@@ -87,6 +89,13 @@ def checkpoint_target(value: str | float, data_type: str, ck: Checkpoint) -> Tar
     if not parts:
         return Target(None, Message("target_empty_set"))
     name = parts[0]
+    if permuted and permuted.get(name) in ck_labels and len(parts) == 1:
+        # The data disagree with the names: explaining the checkpoint's own "positive" for a row whose
+        # "positive" it calls "neutral" would explain the wrong class, silently (#33).
+        return Target(permuted[name], Message("target_permuted", label=name, mapped=permuted[name], name=ck.name))
+    if permuted and permuted.get(name) in ck_labels:
+        return Target(permuted[name], Message("target_first_permuted", label=name, mapped=permuted[name],
+                                              labels=str(value), name=ck.name))
     mapped = _identity_target(name, ck_labels, name_matches([name], ck_labels))
     if mapped is None:
         return Target(None, Message("target_missing", label=name, name=ck.name))

@@ -131,10 +131,13 @@ def tag_report(data: TagData, ck=None, max_predict: int = 2000, max_length: int 
         renames = {} if generic else name_matches(data.tag_names, ck_labels)
         extra = sorted(set(data.tag_names) - set(ck_labels) - set(renames))
         unused = sorted(set(ck_labels) - set(data.tag_names) - set(renames.values()))
-        if not generic and (extra or unused):
-            issues.append(Issue("unseen_tags", Message("issue_unseen_labels", csv_only=", ".join(extra) or "—",
+        # Only tags the checkpoint lacks are an issue: valid BIO data need not use every tag it knows (#33).
+        if not generic and extra:
+            issues.append(Issue("unseen_tags", Message("issue_unseen_tags", file_only=", ".join(extra), name=ck.name,
                                                        checkpoint_only=", ".join(unused) or "—"),
                                 {"csv_only": extra, "checkpoint_only": unused}))
+        elif not generic and unused:
+            notes.append(Message("note_tags_unused", name=ck.name, tags=", ".join(unused)))
         if not ck.new_weights and len(data.tag_names) >= 2:
             take = list(range(min(max_predict, len(data.words))))
             logits = word_logits(ck.model, ck.tokenizer, [list(data.words[i]) for i in take], max_length)

@@ -98,8 +98,10 @@ class Attribution(JsonResult):
 
     @property
     def converged(self) -> bool | None:
-        """lig: whether the completeness error is within the tolerance (None for other methods)."""
-        return None if self.error is None else self.error <= self.tolerance
+        """lig: whether the completeness error is within the tolerance (None for other methods). None for
+        gradient_shap too: it samples its path instead of refining it, so it has nothing to converge and
+        no completeness to promise; its error is information (sampled.completeness_gap), not a failure."""
+        return None if self.error is None or self.sampling is not None else self.error <= self.tolerance
 
     def words(self) -> tuple[tuple[str, ...], np.ndarray]:
         return merge_words(self.tokens, self.word_ids, self.scores, self.pieces)

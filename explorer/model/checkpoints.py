@@ -7,15 +7,18 @@ eager attention (sdpa returns no attention maps), switched to sdpa per call wher
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.resources
 import inspect
 import json
+import logging
 import math
 import os
 import re
 import shlex
 import socket
+import threading
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +48,32 @@ _UNKNOWN_PROBE = "a \U000f0000 \u2603"
 
 class CheckpointError(ExplorerError):
     """A checkpoint could not be loaded; the message is one line, meant for the user."""
+
+
+# transformers 5 logs a LOAD REPORT table for every load with missing or unused weights ("classifier.weight |
+# MISSING ... Consider training"), even for minilm-sentiment, whose head this module loads from its assets right
+# after. A Checkpoint says what it loaded itself (new_weights, unused_weights; the pages and api.load report
+# them), so the table is dropped for this module's own loads: on their thread only, other loads keep theirs.
+_LOADING = threading.local()
+
+
+class _NoLoadReport(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (getattr(_LOADING, "active", False) and "LOAD REPORT" in str(record.msg))
+
+
+_LOAD_LOGGER = logging.getLogger("transformers.modeling_utils")
+_LOAD_LOGGER.addFilter(_NoLoadReport())
+
+
+@contextlib.contextmanager
+def _own_report():
+    """transformers' LOAD REPORT left out while this thread loads (see _NoLoadReport)."""
+    before, _LOADING.active = getattr(_LOADING, "active", False), True
+    try:
+        yield
+    finally:
+        _LOADING.active = before
 
 
 @dataclass(frozen=True)
@@ -326,14 +355,15 @@ def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
         if Path(path).is_dir():  # a hub id's files are sized by the hub, not by us
             _check_not_pickle_only(Path(path), name)
             _check_new_weights_size(cfg, Path(path), name)
-        model, info = _auto_class(cfg).from_pretrained(
-            path,
-            config=cfg,
-            attn_implementation="eager",
-            output_loading_info=True,
-            use_safetensors=True,
-            trust_remote_code=False,
-        )
+        with _own_report():
+            model, info = _auto_class(cfg).from_pretrained(
+                path,
+                config=cfg,
+                attn_implementation="eager",
+                output_loading_info=True,
+                use_safetensors=True,
+                trust_remote_code=False,
+            )
         raw_tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
         try:
             raw_tokenizer(_UNKNOWN_PROBE)

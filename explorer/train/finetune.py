@@ -12,10 +12,12 @@ from __future__ import annotations
 import copy
 import os
 import shutil
+import re
+import threading
 import time
-import uuid
 import zipfile
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -91,6 +93,7 @@ class FinetuneResult:
     best_epoch: int  # the epoch kept (1-based; 0: stopped before one ended)
     stopped: bool  # the stop flag ended training early
     kept_by: str = "val_loss"  # why best_epoch was kept: val_loss, score (a tie on loss) or last
+    epochs: int = 0  # the epochs planned (more than history holds after a Stop); 0: not known
 
 
 EpochReport = Callable[[dict], None]  # one epoch's row of the history, as it ends
@@ -135,8 +138,32 @@ def trainable_copy(ck: Checkpoint, data: LabeledData, name: str, seed: int = 0) 
                       source=f"fine-tuned from {ck.name}")
 
 
-def session_name() -> str:
-    return f"finetuned-{uuid.uuid4().hex[:8]}"
+_NAME_PART = re.compile(r"[^A-Za-z0-9._-]+")
+_ISSUED: dict[str, int] = {}  # this second's names -> how often issued (older seconds cannot collide)
+_ISSUED_LOCK = threading.Lock()
+
+
+def _name_part(text: str, limit: int = 24) -> str:
+    """`text` as one path-safe piece of a model name: a checkpoint's folder name or a file's stem."""
+    stem = Path(str(text)).name
+    stem = stem[: -len(Path(stem).suffix)] if Path(stem).suffix in (".csv", ".txt", ".conll", ".tsv") else stem
+    return _NAME_PART.sub("_", stem).strip("_.-")[:limit] or "model"
+
+
+def session_name(checkpoint: str = "model", mode: str = "head", data: str = "data", epochs: int | None = None,
+                 when: datetime | None = None) -> str:
+    """A fine-tuned model's name, saying what it is: checkpoint-mode-data-<epochs>ep-MMDD-HHMMSS (UTC), e.g.
+    minilm-sentiment-full-tweets-3ep-1205-073102. Unique in the process, as the models' zips are kept in one
+    folder under these names: a second one in the same second (a class pressing Start together) gets -2, -3."""
+    when = when or datetime.now(timezone.utc)
+    eps = Settings(mode=mode, epochs=epochs).resolved().epochs
+    base = "-".join((_name_part(checkpoint, 32), mode, _name_part(data), f"{eps}ep", when.strftime("%m%d-%H%M%S")))
+    stamp = base[-11:]
+    with _ISSUED_LOCK:
+        for old in [n for n in _ISSUED if not n.endswith(stamp)]:
+            del _ISSUED[old]  # an earlier second's names can never come again
+        n = _ISSUED[base] = _ISSUED.get(base, 0) + 1
+    return base if n == 1 else f"{base}-{n}"
 
 
 # ---- memory bound (full mode) ----------------------------------------------------------------
@@ -297,7 +324,7 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
              stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a private copy of `ck` on `data`; `ck` itself is never modified."""
     s = checked(ck, settings, len(data.texts), lambda s: check_head(ck, s))
-    name = name or session_name()
+    name = name or session_name(ck.name, s.mode, data.label_columns[0] if data.label_columns else "data", s.epochs)
     train_idx, val_idx = split(data, s.val_fraction, s.seed)
     run = _train_head if s.mode == "head" else _train_full
     work, s, (history, best_epoch, stopped, val_logits), seconds = trained(
@@ -310,7 +337,7 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
         checkpoint=work, metrics=metrics(data.problem_type, val_logits, y_val, n), history=tuple(history),
         labels=data.label_names, problem_type=data.problem_type,
         confusion=confusion(data.problem_type, val_logits, y_val, n), train_seconds=seconds,
-        best_epoch=best_epoch, stopped=stopped, kept_by=kept_by)
+        best_epoch=best_epoch, stopped=stopped, kept_by=kept_by, epochs=s.epochs)
 
 
 def checked(ck: Checkpoint, settings: Settings, rows: int,

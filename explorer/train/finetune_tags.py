@@ -114,7 +114,7 @@ def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings()
     """Train a token-classification copy of `ck` on tagged words; `ck` itself is never modified. The result's
     problem_type is "token-classification" and its metrics seqeval's (entity_metrics)."""
     s = checked(ck, settings, len(data.words), _check_head)
-    name = name or session_name()
+    name = name or session_name(ck.name, s.mode, data.layout, s.epochs)
     train_idx, val_idx = split_sentences(len(data.words), s.val_fraction, s.seed)
     run = _train_head if s.mode == "head" else _train_full
     work, s, (history, best_epoch, stopped, val_logits), seconds = trained(
@@ -123,7 +123,7 @@ def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings()
     m, _ = _evaluate(val_logits, data, val_idx, data.tag_names)
     return FinetuneResult(checkpoint=work, metrics=m, history=tuple(history), labels=data.tag_names,
                           problem_type=TOKEN_CLASSIFICATION, confusion=None, train_seconds=seconds, best_epoch=best_epoch,
-                          stopped=stopped, kept_by=kept_epoch(history, _RULE, s.early_stopping)[1])
+                          stopped=stopped, kept_by=kept_epoch(history, _RULE, s.early_stopping)[1], epochs=s.epochs)
 
 
 def word_features(model, tokenizer, words: list[list[str]], max_length: int, batch_size: int = 32,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -50,7 +51,9 @@ def completeness(r) -> None:
                   help=t("attributions.diff_help", fx=r.f_x, fb=r.f_baseline))
         m3.metric(t("attributions.delta"), f"{r.delta:+.2e}", help=t("attributions.delta_help"))
         m4.metric(t("attributions.n_steps"), str(r.n_steps))
-        if not r.converged:
+        if r.converged is None:  # a sampled method (gradient_shap): no completeness promised, the gap is information
+            st.info(t("sampled.completeness_gap", error=f"{r.error:.2%}", samples=r.sampling.n_samples))
+        elif not r.converged:
             st.warning(t("arch.not_converged", error=f"{r.error:.2%}", steps=r.n_steps))
         else:
             st.success(t("attributions.complete", error=100 * r.error))
@@ -105,11 +108,32 @@ def guessed_columns(frame, cols: list[str], text_key: str, label_key: str) -> No
         ss[key] = value if value in cols else "—"  # several 0/1 label columns: "—" (data_in_use names them)
 
 
+_TOKEN_FLAGS = ("special", "continues_word", "unknown")
+
+
+def token_table(rows: list[dict]) -> None:
+    """The Tokens page's table of model.tokens.token_rows: its three flags as one "kind" column (three
+    checkbox columns, mostly empty, before), and a blank word for a special token, which has none ("None")."""
+    shown = [{**{k: v for k, v in r.items() if k not in _TOKEN_FLAGS},
+              "word": "" if r["word"] is None else str(r["word"]),
+              "kind": ", ".join(t(f"tokens.col_{k}") for k in _TOKEN_FLAGS if r[k])} for r in rows]
+    render.table(render.headers(shown, "tokens.col_"))
+
+
+def compare_checkbox(where, name: str) -> bool:
+    """The Data page's "Check against '<checkpoint>'" box. A folder is named by its last part, in full in the
+    help: a path has no space to wrap at, and a narrow column cut it to '…/sent…' (#33)."""
+    short = Path(name).name or name
+    return where.checkbox(t("data.compare", name=plain(short)), help=plain(name) if short != name else None,
+                          **sticky("data_compare", True))
+
+
 def data_in_use(src, report) -> None:
     """Which file, which fixed version of it and which columns Label audit and Fine-tune use; a way
     back to the file as given."""
-    st.caption(t("data.using", title=plain(src.title()), text=plain(report.text_column),
-                 labels=plain(", ".join(report.label_columns))))
+    pair = {"pair": plain(src.text_pair_column)} if src.text_pair_column else {}
+    st.caption(t("data.using_pair" if pair else "data.using", title=plain(src.title()), text=plain(report.text_column),
+                 labels=plain(", ".join(report.label_columns)), **pair))
     if src.version > 1:
         st.button(t("data.original"), key="data_original", on_click=drop_data_versions, args=(src.origin,))
 
@@ -136,10 +160,16 @@ def mapping_check(report) -> None:
     metric = "acc" if report.agreement == "accuracy" else "f1"  # multi-label: mean per-label F1
     a1.metric(t(f"data.{metric}_before"), f"{report.accuracy_before:.1%}")
     a2.metric(t(f"data.{metric}_after"), f"{report.accuracy_after:.1%}")
-    st.plotly_chart(plots.confusion_heatmap(report.confusion, report.confusion_rows, report.confusion_cols,
+    rows, cols = list(report.confusion_rows), list(report.confusion_cols)
+    # Columns in the rows' order where the names match, so the diagonal is "same name" and a permutation shows
+    # off it; the checkpoint's own id order, when it differs, is said in a caption (#33).
+    order = [cols.index(n) for n in rows if n in cols] + [j for j, n in enumerate(cols) if n not in rows]
+    st.plotly_chart(plots.confusion_heatmap(np.asarray(report.confusion)[:, order], rows, [cols[j] for j in order],
                                             t("data.confusion_title"), t("data.predicted_axis"), t("data.csv_axis"),
                                             t("data.count_axis")),
                     key="data_confusion")
+    if order != sorted(order):
+        st.caption(t("data.confusion_order", ids=plain(", ".join(f"{j}: {n}" for j, n in enumerate(cols)))))
 
 
 def tag_data(raw: bytes, name: str) -> None:
@@ -158,7 +188,7 @@ def tag_data(raw: bytes, name: str) -> None:
     digest = hashlib.sha1(raw).hexdigest()
     # The Fine-tune page trains a token head on it (token_view.token_finetune), whichever checkpoint is picked.
     set_data_source(DataSource(raw, name, "", "", origin=digest))
-    use_ck = st.checkbox(t("data.compare", name=plain(sel.name)), **sticky("data_compare", True))
+    use_ck = compare_checkbox(st, sel.name)
     try:
         ck = checkpoint(sel.name, sel.seed) if use_ck else None
         with st.status(t("data.checking", name=plain(sel.name)) if use_ck else t("data.reading"),
@@ -274,7 +304,11 @@ def model_downloads() -> None:
     names = session_checkpoint_names()[::-1]
     if not names:
         return
-    pick = st.selectbox(t("finetune.download_model"), names, key="ft_download_model")
+    ss = st.session_state
+    if ss.get("ft_download_newest") != names[0]:  # a new model: the picker moves to it (a kept pick would not)
+        ss["ft_download_newest"] = ss["ft_download_model"] = names[0]
+    pick = st.selectbox(t("finetune.download_model"), names, key="ft_download_model",
+                        help=t("finetune.download_model_help"))
     ready = session_zip_ready(pick)
     if ready is not None:
         st.download_button(t("finetune.download"), ready, file_name=f"{pick}.zip", mime="application/zip",
@@ -289,6 +323,17 @@ def model_downloads() -> None:
         st.rerun()  # drawn again with its download button
 
 
+def epoch_progress(job) -> list[dict]:
+    """A fine-tune's progress bar: the epoch running ("Epoch 1 of 5 running…" from the start, not "Epoch 0"),
+    then the epochs done; returns the history so far."""
+    hist = list(job.progress)
+    total = st.session_state.get("ft_total") or (hist[-1]["epochs"] if hist else 1)
+    text = t("finetune.progress", done=len(hist), total=total) if job.done or len(hist) >= total else \
+        t("finetune.progress_running", epoch=len(hist) + 1, total=total)
+    st.progress(len(hist) / total if hist else 0.0, text=text)
+    return hist
+
+
 def kept_mark(job) -> tuple[int, str]:
     """(epoch, name) to mark on a fine-tune's curve: the epoch kept, once the job is done; (0, "") before."""
     res = job.result if job.done else None
@@ -297,11 +342,12 @@ def kept_mark(job) -> tuple[int, str]:
 
 def finetune_result(res, name: str) -> None:
     """A finished fine-tune: which epoch was kept and why, its validation metrics and confusion matrix."""
+    planned = res.epochs or len(res.history)  # after a Stop, more than ran
     if res.stopped:
-        st.info(t("finetune.stopped_at", epoch=len(res.history)))
+        st.info(t("finetune.stopped_at", epoch=len(res.history), total=planned))
     st.success(t("finetune.done", name=plain(name), seconds=f"{res.train_seconds:.1f}"))
     if res.best_epoch:  # 0: stopped before an epoch ended, nothing was kept from one
-        st.caption(t(f"finetune.kept_{res.kept_by}", epoch=res.best_epoch, total=len(res.history)))
+        st.caption(t(f"finetune.kept_{res.kept_by}", epoch=res.best_epoch, total=planned))
     for col, (k, v) in zip(st.columns(len(res.metrics)), res.metrics.items()):
         col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
     if res.confusion is not None:
@@ -327,9 +373,7 @@ def finetune_job(names: dict[str, str], running: bool) -> None:
         job = ss.get("ft_job")
         if job is None or render.job_queue(job):
             return
-        hist = list(job.progress)
-        total = ss.get("ft_total") or (hist[-1]["epochs"] if hist else 1)
-        st.progress(len(hist) / total if hist else 0.0, text=t("finetune.progress", done=len(hist), total=total))
+        hist = epoch_progress(job)
         if hist:
             st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),
                                                   t("finetune.value_axis"), *kept_mark(job)), key="ft_curve")

@@ -275,12 +275,26 @@ class DataSource:
     origin: str = ""  # sha1 of the file as given: the key of its fixed versions (data_versions)
     version: int = 1  # 1: the file as given; each fix applied to it (merge, mapping, audit) adds one
     changed: int = 0  # rows the latest fix changed
+    # The Data page's suggested mapping (CSV label -> checkpoint label) and the checkpoint it was found on:
+    # a row opened from the Label audit explains the class that checkpoint predicts for the row's label.
+    mapping: tuple[tuple[str, str], ...] = ()
+    mapping_checkpoint: str = ""
+
+    def mapping_for(self, checkpoint: str) -> dict[str, str] | None:
+        """The suggested mapping found against `checkpoint`, else None."""
+        return dict(self.mapping) if self.mapping and checkpoint == self.mapping_checkpoint else None
 
     def title(self) -> str:
         """The file's name, and which fixed version of it this is."""
         if self.version <= 1:
             return self.name
         return tn("data.version", self.changed, name=self.name, version=self.version)
+
+    def short_name(self) -> str:
+        """The file's stem, and its fixed version's number after the first: what a fine-tuned model's name
+        says of its data (finetune.session_name), e.g. tweets or tweets_v2."""
+        stem = Path(self.name).stem or self.name
+        return stem if self.version <= 1 else f"{stem}_v{self.version}"
 
 
 @dataclasses.dataclass(frozen=True)

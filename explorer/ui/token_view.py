@@ -179,7 +179,9 @@ def token_attributions() -> bool:
     c1, c2, c3 = st.columns([3, 2, 2])
     picked = c1.selectbox(t("tokenhead.attr_token"), list(choices), key="attr_token_pick")
     token = choices[picked]
-    label = c2.selectbox(t("attributions.target"), [-1, *range(len(a.labels))], key="attr_token_label",
+    # Sticky: its value is re-sent each run, so the browser redraws "its tag (…)" for the token explained now; a
+    # plain keyed selectbox keeps showing the option's text from when it was chosen (another token's tag, #33).
+    label = c2.selectbox(t("attributions.target"), [-1, *range(len(a.labels))], **sticky("attr_token_label", -1),
                          format_func=lambda k: t("tokenhead.attr_tag", label=a.tags[token]) if k < 0 else a.labels[k])
     method = c3.selectbox(t("attributions.method"), attr.METHODS, key="attr_method",
                           format_func=lambda m: t(f"attributions.m_{m}"))
@@ -320,7 +322,7 @@ def _start_tags(src, options: dict) -> None:
     except ExplorerError as err:
         ss["ft_error"] = err
         return
-    model_name = session_name()
+    model_name = session_name(sel.name, settings.mode, src.short_name(), settings.epochs)
     try:  # one fine-tune per session: a second Start is refused and shows the first
         new = session.start_job("fine-tune", model_name, lambda progress, stop: finetune_tags(
             ck, data, settings, progress=progress, stop=stop, name=model_name),

@@ -1,0 +1,70 @@
+"""Issue 33: a target control whose first option names a label ("its tag (B-PER)", "predicted (positive)") must
+show the label of what is explained now, in the browser: a selectbox keeps the text of its chosen option
+as it was drawn when it was chosen, so a label that changes under the same option stayed stale."""
+import pytest
+
+from explorer.text import i18n
+
+from browser_plots import pick
+from conftest import sidebar_text, wait_idle
+
+pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
+T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
+
+
+def _shown(page, label: str) -> str:
+    """The text a main-area selectbox shows as its value."""
+    box = page.locator("[data-testid=stMain] [data-testid=stSelectbox]").filter(has_text=label).first
+    return box.locator("input").input_value()
+
+
+def test_a_tokens_target_names_its_own_tag_after_another_token_was_explained(page, token_checkpoint):
+    side = page.locator("[data-testid=stSidebar]")
+    side.locator("[data-testid=stSelectbox]").filter(has_text=T("app.checkpoint")).first.click()
+    page.get_by_role("option", name="other…", exact=True).click()
+    wait_idle(page)
+    path = side.get_by_label(T("app.other_checkpoint"))
+    path.fill(str(token_checkpoint))
+    path.press("Enter")
+    wait_idle(page)
+    box = sidebar_text(page)
+    box.fill("mary works for globex in paris .")
+    box.press("Control+Enter")
+    wait_idle(page)
+    page.locator("[data-testid=stSidebarNav] a[href$='/attribution']").first.click()
+    page.wait_for_url("**/attribution")
+    wait_idle(page)
+    pick(page, T("tokenhead.attr_token"), "entity “globex” (ORG) → token #4 globe")
+    page.get_by_text("Explaining the logit of “B-ORG” at token #4").first.wait_for()
+    pick(page, T("tokenhead.attr_token"), "entity “mary” (PER) → token #1 mary")
+    page.get_by_text("Explaining the logit of “B-PER” at token #1").first.wait_for()
+    assert "B-PER" in _shown(page, T("attributions.target")), _shown(page, T("attributions.target"))
+    box = sidebar_text(page)
+    box.fill("globex hired mary .")
+    box.press("Control+Enter")
+    wait_idle(page)
+    page.get_by_text("Explaining the logit of “B-ORG” at token #1").first.wait_for()
+    assert "B-ORG" in _shown(page, T("attributions.target")), _shown(page, T("attributions.target"))
+    box.fill("mary works for globex in paris .")
+    box.press("Control+Enter")
+    wait_idle(page)
+    page.get_by_text("Explaining the logit of “B-PER” at token #1").first.wait_for()
+    assert "B-PER" in _shown(page, T("attributions.target")), _shown(page, T("attributions.target"))
+
+
+def test_the_predicted_target_names_this_texts_prediction_after_the_text_changed(page):
+    page.locator("[data-testid=stSidebarNav] a[href$='/attribution']").first.click()
+    page.wait_for_url("**/attribution")
+    wait_idle(page)
+    shown = {}
+    for text in ("What a wonderful, lovely day, I love it!", "This is awful, I hate it, the worst day ever."):
+        box = sidebar_text(page)
+        box.fill(text)
+        box.press("Control+Enter")
+        wait_idle(page)
+        page.get_by_text("Explaining the").first.wait_for()
+        explained = page.get_by_text("Explaining the").first.inner_text().split("'")[1]
+        shown[text] = (explained, _shown(page, T("attributions.target")))
+    assert len({e for e, _ in shown.values()}) == 2, shown  # the prediction flipped
+    for explained, control in shown.values():
+        assert control.startswith(f"predicted ({explained}"), shown
