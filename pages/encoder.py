@@ -31,7 +31,7 @@ if a is not None:
     if ss.get("encoder_head", "all") != "all" and ss["encoder_head"] >= n_heads:
         ss["encoder_head"] = "all"
     ss.setdefault("encoder_layer", n_layers)
-    ss.setdefault("encoder_hide_special", False)
+    ss.setdefault("encoder_hide_special", True)  # [CLS] and [SEP] would take most of every row
     c1, c2, c3 = st.columns(3)
     layer = c1.selectbox(t("encoder.layer"), range(1, n_layers + 1), **ui.sticky("encoder_layer"))
     head = c2.selectbox(t("encoder.head"), ["all", *range(n_heads)], **ui.sticky("encoder_head"),

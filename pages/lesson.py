@@ -28,6 +28,7 @@ def panel(step: str, a) -> None:
                for s, i, sp, row in zip(a.shown, a.token_ids, a.special, token_rows(a))])
     elif step == "encoder":
         chart(lesson_plots.cls_by_layer(a, t), "lesson_enc")
+        st.caption(plots.attention.scale_caption(True, t))
     elif step == "cls":
         sims = lesson.cls_similarity(a.hidden_states, a.special)
         chart(lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),

@@ -12,7 +12,7 @@ st.caption(t("tokens.intro"))
 
 ss = st.session_state
 ss.setdefault("tokens_flow", False)
-ss.setdefault("tokens_hide_special", False)
+ss.setdefault("tokens_hide_special", True)  # [CLS] reading itself would fill the colour scale
 token_model = token_table()  # a token classifier: its tokens with their tags (no [CLS] attention views)
 c1, c2, c3, c4 = st.columns(4)
 flow = not token_model and c3.toggle(t("tokens.flow_toggle"), **ui.sticky("tokens_flow"), help=t("tokens.flow_help"))
@@ -39,6 +39,7 @@ if a is not None:
         st.caption(t("tokens.table_help"))
         ui.table(ui.headers(token_rows(a), "tokens.col_"))
     figs = plots.attention.tokens_page(a, layer, None if head == "all" else head, hide, t)
+    st.caption(plots.attention.scale_caption(hide, t))
     st.plotly_chart(figs["cls"], key="tokens_cls")
     st.plotly_chart(figs["rollout"], key="tokens_rollout")
     if "flow" in figs:

@@ -63,6 +63,7 @@ def test_page_figures_hide_special_renormalised(sentiment):
 def test_tokens_page_apptest():
     at = open_page("tokens")
     assert any("per head" in x for x in titles(at)) and not any("max-flow from" in x for x in titles(at))
+    at.toggle(key="tokens_hide_special").set_value(False).run()  # hidden by default (test_heatmap_scale.py)
     n = len(specs(at)[0]["data"][0]["x"])
     at.toggle(key="tokens_flow").set_value(True).run()
     flow = next(sp for sp in specs(at) if "max-flow from" in sp["layout"]["title"]["text"])
