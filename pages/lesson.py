@@ -1,8 +1,6 @@
 """Guided lesson: the chain from text to label, with the class's own live numbers."""
 import streamlit as st
 
-from explorer import plots
-from explorer.plots import lesson as lesson_plots
 from explorer.teach import handout
 from explorer.text.i18n import strings
 from explorer.ui import checkpoint, current_analysis, current_head, lang, lesson_view, selection, t
@@ -16,13 +14,11 @@ if a is not None:
         lesson_view.presenter_step(a)
     else:
         lesson_view.every_step(a)
-    fig = lesson_plots.cls_by_layer(a, t)
     doc = handout.handout_strings(strings(lang()))
-    bars = plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"), t("home.prob_axis"))
     ck, hd = checkpoint(selection().name, selection().seed), current_head()
 
     def handout_file() -> str:  # runs on click, on another thread: no streamlit calls inside
-        return handout.handout_with_attributions(ck, hd, a, [bars, fig], doc)
+        return handout.handout_with_attributions(ck, hd, a, [], doc)
 
     st.download_button(t("lesson.handout"), handout_file, file_name="handout.html", mime="text/html",
                        help=t("lesson.handout_help"), key="lesson_handout", on_click="ignore")
