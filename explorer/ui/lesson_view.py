@@ -1,6 +1,7 @@
-"""The guided lesson's steps as drawn: each step's live panel, the scrolling list, and presenter view's one
-step at a time laid out to fit a projector's window (heading, counter and buttons on one row; text beside the
-panel; charts no taller than the room left)."""
+"""The guided lesson's steps as drawn, as one long list and in presenter view.
+
+Each step's live panel; presenter view shows one step at a time laid out to fit a projector's window (heading,
+counter and buttons on one row; text beside the panel; charts no taller than the room left)."""
 from __future__ import annotations
 
 import streamlit as st
