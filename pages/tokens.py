@@ -35,9 +35,6 @@ if a is not None:
                         format_func=lambda h: t("tokens.all_heads") if h == "all" else str(h))
     if a.truncated_tokens:
         st.warning(tn("tokens.truncated", a.truncated_tokens, max=a.max_length))
-    with st.expander(tn("tokens.table_title", len(a.tokens)), expanded=True):
-        st.caption(t("tokens.table_help"))
-        ui.table(ui.headers(token_rows(a), "tokens.col_"))
     figs = plots.attention.tokens_page(a, layer, None if head == "all" else head, hide, t)
     st.caption(plots.attention.scale_caption(hide, t))
     st.plotly_chart(figs["cls"], key="tokens_cls")
@@ -49,3 +46,6 @@ if a is not None:
     st.plotly_chart(figs["highlight"], key="tokens_highlight")
     st.caption(t("tokens.mixing_help"))
     st.plotly_chart(figs["mixing"], key="tokens_mixing")
+    with st.expander(tn("tokens.table_title", len(a.tokens))):  # the pictures first, the numbers on request
+        st.caption(t("tokens.table_help"))
+        ui.table(ui.headers(token_rows(a), "tokens.col_"))
