@@ -1,0 +1,86 @@
+"""A token classifier on the pages built for one vector per text: what its head reads and what happens inside
+its encoder, per token.
+
+A token classifier's head reads every token's vector and gives each token a tag: the Pooled vector page shows
+those vectors, Inside the encoder reads the head out at every layer for a picked token, then the same
+attention views. Each function draws its page's view and returns True when the sidebar's checkpoint is a
+token classifier; False otherwise (the page then draws the sentence classifier's)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer import plots
+from explorer.explain import vectors
+from explorer.model.token_analysis import TokenEncoder, pipeline_scores, token_encoder
+from explorer.plots import encoder as encoder_plots
+from explorer.text.errors import ExplorerError
+from explorer.ui.cache import ANALYSES, checkpoint, current_head
+from explorer.ui.encoder_view import attention_views
+from explorer.ui.render import chart, error, headers, step_label, table
+from explorer.ui.session import selection, sticky, t
+from explorer.ui.token_view import current_token_analysis, is_token_model
+
+MAX_STRIPS = 64  # tokens drawn as strips: a longer text shows its first ones (the caption says how many)
+
+
+def _encoder() -> TokenEncoder | None:
+    sel = selection()
+    try:
+        return ANALYSES.get_or_compute(("token-encoder", sel.name, sel.text, sel.seed),
+                                       lambda: token_encoder(checkpoint(sel.name, sel.seed), sel.text))
+    except ExplorerError as err:
+        error(err)
+        return None
+
+
+def _names(shown) -> list[str]:
+    return [f"{i}:{tok}" for i, tok in enumerate(shown)]  # the position keeps repeated tokens apart
+
+
+def pooled() -> bool:
+    """The vectors a token head reads: the last layer's vector of every token, as strips and how alike
+    they are, then the head that turns each into that token's logits."""
+    if not is_token_model():
+        return False
+    e, a = _encoder(), current_token_analysis()
+    if e is None or a is None:
+        return True
+    st.info(t("tokenpages.pooled_intro", n=len(e.shown), labels=len(a.labels)))
+    last = e.hidden_states[-1][:MAX_STRIPS]  # (tokens, hidden)
+    vecs = dict(zip(_names(e.shown), last))
+    chart(plots.vectors.strips(vecs, t("tokenpages.strips_title"), t("pooled.dim_axis"), t("tokenpages.token_axis"),
+                               t("pooled.value_axis")), "pooled_token_strips")
+    if len(e.shown) > MAX_STRIPS:
+        st.caption(t("tokenpages.first_tokens", shown=MAX_STRIPS, n=len(e.shown)))
+    chart(plots.vectors.cosine_heatmap(list(vecs), vectors.cosine_matrix(vecs), t("tokenpages.cos_title"),
+                                       t("pooled.cosine")), "pooled_token_cos")
+    hd = current_head()
+    st.subheader(t("pooled.head_title", kind=hd.kind))
+    st.caption(t("tokenpages.head_per_token") + " " + " → ".join(step_label(s.name) for s in hd.steps))
+    yes_no = {True: t("pooled.yes"), False: t("pooled.no"), None: ""}
+    table(headers([{"step": step_label(r["step"]), "shape": r["shape"], "params": r["params"],
+                    "pretrained": yes_no[r["pretrained"]]} for r in vectors.head_rows(hd)], "pooled.col_"))
+    return True
+
+
+def encoder() -> bool:
+    """Inside a token classifier's encoder: its head read out at every layer for one picked token (softmax,
+    as pipeline() scores a tag), then the attention views of the same text."""
+    if not is_token_model():
+        return False
+    e, a = _encoder(), current_token_analysis()
+    if e is None or a is None:
+        return True
+    st.subheader(t("encoder.readout_title"))
+    words = [i for i, sp in enumerate(a.special) if not sp] or list(range(len(a.tokens)))
+    ss = st.session_state
+    if ss.get("encoder_token") not in words:
+        ss["encoder_token"] = words[0]
+    k = st.selectbox(t("tokenpages.token"), words, format_func=lambda i: f"{i}: {a.shown[i]}", **sticky("encoder_token"))
+    probs = pipeline_scores(a.layer_logits[:, k])  # (layers+1, labels)
+    chart(encoder_plots.layer_readout(probs, a.labels, t("tokenpages.readout_chart", token=a.shown[k]),
+                                      t("encoder.layer_axis"), t("encoder.kind_softmax"), t("encoder.embeddings")),
+          "encoder_readout")
+    st.info(t("encoder.readout_caution"))
+    attention_views(e)
+    return True

@@ -1,0 +1,76 @@
+"""Issue 33, item 4: a token classifier is a first-class state on the pages built for a sentence classifier.
+Done here: Pipeline (no "each box below" without boxes), Pooled vector (every token's vector, the head applied
+to each) and Inside the encoder (the head read out per layer for a picked token, the attention views)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from explorer.model.checkpoints import load_checkpoint
+from explorer.model.heads import build_head
+from explorer.model.token_analysis import analyze_tokens, pipeline_scores, token_encoder
+from explorer.text.i18n import t
+
+from conftest import ROOT
+from explore_helpers import values
+
+TEXT = "Maria Kowalczyk visited Hanoi last week."
+DONE = ("pages/home.py", "pages/pooled.py", "pages/encoder.py")
+
+
+def _page(folder, page: str, lang: str = "en") -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    for key, value in {"checkpoint": "other…", "checkpoint_other": str(folder), "text": TEXT, "lang": lang}.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page(page).run()
+    return at
+
+
+@pytest.mark.parametrize("page", DONE)
+def test_token_checkpoint_pages_render_without_error(token_checkpoint, page):
+    at = _page(token_checkpoint, page)
+    assert not at.exception and not at.error, ([e.value for e in at.exception], [e.value for e in at.error])
+    assert t("home.intro", "en") not in [c.value for c in at.caption]  # its boxes are a sentence classifier's
+
+
+def test_pooled_page_shows_every_token_vector(token_checkpoint):
+    ck = load_checkpoint(str(token_checkpoint))
+    e = token_encoder(ck, TEXT)
+    at = _page(token_checkpoint, "pages/pooled.py")
+    strips = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert len(strips["data"][0]["y"]) == len(e.shown)  # one strip per token
+    cos = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert len(cos["data"][0]["x"]) == len(e.shown)
+    # the last layer's vector of each token is the head's input: the head on it gives analyze_tokens' logits
+    a = analyze_tokens(ck, build_head(ck), TEXT)
+    with torch.inference_mode():
+        got = ck.model.classifier(torch.as_tensor(e.hidden_states[-1])).numpy()
+    np.testing.assert_allclose(got, a.logits, atol=1e-4)
+
+
+def test_encoder_page_reads_the_head_out_per_token(token_checkpoint):
+    ck = load_checkpoint(str(token_checkpoint))
+    a = analyze_tokens(ck, build_head(ck), TEXT)
+    at = _page(token_checkpoint, "pages/encoder.py")
+    k = next(i for i, sp in enumerate(a.special) if not sp)
+    at.selectbox(key="encoder_token").set_value(k + 1).run()
+    assert not at.exception and not at.error
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+
+    lines = np.array([values(tr["y"]) for tr in spec["data"]]).T  # (layers+1, labels)
+    np.testing.assert_allclose(lines, pipeline_scores(a.layer_logits[:, k + 1]), atol=1e-6)
+    assert at.get("iframe") and len(at.get("plotly_chart")) == 2  # the head view and the model view
+
+
+@pytest.mark.parametrize("lang", ["en", "vi"])
+def test_token_pages_in_both_languages(token_checkpoint, lang):
+    for page in DONE[1:]:
+        at = _page(token_checkpoint, page, lang)
+        assert not at.exception and not at.error
+        assert all(not c.value.startswith("tokenpages.") for c in at.caption)
+        assert all(not i.value.startswith("tokenpages.") for i in at.info)
