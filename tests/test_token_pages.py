@@ -19,7 +19,7 @@ from conftest import ROOT
 from explore_helpers import values
 
 TEXT = "Maria Kowalczyk visited Hanoi last week."
-DONE = ("pages/home.py", "pages/pooled.py", "pages/encoder.py")
+DONE = ("pages/home.py", "pages/pooled.py", "pages/encoder.py", "pages/dropout.py", "pages/compare.py")
 
 
 def _page(folder, page: str, lang: str = "en") -> AppTest:
@@ -74,3 +74,36 @@ def test_token_pages_in_both_languages(token_checkpoint, lang):
         assert not at.exception and not at.error
         assert all(not c.value.startswith("tokenpages.") for c in at.caption)
         assert all(not i.value.startswith("tokenpages.") for i in at.info)
+
+
+def test_dropout_page_samples_the_picked_tokens_tag(token_checkpoint):
+    from explorer.explain import dropout
+
+    ck = load_checkpoint(str(token_checkpoint))
+    head, e = build_head(ck), token_encoder(ck, TEXT)
+    a = analyze_tokens(ck, head, TEXT)
+    at = _page(token_checkpoint, "pages/dropout.py")
+    k = 3
+    at.selectbox(key="dropout_token").set_value(k).run()
+    assert not at.exception and not at.error
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    p, n = at.slider(key="dropout_p").value, at.slider(key="dropout_n").value
+    mc = dropout.mc_dropout(head, e.hidden_states[-1][k:k + 1], p, n, 0, "single_label_classification")
+    assert len(spec["data"]) == len(a.labels) + 1  # a strip per tag, and the eval point
+    for j in range(len(a.labels)):
+        np.testing.assert_allclose(values(spec["data"][j]["y"]), mc.logits[:, j], atol=1e-5)
+    np.testing.assert_allclose(values(spec["data"][-1]["y"]), a.logits[k], atol=1e-4)
+    assert len(at.get("plotly_chart")) == 3  # samples of logits and probabilities, and one mask
+
+
+def test_compare_page_runs_every_token_head_on_the_picked_token(token_checkpoint):
+    ck = load_checkpoint(str(token_checkpoint))
+    a = analyze_tokens(ck, build_head(ck), TEXT)
+    at = _page(token_checkpoint, "pages/compare.py")
+    at.selectbox(key="compare_token").set_value(1).run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert len(table) == 2  # the checkpoint's own head and linear-per-token
+    logits = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    own = next(tr for tr in logits if tr["name"].startswith("own"))
+    np.testing.assert_allclose(values(own["y"]), a.logits[1], atol=1e-4)  # the own head on token 1: its tag's logits

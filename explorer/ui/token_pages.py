@@ -7,10 +7,14 @@ attention views. Each function draws its page's view and returns True when the s
 token classifier; False otherwise (the page then draws the sentence classifier's)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import streamlit as st
 
 from explorer import plots
 from explorer.explain import vectors
+from explorer.model.problem import ProblemType
 from explorer.model.token_analysis import TokenEncoder, pipeline_scores, token_encoder
 from explorer.plots import encoder as encoder_plots
 from explorer.text.errors import ExplorerError
@@ -37,6 +41,38 @@ def _names(shown) -> list[str]:
     return [f"{i}:{tok}" for i, tok in enumerate(shown)]  # the position keeps repeated tokens apart
 
 
+@dataclass(frozen=True, eq=False)
+class PickedToken:
+    """One token of a token classifier's text, as the pages built for one vector per text read an analysis:
+    its last-layer vector is the head's whole input for that token's tag."""
+    hidden_states: np.ndarray  # (1, 1, hidden): [-1] is the (1, hidden) vector the head reads at this token
+    labels: tuple[str, ...]
+    position: int
+    token: str
+    problem_type: str = ProblemType.SINGLE.value  # a tag per token: softmax, as pipeline() scores it
+    token_ids: None = None
+
+
+def _pick(a, key: str) -> int:
+    """A token picker (the text's tokens, special ones last to be picked by default); its position."""
+    words = [i for i, sp in enumerate(a.special) if not sp] or list(range(len(a.special)))
+    ss = st.session_state
+    if ss.get(key) not in range(len(a.special)):
+        ss[key] = words[0]
+    return st.selectbox(t("tokenpages.token"), range(len(a.special)), format_func=lambda i: f"{i}: {a.shown[i]}",
+                        help=t("tokenpages.token_help"), **sticky(key))
+
+
+def picked_token(key: str) -> PickedToken | None:
+    """A token classifier's picked token (a picker under `key`), or None after a one-line error."""
+    e, a = _encoder(), current_token_analysis()
+    if e is None or a is None:
+        return None
+    k = _pick(a, key)
+    st.caption(t("tokenpages.picked", token=a.shown[k], tag=a.tags[k]))
+    return PickedToken(hidden_states=e.hidden_states[-1][None, k:k + 1], labels=a.labels, position=k, token=a.shown[k])
+
+
 def pooled() -> bool:
     """The vectors a token head reads: the last layer's vector of every token, as strips and how alike
     they are, then the head that turns each into that token's logits."""
@@ -51,7 +87,7 @@ def pooled() -> bool:
     chart(plots.vectors.strips(vecs, t("tokenpages.strips_title"), t("pooled.dim_axis"), t("tokenpages.token_axis"),
                                t("pooled.value_axis")), "pooled_token_strips")
     if len(e.shown) > MAX_STRIPS:
-        st.caption(t("tokenpages.first_tokens", shown=MAX_STRIPS, n=len(e.shown)))
+        st.caption(t("tokenpages.first_tokens", shown=MAX_STRIPS, total=len(e.shown)))
     chart(plots.vectors.cosine_heatmap(list(vecs), vectors.cosine_matrix(vecs), t("tokenpages.cos_title"),
                                        t("pooled.cosine")), "pooled_token_cos")
     hd = current_head()
@@ -72,11 +108,7 @@ def encoder() -> bool:
     if e is None or a is None:
         return True
     st.subheader(t("encoder.readout_title"))
-    words = [i for i, sp in enumerate(a.special) if not sp] or list(range(len(a.tokens)))
-    ss = st.session_state
-    if ss.get("encoder_token") not in words:
-        ss["encoder_token"] = words[0]
-    k = st.selectbox(t("tokenpages.token"), words, format_func=lambda i: f"{i}: {a.shown[i]}", **sticky("encoder_token"))
+    k = _pick(a, "encoder_token")
     probs = pipeline_scores(a.layer_logits[:, k])  # (layers+1, labels)
     chart(encoder_plots.layer_readout(probs, a.labels, t("tokenpages.readout_chart", token=a.shown[k]),
                                       t("encoder.layer_axis"), t("encoder.kind_softmax"), t("encoder.embeddings")),
