@@ -19,7 +19,8 @@ from conftest import ROOT
 from explore_helpers import values
 
 TEXT = "Maria Kowalczyk visited Hanoi last week."
-DONE = ("pages/home.py", "pages/pooled.py", "pages/encoder.py", "pages/dropout.py", "pages/compare.py")
+DONE = ("pages/home.py", "pages/pooled.py", "pages/encoder.py", "pages/dropout.py", "pages/compare.py",
+        "pages/whatif.py")
 
 
 def _page(folder, page: str, lang: str = "en") -> AppTest:
@@ -107,3 +108,18 @@ def test_compare_page_runs_every_token_head_on_the_picked_token(token_checkpoint
     logits = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
     own = next(tr for tr in logits if tr["name"].startswith("own"))
     np.testing.assert_allclose(values(own["y"]), a.logits[1], atol=1e-4)  # the own head on token 1: its tag's logits
+
+
+def test_whatif_compares_the_tags_word_by_word(token_checkpoint):
+    at = _page(token_checkpoint, "pages/whatif.py")
+    at.text_area(key="whatif_text").set_value("Maria Kowalczyk visited Paris last week.").run()
+    assert not at.exception and not at.error
+    html = " ".join(h.proto.body for h in at.get("html"))
+    assert html.count('data-legend="PER"') == 2  # both texts' entities, each with its legend
+    rows = at.dataframe[0].value if at.dataframe else None
+    table = rows if rows is not None else at.table[0].value
+    cols = {k: t(f"tokenpages.col_{k}", "en") for k in ("word_a", "word_b", "tag_a", "tag_b", "changed")}
+    swapped = table[table[cols["word_a"]] == "Hanoi"]
+    assert list(swapped[cols["word_b"]]) == ["Paris"] and list(swapped[cols["tag_a"]]) == ["B-LOC"]
+    kept = table[table[cols["word_a"]] == "visited"]
+    assert list(kept[cols["tag_b"]]) == list(kept[cols["tag_a"]]) and not kept[cols["changed"]].any()

@@ -13,12 +13,13 @@ import numpy as np
 import streamlit as st
 
 from explorer import plots
-from explorer.explain import vectors
+from explorer.explain import vectors, whatif
 from explorer.model.problem import ProblemType
 from explorer.model.token_analysis import TokenEncoder, pipeline_scores, token_encoder
 from explorer.plots import encoder as encoder_plots
+from explorer.plots.token_labels import entity_html
 from explorer.text.errors import ExplorerError
-from explorer.ui.cache import ANALYSES, checkpoint, current_head
+from explorer.ui.cache import ANALYSES, checkpoint, current_head, head, memo
 from explorer.ui.encoder_view import attention_views
 from explorer.ui.render import chart, error, headers, step_label, table
 from explorer.ui.session import selection, sticky, t
@@ -116,3 +117,23 @@ def encoder() -> bool:
     st.info(t("encoder.readout_caution"))
     attention_views(e)
     return True
+
+
+def whatif_tags(text_a: str, text_b: str) -> None:
+    """What-if for a token classifier: the entities of both texts, then every word's tag in each, aligned,
+    the words whose tag changed marked."""
+    sel = selection()
+    try:
+        r = memo("whatif_tags", (sel.name, sel.head, sel.seed, text_a, text_b), lambda: whatif.compare_tags(
+            checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed), text_a, text_b))
+    except ExplorerError as err:
+        error(err)
+        return
+    st.subheader(t("tokenpages.whatif_title"))
+    for name, a in ((t("whatif.a"), r.a), (t("whatif.b"), r.b)):
+        st.caption(name)
+        st.html(entity_html(a.text, a.grouped(), a.labels, t("tokenhead.legend"), t("tokenhead.no_entities")))
+    table(headers([{"word_a": row.a.text if row.a else "", "tag_a": r.tags_a[row.a.word_id] if row.a else "",
+                    "word_b": row.b.text if row.b else "", "tag_b": r.tags_b[row.b.word_id] if row.b else "",
+                    "changed": r.changed(row)} for row in r.rows], "tokenpages.col_"))
+    st.caption(t("tokenpages.whatif_changed", changed=sum(map(r.changed, r.rows)), words=len(r.rows)))
