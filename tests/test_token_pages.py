@@ -123,3 +123,34 @@ def test_whatif_compares_the_tags_word_by_word(token_checkpoint):
     assert list(swapped[cols["word_b"]]) == ["Paris"] and list(swapped[cols["tag_a"]]) == ["B-LOC"]
     kept = table[table[cols["word_a"]] == "visited"]
     assert list(kept[cols["tag_b"]]) == list(kept[cols["tag_a"]]) and not kept[cols["changed"]].any()
+
+
+@pytest.mark.browser
+def test_browser_reads_the_five_pages_for_a_token_checkpoint(browser, app_url, token_checkpoint):
+    """The five pages as drawn for the NER checkpoint: no error box, and each one's own view (charts, the
+    head view's frame, the tag table)."""
+    from conftest import open_app, wait_idle
+
+    ctx, pg = open_app(browser, app_url)
+    try:
+        side = pg.locator("[data-testid=stSidebar]")
+        side.locator("[data-testid=stSelectbox]").filter(has_text=t("app.checkpoint", "en")).first.click()
+        pg.get_by_role("option", name=t("app.other", "en"), exact=True).click()
+        wait_idle(pg)
+        field = side.locator("[data-testid=stTextInput]").filter(has_text=t("app.other_checkpoint", "en")).locator("input")
+        field.fill(str(token_checkpoint))
+        field.press("Enter")
+        wait_idle(pg)
+        seen = {}
+        for slug, want in (("pooled-vector", ".js-plotly-plot"), ("dropout-effect", ".js-plotly-plot"),
+                           ("compare-heads", ".js-plotly-plot"), ("inside-encoder", "iframe"),
+                           ("what-if", "[data-testid=stDataFrame]")):
+            side.locator(f"[data-testid=stSidebarNav] a[href$='/{slug}']").click()
+            pg.wait_for_url(f"**/{slug}")
+            wait_idle(pg)
+            main = pg.locator("[data-testid=stMain]")
+            main.locator(want).first.wait_for()
+            seen[slug] = (main.locator("[data-testid=stAlertContentError]").count(), main.locator(want).count())
+        assert all(errors == 0 and n > 0 for errors, n in seen.values()), seen
+    finally:
+        ctx.close()
