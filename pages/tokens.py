@@ -18,6 +18,8 @@ c1, c2, c3, c4 = st.columns(4)
 flow = not token_model and c3.toggle(t("tokens.flow_toggle"), **ui.sticky("tokens_flow"), help=t("tokens.flow_help"))
 hide = not token_model and c4.toggle(t("tokens.hide_special"), **ui.sticky("tokens_hide_special"))
 a = None if token_model else current_analysis()
+if token_model:
+    ui.token_pages.attention()
 if a is not None and flow:
     # Flow on a long text takes minutes: ask first, and remember the answer for this text.
     if not attention.flow_is_costly(len(a.tokens)) or ui.confirmed("tokens_flow", selection(), t(

@@ -20,7 +20,7 @@ from explore_helpers import values
 
 TEXT = "Maria Kowalczyk visited Hanoi last week."
 DONE = ("pages/home.py", "pages/pooled.py", "pages/encoder.py", "pages/dropout.py", "pages/compare.py",
-        "pages/whatif.py")
+        "pages/whatif.py", "pages/tokens.py")
 
 
 def _page(folder, page: str, lang: str = "en") -> AppTest:
@@ -154,3 +154,11 @@ def test_browser_reads_the_five_pages_for_a_token_checkpoint(browser, app_url, t
         assert all(errors == 0 and n > 0 for errors, n in seen.values()), seen
     finally:
         ctx.close()
+
+
+def test_tokens_page_shows_a_token_classifiers_attention(token_checkpoint):
+    at = _page(token_checkpoint, "pages/tokens.py")
+    assert not at.exception and not at.error
+    frame = at.get("iframe")[0].proto.srcdoc
+    assert "plotly_hover" in frame and "maria" in frame.lower()  # the head view of the text's tokens
+    assert len(at.get("plotly_chart")) == 1  # and the model view

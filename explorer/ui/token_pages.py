@@ -119,6 +119,15 @@ def encoder() -> bool:
     return True
 
 
+def attention() -> None:
+    """A token classifier's attention on the Tokens page: the head view and model view of its encoder (no
+    [CLS] row to single out: its head reads every token's own vector)."""
+    e = _encoder()
+    if e is not None:
+        st.caption(t("tokenpages.attention"))
+        attention_views(e)
+
+
 def whatif_tags(text_a: str, text_b: str) -> None:
     """What-if for a token classifier: the entities of both texts, then every word's tag in each, aligned,
     the words whose tag changed marked."""
