@@ -20,8 +20,8 @@ TICKS = """gd => [...gd.querySelectorAll('.colorbar .cbaxis text, .colorbar text
     .map(e => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; })"""
 
 
-def _presenter_on(page, lang: str) -> None:
-    page.set_viewport_size({"width": 1280, "height": 720})  # a projector
+def _presenter_on(page, lang: str, size: tuple[int, int] = (1280, 720)) -> None:
+    page.set_viewport_size({"width": size[0], "height": size[1]})  # a projector
     page.reload()  # a session on the st.navigation path (see test_browser_home)
     wait_idle(page)
     if lang != "en":
@@ -143,8 +143,7 @@ def _outside(boxes: dict) -> list:
 @pytest.mark.parametrize("lang", ["en", "vi"])
 @pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
 def test_presenter_steps_fit_the_window(page, lang, size):
-    _presenter_on(page, lang)
-    page.set_viewport_size({"width": size[0], "height": size[1]})
+    _presenter_on(page, lang, size)
     n = len(lesson.STEPS)
     seen = {}
     for i, step in enumerate(lesson.STEPS):
