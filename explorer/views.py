@@ -51,12 +51,12 @@ def _tokens_page(a: Analysis, layer, head, hide_special: bool, lang: str) -> dic
     return attention_plots.tokens_page(a, _layer(a, layer), _head(a, head), hide_special, _t(lang))
 
 
-def rollout(a: Analysis, layer: int | None = None, hide_special: bool = False, lang: str = "en") -> go.Figure:
+def rollout(a: Analysis, layer: int | None = None, hide_special: bool = True, lang: str = "en") -> go.Figure:
     """Attention rollout from [CLS]: (layers × tokens) heatmap, the picked `layer` (default last) outlined."""
     return _tokens_page(a, layer, None, hide_special, lang)["rollout"]
 
 
-def cls_attention(a: Analysis, layer: int | None = None, head: int | None = None, hide_special: bool = False,
+def cls_attention(a: Analysis, layer: int | None = None, head: int | None = None, hide_special: bool = True,
                   lang: str = "en") -> go.Figure:
     """What [CLS] attends to: every head at one `layer` (default last), or one `head` at every layer."""
     return _tokens_page(a, layer, head, hide_special, lang)["cls"]
@@ -67,7 +67,7 @@ def readout(a: Analysis, lang: str = "en") -> go.Figure:
     return encoder_plots.readout(a, _t(lang))
 
 
-def model_view(a: Analysis, hide_special: bool = False, lang: str = "en") -> go.Figure:
+def model_view(a: Analysis, hide_special: bool = True, lang: str = "en") -> go.Figure:
     """Thumbnails of every head's token-to-token attention, layers down, heads across."""
     t = _t(lang)
     return encoder_plots.model_view(encoder.model_view(a, hide_special), t("encoder.modelview_chart"),
@@ -75,7 +75,7 @@ def model_view(a: Analysis, hide_special: bool = False, lang: str = "en") -> go.
                                     t("encoder.modelview_hover"))
 
 
-def head_view(a: Analysis, layer: int | None = None, head: int | None = None, hide_special: bool = False,
+def head_view(a: Analysis, layer: int | None = None, head: int | None = None, hide_special: bool = True,
               lang: str = "en") -> HTML:
     """Token-to-token attention at `layer` (default last), one `head` or all: lines from each token
     to the tokens it attends to; hovering a token keeps only its lines. A standalone page (HTML)."""

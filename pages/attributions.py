@@ -75,11 +75,6 @@ if r is None:
         st.info(t("attributions.cancelled"))
     st.stop()
 
-st.caption(t("attributions.explains", label=ui.plain(r.target_label), quantity=t(f"attributions.q_{r.quantity}"),
-             seconds=r.seconds))
-st.caption(t("arch.baseline"))
-ui.panels.completeness(r)
-
 pieces, scores = r.words() if level == "word" else (r.shown, r.scores)
 pair_at = attr.pair_start(r, level)
 signed = r.method != "saliency"  # saliency is a gradient's size: never below 0, so no red
@@ -89,6 +84,8 @@ st.plotly_chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.ba
                                   t("attributions.score_axis"), t(f"attributions.level_{level}"), signed=signed,
                                   pair_at=pair_at),
                 key="attr_bars")
+ui.panels.verdict(r)  # the chart first, its one-line verdict under it, how it was computed in an expander
+ui.panels.method_notes(r)
 d1, d2 = st.columns(2)
 d1.download_button(t("attributions.csv"), plain.csv_bytes(pd.DataFrame(attr.table(r, level))), help=t("plain.csv_guard"),
                    file_name=f"attributions-{r.method}.csv", mime="text/csv", key="attr_csv", on_click="ignore")
@@ -111,11 +108,4 @@ try:
 except errors.ExplorerError as err:
     ui.error(err)
 if faith is not None:
-    st.dataframe(pd.DataFrame([{
-        t("attributions.method"): t(f"attributions.m_{row.method}"),
-        t("attributions.comprehensiveness_col"): round(row.comprehensiveness, 4),
-        t("attributions.sufficiency_col"): round(row.sufficiency, 4),
-        t("attributions.completeness_error"): "—" if row.completeness_error is None
-        else f"{100 * row.completeness_error:.3f}%",
-        t("attributions.seconds"): round(row.seconds, 2),
-    } for row in faith]), hide_index=True, key="attr_faith_table")
+    ui.panels.faithfulness_table(faith)

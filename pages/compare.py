@@ -3,18 +3,20 @@ import streamlit as st
 
 from explorer import plots, ui
 from explorer.explain import compare
-from explorer.model.heads import HEAD_KINDS, native_kind
-from explorer.ui import checkpoint, current_analysis, head, selection, step_label, t
+from explorer.model.heads import HEAD_KINDS, kinds_for, native_kind
+from explorer.ui import checkpoint, current_analysis, head, selection, step_label, t, token_pages
 
 st.title(t("compare.title"))
 st.caption(t("compare.intro"))
 
-a = current_analysis()
+tokens = token_pages.is_token_model()
+a = token_pages.picked_token("compare_token") if tokens else current_analysis()  # a token classifier: one token
 if a is not None:
     sel = selection()
     name, seed = sel.name, sel.seed
-    results = compare.compare_heads(a.hidden_states[-1], {k: head(name, k, seed) for k in HEAD_KINDS}, a.labels,
-                              a.problem_type, token_ids=a.token_ids)
+    kinds = kinds_for(checkpoint(name, seed)) if tokens else HEAD_KINDS  # a token's heads: its own, linear-per-token
+    results = compare.compare_heads(a.hidden_states[-1], {k: head(name, k, seed) for k in kinds}, a.labels,
+                                    a.problem_type, token_ids=a.token_ids)
     own = native_kind(checkpoint(name, seed)) or ""
     names = {r.kind: r.kind + (t("compare.own_mark") if r.kind == own else "") + ("" if r.new_parameters else " ✓")
              for r in results}

@@ -1,59 +1,15 @@
 """Inside the encoder: the head read out at every layer, the head view and the model view."""
 import streamlit as st
 
-from explorer import ui
-from explorer.explain import encoder
 from explorer.plots import encoder as encoder_plots
-from explorer.ui import current_analysis, plotly_js_src, t
+from explorer.ui import current_analysis, encoder_view, t, token_pages
 
 st.title(t("encoder.title"))
 st.caption(t("encoder.intro"))
-ss = st.session_state
-MODEL_VIEW = "model_view_chart"  # a chart: its selection cannot be set, so it is not sticky
 
-
-def open_clicked_head() -> None:
-    points = ss[MODEL_VIEW].selection.points
-    if points:
-        ss["encoder_layer"], ss["encoder_head"] = (int(v) for v in points[0]["customdata"])
-
-
-a = current_analysis()
+a = None if token_pages.encoder() else current_analysis()  # a token classifier: read out per token
 if a is not None:
     st.subheader(t("encoder.readout_title"))
     st.plotly_chart(encoder_plots.readout(a, t), key="encoder_readout")
     st.info(t("encoder.readout_caution"))
-
-    st.subheader(t("encoder.headview_title"))
-    n_layers, n_heads = a.attentions.shape[:2]
-    if ss.get("encoder_layer", 0) > n_layers:
-        ss["encoder_layer"] = n_layers
-    if ss.get("encoder_head", "all") != "all" and ss["encoder_head"] >= n_heads:
-        ss["encoder_head"] = "all"
-    ss.setdefault("encoder_layer", n_layers)
-    ss.setdefault("encoder_hide_special", False)
-    c1, c2, c3 = st.columns(3)
-    layer = c1.selectbox(t("encoder.layer"), range(1, n_layers + 1), **ui.sticky("encoder_layer"))
-    head = c2.selectbox(t("encoder.head"), ["all", *range(n_heads)], **ui.sticky("encoder_head"),
-                        format_func=lambda h: t("encoder.all_heads") if h == "all" else str(h))
-    hide = c3.toggle(t("encoder.hide_special"), **ui.sticky("encoder_hide_special"))
-    view = encoder.head_view(a, layer, None if head == "all" else head, hide)
-    heads = t("encoder.all_heads") if head == "all" else f"{t('encoder.head_name')} {head}"
-    title = t("encoder.headview_chart", layer=layer, heads=heads) + (t("encoder.renormalised") if hide else "")
-    fig = encoder_plots.head_view(view, title, t("encoder.head_name"), t("encoder.text_b"),
-                          {k: t(f"encoder.hover_{k}") for k in encoder_plots.HOVER_WORDS})
-    src = plotly_js_src()
-    st.iframe(encoder_plots.head_view_html(fig, title, src), height=int(fig.layout.height) + 16)
-    st.caption(t("encoder.headview_help"))
-
-    def standalone() -> str:  # built on click: the download inlines plotly.js (4.8 MB)
-        return encoder_plots.head_view_html(fig, title)
-
-    st.download_button(t("encoder.download"), standalone, file_name=f"head-view-layer{layer}-{head}.html",
-                       mime="text/html", help=t("encoder.download_help"), key="dl_head_view", on_click="ignore")
-
-    st.subheader(t("encoder.modelview_title"))
-    st.plotly_chart(encoder_plots.model_view(encoder.model_view(a, hide), t("encoder.modelview_chart"), t("encoder.head_axis"),
-                                     t("encoder.layer"), t("encoder.attention"), t("encoder.modelview_hover")),
-                    key=MODEL_VIEW, on_select=open_clicked_head, selection_mode="points")
-    st.caption(t("encoder.modelview_help", n=encoder.THUMB))
+    encoder_view.attention_views(a)

@@ -10,13 +10,13 @@ from explorer.ui import current_analysis, plain, prediction, selection, step_lab
 from explorer.ui.token_view import token_pipeline
 
 st.title(t("home.title"))
-st.caption(t("home.intro"))
 # The chain's narrow boxes break between words, and inside a word only when it alone is too wide.
 st.html("<style>.st-key-home_chain p, .st-key-home_chain code {white-space: pre-wrap; word-break: normal !important;"
         " overflow-wrap: anywhere !important;} .st-key-home_chain pre {padding: 0.6rem !important;}</style>")
 
 a = None if token_pipeline() else current_analysis()  # a token classifier: its own view, per token
 if a is not None:
+    st.caption(t("home.intro"))  # "each box below": the chain's boxes, which a token classifier's view has not
     if a.truncated_tokens:
         st.warning(tn("home.truncated", a.truncated_tokens, max=a.max_length))
     if a.new_weights:

@@ -1,108 +1,24 @@
 """Guided lesson: the chain from text to label, with the class's own live numbers."""
 import streamlit as st
 
-from explorer import plots, ui
-from explorer.plots import encoder as encoder_plots
-from explorer.plots import lesson as lesson_plots
-from explorer.plots.attribution import sorted_bars
-from explorer.teach import handout, lesson
+from explorer.teach import handout
 from explorer.text.i18n import strings
-from explorer.ui import (chart, checkpoint, current_analysis, current_head, lang, plain, selection,
-                         step_label, t, table)
-from explorer.model.tokens import pair_boundary, token_rows
+from explorer.ui import checkpoint, current_analysis, current_head, lang, lesson_view, selection, t
 from explorer.ui.token_view import token_lesson
-
-# Where each step is explored in depth.
-PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": "pages/pooled.py",
-           "head": "pages/pooled.py", "probabilities": "pages/logits.py", "new_head": "pages/compare.py",
-           "finetuning": "pages/finetune.py", "layers": "pages/encoder.py", "ablation": "pages/whatif.py"}
-P = "lesson.panel."
-SCROLL = """<script>setTimeout(() => document.getElementById("{ID}")?.scrollIntoView({block: "start"}), 60)</script>"""
-
-
-def panel(step: str, a) -> None:
-    sel = selection()
-    if step == "tokenizer":
-        table([{t(P + "token"): s, t(P + "id"): i, t(P + "special"): sp, t(P + "subword"): row["continues_word"]}
-               for s, i, sp, row in zip(a.shown, a.token_ids, a.special, token_rows(a))])
-    elif step == "encoder":
-        chart(lesson_plots.cls_by_layer(a, t), "lesson_enc")
-    elif step == "cls":
-        sims = lesson.cls_similarity(a.hidden_states, a.special)
-        chart(lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
-                                            t(P + "layer"), t(P + "cosine")), "lesson_cls")
-    elif step == "head":
-        table([{t(P + "step_col"): step_label(n), t(P + "size_col"): v.shape[-1]} for n, v in a.steps])
-    elif step == "probabilities":
-        # presenter view: one under the other, each wide enough for its larger title
-        left, right = (st.container(),) * 2 if st.session_state.get("presenter") else st.columns(2)
-        chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
-                               t("home.logit_axis")), "lesson_logits", left)
-        chart(plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
-                               t("home.prob_axis"), y_range=(0, 1)), "lesson_probs", right)
-    elif step == "new_head":
-        rows = current_head().parameters_table()
-        table([{t(P + "name_col"): r["name"], t(P + "shape_col"): r["shape"], t(P + "params_col"): r["params"],
-                t(P + "pretrained_col"): t(P + "yes") if r["pretrained"] else t(P + "no")} for r in rows])
-        if a.new_weights:
-            st.warning(t(P + "has_new", names=plain(", ".join(a.new_weights))))
-        else:
-            st.success(t(P + "all_pretrained"))
-    elif step == "finetuning":
-        counts = lesson.parameter_counts(checkpoint(sel.name, sel.seed).model, current_head())
-        shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
-        chart(lesson_plots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
-                                          t(P + "option_axis"), t(P + "params_axis")), "lesson_params")
-    elif step == "token_heads":
-        scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), sel.seed)
-        chart(lesson_plots.token_label_heatmap(scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"),
-                                               t(P + "label"), t(P + "score"), pair_at=pair_boundary(a.segments),
-                                               pair_label=t("arch.boundary")), "lesson_tokens")
-    elif step == "layers":
-        chart(encoder_plots.readout(a, t), "lesson_layers")
-    elif step == "ablation":
-        found = ui.panels.leave_one_out(a)  # asked first on a long text, then a job
-        if found is None:
-            return
-        words, support = found
-        chart(sorted_bars(words, support, t(P + "drop_title", label=ui.prediction(a.predicted)), t(P + "drop_axis"),
-                          t(P + "word")), "lesson_ablation")
-
-
-def show_step(i: int, a, presenting: bool = False) -> None:
-    step = lesson.STEPS[i]
-    st.subheader(t(f"lesson.{step}.title"), anchor=f"lesson-step-{i + 1}" if presenting else None)
-    if presenting:  # Streamlit has no scroll call: bring this step's heading into view (new step, new script)
-        st.html(SCROLL.replace("{ID}", f"lesson-step-{i + 1}"), unsafe_allow_javascript=True)
-    st.write(t(f"lesson.{step}.body"))
-    panel(step, a)
-    if step in PAGE_OF:
-        st.page_link(PAGE_OF[step], label=t("lesson.see_page"), icon="➡️")
-
 
 st.title(t("lesson.title"))
 st.caption(t("lesson.intro"))
 a = None if token_lesson() else current_analysis()  # a token classifier: step 8 with its real token head
 if a is not None:
-    n = len(lesson.STEPS)
     if st.session_state.get("presenter"):
-        i, go_to = st.session_state.setdefault("lesson_step", 0), st.session_state.__setitem__
-        st.caption(t("lesson.step", i=i + 1, n=n))
-        show_step(i, a, presenting=True)
-        prev, _, nxt = st.columns([1, 4, 1])
-        prev.button(t("lesson.prev"), key="lesson_prev", disabled=i == 0, on_click=go_to, args=("lesson_step", i - 1))
-        nxt.button(t("lesson.next"), key="lesson_next", disabled=i == n - 1, on_click=go_to, args=("lesson_step", i + 1))
+        lesson_view.presenter_step(a)
     else:
-        for i in range(n):
-            show_step(i, a)
-            st.divider()
-    fig = lesson_plots.cls_by_layer(a, t)
+        lesson_view.every_step(a)
     doc = handout.handout_strings(strings(lang()))
-    bars = plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"), t("home.prob_axis"))
     ck, hd = checkpoint(selection().name, selection().seed), current_head()
 
     def handout_file() -> str:  # runs on click, on another thread: no streamlit calls inside
-        return handout.handout_with_attributions(ck, hd, a, [bars, fig], doc)
+        return handout.handout_with_attributions(ck, hd, a, [], doc)
 
     st.download_button(t("lesson.handout"), handout_file, file_name="handout.html", mime="text/html",
                        help=t("lesson.handout_help"), key="lesson_handout", on_click="ignore")

@@ -5,12 +5,13 @@ import streamlit as st
 from explorer import plots
 from explorer.explain import vectors
 from explorer.model.tokens import reads_line
-from explorer.ui import checkpoint, current_analysis, current_head, headers, plain, selection, step_label, t, table
+from explorer.ui import (checkpoint, current_analysis, current_head, headers, plain, selection, step_label, t, table,
+                         token_pages)
 
 st.title(t("pooled.title"))
 st.caption(t("pooled.intro"))
 
-a = current_analysis()
+a = None if token_pages.pooled() else current_analysis()  # a token classifier: every token's vector
 if a is not None:
     sel = selection()
     name, seed = sel.name, sel.seed

@@ -14,12 +14,14 @@ st.caption(t("tokens.intro"))
 
 ss = st.session_state
 ss.setdefault("tokens_flow", False)
-ss.setdefault("tokens_hide_special", False)
+ss.setdefault("tokens_hide_special", True)  # [CLS] reading itself would fill the colour scale
 token_model = token_table()  # a token classifier: its tokens with their tags (no [CLS] attention views)
 c1, c2, c3, c4 = st.columns(4)
 flow = not token_model and c3.toggle(t("tokens.flow_toggle"), **ui.sticky("tokens_flow"), help=t("tokens.flow_help"))
 hide = not token_model and c4.toggle(t("tokens.hide_special"), **ui.sticky("tokens_hide_special"))
 a = None if token_model else current_analysis()
+if token_model:
+    ui.token_pages.attention()
 if a is not None and flow:
     # Flow on a long text takes minutes: ask first, then run it as a job (progress, Stop, the page stays live).
     sel = selection()
@@ -45,10 +47,8 @@ if a is not None:
                         format_func=lambda h: t("tokens.all_heads") if h == "all" else str(h))
     if a.truncated_tokens:
         st.warning(tn("tokens.truncated", a.truncated_tokens, max=a.max_length))
-    with st.expander(tn("tokens.table_title", len(a.tokens)), expanded=True):
-        st.caption(t("tokens.table_help"))
-        ui.panels.token_table(token_rows(a))
     figs = plots.attention.tokens_page(a, layer, None if head == "all" else head, hide, t)
+    st.caption(plots.attention.scale_caption(hide, t))
     st.plotly_chart(figs["cls"], key="tokens_cls")
     st.plotly_chart(figs["rollout"], key="tokens_rollout")
     if "flow" in figs:
@@ -58,3 +58,6 @@ if a is not None:
     st.plotly_chart(figs["highlight"], key="tokens_highlight")
     st.caption(t("tokens.mixing_help"))
     st.plotly_chart(figs["mixing"], key="tokens_mixing")
+    with st.expander(tn("tokens.table_title", len(a.tokens))):  # the pictures first, the numbers on request
+        st.caption(t("tokens.table_help"))
+        ui.panels.token_table(token_rows(a))

@@ -13,11 +13,10 @@ from explorer.ui import analysis, checkpoint, current_analysis, error, head, pla
 
 st.title(t("whatif.title"))
 st.caption(t("whatif.intro"))
-ss = st.session_state
-DROP_CHART = "whatif_drop_chart"
+ss, DROP_CHART = st.session_state, "whatif_drop_chart"  # the word chart, whose click picks the word to drop
 
-a = current_analysis()
-if a is None:
+tokens = ui.token_pages.is_token_model()  # a token classifier: its tags in both texts
+if not tokens and current_analysis() is None:
     st.stop()
 sel = selection()
 name, kind, text, seed = sel.name, sel.head, sel.text, sel.seed
@@ -51,6 +50,9 @@ if ss["whatif_follow"]:
     c2.caption(t("whatif.following"))
 else:
     c2.button(t("whatif.follow_again"), key="whatif_copy", on_click=follow_sidebar, help=t("whatif.follow_again_help"))
+if tokens:
+    ui.token_pages.whatif_tags(text, text_b)
+    st.stop()
 
 params = (name, kind, seed, text, text_b, sel.text_pair)
 r = ui.memo("whatif", params)

@@ -5,6 +5,7 @@ import pytest
 
 from explorer.model.analysis import analyze
 from explorer.model.heads import build_head
+from explorer.model.tokens import without_special
 from explorer.text import i18n
 
 from browser_plots import chart, colour_at, pick
@@ -30,7 +31,8 @@ def test_attention_darker_where_attended_and_layer_head_honoured(page, app_url, 
     pick(page, "Attention head", "3")
     pick(page, "Layer", "2")
     text = i18n.t("app.text_default", "en")
-    att = analyze(sentiment, build_head(sentiment), text).cls_attention  # (layers, heads, seq)
+    a = analyze(sentiment, build_head(sentiment), text)
+    att = without_special(a.cls_attention, a.special)  # (layers, heads, words): special tokens hidden by default
     high = chart(page, "(layer 2)")
     raw = high["data"][0]
     assert raw["y"][0] == "raw attention (head 3)"
@@ -46,5 +48,7 @@ def test_lesson_handout_download_arrives(page, app_url):
     with page.expect_download(timeout=90_000) as dl:
         page.get_by_role("button", name=i18n.t("lesson.handout", "en")).click()
     html = open(dl.value.path(), encoding="utf-8").read()
-    assert html.count('class="plotly-graph-div"') == 3  # probabilities, attention, attributions
+    # the lesson's charts beside their steps: attention, [CLS] similarity, probabilities, parameters, token head,
+    # read-out, attributions (tests/test_handout_lesson.py reads the rest)
+    assert html.count('class="plotly-graph-div"') == 7
     assert '"colorscale":"Blues"' not in html and "rgb(8,48,107)" in html  # resolved stops, dark = most

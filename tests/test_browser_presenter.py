@@ -20,8 +20,8 @@ TICKS = """gd => [...gd.querySelectorAll('.colorbar .cbaxis text, .colorbar text
     .map(e => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; })"""
 
 
-def _presenter_on(page, lang: str) -> None:
-    page.set_viewport_size({"width": 1280, "height": 720})  # a projector
+def _presenter_on(page, lang: str, size: tuple[int, int] = (1280, 720)) -> None:
+    page.set_viewport_size({"width": size[0], "height": size[1]})  # a projector
     page.reload()  # a session on the st.navigation path (see test_browser_home)
     wait_idle(page)
     if lang != "en":
@@ -104,3 +104,54 @@ def test_chain_boxes_break_between_words_not_inside_them(page):
     chain = page.locator(".st-key-home_chain")
     assert "bert.pooler.dense" in chain.inner_text()
     assert chain.evaluate(BROKEN_WORDS) == []
+
+
+# ---- issue 33, item 8: each step fits the window ------------------------------------------------------
+
+# Element boxes in viewport pixels: every chart (its drawn svg) and its legend, the step counter, the Next button.
+STEP_BOXES = """([step, next]) => {
+    const box = e => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+    const main = document.querySelector('[data-testid=stMain]');
+    const charts = [...main.querySelectorAll('.js-plotly-plot')].map(gd => ({
+        chart: box(gd.querySelector('svg.main-svg')),
+        legend: gd.querySelector('.legend') ? box(gd.querySelector('.legend')) : null}));
+    const counter = [...main.querySelectorAll('[data-testid=stCaptionContainer]')].find(e => e.textContent.trim() === step);
+    const button = [...main.querySelectorAll('.stButton button')].find(e => e.textContent.includes(next));
+    return {charts, counter: counter ? box(counter) : null, next: button ? box(button) : null,
+            view: {left: 0, top: 0, right: window.innerWidth, bottom: window.innerHeight}}; }"""
+
+
+def _outside(boxes: dict) -> list:
+    """What of one step's boxes lies outside the window (a pixel allowed), or a legend outside its chart."""
+    view, bad = boxes["view"], []
+
+    def inside(a, b):
+        return a["left"] >= b["left"] - 1 and a["right"] <= b["right"] + 1 and a["top"] >= b["top"] - 1 and \
+            a["bottom"] <= b["bottom"] + 1
+
+    for name in ("counter", "next"):
+        if boxes[name] is None or not inside(boxes[name], view):
+            bad.append((name, boxes[name]))
+    for c in boxes["charts"]:
+        if not inside(c["chart"], view):
+            bad.append(("chart", c["chart"]))
+        if c["legend"] and not inside(c["legend"], c["chart"]):
+            bad.append(("legend", c["legend"], c["chart"]))
+    return bad
+
+
+@pytest.mark.parametrize("lang", ["en", "vi"])
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_presenter_steps_fit_the_window(page, lang, size):
+    _presenter_on(page, lang, size)
+    n = len(lesson.STEPS)
+    seen = {}
+    for i, step in enumerate(lesson.STEPS):
+        if i:  # the Next button is in view without scrolling: the teacher clicks it where it is
+            page.locator("[data-testid=stMain] .stButton button", has_text=t("lesson.next", lang)).click()
+            wait_idle(page)
+        _in_view(page, t(f"lesson.{step}.title", lang))
+        last = t("lesson.next", lang) if i < n - 1 else t("lesson.prev", lang)  # the last step: no Next to click
+        seen[step] = _outside(page.evaluate(STEP_BOXES, [t("lesson.step", lang, i=i + 1, n=n), last]))
+    bad = {k: v for k, v in seen.items() if v}
+    assert bad == {}, bad

@@ -122,6 +122,8 @@ def test_encoder_page_apptest():
 
     at = open_page("encoder")
     assert not at.error
+    assert '"[CLS]"' not in at.get("iframe")[0].proto.srcdoc  # special tokens hidden by default
+    at.toggle(key="encoder_hide_special").set_value(False).run()
     readout = specs(at)[0]
     probs = np.array([values(tr["y"]) for tr in readout["data"]])  # (labels, layers+1)
     assert probs.shape == (3, 7) and np.allclose(probs.sum(0), 1.0, atol=1e-6)

@@ -68,6 +68,7 @@ def test_tokens_page_apptest():
     assert table["word"].tolist()[0] == "" and "None" not in table["word"].astype(str).tolist()
     assert table["kind"].tolist()[0] == "special" and "continues word" not in table["kind"].tolist()[:2]
     assert any("per head" in x for x in titles(at)) and not any("max-flow from" in x for x in titles(at))
+    at.toggle(key="tokens_hide_special").set_value(False).run()  # hidden by default (test_heatmap_scale.py)
     n = len(specs(at)[0]["data"][0]["x"])
     at.toggle(key="tokens_flow").set_value(True).run()
     flow = next(sp for sp in specs(at) if "max-flow from" in sp["layout"]["title"]["text"])

@@ -180,7 +180,8 @@ def test_tokens_page_lists_tokens_with_tags(token_checkpoint):
         at.session_state[key] = value
     at.run()
     at.switch_page("pages/tokens.py").run()
-    assert not at.exception and not at.error and not at.get("plotly_chart")
+    assert not at.exception and not at.error
+    assert len(at.get("plotly_chart")) == 1 and at.get("iframe")  # no [CLS] views: the head and model views only
     rows = at.dataframe[0].value
     T = lambda k: i18n.t(f"tokenhead.col_{k}", "en")  # noqa: E731
     assert rows[T("tag")].tolist() == list(a.tags) and rows[T("special")].tolist() == list(a.special)

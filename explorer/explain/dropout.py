@@ -12,7 +12,7 @@ import torch
 
 from explorer.model.problem import ProblemType
 from explorer.model.analysis import AnalysisError
-from explorer.model.heads import Head, head_device, run_head
+from explorer.model.heads import Head, head_device, is_per_token, run_head
 from explorer.model.steps import Op
 from explorer.runtime import budget
 
@@ -60,7 +60,8 @@ def dropout_steps(head: Head) -> list[int]:
 def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int = 0,
                ptype: str = ProblemType.SINGLE, token_ids=None) -> MCDropout:
     """`hidden`: (seq, hidden) last encoder layer. Returns N head passes with dropout at rate p;
-    probabilities follow `ptype` (softmax, sigmoid, or the raw value for regression)."""
+    probabilities follow `ptype` (softmax, sigmoid, or the raw value for regression). A per-token head
+    (heads.is_per_token) reads each token's vector alone: give it one token's, (1, hidden), for that token's tag."""
     if not 0.0 <= p < 1.0:
         raise AnalysisError("dropout_p", p=p)
     x, mask, ids = _inputs(hidden, samples, token_ids, head_device(head))
@@ -76,6 +77,8 @@ def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int
                                  for r in budget.chunks(samples, rows)]).astype(np.float64)
         ev = run_head(head, x[:1], mask[:1], input_ids=None if ids is None else ids[:1])[-1][1][0]
         ev = ev.cpu().numpy().astype(np.float64)
+    if is_per_token(head):  # (samples, 1, labels): the one token's rows
+        logits, ev = logits[:, 0], ev[0]
     ptype = ProblemType(ptype)
     want = ptype.predict(ev, head.labels)
     agree = float(np.mean([ptype.predict(z, head.labels) == want for z in logits]))
@@ -93,6 +96,8 @@ def mask_sample(head: Head, hidden: np.ndarray, p: float, seed: int = 0, which: 
     # The input as this sample saw it: an earlier dropout step may already have changed it.
     before = (steps[idx - 1][1] if idx else x[:, 0])[0].cpu().numpy()
     after = steps[idx][1][0].cpu().numpy()
+    if is_per_token(head):  # one token's vector in: its (1, features) row
+        before, after = (before if idx == 0 else before[0]), after[0]
     keep = ~((after == 0) & (before != 0))
     return MaskSample(step=f"{head.steps[idx].name} #{which + 1}", before=before, after=after, keep=keep,
                       scale=1.0 / (1.0 - p) if p < 1 else float("inf"))

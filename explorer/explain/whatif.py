@@ -3,7 +3,8 @@ word, and the live ablation "drop this word".
 
 Both texts' attributions explain the same label (text A's prediction), so their word scores can be
 subtracted. Words come from the tokenizer's own word ids, the same grouping as the attribution
-page's word level, and a dropped word is cut from the text at its character span.
+page's word level, and a dropped word is cut from the text at its character span. A token classifier
+compares its tags instead (compare_tags): each word's tag in both texts, aligned the same way.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from explorer.model.analysis import MAX_TEXT_CHARS, Analysis, analyze, encode, e
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, run_head
 from explorer.model.kernel import attention_kernel
+from explorer.model.token_analysis import IGNORED, TokenAnalysis, analyze_tokens
 from explorer.runtime import budget
 from explorer.runtime.jobs import Progress
 from explorer.text.errors import ExplorerError
@@ -229,3 +231,32 @@ COMPARE_WARN_TOKENS = 128
 def compare_tokens(ck: Checkpoint, text_a: str, text_b: str, text_pair: str = "") -> int:
     """The longer text's token count as the model reads it (truncated): what compare's cost grows with."""
     return max(encode(ck, t, text_pair or None)[0]["input_ids"].shape[1] for t in (text_a, text_b))
+
+
+@dataclass(frozen=True, eq=False)
+class TagWhatIf:
+    """A token classifier on two texts: each word's tag in both, aligned as the sentence what-if aligns words.
+    A word's tag is its first token's (pipeline()'s "first" vote); Word.score is that tag's probability."""
+    a: TokenAnalysis
+    b: TokenAnalysis
+    rows: tuple[Row, ...]
+    tags_a: dict  # word index in a.words -> tag
+    tags_b: dict
+
+    def changed(self, row: Row) -> bool:
+        """The word is in both texts with another tag, or in one text only with a tag other than O."""
+        tag_a = self.tags_a.get(row.a.word_id) if row.a else None
+        tag_b = self.tags_b.get(row.b.word_id) if row.b else None
+        return tag_a != tag_b and not ({tag_a, tag_b} <= {None, *IGNORED})
+
+
+def _tag_words(a: TokenAnalysis) -> tuple[tuple[Word, ...], dict]:
+    words = tuple(Word(k, w.text, float(a.softmax[w.first].max())) for k, w in enumerate(a.words))
+    return words, {k: a.labels[int(a.predicted[w.first])] for k, w in enumerate(a.words)}
+
+
+def compare_tags(ck: Checkpoint, head: Head, text_a: str, text_b: str) -> TagWhatIf:
+    """Both texts through a token classifier (one encoder pass each), their words aligned (align)."""
+    a, b = analyze_tokens(ck, head, text_a), analyze_tokens(ck, head, text_b)
+    (words_a, tags_a), (words_b, tags_b) = _tag_words(a), _tag_words(b)
+    return TagWhatIf(a=a, b=b, rows=align(words_a, words_b), tags_a=tags_a, tags_b=tags_b)

@@ -17,6 +17,8 @@ Public API:
         subword carries the label under first/average/max), entities[strategy] (Entity, as pipeline()),
         layer_logits (layers+1, seq, labels): the head on every layer for every token; to_dict().
     analyze_tokens(..., strategies=AGGREGATIONS) groups all five at once; entities(ck, a, strategy) any later.
+    token_encoder(ck, text) -> TokenEncoder: the encoder's attention and every layer's token vectors, for the
+        pages that show what the head reads (every token's vector) and inside the encoder.
     AGGREGATIONS = ("none", "simple", "first", "average", "max")
 """
 from __future__ import annotations
@@ -33,6 +35,7 @@ import torch
 from explorer.model.analysis import AnalysisError, encode, encoder_inputs, readable, to_numpy, token_info
 from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, max_length
 from explorer.model.heads import Head, is_per_token, run_head, used_new_weights
+from explorer.model.kernel import attention_kernel
 from explorer.results import JsonResult, html_table, rounded
 
 AGGREGATIONS = ("none", "simple", "first", "average", "max")  # pipeline()'s aggregation_strategy values
@@ -311,3 +314,31 @@ def analyze_tokens(ck: Checkpoint, head: Head, text: str, aggregation: str = DEF
         entities={s: _group(ck, pre, s) for s in wanted}, new_weights=used_new_weights(ck, head),
         unused_weights=ck.unused_weights, **readable(ck, tokens, special, word_ids, (0,) * len(ids)),
     )
+
+
+@dataclass(frozen=True, eq=False)
+class TokenEncoder:
+    """A token classifier's encoder on one text: what its attention views (explain.encoder reads `attentions`,
+    `shown`, `special`, `segments`, as of an Analysis) and its vectors' views read."""
+    shown: tuple[str, ...]
+    special: tuple[bool, ...]
+    segments: tuple[int, ...]
+    attentions: np.ndarray  # (layers, heads, seq, seq), each row sums to 1
+    hidden_states: np.ndarray  # (layers+1, seq, hidden): the embeddings, then each layer; the last is what the head reads
+
+
+def token_encoder(ck: Checkpoint, text: str) -> TokenEncoder:
+    """Run a token classifier's encoder once with its attention weights (eager, as analysis.analyze does).
+    Read-only on the model."""
+    check_token_model(ck)
+    enc, _ = encode(ck, text)
+    with torch.inference_mode(), attention_kernel(ck, "eager"):
+        out = ck.model.base_model(**encoder_inputs(enc, ck), output_attentions=True, output_hidden_states=True)
+    if not out.attentions:
+        raise AnalysisError("analysis_no_attention")
+    ids, special, word_ids = token_info(ck, enc)
+    tokens = tuple(ck.tokenizer.convert_ids_to_tokens(ids))
+    states = torch.cat([*out.hidden_states[:-1], out.last_hidden_state])  # (layers+1, seq, hidden)
+    return TokenEncoder(shown=readable(ck, tokens, special, word_ids, (0,) * len(ids))["shown"], special=tuple(special),
+                        segments=(0,) * len(ids), attentions=to_numpy(torch.stack(out.attentions)[:, 0]),
+                        hidden_states=to_numpy(states).astype(np.float32))

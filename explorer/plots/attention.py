@@ -14,13 +14,25 @@ def _labels(tokens) -> list[str]:
     return [f"{i}:{tok}" for i, tok in enumerate(tokens)]
 
 
+def word_range(values: np.ndarray, special=None) -> float:
+    """The top of an attention heatmap's colour scale: the largest cell among the word columns (those not
+    `special`, a bool per column). [CLS] reading itself or [SEP] can hold most of a row; were they to set
+    the range, every word cell would be drawn near white. Their cells above it take the darkest colour."""
+    values = np.asarray(values, dtype=float)  # (rows, columns)
+    words = ~np.asarray(special, dtype=bool) if special is not None else np.ones(values.shape[-1], dtype=bool)
+    top = float(values[..., words].max()) if words.any() and values.size else 0.0
+    return top if top > 0 else 1.0
+
+
 def token_heatmap(values: np.ndarray, tokens, rows, title: str, x_title: str, y_title: str,
-                  value_name: str, mark_row=None, pair_at: int | None = None, pair_label: str = "") -> go.Figure:
-    """values: (rows, tokens), ≥ 0, on the sequential scale (more = darker) from 0. `mark_row`
+                  value_name: str, mark_row=None, pair_at: int | None = None, pair_label: str = "",
+                  special=None) -> go.Figure:
+    """values: (rows, tokens), ≥ 0, on the sequential scale (more = darker) from 0 to the largest word cell
+    (`special`: a bool per shown token, the columns that do not set the range; see word_range). `mark_row`
     outlines one row (e.g. the picked layer); `pair_at` marks where text B starts."""
     rows = [str(r) for r in rows]
     trace = dict(type="heatmap", z=np.asarray(values, dtype=float), x=_labels(tokens), y=rows, colorscale=SEQUENTIAL,
-                       zmin=0, colorbar=colorbar(value_name),
+                       zmin=0, zmax=word_range(values, special), colorbar=colorbar(value_name),
                        hovertemplate=f"{esc(y_title)} %{{y}}<br>%{{x}}<br>{esc(value_name)}: %{{z:.4f}}<extra></extra>")
     shapes = []
     if mark_row is not None:
@@ -32,11 +44,12 @@ def token_heatmap(values: np.ndarray, tokens, rows, title: str, x_title: str, y_
 
 
 def highlighted_text(methods: dict[str, np.ndarray], tokens, title: str, x_title: str, y_title: str,
-                     value_name: str, scale_name: str, pair_at: int | None = None, pair_label: str = "") -> go.Figure:
-    """The text as a row of tokens per method, each cell shaded by its share (rows scaled to their max,
-    so the colour bar reads 0 to 1 of the row's largest share; the hover gives the share itself)."""
+                     value_name: str, scale_name: str, pair_at: int | None = None, pair_label: str = "",
+                     special=None) -> go.Figure:
+    """The text as a row of tokens per method, each cell shaded by its share (rows scaled to their largest
+    word share, see word_range, so the colour bar reads 0 to 1 of it; the hover gives the share itself)."""
     names = list(methods)
-    z = np.array([methods[m] / (methods[m].max() or 1.0) for m in names])
+    z = np.array([methods[m] / word_range(methods[m][None], special) for m in names])
     trace = dict(type="heatmap", z=z, x=_labels(tokens), y=names, customdata=np.array([methods[m] for m in names]),
                        colorscale=HIGHLIGHT, zmin=0, zmax=1, colorbar=colorbar(scale_name),
                        text=[list(tokens)] * len(names), texttemplate="%{text}",
@@ -66,11 +79,12 @@ def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[
 
     special = a.special if hide_special else (False,) * len(a.tokens)
     toks = visible(a.shown, a.special, hide_special)
+    shown_special = visible(a.special, a.special, hide_special)  # the special columns still drawn (none when hidden)
     suffix = t("tokens.renormalised") if hide_special else ""
     att = without_special(a.cls_attention, special)  # (L, H, kept)
     value, share, tok_axis, layer_axis = t("tokens.attention"), t("tokens.share"), t("tokens.token_axis"), t("tokens.layer_axis")
     layers = range(1, att.shape[0] + 1)
-    pair = dict(pair_at=pair_boundary(a.segments, special), pair_label=t("arch.boundary"))
+    pair = dict(pair_at=pair_boundary(a.segments, special), pair_label=t("arch.boundary"), special=shown_special)
     if head is None:
         cls = token_heatmap(att[layer - 1], toks, range(att.shape[1]), t("tokens.cls_heads_title", layer=layer) + suffix,
                             tok_axis, t("tokens.head_axis"), value, **pair)
@@ -93,3 +107,9 @@ def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[
     figs["mixing"] = mixing_lines(rollout_off_cls(a.cls_rollout), cls_vs_mean(a.hidden_states), t("tokens.mixing_title"),
                                   layer_axis, t("tokens.mixing_axis"), t("tokens.off_cls"), t("tokens.cls_mean_cos"))
     return figs
+
+
+def scale_caption(hide_special: bool, t) -> str:
+    """What an attention heatmap's colours are read against: the words alone (special tokens hidden, rows
+    renormalised) or every token with the scale set by the word cells (word_range)."""
+    return t("heatmap.hidden") if hide_special else t("heatmap.word_scale")

@@ -24,6 +24,9 @@ _MARGIN = dict(l=60, r=10, t=50, b=40)
 # numbers), so titles, tick labels and colour-bar titles get room for the text as it is drawn.
 PRESENTER_FONT, PRESENTER_TITLE = 17, 23
 PRESENTER_TITLE_CHARS = 45  # a wrapped title line: fits a half-width chart on a 1280 px projector
+# The tallest presenter chart, in px: what a 1280 × 720 window leaves under Streamlit's top bar and a lesson
+# step's heading row (a 1920 × 1080 one leaves more, so the same chart fits there too).
+PRESENTER_BOARD = 440
 
 
 def figure(traces, title: str, x_title: str, y_title: str, **layout) -> go.Figure:
@@ -46,17 +49,21 @@ def wrap_title(title: str, width: int) -> list[str]:
     return textwrap.wrap(title.replace("<br>", " "), width) or [title]
 
 
-def presenter(fig: go.Figure) -> go.Figure:
+def presenter(fig: go.Figure, height: int | None = None) -> go.Figure:
     """A copy of `fig` for the back of the classroom: larger type, the title wrapped onto lines that fit,
-    axes and colour bars that make room for their labels (automargin), and the height to match."""
+    axes and colour bars that make room for their labels (automargin), the height to match but no more
+    than `height` px (default PRESENTER_BOARD), and a legend in rows under the plot, where a long name
+    wraps to a row of its own instead of running past the chart's right edge."""
     out = go.Figure(fig)
     title = out.layout.title.text or ""
     lines = wrap_title(title, PRESENTER_TITLE_CHARS)
     scale = PRESENTER_FONT / 12  # plotly's default type is 12 px
-    height = out.layout.height or 450
+    tall = int((out.layout.height or 450) * scale) + PRESENTER_TITLE * (len(lines) - 1)
     margin = out.layout.margin
+    if sum(1 for tr in out.data if tr.showlegend is not False and tr.name) > 1:
+        out.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.25, yanchor="top"))
     out.update_layout(
-        font=dict(size=PRESENTER_FONT), height=int(height * scale) + PRESENTER_TITLE * (len(lines) - 1),
+        font=dict(size=PRESENTER_FONT), height=min(tall, height or PRESENTER_BOARD),
         title=dict(text="<br>".join(lines), font=dict(size=PRESENTER_TITLE)),
         margin=dict(l=int((margin.l or 60) * scale), r=int((margin.r or 10) * scale) + 10,
                     t=int(PRESENTER_TITLE * 1.8 * len(lines)) + 30, b=int((margin.b or 40) * scale)))

@@ -38,13 +38,16 @@ def token_label_heatmap(scores: np.ndarray, tokens, labels, title: str, x_title:
 
 
 def cls_by_layer(a, t) -> go.Figure:
-    """An analysis' [CLS] attention per layer, mean over heads: (layers, seq); `t` translates the titles."""
-    from explorer.model.tokens import pair_boundary
+    """An analysis' [CLS] attention per layer, mean over heads, to the words only: (layers, words), each row
+    renormalised over the words (explorer.plots.attention.scale_caption(True, t) says so under it);
+    `t` translates the titles."""
+    from explorer.model.tokens import pair_boundary, visible, without_special
 
     from .attention import token_heatmap
 
     p = "lesson.panel."
     layers = a.cls_attention.shape[0]
-    return token_heatmap(a.cls_attention.mean(axis=1), a.shown, range(1, layers + 1), t(p + "enc_title"),
-                         t(p + "token"), t(p + "layer"), t(p + "attention"), pair_at=pair_boundary(a.segments),
+    return token_heatmap(without_special(a.cls_attention.mean(axis=1), a.special), visible(a.shown, a.special, True),
+                         range(1, layers + 1), t(p + "enc_title") + t("tokens.renormalised"), t(p + "token"),
+                         t(p + "layer"), t(p + "attention"), pair_at=pair_boundary(a.segments, a.special),
                          pair_label=t("arch.boundary"))

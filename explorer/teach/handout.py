@@ -1,6 +1,5 @@
-"""A one-page standalone HTML handout of the current analysis, for students."""
+"""A standalone HTML handout of the current analysis, for students: the guided lesson on paper."""
 from __future__ import annotations
-
 
 import numpy as np
 import plotly.graph_objects as go
@@ -10,50 +9,169 @@ from explorer.model.analysis import Analysis
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import POOLING, Head
 from explorer.model.problem import ProblemType, prediction_text
+from explorer.plots import encoder as encoder_plots
+from explorer.plots import lesson as lesson_plots
 from explorer.plots.attribution import sorted_bars
-from explorer.plots.common import wrap_title
+from explorer.plots.common import label_bars, wrap_title
+from explorer.teach import lesson
 from explorer.text.plain import html as escape_html
+
+# The words a student meets in the lesson, in the order they come: handout.term.<key> and handout.means.<key>.
+GLOSSARY = ("token", "special", "encoder", "attention", "cls", "pooling", "head", "logit", "softmax", "sigmoid",
+            "dropout", "finetuning")
+LETTERS = "ABCD"
+
+# On screen the text sits beside its chart; on paper too, each step kept on one page where it fits, the
+# review questions starting a page, their answers on the last; plotly's mode bar is not printed.
+STYLE = """
+body{font-family:sans-serif;max-width:72em;margin:1em auto;padding:0 1em;line-height:1.45}
+td,th{padding:.2em .8em;border-bottom:1px solid #ddd;text-align:left}
+.step{display:grid;grid-template-columns:minmax(16em,2fr) 3fr;gap:1.5em;align-items:start;
+  border-top:1px solid #ccc;padding:1em 0}
+.step h2{margin-top:0;font-size:1.25em}
+.panel{min-width:0}
+.caption{color:#555;font-size:.9em}
+dl.glossary dt{font-weight:bold;margin-top:.5em}
+dl.glossary dd{margin-left:1.5em}
+ol.review li{margin-bottom:.8em}
+ol.options{list-style:upper-alpha}
+@media print{
+  body{max-width:none;margin:0;font-size:10.5pt}
+  .step{break-inside:avoid;page-break-inside:avoid;grid-template-columns:2fr 3fr}
+  .review-section{break-before:page;page-break-before:always}
+  .answers-section{break-before:page;page-break-before:always}
+  .modebar,.modebar-container{display:none!important}
+  a{color:inherit;text-decoration:none}
+}
+"""
 
 
 def handout_strings(catalog: dict[str, str]) -> dict[str, str]:
-    """The handout's words from one language's strings: its own (lesson.handout_doc.*) and the
-    names of the pooling steps (app.step_*), so no head step stays in English."""
+    """The handout's words from one language's strings: its own (lesson.handout_doc.*) by their last part,
+    the names of the pooling steps (step_*), and every other string under its key (the lesson's steps,
+    the quiz, the glossary), so nothing in the handout stays in English."""
     doc = {k.rsplit(".", 1)[1]: v for k, v in catalog.items() if k.startswith("lesson.handout_doc.")}
-    return doc | {f"step_{op}": catalog[f"app.step_{op}"] for op in set(POOLING.values())}
+    return dict(catalog) | doc | {f"step_{op}": catalog[f"app.step_{op}"] for op in set(POOLING.values())}
 
 
-def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str]) -> str:
-    """Text, prediction, head diagram and figures in one HTML file that works offline
-    (plotly.js is inlined once)."""
-    s = {k: escape_html(v) for k, v in strings.items()}
-    rows = "".join(
-        f"<tr><td>{escape_html(label)}</td><td>{logit:.4f}</td><td>{p:.4f}</td></tr>"
-        for label, logit, p in zip(a.labels, a.logits, a.scores))
-    own = ProblemType(a.problem_type).output  # the function the model's loss reads: softmax, sigmoid or none
-    # the selected head's own steps (its pooling and its real modules), not the architecture's name
-    steps = " → ".join(escape_html(f"{strings.get('step_' + POOLING.get(name, ''), name)} ({values.shape[-1]})")
+def _t(strings: dict[str, str]):
+    """t(key, **fmt) over `strings`; a key it lacks reads as itself (a caller may hand only a few strings)."""
+    def t(key: str, **fmt) -> str:
+        text = strings.get(key, key)
+        return text.format(**fmt) if fmt else text
+    return t
+
+
+def _table(header: list[str], rows) -> str:
+    head = "".join(f"<th>{escape_html(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{escape_html(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def step_panels(a: Analysis, strings: dict[str, str], extra: dict[str, go.Figure] | None = None) -> dict[str, list]:
+    """Each lesson step's panel for `a`, as the lesson draws it from the same numbers: {step: [figure or
+    HTML string, ...]}. `extra` adds figures that need the model (fine-tuning's parameter counts, the word
+    chart): {step: figure}."""
+    t, p = _t(strings), "lesson.panel."
+    sims = lesson.cls_similarity(a.hidden_states, a.special)
+    steps = " → ".join(f"{strings.get('step_' + POOLING.get(name, ''), name)} ({values.shape[-1]})"
                        for name, values in a.steps)
-    figs = "".join(fig.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, fig in enumerate(figures))
+    own = ProblemType(a.problem_type).output  # the function the model's loss reads: softmax, sigmoid or none
+    out: dict[str, list] = {
+        "tokenizer": [_table([t(p + "token"), t(p + "id"), t(p + "special")],
+                             [(s, i, "✓" if sp else "") for s, i, sp in zip(a.shown, a.token_ids, a.special)])],
+        "encoder": [lesson_plots.cls_by_layer(a, t), f'<p class="caption">{escape_html(t("heatmap.hidden"))}</p>'],
+        "cls": [lesson_plots.similarity_lines(sims, {k: t(p + k) for k in sims}, t(p + "cls_title"), t(p + "layer"),
+                                              t(p + "cosine"))],
+        "head": [f"<p><b>{escape_html(strings.get('head', 'head'))}:</b> {escape_html(steps)}</p>"],
+        "probabilities": [_table([strings.get("label", "label"), "logit",
+                                  strings.get("value", "value") if own == "none" else own],
+                                 [(label, f"{z:.4f}", f"{s:.4f}") for label, z, s in zip(a.labels, a.logits, a.scores)]),
+                          label_bars(a.labels, a.scores, t("home.probs_title"), t("home.label_axis"), t("home.prob_axis"),
+                                     y_range=None if own == "none" else (0, 1))],
+        "token_heads": [lesson_plots.token_label_heatmap(
+            lesson.token_head_logits(a.hidden_states[-1], len(a.labels)), a.shown, a.labels, t(p + "token_title"),
+            t(p + "token"), t(p + "label"), t(p + "score"))],
+        "layers": [encoder_plots.readout(a, t)],
+        "new_head": [f"<p>{escape_html(t(p + 'has_new', names=', '.join(a.new_weights)))}</p>" if a.new_weights
+                     else f"<p>{escape_html(t(p + 'all_pretrained'))}</p>"],
+    }
+    for step, fig in (extra or {}).items():
+        out.setdefault(step, []).append(fig)
+    return out
+
+
+def _glossary(t) -> str:
+    items = "".join(f"<dt>{escape_html(t('handout.term.' + k))}</dt><dd>{escape_html(t('handout.means.' + k))}</dd>"
+                    for k in GLOSSARY)
+    return f'<section class="glossary-section"><h2>{escape_html(t("handout.glossary"))}</h2><dl class="glossary">{items}</dl></section>'
+
+
+def _review(t, seed: int = 0) -> str:
+    """The quiz's questions, their options in one fixed shuffled order (lesson.option_order: the right
+    answer's place tells nothing), then the answers with why."""
+    questions, answers = [], []
+    for n, q in enumerate(lesson.QUIZ):
+        order = lesson.option_order(n, seed)
+        opts = "".join(f"<li>{escape_html(t(f'quiz.{q.key}.o{o}'))}</li>" for o in order)
+        questions.append(f"<li><p>{escape_html(t(f'quiz.{q.key}.question'))}</p><ol class=\"options\">{opts}</ol></li>")
+        answers.append(f"<li><b>{LETTERS[order.index(q.correct)]}</b>: {escape_html(t(f'quiz.{q.key}.why'))}</li>")
+    return (f'<section class="review-section"><h2>{escape_html(t("handout.review"))}</h2>'
+            f'<ol class="review">{"".join(questions)}</ol></section>'
+            f'<section class="answers-section"><h2>{escape_html(t("handout.answers"))}</h2>'
+            f'<ol class="answers">{"".join(answers)}</ol></section>')
+
+
+def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str],
+                 extra: dict[str, go.Figure] | None = None) -> str:
+    """The lesson on paper, in one HTML file that works offline (plotly.js is inlined once): the text and its
+    prediction, then each step's text beside its panel (step_panels, plus `extra`), `figures` after them,
+    a glossary, the review questions and their answers, and a print stylesheet."""
+    s = {k: escape_html(v) for k, v in strings.items() if isinstance(v, str)}
+    t = _t(strings)
+    plotted = [0]
+
+    def block(item) -> str:
+        if isinstance(item, str):
+            return item
+        plotted[0] += 1
+        return item.to_html(full_html=False, include_plotlyjs=plotted[0] == 1, config={"responsive": True})
+
+    panels = step_panels(a, strings, extra)
+    sections = "".join(
+        f'<section class="step" id="step-{i + 1}"><div class="words"><h2>{escape_html(t(f"lesson.{step}.title"))}</h2>'
+        f'<p>{escape_html(t(f"lesson.{step}.body"))}</p></div>'
+        f'<div class="panel">{"".join(block(x) for x in panels.get(step, []))}</div></section>'
+        for i, step in enumerate(lesson.STEPS))
+    more = "".join(block(fig) for fig in figures)
     return f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>{s['title']}</title>
-<style>body{{font-family:sans-serif;max-width:60em;margin:1em auto}}td,th{{padding:.2em .8em;border-bottom:1px solid #ddd}}</style>
+<html><head><meta charset="utf-8"><title>{s.get('title', 'title')}</title>
+<style>{STYLE}</style>
 </head><body>
-<h1>{s['title']}</h1>
-<p><b>{s['text']}:</b> {escape_html(a.text)}</p>
-<p><b>{s['checkpoint']}:</b> {escape_html(a.checkpoint)} · <b>{s['prediction']}:</b> {escape_html(prediction_text(a.predicted, strings.get("none", "none")))}</p>
-<p><b>{s['tokens']}:</b> {' '.join('<code>' + escape_html(t) + '</code>' for t in a.shown)}</p>
-<p><b>{s['head']}:</b> {steps}</p>
-<table><tr><th>{s['label']}</th><th>logit</th><th>{s.get("value", "value") if own == "none" else own}</th></tr>{rows}</table>
-{figs}
+<h1>{s.get('title', 'title')}</h1>
+<p><b>{s.get('text', 'text')}:</b> {escape_html(a.text)}</p>
+<p><b>{s.get('checkpoint', 'checkpoint')}:</b> {escape_html(a.checkpoint)} · <b>{s.get('prediction', 'prediction')}:</b> {escape_html(prediction_text(a.predicted, strings.get("none", "none")))}</p>
+<p><b>{s.get('tokens', 'tokens')}:</b> {' '.join('<code>' + escape_html(tok) + '</code>' for tok in a.shown)}</p>
+{sections}
+{more}
+{_glossary(t)}
+{_review(t)}
 </body></html>
 """
 
 
 def handout_with_attributions(ck: Checkpoint, head: Head, a: Analysis, figures: list[go.Figure],
                               strings: dict[str, str]) -> str:
-    """The handout plus a word-level Integrated Gradients chart for the predicted label
-    (the slow part, so callers run it only when a student asks for the file)."""
-    return handout_html(a, [*figures, attribution_figure(attribution.attribute(ck, head, a.text), strings)], strings)
+    """The handout plus what needs the model: fine-tuning's parameter counts and a word-level Integrated
+    Gradients chart for the predicted label under the last step (the slow part, so callers run it only
+    when a student asks for the file)."""
+    t, p = _t(strings), "lesson.panel."
+    counts = lesson.parameter_counts(ck.model, head)
+    shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
+    params = lesson_plots.parameter_bars(shown, {k: t(p + k) for k in shown}, t(p + "params_title"),
+                                         t(p + "option_axis"), t(p + "params_axis"))
+    words = attribution_figure(attribution.attribute(ck, head, a.text), strings)
+    return handout_html(a, figures, strings, extra={"finetuning": params, "ablation": words})
 
 
 def attribution_figure(att: attribution.Attribution, strings: dict[str, str]) -> go.Figure:
@@ -75,4 +193,3 @@ def _words(att: attribution.Attribution) -> tuple[tuple[str, ...], np.ndarray]:
     ids = [None if att.word_ids[i] is None else (seg[i], att.word_ids[i]) for i in keep]
     return attribution.merge_words([att.tokens[i] for i in keep], ids, att.scores[keep],
                                    [att.pieces[i] for i in keep] if att.pieces else ())
-

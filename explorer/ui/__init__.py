@@ -2,7 +2,9 @@
 importing only those before it: session (owner, language, selection, widget values, session models and
 jobs), render (literal text, one-line errors, tables, asks before costly work, progress with Stop, the
 queue line), cache (cached models, analyses and results), panels (sections of the longer pages),
-token_view, explain_view; report (the server's log lines) stands apart. Pages import what they use from here."""
+token_view, explain_view, encoder_view (the attention views), token_pages (a token classifier on the Pooled and
+encoder pages), lesson_view (the guided lesson's steps, presenter view's layout); report (the server's log lines)
+stands apart. Pages import what they use from here."""
 import torch
 
 from explorer.runtime.config import env_config
@@ -12,7 +14,7 @@ from explorer.runtime.config import env_config
 # Set here, where the server's side is first imported, not at a core module's import.
 torch.set_num_threads(env_config().torch_threads)
 
-from explorer.ui import panels  # noqa: E402
+from explorer.ui import encoder_view, lesson_view, panels, token_pages  # noqa: E402
 from explorer.ui.cache import (ANALYSES, analysis, cached_flow, checkpoint, current_analysis, current_head,  # noqa: E402
                                flow_work, other_prompt, head, memo, plotly_js_src, timed)
 from explorer.ui.render import (cancelled, chart, confirmed, costly_job, error, guarded, headers, plain,  # noqa: E402
@@ -27,13 +29,14 @@ from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, 
 __all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", "DataSource", "ExplainRun",
            "Selection", "Upload", "analysis", "cached_flow", "cancelled", "chart", "checkpoint", "confirmed",
            "costly_job", "flow_work", "current_analysis", "current_head", "other_prompt",
-           "data_source", "error", "guarded", "headers", "keep_widgets", "lang", "memo", "panels", "plain",
+           "data_source", "error", "guarded", "headers", "encoder_view", "keep_widgets", "lang", "lesson_view", "memo",
+           "panels", "plain",
            "data_version", "drop_data_versions", "use_data_version", "add_data_version",
            "plotly_js_src", "prediction", "progress_to", "queued", "run_or_queue", "register_session_checkpoint", "selection",
            "session_checkpoint",
            "session_checkpoint_names", "session_zip", "session_zip_ready", "set_data_source", "show_evictions", "show_refused",
            "start_job",
-           "step_label", "sticky", "stop_if_gone", "t", "table", "timed", "tn", "with_progress"]
+           "step_label", "sticky", "stop_if_gone", "t", "table", "timed", "tn", "token_pages", "with_progress"]
 
 # Once per server process: load the default model now rather than on the first visit, then log
 # "ready: model loaded" and, every minute, the session count and memory (explorer/ui/report.py).

@@ -43,7 +43,14 @@ def pipeline_readings(a) -> None:
 
 def completeness(r) -> None:
     """An attribution's completeness check (integrated methods: the scores' sum against f(x) - f(baseline),
-    and whether the steps converged), or the note that saliency is unsigned."""
+    and whether the steps converged), or the note that saliency is unsigned; and its sampling."""
+    _check_numbers(r)
+    verdict(r)
+    if r.sampling is not None:
+        sampling(r)
+
+
+def _check_numbers(r) -> None:
     if r.delta is not None:
         m1, m2, m3, m4 = st.columns(4)
         m1.metric(t("attributions.sum"), f"{r.scores.sum():+.4f}")
@@ -51,6 +58,12 @@ def completeness(r) -> None:
                   help=t("attributions.diff_help", fx=r.f_x, fb=r.f_baseline))
         m3.metric(t("attributions.delta"), f"{r.delta:+.2e}", help=t("attributions.delta_help"))
         m4.metric(t("attributions.n_steps"), str(r.n_steps))
+
+
+def verdict(r) -> None:
+    """An attribution's verdict in one line: complete or not (integrated methods), or that saliency is
+    unsigned; and a warning when two sampling seeds disagree."""
+    if r.delta is not None:
         if r.converged is None:  # a sampled method (gradient_shap): no completeness promised, the gap is information
             st.info(t("sampled.completeness_gap", error=f"{r.error:.2%}", samples=r.sampling.n_samples))
         elif not r.converged:
@@ -59,8 +72,32 @@ def completeness(r) -> None:
             st.success(t("attributions.complete", error=100 * r.error))
     elif r.method == "saliency":
         st.info(t("attributions.unsigned"))
-    if r.sampling is not None:
-        sampling(r)
+    if r.sampling is not None and r.sampling.agreement is not None and r.sampling.agreement < AGREEMENT_WARN:
+        st.warning(t("sampled.disagree", rho=r.sampling.agreement))
+
+
+def method_notes(r) -> None:
+    """How an attribution was computed, in an expander after its chart: what it explains, the baseline,
+    the completeness check's numbers and the sampling (the page shows the verdict under the chart)."""
+    with st.expander(t("attributions.notes")):
+        st.caption(t("attributions.explains", label=plain(r.target_label), quantity=t(f"attributions.q_{r.quantity}"),
+                     seconds=r.seconds))
+        st.caption(t("arch.baseline"))
+        _check_numbers(r)
+        if r.sampling is not None:
+            sampling(r)
+
+
+def faithfulness_table(faith) -> None:
+    """The faithfulness comparison: one row per method."""
+    st.dataframe([{
+        t("attributions.method"): t(f"attributions.m_{row.method}"),
+        t("attributions.comprehensiveness_col"): round(row.comprehensiveness, 4),
+        t("attributions.sufficiency_col"): round(row.sufficiency, 4),
+        t("attributions.completeness_error"): "—" if row.completeness_error is None
+        else f"{100 * row.completeness_error:.3f}%",
+        t("attributions.seconds"): round(row.seconds, 2),
+    } for row in faith], hide_index=True, key="attr_faith_table")
 
 
 def sampling(r) -> None:
@@ -75,8 +112,6 @@ def sampling(r) -> None:
         st.caption(t("sampled.agreement_none", second=s.second_seed))
         return
     st.caption(t("sampled.agreement", second=s.second_seed, rho=s.agreement))
-    if s.agreement < AGREEMENT_WARN:
-        st.warning(t("sampled.disagree", rho=s.agreement))
 
 
 def pair_column(where, columns, guess: str | None) -> str:

@@ -61,10 +61,11 @@ def table(rows: list[dict], **grid) -> None:
         st.dataframe(rows, hide_index=True, **grid)
 
 
-def chart(fig, key: str, where=None) -> None:
+def chart(fig, key: str, where=None, height: int | None = None) -> None:
     """st.plotly_chart (in `where`, a column or container), laid out for presenter view when it is on:
-    larger type that the figure itself makes room for, not only CSS (see plots.common.presenter)."""
-    (where or st).plotly_chart(presenter(fig) if st.session_state.get("presenter") else fig, key=key)
+    larger type that the figure itself makes room for, not only CSS, no taller than `height` px (default:
+    the room a projector leaves, see plots.common.presenter)."""
+    (where or st).plotly_chart(presenter(fig, height) if st.session_state.get("presenter") else fig, key=key)
 
 
 def headers(rows: list[dict], prefix: str) -> list[dict]:

@@ -1,0 +1,60 @@
+"""Inside the encoder's attention views, the head view and the model view, of any text the encoder read.
+
+`a` is an Analysis or a token classifier's TokenEncoder: both carry `attentions`, `shown`, `special` and
+`segments`, which is all these views read."""
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.explain import encoder
+from explorer.plots import encoder as encoder_plots
+from explorer.ui.cache import plotly_js_src
+from explorer.ui.session import sticky, t
+
+MODEL_VIEW = "model_view_chart"  # a chart: its selection cannot be set, so it is not sticky
+
+
+def _open_clicked_head() -> None:
+    ss = st.session_state
+    points = ss[MODEL_VIEW].selection.points
+    if points:
+        ss["encoder_layer"], ss["encoder_head"] = (int(v) for v in points[0]["customdata"])
+
+
+def attention_views(a) -> None:
+    """The head view (one layer, one head or all, special tokens hidden by default) with its download, then
+    the model view, whose click opens that head above."""
+    ss = st.session_state
+    st.subheader(t("encoder.headview_title"))
+    n_layers, n_heads = a.attentions.shape[:2]
+    if ss.get("encoder_layer", 0) > n_layers:
+        ss["encoder_layer"] = n_layers
+    if ss.get("encoder_head", "all") != "all" and ss["encoder_head"] >= n_heads:
+        ss["encoder_head"] = "all"
+    ss.setdefault("encoder_layer", n_layers)
+    ss.setdefault("encoder_hide_special", True)  # [CLS] and [SEP] would take most of every row
+    c1, c2, c3 = st.columns(3)
+    layer = c1.selectbox(t("encoder.layer"), range(1, n_layers + 1), **sticky("encoder_layer"))
+    head = c2.selectbox(t("encoder.head"), ["all", *range(n_heads)], **sticky("encoder_head"),
+                        format_func=lambda h: t("encoder.all_heads") if h == "all" else str(h))
+    hide = c3.toggle(t("encoder.hide_special"), **sticky("encoder_hide_special"))
+    view = encoder.head_view(a, layer, None if head == "all" else head, hide)
+    heads = t("encoder.all_heads") if head == "all" else f"{t('encoder.head_name')} {head}"
+    title = t("encoder.headview_chart", layer=layer, heads=heads) + (t("encoder.renormalised") if hide else "")
+    fig = encoder_plots.head_view(view, title, t("encoder.head_name"), t("encoder.text_b"),
+                                  {k: t(f"encoder.hover_{k}") for k in encoder_plots.HOVER_WORDS})
+    st.iframe(encoder_plots.head_view_html(fig, title, plotly_js_src()), height=int(fig.layout.height) + 16)
+    st.caption(t("encoder.headview_help"))
+
+    def standalone() -> str:  # built on click: the download inlines plotly.js (4.8 MB)
+        return encoder_plots.head_view_html(fig, title)
+
+    st.download_button(t("encoder.download"), standalone, file_name=f"head-view-layer{layer}-{head}.html",
+                       mime="text/html", help=t("encoder.download_help"), key="dl_head_view", on_click="ignore")
+
+    st.subheader(t("encoder.modelview_title"))
+    st.plotly_chart(encoder_plots.model_view(encoder.model_view(a, hide), t("encoder.modelview_chart"),
+                                             t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
+                                             t("encoder.modelview_hover")),
+                    key=MODEL_VIEW, on_select=_open_clicked_head, selection_mode="points")
+    st.caption(t("encoder.modelview_help", n=encoder.THUMB))

@@ -1,0 +1,119 @@
+"""The guided lesson's steps as drawn, as one long list and in presenter view.
+
+Each step's live panel; presenter view shows one step at a time laid out to fit a projector's window (heading,
+counter and buttons on one row; text beside the panel; charts no taller than the room left)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer import plots
+from explorer.model.tokens import pair_boundary, token_rows
+from explorer.plots import encoder as encoder_plots
+from explorer.plots import lesson as lesson_plots
+from explorer.plots.attention import scale_caption
+from explorer.plots.attribution import sorted_bars
+from explorer.plots.common import PRESENTER_BOARD
+from explorer.teach import lesson
+from explorer.ui import panels
+from explorer.ui.cache import checkpoint, current_head
+from explorer.ui.render import chart, plain, prediction, step_label, table
+from explorer.ui.session import selection, t
+
+# Where each step is explored in depth.
+PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": "pages/pooled.py",
+           "head": "pages/pooled.py", "probabilities": "pages/logits.py", "new_head": "pages/compare.py",
+           "finetuning": "pages/finetune.py", "layers": "pages/encoder.py", "ablation": "pages/whatif.py"}
+P = "lesson.panel."
+SCROLL = """<script>setTimeout(() => document.getElementById("{ID}")?.scrollIntoView({block: "start"}), 60)</script>"""
+
+
+def panel(step: str, a) -> None:
+    sel = selection()
+    presenting = bool(st.session_state.get("presenter"))
+    if step == "tokenizer":
+        table([{t(P + "token"): s, t(P + "id"): i, t(P + "special"): sp, t(P + "subword"): row["continues_word"]}
+               for s, i, sp, row in zip(a.shown, a.token_ids, a.special, token_rows(a))])
+    elif step == "encoder":
+        chart(lesson_plots.cls_by_layer(a, t), "lesson_enc")
+        st.caption(scale_caption(True, t))
+    elif step == "cls":
+        sims = lesson.cls_similarity(a.hidden_states, a.special)
+        chart(lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
+                                            t(P + "layer"), t(P + "cosine")), "lesson_cls")
+    elif step == "head":
+        table([{t(P + "step_col"): step_label(n), t(P + "size_col"): v.shape[-1]} for n, v in a.steps])
+    elif step == "probabilities":
+        # presenter view: one under the other at half the room each, so both fit the window with their titles
+        left, right = (st.container(),) * 2 if presenting else st.columns(2)
+        half = PRESENTER_BOARD // 2
+        chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
+                               t("home.logit_axis")), "lesson_logits", left, height=half)
+        chart(plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
+                               t("home.prob_axis"), y_range=(0, 1)), "lesson_probs", right, height=half)
+    elif step == "new_head":
+        rows = current_head().parameters_table()
+        table([{t(P + "name_col"): r["name"], t(P + "shape_col"): r["shape"], t(P + "params_col"): r["params"],
+                t(P + "pretrained_col"): t(P + "yes") if r["pretrained"] else t(P + "no")} for r in rows])
+        if a.new_weights:
+            st.warning(t(P + "has_new", names=plain(", ".join(a.new_weights))))
+        else:
+            st.success(t(P + "all_pretrained"))
+    elif step == "finetuning":
+        counts = lesson.parameter_counts(checkpoint(sel.name, sel.seed).model, current_head())
+        shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
+        chart(lesson_plots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
+                                          t(P + "option_axis"), t(P + "params_axis")), "lesson_params")
+    elif step == "token_heads":
+        scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), sel.seed)
+        chart(lesson_plots.token_label_heatmap(scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"),
+                                               t(P + "label"), t(P + "score"), pair_at=pair_boundary(a.segments),
+                                               pair_label=t("arch.boundary")), "lesson_tokens")
+    elif step == "layers":
+        chart(encoder_plots.readout(a, t), "lesson_layers")
+    elif step == "ablation":
+        found = panels.leave_one_out(a)  # asked first on a long text, then a job
+        if found is None:
+            return
+        words, support = found
+        chart(sorted_bars(words, support, t(P + "drop_title", label=prediction(a.predicted)), t(P + "drop_axis"),
+                          t(P + "word")), "lesson_ablation")
+
+
+def _text(step: str, where) -> None:
+    where.write(t(f"lesson.{step}.body"))
+    if step in PAGE_OF:
+        where.page_link(PAGE_OF[step], label=t("lesson.see_page"), icon="➡️")
+
+
+def every_step(a) -> None:
+    """The lesson as one long page: each step's heading, text, panel and link."""
+    for step in lesson.STEPS:
+        st.subheader(t(f"lesson.{step}.title"))
+        st.write(t(f"lesson.{step}.body"))
+        panel(step, a)
+        if step in PAGE_OF:
+            st.page_link(PAGE_OF[step], label=t("lesson.see_page"), icon="➡️")
+        st.divider()
+
+
+def presenter_step(a) -> None:
+    """One step, laid out for a projector (1280 × 720 and up): the heading, "Step i of n" and the buttons on
+    the first row, scrolled to the window's top after each click, so Next stays where the teacher clicked it;
+    the step's text beside its panel, whose charts fit the room left (plots.common.PRESENTER_BOARD)."""
+    ss, n = st.session_state, len(lesson.STEPS)
+    i = ss.setdefault("lesson_step", 0)
+    step = lesson.STEPS[i]
+    head, count, prev, nxt = st.columns([7, 2, 2, 2], vertical_alignment="center")
+    head.subheader(t(f"lesson.{step}.title"), anchor=f"lesson-step-{i + 1}")
+    # Streamlit has no scroll call: bring this step's row into view (new step, new script)
+    st.html(SCROLL.replace("{ID}", f"lesson-step-{i + 1}"), unsafe_allow_javascript=True)
+    count.caption(t("lesson.step", i=i + 1, n=n))
+    go_to = ss.__setitem__
+    prev.button(t("lesson.prev"), key="lesson_prev", disabled=i == 0, on_click=go_to, args=("lesson_step", i - 1),
+                width="stretch")
+    nxt.button(t("lesson.next"), key="lesson_next", disabled=i == n - 1, on_click=go_to, args=("lesson_step", i + 1),
+               width="stretch")
+    words, board = st.columns([2, 3])
+    _text(step, words)
+    with board:
+        panel(step, a)

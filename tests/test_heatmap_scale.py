@@ -1,0 +1,65 @@
+"""Issue 33, item 7: attention heatmaps whose colours show the words. [CLS] reading itself holds most of
+its row; were it to set the colour range, every word cell would be drawn near white. Special tokens are
+hidden by default (rows renormalised over the words), and when shown the range is set by the word cells;
+a caption says which."""
+from functools import partial
+
+import numpy as np
+
+from explorer import plots
+from explorer.model.analysis import analyze
+from explorer.model.heads import build_head
+from explorer.plots.lesson import cls_by_layer
+from explorer.text import i18n
+
+from explore_helpers import TEXT, open_page, specs
+
+T = partial(i18n.t, lang="en")
+
+
+def _z(fig) -> np.ndarray:
+    return np.asarray(fig.data[0].z, dtype=float)
+
+
+def test_shown_special_tokens_do_not_set_the_colour_range(sentiment):
+    a = analyze(sentiment, build_head(sentiment), TEXT)
+    figs = plots.attention.tokens_page(a, 6, None, False, T)
+    words = ~np.asarray(a.special)
+    for name in ("cls", "rollout"):
+        z, zmax = _z(figs[name]), figs[name].data[0].zmax
+        assert zmax == z[:, words].max()
+        assert z.max() > 1.5 * zmax  # the case the issue saw: a special cell far above every word cell
+    hl = np.asarray(figs["highlight"].data[0].z, dtype=float)
+    assert np.allclose(hl[:, words].max(axis=1), 1.0)  # each method's largest word is the top of the scale
+
+
+def test_hidden_special_tokens_range_over_the_words(sentiment):
+    a = analyze(sentiment, build_head(sentiment), TEXT)
+    fig = plots.attention.tokens_page(a, 6, None, True, T)["cls"]
+    assert "[CLS]" not in " ".join(fig.data[0].x) and fig.data[0].zmax == _z(fig).max()
+
+
+def test_lesson_and_handout_heatmap_hides_special_tokens(sentiment):
+    a = analyze(sentiment, build_head(sentiment), TEXT)
+    fig = cls_by_layer(a, T)
+    z = _z(fig)
+    assert len(fig.data[0].x) == int((~np.asarray(a.special)).sum()) and not any("[" in x for x in fig.data[0].x)
+    np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-9)
+    assert fig.data[0].zmax == z.max() and T("tokens.renormalised") in fig.layout.title.text
+
+
+def test_tokens_page_hides_special_tokens_by_default_and_says_so():
+    at = open_page("tokens")
+    cls = specs(at)[0]["data"][0]
+    assert not any("[CLS]" in x or "[SEP]" in x for x in cls["x"])
+    assert T("heatmap.hidden") in [c.value for c in at.caption]
+    at.toggle(key="tokens_hide_special").set_value(False).run()
+    cls = specs(at)[0]["data"][0]
+    assert any("[CLS]" in x for x in cls["x"]) and T("heatmap.word_scale") in [c.value for c in at.caption]
+
+
+def test_lesson_step_two_says_the_special_tokens_are_hidden():
+    at = open_page("lesson")
+    enc = next(s for s in specs(at) if s["layout"]["title"]["text"].startswith(T("lesson.panel.enc_title")))
+    assert not any("[CLS]" in x for x in enc["data"][0]["x"])
+    assert T("heatmap.hidden") in [c.value for c in at.caption]
