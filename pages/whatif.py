@@ -5,8 +5,7 @@ from explorer import ui
 from explorer.explain import whatif
 from explorer.model.analysis import MAX_TEXT_CHARS
 from explorer.model.problem import ProblemType
-from explorer.plots import logits as logit_plots
-from explorer.plots import whatif as whatif_plots
+from explorer.plots import logits as logit_plots, whatif as whatif_plots
 from explorer.plots.attribution import sorted_bars
 from explorer.text.errors import ExplorerError
 from explorer.ui import analysis, checkpoint, current_analysis, error, head, plain, selection, t
