@@ -249,13 +249,14 @@ def test_pages_mark_the_pair_boundary(arch_root, archs):
     table = at.dataframe[0].value
     assert list(table["segment"]) == ["AB"[s] for s in analyze(archs["bert"], build_head(archs["bert"]), PAIR[0],
                                                                 text_pair=PAIR[1]).segments]
-    sep = list(table["token"]).index("[SEP]")
+    # The charts hide special tokens by default (#33): text A's words, then text B's from just after the mark.
+    a_words = list(table["token"]).index("[SEP]") - 1  # [CLS], text A's tokens, [SEP]
     specs = [json.loads(n.proto.spec) for n in at.get("plotly_chart")]
     marked = [s for s in specs if any(a.get("text") == "text B ▸" for a in s["layout"].get("annotations", []))]
     assert len(marked) >= 3  # [CLS] attention, rollout, highlighted text
     for s in marked:
         line = next(sh for sh in s["layout"]["shapes"] if sh.get("line", {}).get("dash") == "dash")
-        assert line["x0"] == sep + 0.5  # between [SEP] and text B's first token
+        assert line["x0"] == a_words - 0.5  # between text A's last token and text B's first
     at = _pair_page("attributions", arch_root / "tiny-bert")
     assert any("text B ▸" in h.proto.body for h in at.get("html"))
     assert any("pad token" in c.value for c in at.caption)
