@@ -13,6 +13,9 @@ automatic path), so the second fine-tune and the lig runs wait in the one queue:
 student is shown a place and an estimate, and that the page answers; an attributor's time is edit -> lig drawn,
 its wait in line included.
 HEAD_EXPLORER_BENCH_QUICK=1 runs 4 edits per student instead of 10 (about 7 minutes at a load of 10 on 2 cores).
+On a machine with 2 cores or more, the server is pinned to core 0 and the clients to the others (#31: measured
+fairly, the 30 protobuf clients otherwise compete with the server they measure); the server's CPU time per edit
+gives how many students one core holds at the bench's think time.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import re
 
 import numpy as np
 
-from bench.server import serve
+from bench.server import cpu_seconds, serve
 from bench.timing import row
 from bench.ws_client import Session
 
@@ -106,10 +109,21 @@ def _p(xs, q):
 
 
 def run() -> list[dict]:
-    with serve(HEAD_EXPLORER_TRAINING="1") as url:
+    cores = sorted(os.sched_getaffinity(0))
+    server_cpus, client_cpus = ({cores[0]}, set(cores[1:])) if len(cores) > 1 else (None, None)
+    spent = {}  # phase -> the server's CPU seconds over it
+    with serve(server_cpus, HEAD_EXPLORER_TRAINING="1") as url:
+        if client_cpus:
+            os.sched_setaffinity(0, client_cpus)
         asyncio.run(_phase(url, 1, seed=99))  # warm the server's caches: the first runs import and load
-        phases = {n: asyncio.run(_phase(url, n, seed=n)) for n in (1, 8, CLASS)}
+        phases = {}
+        for n in (1, 8, CLASS):
+            before = cpu_seconds(url.pid)
+            phases[n] = asyncio.run(_phase(url, n, seed=n))
+            spent[n] = cpu_seconds(url.pid) - before
         mixed = asyncio.run(_phase(url, CLASS - ATTRIBUTORS - FINETUNERS, ATTRIBUTORS, FINETUNERS, seed=7))
+    if client_cpus:
+        os.sched_setaffinity(0, set(cores))
     for edits, _, errors, _ in [*phases.values(), mixed]:
         for e in errors[:5]:
             print("  error:", e)
@@ -123,6 +137,11 @@ def run() -> list[dict]:
         rows.append(row(f"classroom: edit -> run finished p95, {n} / 1 session ({len(errors)} errors)",
                         _p(edits, 95), _p(solo, 95), "≤ 3×, 0 errors" if n == CLASS else "info",
                         ok and (n != CLASS or _p(edits, 95) <= 3 * _p(solo, 95))))
+    # Opening the page counts in a phase's CPU (each student opens once): an upper bound on an edit's share.
+    per_edit = spent[CLASS] / max(1, len(phases[CLASS][0]))
+    rows.append(row(f"classroom: server CPU per edit, 30 students (server {'on core ' + str(cores[0]) if server_cpus else 'unpinned'}; "
+                    f"one core holds about {THINK / per_edit:.0f} students at {THINK:.0f} s between edits)",
+                    per_edit, spent[1] / max(1, len(phases[1][0])), "info", True))
     edits, attr_times, errors, seen = mixed
     rows.append(row(f"classroom mixed: editor p95 / 1 session ({len(errors)} errors)", _p(edits, 95), _p(solo, 95),
                     "≤ 5×, 0 errors", not errors and _p(edits, 95) <= 5 * _p(solo, 95)))

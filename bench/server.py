@@ -25,16 +25,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class Served(str):
+    """The served app's URL, with the server's process id (for its CPU time and its core)."""
+    pid: int
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's user + system CPU time so far, from /proc (its threads included)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
 @contextlib.contextmanager
-def serve(**env) -> Iterator[str]:
-    """Start the app (127.0.0.1 only), wait until it answers, yield its URL; stop it by its process group."""
+def serve(cpus: set[int] | None = None, **env) -> Iterator[Served]:
+    """Start the app (127.0.0.1 only), wait until it answers, yield its URL; stop it by its process group.
+    `cpus`: the cores the server may run on (its threads inherit them), so a bench's clients can have the others."""
     port = free_port()
-    url = f"http://127.0.0.1:{port}"
+    url = Served(f"http://127.0.0.1:{port}")
     proc = subprocess.Popen(
         streamlit_command(["--server.port", str(port)]),
         cwd=ROOT, env=dict(os.environ, HF_HUB_OFFLINE="1", **env), stdout=subprocess.DEVNULL,
         stderr=open(log, "ab") if (log := os.environ.get("HEAD_EXPLORER_BENCH_LOG")) else subprocess.DEVNULL,
-        start_new_session=True)  # HEAD_EXPLORER_BENCH_LOG: the server's log, to read a bench's errors
+        start_new_session=True,  # HEAD_EXPLORER_BENCH_LOG: the server's log, to read a bench's errors
+        preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+    url.pid = proc.pid
     try:
         deadline = time.perf_counter() + 120
         while time.perf_counter() < deadline:

@@ -122,7 +122,7 @@ def test_browser_confusion_cell_then_row_opens_attributions(page):
     assert box["height"] > 0
     given = caption.split("'")[1]
     # the attribution ran for the row's given label (the page's default "Explain: the given label")
-    page.get_by_text(f"of '{given}' (").first.wait_for(timeout=60_000)
+    page.get_by_text(f"of '{given}' (").first.wait_for(timeout=60_000, state="attached")  # in the method notes
 
 
 def test_page_on_regression_data_ranks_residuals_without_a_confusion_matrix():

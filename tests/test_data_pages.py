@@ -133,8 +133,8 @@ def test_finetune_page_shows_a_waiting_job_its_place_and_wait_and_stop_takes_it_
     from explorer.ui import JOBS
 
     release = threading.Event()
-    blockers = [JOBS.start("other-student", "fine-tune", f"busy-{i}", lambda progress, stop: release.wait(30))
-                for i in range(JOBS.free)]  # every slot taken by other sessions
+    blockers = [JOBS.start(f"other-student-{i}", "fine-tune", f"busy-{i}", lambda progress, stop: release.wait(30))
+                for i in range(JOBS.free)]  # every slot taken by other sessions (one each: #31)
     try:
         at = _app()
         at.switch_page("pages/finetune.py").run()
