@@ -90,3 +90,31 @@ def test_token_page_draws_the_faithfulness_table(token_checkpoint):
     (table,) = [d.value for d in at.dataframe if comp in d.value.columns]
     assert len(table) == len(METHODS) and np.isfinite(table[comp]).all()  # one row per method
     assert i18n.t("tokenhead.faith_intro", "en") in [c.value for c in at.caption]
+
+
+def test_lesson_steps_about_heads_use_the_token_head(token_checkpoint):
+    from test_token_page import _lesson
+
+    ck = load_checkpoint(str(token_checkpoint))
+    at = _lesson(token_checkpoint)
+    titles = [h.value for h in at.subheader]
+    assert titles == [i18n.t(f"lesson.{s}.title", "en") for s in ("head", "new_head", "token_heads")]
+    size = i18n.t("lesson.panel.size_col", "en")
+    (steps,) = [d.value for d in at.dataframe if size in d.value.columns]
+    # the token head's steps (every token's state, dropout, classifier): the hidden size, then the labels
+    hidden = ck.model.config.hidden_size
+    assert steps[size].tolist() == [hidden] * (len(build_head(ck).steps) - 1) + [len(ck.labels)]
+    assert len(steps) == 3
+    name = i18n.t("lesson.panel.name_col", "en")
+    (params,) = [d.value for d in at.dataframe if name in d.value.columns]
+    assert params[name].tolist() == ["classifier"]  # HF's token head: one linear layer on every token
+    assert params[i18n.t("lesson.panel.params_col", "en")].tolist() == [
+        sum(p.numel() for p in ck.model.classifier.parameters())]
+    assert [s.value for s in at.success] == [i18n.t("lesson.panel.all_pretrained", "en")]  # a trained head
+
+
+def test_lesson_on_a_token_checkpoint_in_vietnamese(token_checkpoint):
+    from test_token_ui import _open
+
+    at = _open(token_checkpoint, "lesson", lang="vi")
+    assert not at.error and i18n.t("tokenhead.lesson_head_body", "vi") in [m.value for m in at.markdown]

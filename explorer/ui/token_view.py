@@ -99,17 +99,26 @@ def token_table() -> bool:
 
 
 def token_lesson() -> bool:
-    """The lesson on a token classifier: step 8 (sequence vs token heads) with the checkpoint's real token
-    head, live: one vector for the text against one vector per token. The other steps need a sentence head,
-    which the page says; False where the checkpoint is a sentence classifier (the page draws every step)."""
+    """The lesson on a token classifier: the steps about heads with the checkpoint's real token head: step 4
+    (the head's steps, applied to every token), step 6 (its parameters, and which are new) and step 8
+    (sequence vs token heads, live: one vector for the text against one vector per token). The other steps
+    need a sentence head, which the page says; False where the checkpoint is a sentence classifier (the page
+    draws every step)."""
     if not is_token_model():
         return False
     a = current_token_analysis()
     if a is None:
         return True
     from explorer.plots import lesson as lesson_plots
+    from explorer.ui import lesson_view
 
     st.info(t("tokenhead.lesson_only"))
+    st.subheader(t("lesson.head.title"))
+    st.write(t("tokenhead.lesson_head_body"))
+    lesson_view.head_table(_head_sizes())
+    st.subheader(t("lesson.new_head.title"))
+    st.write(t("lesson.new_head.body"))
+    lesson_view.new_head_table(a.new_weights)
     st.subheader(t("lesson.token_heads.title"))
     st.write(t("tokenhead.lesson_body"))
     seq = len(a.tokens)
@@ -123,6 +132,21 @@ def token_lesson() -> bool:
     st.caption(t("tokenhead.lesson_tags", tags=" ".join(
         f"{tok}/{tag}" for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp)))
     return True
+
+
+def _head_sizes() -> list[tuple[str, int]]:
+    """Each step of the sidebar's token head and the size of the vector it gives each token: the head run on
+    one zero vector, since only the shapes are shown (run_head is the one definition of the steps)."""
+    import torch
+
+    from explorer.model.heads import run_head
+
+    sel = selection()
+    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed)
+    zero = torch.zeros(1, 1, ck.model.config.hidden_size, dtype=ck.model.dtype, device=ck.model.device)
+    with torch.inference_mode():
+        steps = run_head(hd, zero, torch.ones(1, 1, dtype=torch.long, device=ck.model.device))
+    return [(name, v.shape[-1]) for name, v in steps]
 
 
 def token_logits() -> bool:
