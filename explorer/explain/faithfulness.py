@@ -49,9 +49,11 @@ def aopc(prob: ProbFn, ids: list[int], special: list[bool], scores, fractions=FR
     return float(np.mean(full - without)), float(np.mean(full - only))
 
 
-def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False) -> ProbFn:
+def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False, token: bool = False) -> ProbFn:
     """The target's probability (softmax/sigmoid as the problem type says) for padded id batches.
-    `typed`: the items are (id, segment) pairs, and the segments go in as token_type_ids."""
+    `typed`: the items are (id, segment) pairs, and the segments go in as token_type_ids.
+    `token`: a token classifier; each item ends with a flag marking the explained token, whose position moves
+    as tokens are deleted: the probability is read there."""
     ptype = problem.problem_type(ck.model.config)
     pad = ck.tokenizer.pad_token_id or 0
     device = ck.model.device
@@ -63,7 +65,10 @@ def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False) -> 
 
     def padded(batch: list[list]) -> np.ndarray:
         width = max(len(s) for s in batch)
-        extra = {}
+        extra, at = {}, None
+        if token:
+            at = [next(k for k, item in enumerate(s) if item[-1]) for s in batch]
+            batch = [[item[:2] if typed else item[0] for item in s] for s in batch]
         if typed:
             extra["token_type_ids"] = torch.tensor([[g for _, g in s] + [0] * (width - len(s)) for s in batch],
                                                    device=device)
@@ -73,6 +78,8 @@ def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False) -> 
         with torch.inference_mode(), attention_kernel(ck, "sdpa"):  # no weights read: the fast kernel
             hidden = ck.model.base_model(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
             logits = run_head(head, hidden, mask)[-1][1]
+            if at is not None:  # (batch, seq, labels) -> (batch, labels) at each row's explained token
+                logits = logits[torch.arange(len(at), device=device), torch.tensor(at, device=device)]
             return quantity_of(logits, target, "probability", ptype).double().cpu().numpy()
 
     return prob
@@ -80,18 +87,25 @@ def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False) -> 
 
 def of(ck: Checkpoint, head: Head, a: Attribution) -> tuple[float, float]:
     """AOPC comprehensiveness and sufficiency of one attribution. A sentence pair keeps each remaining
-    token's segment, where the model reads segments."""
+    token's segment, where the model reads segments. A token classifier's explained token (a.target_token) is
+    never deleted, as special tokens are not: without it there is no prediction to read."""
     typed = 1 in a.segments and "token_type_ids" in ck.tokenizer.model_input_names \
         and "token_type_ids" in forward_inputs(ck.model)
     items = list(zip(a.token_ids, a.segments)) if typed else list(a.token_ids)
-    return aopc(model_prob(ck, head, a.target, typed), items, list(a.special), a.scores)
+    kept = list(a.special)
+    if a.target_token is not None:
+        items = [(*(item if typed else (item,)), i == a.target_token) for i, item in enumerate(items)]
+        kept[a.target_token] = True
+    return aopc(model_prob(ck, head, a.target, typed, a.target_token is not None), items, kept, a.scores)
 
 
 def compare_methods(ck: Checkpoint, head: Head, text: str, target: int | None = None, quantity: str = "logit",
             baseline: str = "pad", window: int = 1, methods=METHODS,
-            progress: Progress | None = None, text_pair: str | None = None) -> list[Faithfulness]:
+            progress: Progress | None = None, text_pair: str | None = None,
+            target_token: int | None = None) -> list[Faithfulness]:
     """Run every method on `text` (paired with `text_pair` if given) and score each explanation's faithfulness.
-    A method named twice (or by another name, as "ig" for "lig") runs once."""
+    A method named twice (or by another name, as "ig" for "lig") runs once. `target_token`: a token
+    classifier's explained token (attribution.attribute's), its probability read where it moves."""
     methods = tuple(dict.fromkeys(ALIASES.get(m, m) for m in methods))
     rows = []
     for k, method in enumerate(methods):
@@ -100,7 +114,7 @@ def compare_methods(ck: Checkpoint, head: Head, text: str, target: int | None = 
                 progress((k + frac) / len(methods), f"{method}: {msg}")
 
         a = attribute(ck, head, text, method, target, quantity, baseline, window=window, progress=sub,
-                      text_pair=text_pair)
+                      text_pair=text_pair, target_token=target_token)
         comp, suff = of(ck, head, a)
         rows.append(Faithfulness(method, comp, suff, a.error, a.seconds))
     return rows

@@ -41,7 +41,7 @@ def panel(step: str, a) -> None:
         chart(lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
                                             t(P + "layer"), t(P + "cosine")), "lesson_cls")
     elif step == "head":
-        table([{t(P + "step_col"): step_label(n), t(P + "size_col"): v.shape[-1]} for n, v in a.steps])
+        head_table([(n, v.shape[-1]) for n, v in a.steps])
     elif step == "probabilities":
         # presenter view: one under the other at half the room each, so both fit the window with their titles
         left, right = (st.container(),) * 2 if presenting else st.columns(2)
@@ -51,13 +51,7 @@ def panel(step: str, a) -> None:
         chart(plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
                                t("home.prob_axis"), y_range=(0, 1)), "lesson_probs", right, height=half)
     elif step == "new_head":
-        rows = current_head().parameters_table()
-        table([{t(P + "name_col"): r["name"], t(P + "shape_col"): r["shape"], t(P + "params_col"): r["params"],
-                t(P + "pretrained_col"): t(P + "yes") if r["pretrained"] else t(P + "no")} for r in rows])
-        if a.new_weights:
-            st.warning(t(P + "has_new", names=plain(", ".join(a.new_weights))))
-        else:
-            st.success(t(P + "all_pretrained"))
+        new_head_table(a.new_weights)
     elif step == "finetuning":
         counts = lesson.parameter_counts(checkpoint(sel.name, sel.seed).model, current_head())
         shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
@@ -77,6 +71,22 @@ def panel(step: str, a) -> None:
         words, support = found
         chart(sorted_bars(words, support, t(P + "drop_title", label=prediction(a.predicted)), t(P + "drop_axis"),
                           t(P + "word")), "lesson_ablation")
+
+
+def head_table(sizes: list[tuple[str, int]]) -> None:
+    """Step "head": each step of the head and the size of the vector it gives (per token on a token head)."""
+    table([{t(P + "step_col"): step_label(n), t(P + "size_col"): size} for n, size in sizes])
+
+
+def new_head_table(new_weights: tuple[str, ...]) -> None:
+    """Step "new_head": the sidebar's head's parameters, and which of them transformers initialised anew."""
+    rows = current_head().parameters_table()
+    table([{t(P + "name_col"): r["name"], t(P + "shape_col"): r["shape"], t(P + "params_col"): r["params"],
+            t(P + "pretrained_col"): t(P + "yes") if r["pretrained"] else t(P + "no")} for r in rows])
+    if new_weights:
+        st.warning(t(P + "has_new", names=plain(", ".join(new_weights))))
+    else:
+        st.success(t(P + "all_pretrained"))
 
 
 def _text(step: str, where) -> None:

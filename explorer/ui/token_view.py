@@ -99,17 +99,26 @@ def token_table() -> bool:
 
 
 def token_lesson() -> bool:
-    """The lesson on a token classifier: step 8 (sequence vs token heads) with the checkpoint's real token
-    head, live: one vector for the text against one vector per token. The other steps need a sentence head,
-    which the page says; False where the checkpoint is a sentence classifier (the page draws every step)."""
+    """The lesson on a token classifier: the steps about heads with the checkpoint's real token head: step 4
+    (the head's steps, applied to every token), step 6 (its parameters, and which are new) and step 8
+    (sequence vs token heads, live: one vector for the text against one vector per token). The other steps
+    need a sentence head, which the page says; False where the checkpoint is a sentence classifier (the page
+    draws every step)."""
     if not is_token_model():
         return False
     a = current_token_analysis()
     if a is None:
         return True
     from explorer.plots import lesson as lesson_plots
+    from explorer.ui import lesson_view
 
     st.info(t("tokenhead.lesson_only"))
+    st.subheader(t("lesson.head.title"))
+    st.write(t("tokenhead.lesson_head_body"))
+    lesson_view.head_table(_head_sizes())
+    st.subheader(t("lesson.new_head.title"))
+    st.write(t("lesson.new_head.body"))
+    lesson_view.new_head_table(a.new_weights)
     st.subheader(t("lesson.token_heads.title"))
     st.write(t("tokenhead.lesson_body"))
     seq = len(a.tokens)
@@ -123,6 +132,21 @@ def token_lesson() -> bool:
     st.caption(t("tokenhead.lesson_tags", tags=" ".join(
         f"{tok}/{tag}" for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp)))
     return True
+
+
+def _head_sizes() -> list[tuple[str, int]]:
+    """Each step of the sidebar's token head and the size of the vector it gives each token: the head run on
+    one zero vector, since only the shapes are shown (run_head is the one definition of the steps)."""
+    import torch
+
+    from explorer.model.heads import run_head
+
+    sel = selection()
+    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed)
+    zero = torch.zeros(1, 1, ck.model.config.hidden_size, dtype=ck.model.dtype, device=ck.model.device)
+    with torch.inference_mode():
+        steps = run_head(hd, zero, torch.ones(1, 1, dtype=torch.long, device=ck.model.device))
+    return [(name, v.shape[-1]) for name, v in steps]
 
 
 def token_logits() -> bool:
@@ -185,11 +209,13 @@ def token_attributions() -> bool:
                          format_func=lambda k: t("tokenhead.attr_tag", label=a.tags[token]) if k < 0 else a.labels[k])
     method = c3.selectbox(t("attributions.method"), attr.METHODS, key="attr_method",
                           format_func=lambda m: t(f"attributions.m_{m}"))
-    c4, c5 = st.columns(2)
+    c4, c5, c6 = st.columns(3)
     quantity = c4.radio(t("attributions.quantity"), attr.QUANTITIES, key="attr_quantity", horizontal=True,
                         format_func=lambda q: t(f"attributions.q_{q}"))
     baseline = c5.selectbox(t("attributions.baseline"), attr.BASELINES, key="attr_baseline",
                             format_func=lambda b: t(f"attributions.b_{b}"), help=t("attributions.baseline_help"))
+    level = c6.radio(t("attributions.level"), ("token", "word"), key="attr_level", horizontal=True,
+                     format_func=lambda lv: t(f"attributions.level_{lv}"))
     target = int(a.predicted[token]) if label < 0 else int(label)
     params = (sel.name, sel.head, sel.text, sel.seed, method, token, target, quantity, baseline)
     ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed)
@@ -220,10 +246,13 @@ def token_attributions() -> bool:
     panels.completeness(r)
     signed = r.method != "saliency"
     legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
-    st.html(highlight_html(r.shown, r.scores, legend=legend))
-    chart(attribution_plots.sorted_bars(r.shown, r.scores, t("attributions.bars_title", label=r.target_label),
-                                        t("attributions.score_axis"), t("attributions.level_token"), signed=signed),
+    pieces, scores = r.words() if level == "word" else (r.shown, r.scores)  # the sentence page's word merge
+    st.html(highlight_html(pieces, scores, legend=legend))
+    chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
+                                        t("attributions.score_axis"), t(f"attributions.level_{level}"), signed=signed),
           "attr_token_bars")
+    _downloads(r, level, pieces, scores, legend)
+    _faithfulness(a, token, target, quantity, baseline)
     st.subheader(t("tokenhead.grid_title"))
     st.caption(t("tokenhead.grid_intro", n=len(a.labels)))
     grid_key = (sel.name, sel.head, sel.text, sel.seed, method, token, quantity, baseline)
@@ -248,6 +277,48 @@ def token_attributions() -> bool:
         if worst is not None:
             st.caption(t("tokenhead.grid_complete", error=100 * worst))
     return True
+
+
+def _downloads(r, level: str, pieces, scores, legend: str) -> None:
+    """The sentence page's two downloads for the explained token: the scores as CSV, the highlight as HTML."""
+    import pandas as pd
+
+    from explorer.explain import attribution as attr
+    from explorer.text import plain as plain_text
+    from explorer.text.highlight import highlight_html
+
+    name = f"attributions-{r.method}-token{r.target_token}"
+    d1, d2 = st.columns(2)
+    d1.download_button(t("attributions.csv"), plain_text.csv_bytes(pd.DataFrame(attr.table(r, level))),
+                       help=t("plain.csv_guard"), file_name=f"{name}.csv", mime="text/csv", key="attr_token_csv",
+                       on_click="ignore")
+    d2.download_button(t("attributions.html"), highlight_html(
+        pieces, scores, title=f"{r.method}: {r.target_label} @ #{r.target_token}", legend=legend, standalone=True),
+        file_name=f"{name}.html", mime="text/html", key="attr_token_html_dl", on_click="ignore")
+
+
+def _faithfulness(a: TokenAnalysis, token: int, target: int, quantity: str, baseline: str) -> None:
+    """The sentence page's faithfulness table for the explained token: every method's deletion curves, the
+    token's own probability read wherever it moves (the token itself is never deleted)."""
+    from explorer.explain import cost, faithfulness
+
+    sel = selection()
+    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed)
+    heavy = cost.comparison_is_heavy(ck.model.config, len(a.tokens), 1, device=ck.model.device)
+    st.subheader(t("attributions.faith_title"))
+    st.caption(t("tokenhead.faith_intro"))
+    key = (sel.name, sel.head, sel.text, sel.seed, token, target, quantity, baseline)
+    faith = memo("faith_token", key)
+    pressed = st.button(t("attributions.faith_run"), key="attr_token_faith_run")
+    try:
+        got = run_or_queue("faith_token", key, lambda p: faithfulness.compare_methods(
+            ck, hd, sel.text, target, quantity, baseline, progress=p, target_token=token),
+            t("attributions.running"), t("attributions.stop"), start=pressed, heavy=heavy, expected_s=30)
+        faith = faith if got is None else memo("faith_token", key, lambda: got)
+    except ExplorerError as err:
+        error(err)
+    if faith is not None:
+        panels.faithfulness_table(faith)
 
 
 TOKEN_METRICS = ("loss", "val_loss", "precision", "recall", "f1", "accuracy")  # finetune_tags' history keys
