@@ -1,6 +1,8 @@
 """Fine-tuned session models stay within a per-session cap and a process-wide budget, and memory
 really goes back: RSS after 20 fine-tunes stays under the base plus the cap."""
 import gc
+import weakref
+from pathlib import Path
 
 import pytest
 import torch
@@ -12,6 +14,7 @@ from explorer.runtime.config import ConfigError, env_config
 from explorer.runtime.session_models import BUDGET, CAP, ModelStore, model_bytes, release_memory
 from explorer.train.finetune import Settings, finetune
 
+ROOT = Path(__file__).resolve().parent.parent
 ROWS = "".join(f"sentence number {i} is here,{['pos', 'neg'][i % 2]}\n" for i in range(40))
 
 
@@ -183,3 +186,45 @@ def test_feature_cache_stays_within_its_budget(monkeypatch, ck):
     monkeypatch.setenv(features.FEATURES_ENV, "100")
     features.cached_features(ck, first, 16)
     assert len(features._FEATURES) == 2 and passes == [first, second, first]
+
+
+class _Node:
+    pass
+
+
+def test_freeze_long_lived_takes_the_living_out_of_each_collection_and_frees_what_died_since():
+    from explorer.runtime.session_models import freeze_long_lived
+
+    try:
+        node = _Node()
+        node.me, node.payload = node, torch.zeros(1000)  # a cycle: only a collection frees it
+        gone = weakref.ref(node)
+        freeze_long_lived()
+        assert gc.get_freeze_count() > 10_000  # the test process's modules
+        del node
+        gc.collect()  # Streamlit's pass after a run: the frozen cycle is out of its reach...
+        assert gone() is not None
+        freeze_long_lived()  # ...until the next load or server report unfreezes and collects first
+        assert gone() is None
+    finally:
+        gc.unfreeze()
+
+
+def test_the_app_freezes_what_its_first_load_brought_in():
+    """After a page's first run has loaded a model, Streamlit's full collection after each later run walks
+    what the runs made, not every module's and the model's objects (the server's CPU per edit: bench_classroom)."""
+    from streamlit.testing.v1 import AppTest
+
+    from explorer.ui import cache
+
+    gc.unfreeze()
+    cache.shared_checkpoint.clear()
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.run()
+        at.switch_page("pages/tokens.py").run()
+        assert not at.exception
+        frozen, walked = gc.get_freeze_count(), len(gc.get_objects())
+        assert frozen > 100_000 and walked < frozen / 2, (frozen, walked)
+    finally:
+        gc.unfreeze()

@@ -14,6 +14,7 @@ from explorer.model import analysis as _analysis
 from explorer.model import checkpoints, heads
 from explorer.runtime import budget, device
 from explorer.runtime.config import env_config
+from explorer.runtime.session_models import freeze_long_lived
 from explorer.text.errors import ExplorerError
 from explorer.ui.render import error, plain
 from explorer.ui.session import WHEN_GONE, other_is_empty, owner, selection, session_checkpoint, t
@@ -24,7 +25,9 @@ T = TypeVar("T")
 @st.cache_resource(show_spinner=False, max_entries=8)
 def shared_checkpoint(name: str, seed: int) -> checkpoints.Checkpoint:
     # HEAD_EXPLORER_DEVICE (default auto: cuda, then mps, then cpu); a device not here is one line on the page.
-    return checkpoints.load_checkpoint(name, seed=seed, device=device.app_device())
+    loaded = checkpoints.load_checkpoint(name, seed=seed, device=device.app_device())
+    freeze_long_lived()  # the model lives as long as the process: out of the per-run collection
+    return loaded
 
 
 def checkpoint(name: str, seed: int = 0) -> checkpoints.Checkpoint:

@@ -1,6 +1,7 @@
 """What the server reports: "ready: model loaded" in its log once the default model is in memory
 (and READY set, which serve.py's /healthz answers from), and every HEAD_EXPLORER_REPORT_S seconds
-(60) the session count and the process's memory. Streamlit's /_stcore/health answers as soon as the
+(60) the session count and the process's memory, after a full collection that leaves what lives frozen
+(session_models.freeze_long_lived). Streamlit's /_stcore/health answers as soon as the
 server listens, seconds before torch and the model are loaded."""
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from streamlit.logger import get_logger
 from streamlit.runtime import Runtime
 
 from explorer.runtime.config import env_config, env_name
+from explorer.runtime.session_models import freeze_long_lived
 
 _log = get_logger("head_explorer")
 _STARTED = threading.Lock()  # held for good by the one thread a process starts
@@ -80,6 +82,7 @@ def _run(load, interval: int) -> None:
     except Exception as err:  # noqa: BLE001 - the log says why; pages show their own error
         _log.error("not ready: the default model did not load: %s", err)
     while True:
+        freeze_long_lived()  # what died since the last pass is freed; what lives stays out of per-run passes
         active, kept = _sessions()
         _log.info("sessions: %d connected, %d kept; memory: %.0f MB resident", active, kept, _rss_mb())
         time.sleep(interval)
