@@ -1,6 +1,5 @@
 """Head Explorer: entry point. The sidebar picks live here so they persist across pages."""
 # Serve with `head-explorer app` or `streamlit run serve.py`, not `streamlit run app.py` (README: Sharing the app).
-import gc
 import sys
 
 import streamlit as st
@@ -29,14 +28,16 @@ from explorer import ui  # noqa: E402
 from explorer.model import checkpoints, heads  # noqa: E402
 from explorer.model.analysis import MAX_TEXT_CHARS  # noqa: E402
 from explorer.plots.common import PRESENTER_FONT, PRESENTER_TITLE  # noqa: E402
+from explorer.runtime.session_models import freeze_long_lived  # noqa: E402
 from explorer.teach import links  # noqa: E402
 from explorer.ui import t  # noqa: E402
 
 if booting:
     # Streamlit runs a full gc.collect() after every script run. Over the half million objects that
     # torch, transformers and the rest bring, that took 0.3-0.7 s per rerun, holding the GIL so every
-    # other session waited. Those objects live as long as the process: leave them out of collections.
-    gc.freeze()
+    # other session waited. Those objects live as long as the process: leave them out of collections
+    # (again after each model load and each server report: explorer/ui/cache.py, explorer/ui/report.py).
+    freeze_long_lived()
 
 
 ss = st.session_state

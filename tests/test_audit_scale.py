@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ACCELERATE_TWO, ROOT
+from conftest import ROOT, accelerate_two
 from test_audit import planted
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
@@ -20,7 +20,7 @@ def test_two_cpu_processes_flag_the_same_rows_as_one(tiny_root, tmp_path):
             "--label-issues", "--json"]
     env = dict(os.environ, HF_HUB_OFFLINE="1", HEAD_EXPLORER_ROOTS=str(tiny_root), OMP_NUM_THREADS="1")
     runs = [subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-            for cmd in ([sys.executable, *args], [*ACCELERATE_TWO, *args])]
+            for cmd in ([sys.executable, *args], [*accelerate_two(), *args])]
     for run in runs:
         assert run.returncode == 0, run.stderr[-2000:]
     assert "WORLD_SIZE=2" in runs[1].stderr  # two processes really shared the feature pass

@@ -13,7 +13,7 @@ import pytest
 from sklearn.metrics import average_precision_score
 
 import explorer
-from conftest import ACCELERATE_TWO, ROOT
+from conftest import ROOT, accelerate_two
 from explorer.data.explanations import aopc, erasures, rationale_scores, word_index
 from tests.shortcut_model import SHORTCUT, frame
 
@@ -198,7 +198,7 @@ def test_two_processes_give_the_result_of_one(csv, shortcut_checkpoint):
             "--max-rows", "16", "--methods", "lig,saliency", "--rationale-column", "rationale", "--json"]
     env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
     runs = [subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-            for cmd in ([sys.executable, *args], [*ACCELERATE_TWO, *args])]
+            for cmd in ([sys.executable, *args], [*accelerate_two(), *args])]
     for run in runs:
         assert run.returncode == 0, run.stderr[-2000:]
     assert "WORLD_SIZE=2" in runs[1].stderr  # two processes really shared the rows
