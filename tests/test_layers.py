@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "explorer"
 
-LAYERS = ["resources", "text", "results", "runtime", "model", "explain", "data", "train", "plots", "teach", "ui",
+LAYERS = ["resources", "text", "results", "runtime", "model", "explain", "data", "train", "scan", "plots", "teach", "ui",
           "api", "views", "__init__", "cli", "__main__"]
 
 
