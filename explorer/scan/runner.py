@@ -4,7 +4,9 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from explorer.model.checkpoints import Checkpoint
+import numpy as np
+
+from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint
 from explorer.runtime.jobs import Progress
 from explorer.scan.base import CHECKS, SEVERITIES, Found, ScanData
 from explorer.scan.forward import run_rows
@@ -31,9 +33,13 @@ def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None 
     start = time.perf_counter()
     chosen = [c for c in CHECKS if checks is None or any(c.name.startswith(p) for p in checks)]
     total = FORWARD_COST + sum(c.cost for c in chosen)
-    logits, vectors = run_rows(ck, list(texts), list(pairs) if pairs is not None else None, vectors=True,
-                               batch_size=batch_size, max_length=max_length,
-                               progress=_part(progress, 0.0, FORWARD_COST / total, "forward"))
+    if ck.task == TOKEN_CLASSIFICATION:  # no one label per text: only the head's checks apply, none reads a pass
+        logits = np.zeros((len(texts), ck.model.config.num_labels), np.float32)
+        vectors = np.zeros((len(texts), ck.model.config.hidden_size), np.float32)
+    else:
+        logits, vectors = run_rows(ck, list(texts), list(pairs) if pairs is not None else None, vectors=True,
+                                   batch_size=batch_size, max_length=max_length,
+                                   progress=_part(progress, 0.0, FORWARD_COST / total, "forward"))
     data = ScanData(ck, tuple(texts), tuple(pairs) if pairs is not None else None,
                     tuple(given) if given is not None else None, logits, vectors, seed, batch_size, max_length)
     found = Found()
@@ -61,7 +67,6 @@ def scan_table(ck: Checkpoint, table, text_column: str | None = None, label_colu
     """scan_rows over a table (explorer.data.dataset.Table): columns as the Data page reads them; a table of one
     column is texts without labels. Raises DataError (one line) for unusable columns."""
     from explorer.data.dataset import guess_columns, prepare
-    from explorer.model.checkpoints import TOKEN_CLASSIFICATION
     from explorer.model.problem import ProblemType
 
     if len(table.frame) == 0:
