@@ -224,3 +224,51 @@ def test_conflicting_near_duplicates_are_paired(planted):
     found = [f for f in r.findings if f.check == "duplicates.conflicting"]
     assert found and found[0].severity == "major"
     assert {(i, 60 + i) for i in range(10)} <= {tuple(p) for p in found[0].fields["pairs"]}
+
+
+# ---- the command ---------------------------------------------------------------------------------
+
+def _csv(tmp_path, df: pd.DataFrame, name: str = "data.csv"):
+    path = tmp_path / name
+    df.to_csv(path, index=False)
+    return str(path)
+
+
+def test_cli_json_contract_html_and_flags(capsys, tmp_path, shortcut_checkpoint):
+    from explorer.cli import main
+    from tests import shortcut_model
+    df = shortcut_model.frame(40, seed=5)[["text", "label"]]
+    df.loc[0, "text"] = "=cmd|' /C calc'!A0 " + df.loc[0, "text"]
+    html, flags = tmp_path / "r.html", tmp_path / "flags.csv"
+    assert main(["scan", "--checkpoint", str(shortcut_checkpoint), "--csv", _csv(tmp_path, df), "--json",
+                 "--out", str(html), "--out-csv", str(flags)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["rows"] == 40 and d["checkpoint"] == str(shortcut_checkpoint) and d["seconds"] > 0
+    assert set(d["calibration"]) == {"ece", "bins", "temperature", "nll", "nll_scaled"} and d["calibration"]["bins"] == 15
+    assert set(d["robustness"]) == set(TRANSFORMS)
+    assert all({"flip_rate", "rows", "examples"} <= set(v) for v in d["robustness"].values())
+    short = [f for f in d["findings"] if f["check"] == "shortcut.word"]
+    assert short and short[0]["word"] == "zqx" and short[0]["severity"] == "major"
+    assert all(0 <= i < 40 for i in short[0]["rows"])  # 0-based positions among the CSV's data rows
+    assert html.read_text(encoding="utf-8").count("shortcut.word") >= 1
+    rows = pd.read_csv(flags)
+    assert len(rows) == 40 and not str(rows.loc[0, "text"]).startswith("=")
+    assert "shortcut.word" in ";".join(rows["flags"].fillna(""))
+
+
+@pytest.mark.parametrize("case", ["exists", "no_rows", "no_column"])
+def test_cli_bad_input_is_one_line_and_writes_nothing(capsys, tmp_path, tiny_root, case):
+    from explorer.cli import main
+    df = pd.DataFrame({"text": ["a", "b"], "label": ["alpha", "beta"]})
+    csv = _csv(tmp_path, df.iloc[:0] if case == "no_rows" else df)
+    out = tmp_path / "r.html"
+    if case == "exists":
+        out.write_text("keep me")
+    args = ["scan", "--checkpoint", str(tiny_root / "tiny-bert"), "--csv", csv, "--out", str(out)]
+    if case == "no_column":
+        args += ["--label-column", "nope"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert (out.read_text() == "keep me") if case == "exists" else not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["data.csv"] + (["r.html"] if case == "exists" else []))
