@@ -83,7 +83,7 @@ class ScanReport(JsonResult):
                                 f"{' …' if len(rows) > 30 else ''}</p>" if rows else "") + "</li>")
             parts.append("</ul>")
         if self.calibration.get("reliability"):
-            parts.append(f"<h2>{escape_html(t('scan.reliability', lang))}</h2>"
+            parts.append(f"<h2>{escape_html(t('scan.reliability', lang))}</h2>" + reliability_svg(self.calibration["reliability"])
                          + html_table([{"bin": f"{b['lo']:.2f}–{b['hi']:.2f}", "rows": b["rows"],
                                         "confidence": b["confidence"], "accuracy": b["accuracy"]}
                                        for b in self.calibration["reliability"]]))
@@ -113,3 +113,24 @@ class ScanReport(JsonResult):
     def _repr_html_(self) -> str:
         rows = [{"severity": f.severity, "check": f.check, "message": str(f.message)} for f in self.findings]
         return html_table(rows, f"{self.rows} rows; {self.checkpoint}; {self.seconds:.1f} s")
+
+
+def reliability_svg(bins: list[dict], size: int = 240) -> str:
+    """The reliability diagram as inline SVG (the report fetches nothing and runs no script): one bar per
+    non-empty bin, its height the bin's accuracy, over the diagonal a calibrated model lies on."""
+    pad = 24
+    inner = size - 2 * pad
+
+    def x(v: float) -> float:
+        return pad + v * inner
+
+    def y(v: float) -> float:
+        return size - pad - v * inner
+    bars = "".join(
+        f"<rect x='{x(b['lo']):.1f}' y='{y(b['accuracy']):.1f}' width='{(b['hi'] - b['lo']) * inner * 0.9:.1f}' "
+        f"height='{b['accuracy'] * inner:.1f}' fill='#4c78a8'><title>{b['lo']:.2f}-{b['hi']:.2f}: "
+        f"{b['rows']} rows, confidence {b['confidence']:.3f}, accuracy {b['accuracy']:.3f}</title></rect>"
+        for b in bins)
+    return (f"<svg width='{size}' height='{size}' role='img'>"
+            f"<rect x='{pad}' y='{pad}' width='{inner}' height='{inner}' fill='none' stroke='#ccc'/>{bars}"
+            f"<line x1='{x(0)}' y1='{y(0)}' x2='{x(1)}' y2='{y(1)}' stroke='#888' stroke-dasharray='4'/></svg>")
