@@ -66,6 +66,15 @@ def test_the_architecture_module_table_is_generated_from_the_docstrings():
         "run `.venv/bin/python tests/test_package_map.py` to rewrite docs/architecture.md's table"
 
 
+def test_the_layer_diagram_stacks_the_layers_in_order():
+    """The diagram at the top of docs/architecture.md: one row per layer below the public surface, lowest last."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    diagram = text[text.index("```text"):text.index("```", text.index("```text") + 3)]
+    rows = re.findall(r"^\s*\| (\w+)(?:/|\.py)\s", diagram, re.M)
+    below_api = LAYERS[:LAYERS.index("api")]
+    assert rows == below_api[::-1], rows
+
+
 if __name__ == "__main__":
     text = ARCHITECTURE.read_text(encoding="utf-8")
     if START in text:
