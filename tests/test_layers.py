@@ -1,7 +1,7 @@
 """Imports only go down: every import in explorer/ (function-level ones too, read with `ast`) goes to a module
 of the same layer or a lower one, and no modules import each other in a circle.
 
-Layers, lowest first (the README's package map): resources (where files are on disk: the catalogues in text/
+Layers, lowest first (the package map of docs/architecture.md): resources (where files are on disk: the catalogues in text/
 read from it), text, results, runtime, model, explain, data, train, plots, teach, ui; then the public
 surface on top: api, views, the package itself (`explorer/__init__`, which re-exports api and views lazily),
 cli and __main__. Inside a layer, modules may import each other as long as they form no cycle.
