@@ -19,7 +19,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
-from captum.attr._utils.approximation_methods import approximation_parameters
 
 from explorer.explain.attribution import (
     INTEGRATED, TOLERANCE, Attribution, Forward, Inputs, IntegralPath, assemble, attribute, check_target,
@@ -100,11 +99,17 @@ def _adaptive(rows: _Rows, targets: list[int], tolerance: float) -> list[MethodO
     return [p.result() for p in paths]
 
 
+def gauss_legendre(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(alphas, weights) of the n-point Gauss-Legendre rule on [0, 1]: numpy's nodes and weights on [-1, 1]
+    moved and halved, the rule captum's `method="gausslegendre"` integrates with."""
+    nodes, weights = np.polynomial.legendre.leggauss(n)  # (n,), (n,)
+    return 0.5 * (1 + nodes), 0.5 * weights
+
+
 def _fixed(rows: _Rows, targets: list[int], n_steps: int) -> list[MethodOutput]:
     """Captum's Gauss-Legendre rule at n_steps (what `attribute` runs with n_steps), every text's nodes
     in shared batches; f(x) and f(b) from one batched forward without gradients."""
-    weights_of, alphas_of = approximation_parameters("gausslegendre")
-    alphas, weights = alphas_of(n_steps), np.asarray(weights_of(n_steps))
+    alphas, weights = gauss_legendre(n_steps)
     n = len(rows.inps)
     _, dens = rows.gradients([(k, a) for k in range(n) for a in alphas], targets, n)
     ends = rows.values([(k, a) for k in range(n) for a in (1.0, 0.0)], targets)
