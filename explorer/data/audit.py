@@ -37,7 +37,7 @@ OUTLIER_Z = 3.0  # regression: a residual this many robust standard deviations o
 
 
 @dataclass(frozen=True)
-class Note:
+class AuditNote:
     """Something the user should know about the run, e.g. fewer folds than asked."""
     key: str
     params: dict = field(default_factory=dict)
@@ -56,7 +56,7 @@ class LabelAudit(JsonResult):
     quality: np.ndarray  # (n,) label quality in [0, 1]; low means suspicious
     flagged: np.ndarray  # (k,) row ids flagged as label issues, most suspicious first
     noise_rate: float
-    notes: tuple[Note, ...]
+    notes: tuple[AuditNote, ...]
     vectors: np.ndarray  # (n, hidden) the chosen features, for the projector
 
     @property
@@ -138,7 +138,7 @@ def _name(data: LabeledData, value) -> str | float:
 # ---- folds --------------------------------------------------------------------------------
 
 
-def fold_plan(data: LabeledData, folds: int = FOLDS) -> tuple[int, tuple[Note, ...]]:
+def fold_plan(data: LabeledData, folds: int = FOLDS) -> tuple[int, tuple[AuditNote, ...]]:
     """The number of folds to use: fewer than asked (with a note) when a class is too small."""
     if folds < 2:
         raise DataError("audit_folds", folds=folds)
@@ -149,14 +149,14 @@ def fold_plan(data: LabeledData, folds: int = FOLDS) -> tuple[int, tuple[Note, .
         if counts[small] < 2:
             raise DataError("audit_class_too_small", label=data.label_names[small], count=int(counts[small]))
         if counts[small] < folds:
-            return int(counts[small]), (Note("folds_reduced", {"label": data.label_names[small],
+            return int(counts[small]), (AuditNote("folds_reduced", {"label": data.label_names[small],
                                                                 "count": int(counts[small]), "asked": folds,
                                                                 "folds": int(counts[small])}),)
         return folds, ()
     if n < 2 * folds:  # each fold must keep at least two rows to predict on
         if n < 4:
             raise DataError("audit_too_few_rows", rows=n)
-        return n // 2, (Note("folds_reduced_rows", {"rows": n, "asked": folds, "folds": n // 2}),)
+        return n // 2, (AuditNote("folds_reduced_rows", {"rows": n, "asked": folds, "folds": n // 2}),)
     return folds, ()
 
 

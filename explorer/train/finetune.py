@@ -446,7 +446,7 @@ def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
     return history, best[1], stopped, val_logits
 
 
-class _Rows(torch.utils.data.Dataset):
+class _TokenizedRows(torch.utils.data.Dataset):
     """Tokenized rows kept as int32 arrays, tokenized a chunk at a time: the tokenizer's lists of Python
     ints cost ~50 bytes a token (100,000 rows x 512 tokens: ~2.6 GB), int32 arrays 4 per field."""
 
@@ -495,7 +495,7 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
         m = metrics(data.problem_type, logits.numpy(), data.y[val_idx], len(work.labels))
         return logits.numpy(), m, float(ProblemType(data.problem_type).batch_loss(logits, _target(data, val_idx)))
 
-    train = _Rows(work.tokenizer, [data.texts[i] for i in train_idx], _target(data, train_idx), s.max_length,
+    train = _TokenizedRows(work.tokenizer, [data.texts[i] for i in train_idx], _target(data, train_idx), s.max_length,
                   pairs=pairs(train_idx))
     return train_with_trainer(work, s, train, DataCollatorWithPadding(work.tokenizer), evaluate, data.problem_type,
                               progress, stop)
