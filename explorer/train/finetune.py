@@ -35,7 +35,7 @@ from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.model.steps import Op
 from explorer.runtime import scratch
-from explorer.runtime.budget import chunks
+from explorer.runtime.budget import Dims, chunks, full_finetune_bytes
 from explorer.runtime.device import halving_on_oom
 from explorer.runtime.config import env_config, env_name
 from explorer.runtime.jobs import Stop
@@ -45,7 +45,7 @@ MODES = ("head", "full")
 LEARNING_RATES = tuple(float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)) + (1.0,)  # the pages' 1-2-5 steps
 # Full fine-tuning's memory budget in MB, checked before a run starts (see full_memory).
 TRAIN_ENV = env_name("train_mb")
-# Work a fine-tune may take, in token passes through the encoder, checked before it starts (see work):
+# Work a fine-tune may take, in token passes through the encoder, checked before it starts (see token_passes):
 # a job holds one of few slots for as long as it runs, and a 100,000-sentence file in head mode held one
 # past 420 s. 4M passes is about 23,000 rows at length 128 in head mode, or 3,400 for 3 epochs in full mode.
 WORK_ENV = env_name("train_tokens")
@@ -168,36 +168,11 @@ def session_name(checkpoint: str = "model", mode: str = "head", data: str = "dat
 
 # ---- memory bound (full mode) ----------------------------------------------------------------
 
-# Floats a training step keeps for the backward pass, per token and layer: the linear parts grow with
-# hidden and intermediate sizes, eager attention's scores, softmax and dropout with heads x length.
-# Fitted on MiniLM-L6 (CPU, eager attention; measured peaks in the README), rounded up.
-_PER_HIDDEN, _PER_INTERMEDIATE, _PER_SCORE = 12, 4, 4
-_WEIGHT_COPIES = 5  # the trained copy, its gradients, AdamW's two moments, the best epoch's state
-_ROW_OVERHEAD = 112  # bytes per tokenized field and row beyond its int32 ids (a numpy array's header)
-
-
-def _dims(ck: Checkpoint) -> tuple[int, int, int, int]:
-    """(layers, hidden, intermediate, heads) from the config. PretrainedConfig maps each family's own
-    names (n_layer, dim, n_head, ...) onto these; the feed-forward width has no common name, and
-    absent it is 4 x hidden, the transformer default."""
-    cfg = ck.model.config.get_text_config()
-    hidden = int(getattr(cfg, "hidden_size", 0) or 0)
-    inter = next((v for k in ("intermediate_size", "hidden_dim", "n_inner", "ffn_dim", "d_ff", "encoder_ffn_dim")
-                  if isinstance(v := getattr(cfg, k, None), int) and v > 0), 4 * hidden)
-    return (int(getattr(cfg, "num_hidden_layers", 1) or 1), hidden, inter,
-            int(getattr(cfg, "num_attention_heads", 1) or 1))
-
-
 def full_memory(ck: Checkpoint, batch: int, length: int, rows: int) -> int:
-    """Bytes a full fine-tune of `ck` adds at its peak: the weights' copies, one step's activations
-    (batch x length tokens), the tokenized rows. Validation runs in batches of the same size without
-    gradients, so it stays below the training step."""
-    layers, hidden, inter, heads = _dims(ck)
+    """Bytes a full fine-tune of `ck` adds at its peak (budget.full_finetune_bytes of its shape and weights)."""
     weights = sum(p.numel() * p.element_size() for p in ck.model.parameters())
-    per_token = layers * (_PER_HIDDEN * hidden + _PER_INTERMEDIATE * inter + _PER_SCORE * heads * length) * 4
     fields = len(getattr(ck.tokenizer, "model_input_names", ()) or ("input_ids", "attention_mask"))
-    return (_WEIGHT_COPIES * weights + batch * length * per_token
-            + rows * fields * (length * 4 + _ROW_OVERHEAD))
+    return full_finetune_bytes(Dims.of(ck.model.config), weights, fields, batch, length, rows)
 
 
 def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
@@ -226,7 +201,7 @@ def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
                         budget=budget_mb, fit_batch=batch, fit_length=length)
 
 
-def work(settings: Settings, rows: int, length: int | None = None) -> int:
+def token_passes(settings: Settings, rows: int, length: int | None = None) -> int:
     """Token passes a fine-tune of `rows` rows may take, at most (rows are cut at max_length, not padded
     to it): head mode encodes every row once and trains its epochs on the cached features (cheap beside
     the encoder); full mode runs every epoch forward and backward through the encoder."""
@@ -240,11 +215,11 @@ def check_work(settings: Settings, rows: int) -> None:
     the most rows that fit at these settings and, where one does, the longest length that fits all rows."""
     s = settings.resolved()
     budget = env_config().train_tokens
-    need = work(s, rows)
+    need = token_passes(s, rows)
     if need <= budget:
         return
-    fit_rows = budget // work(s, 1)
-    fit_length = budget // work(s, rows, 1) if rows else 0
+    fit_rows = budget // token_passes(s, 1)
+    fit_length = budget // token_passes(s, rows, 1) if rows else 0
     millions = lambda n: f"{n / 1e6:,.1f}"  # noqa: E731
     common = dict(rows=f"{rows:,}", length=s.max_length, epochs=s.epochs, mode=s.mode, need=millions(need),
                   budget=millions(budget), env=WORK_ENV, fit_rows=f"{fit_rows:,}")
