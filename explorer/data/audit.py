@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
 
 import numpy as np
 import torch
@@ -21,7 +20,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from explorer.data.dataset import DataError, LabeledData
 from explorer.model.problem import ProblemType, metrics, score
 from explorer.model.features import POOLS, cached_features
-from explorer.runtime.jobs import Progress
+from explorer.runtime.jobs import Progress, span
 from explorer.results import JsonResult
 from explorer.text import i18n
 
@@ -206,8 +205,9 @@ def fit_predict(x_train: torch.Tensor, y_train: np.ndarray, x_test: torch.Tensor
 
 
 def out_of_fold(x: torch.Tensor, data: LabeledData, folds: int, seed: int = 0,
-                progress: Callable[[int], None] | None = None) -> np.ndarray:
-    """(n, labels) | (n,) predictions for every row from a head that never saw it."""
+                progress: Progress | None = None) -> np.ndarray:
+    """(n, labels) | (n,) predictions for every row from a head that never saw it; `progress(fraction, "i/folds")`
+    after each fold."""
     n_out = 1 if data.problem_type == ProblemType.REGRESSION else len(data.label_names)
     shape = (len(data.y),) if data.problem_type == ProblemType.REGRESSION else (len(data.y), n_out)
     oof = np.zeros(shape, np.float32)
@@ -216,7 +216,7 @@ def out_of_fold(x: torch.Tensor, data: LabeledData, folds: int, seed: int = 0,
     for i, (train, test) in enumerate(_splits(data, folds, seed)):
         oof[test] = fit_predict(x[train], data.y[train], x[test], data.problem_type, n_out)
         if progress:
-            progress(i + 1)
+            progress((i + 1) / folds, f"{i + 1}/{folds}")
     return oof
 
 
@@ -271,16 +271,16 @@ def audit(ck, data: LabeledData, folds: int = FOLDS, seed: int = 0, max_length: 
     folds, notes = fold_plan(data, folds)
     say = progress or (lambda frac, msg: None)
     # The encoder pass dominates; the K-fold fits share the last tenth of the bar.
-    feats = cached_features(ck, data.texts, max_length, "first",
-                            progress=lambda frac, msg: say(0.9 * frac, i18n.t("audit.progress_features", lang, done=msg)),
-                            text_pairs=data.text_pairs)
+    encoding = span(say, 0.0, 0.9)
+    feats = cached_features(ck, data.texts, max_length, "first", text_pairs=data.text_pairs, progress=lambda frac, msg:
+                            encoding(frac, i18n.t("audit.progress_features", lang, done=msg)))
     results = {}
+    total = folds * len(CANDIDATES)
     for j, pool in enumerate(CANDIDATES):
         x = cached_features(ck, data.texts, max_length, pool, text_pairs=data.text_pairs)
-        total = folds * len(CANDIDATES)
-        oof = out_of_fold(x, data, folds, seed, lambda i: say(0.9 + 0.1 * (j * folds + i) / total,
-                                                              i18n.t("audit.progress_folds", lang,
-                                                                     done=j * folds + i, total=total)))
+        fitting = span(say, 0.9 + 0.1 * j / len(CANDIDATES), 0.9 + 0.1 * (j + 1) / len(CANDIDATES))
+        oof = out_of_fold(x, data, folds, seed, lambda frac, _msg: fitting(frac, i18n.t(
+            "audit.progress_folds", lang, done=j * folds + round(frac * folds), total=total)))
         results[pool] = (oof, _cv_metrics(data, oof), x)
     best = max(CANDIDATES, key=lambda p: score(data.problem_type, results[p][1]))  # ties keep "first"
     oof, _, x = results[best]

@@ -29,7 +29,7 @@ from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, at_precision
 from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
-from explorer.runtime.jobs import Progress
+from explorer.runtime.jobs import Progress, span
 
 Job = tuple[int, float]  # (text, alpha): one row, the point b + alpha (x − b) of that text's path
 
@@ -60,7 +60,7 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
         return []
     if method not in INTEGRATED:
         return [attribute(ck, head, text, method, t, quantity, baseline, n_steps, window, tolerance,
-                          _share(progress, k, n), pair) for k, (text, t, pair) in enumerate(zip(texts, targets, pairs))]
+                          span(progress, k / n, (k + 1) / n, f"{k + 1}/{n}: "), pair) for k, (text, t, pair) in enumerate(zip(texts, targets, pairs))]
     start = time.perf_counter()
     inps = [prepare_inputs(ck, text, pair, baseline) for text, pair in zip(texts, pairs)]
     check_target_token(head, None, len(inps[0].ids))  # a token classifier's head: explain one token at a time
@@ -73,13 +73,6 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
     seconds = (time.perf_counter() - start) / max(1, n)
     request = Request(method, quantity, baseline, tolerance)
     return [assemble(ck, inp, request, t, r, seconds) for inp, t, r in zip(inps, targets, results)]
-
-
-def _share(progress: Progress | None, k: int, n: int) -> Progress | None:
-    """Text k's part of the progress of n texts run one by one."""
-    if progress is None:
-        return None
-    return lambda fraction, message: progress((k + fraction) / n, f"{k + 1}/{n}: {message}")
 
 
 def _adaptive(rows: _Rows, targets: list[int], tolerance: float) -> list[MethodOutput]:

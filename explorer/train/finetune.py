@@ -28,7 +28,7 @@ from sklearn.model_selection import train_test_split
 from explorer.data.dataset import LabeledData
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.analysis import max_length
-from explorer.model.checkpoints import Checkpoint
+from explorer.model.checkpoints import Checkpoint, init_seeded
 from explorer.model.features import cached_features
 from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
 from explorer.model.kernel import attention_kernel
@@ -38,7 +38,7 @@ from explorer.runtime import scratch
 from explorer.runtime.budget import Dims, chunks, full_finetune_bytes
 from explorer.runtime.device import halving_on_oom
 from explorer.runtime.config import env_config, env_name
-from explorer.runtime.jobs import Stop
+from explorer.runtime.jobs import Progress, Stop, span
 from explorer.text.errors import ExplorerError
 
 MODES = ("head", "full")
@@ -96,7 +96,15 @@ class FinetuneResult:
     epochs: int = 0  # the epochs planned (more than history holds after a Stop); 0: not known
 
 
-EpochReport = Callable[[dict], None]  # one epoch's row of the history, as it ends
+@dataclass(frozen=True)
+class EpochReport:
+    """One epoch of a fine-tune as it ends: what a page draws its bar and curves from."""
+    epoch: int  # 1-based
+    epochs: int  # planned
+    row: dict  # the epoch's row of the history: epoch, loss, val_loss and the validation metrics
+
+
+OnEpoch = Callable[[EpochReport], None]
 
 # ---- model preparation --------------------------------------------------------------------
 
@@ -108,29 +116,59 @@ def _label_slot_path(ck: Checkpoint) -> str:
         raise FinetuneError("finetune_unknown_type", model_type=ck.model_type) from None
 
 
-def trainable_copy(ck: Checkpoint, data: LabeledData, name: str, seed: int = 0) -> Checkpoint:
-    """A deep copy of `ck` whose output layer fits the data's labels. `ck` is never touched."""
-    path = _label_slot_path(ck)
-    model = copy.deepcopy(ck.model)
-    cfg = model.config
-    names = data.label_names if data.problem_type != ProblemType.REGRESSION else ("value",)
-    old = model.get_submodule(path)
-    new = torch.nn.Linear(old.in_features, len(names))
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        if set(names) == set(ck.labels) and data.problem_type == ProblemType.SINGLE:
-            order = [ck.labels.index(n) for n in names]  # warm start: keep what it already knows
-            new.weight.copy_(old.weight[order])
-            new.bias.copy_(old.bias[order])
-        else:
-            new.weight.copy_(torch.randn(new.weight.shape, generator=gen) * getattr(cfg, "initializer_range", 0.02))
-            new.bias.zero_()
-    model.set_submodule(path, new)
-    model.num_labels = len(names)
+def _labelled(cfg, names: tuple[str, ...]) -> None:
     cfg.num_labels = len(names)
     cfg.id2label = dict(enumerate(names))
     cfg.label2id = {n: i for i, n in enumerate(names)}
-    cfg.problem_type = data.problem_type
+
+
+def _token_model(ck: Checkpoint, names: tuple[str, ...], seed: int):
+    """A token classifier for `names` on a copy of `ck`'s encoder weights."""
+    from transformers import AutoModelForTokenClassification
+
+    cfg = copy.deepcopy(ck.model.config)
+    _labelled(cfg, names)
+    cfg.architectures = None  # save_pretrained writes the token class
+    torch.manual_seed(seed)  # from_config draws the layers it makes from the global generator
+    try:
+        model = AutoModelForTokenClassification.from_config(cfg, attn_implementation="eager")
+    except ValueError:
+        raise FinetuneError("finetune_unknown_type", model_type=ck.model_type) from None
+    # The sentence model's pooler has no place in a token model (add_pooling_layer=False): unexpected, not missing.
+    missing, _ = model.base_model.load_state_dict(ck.model.base_model.state_dict(), strict=False)
+    if missing or not isinstance(getattr(model, "classifier", None), torch.nn.Linear):
+        raise FinetuneError("finetune_unknown_type", model_type=ck.model_type)
+    return model
+
+
+def trainable_copy(ck: Checkpoint, names: tuple[str, ...], name: str, seed: int = 0,
+                   problem_type: str | None = ProblemType.SINGLE, token: bool = False) -> Checkpoint:
+    """A copy of `ck` whose output layer gives `names` (`token`: a token classifier on `ck`'s encoder, its
+    `classifier` applied to every token; else a sequence classifier with `problem_type`). `ck` is never
+    touched. Where `ck` already has an output layer of its kind for the same names (single-label, or token
+    tags), the copy keeps its rows: a warm start keeps what it already knows. Otherwise the layer is new,
+    drawn from `seed` (checkpoints.init_seeded)."""
+    if token:
+        model, path = _token_model(ck, names, seed), "classifier"
+        same_kind = type(ck.model).__name__.endswith("ForTokenClassification")
+        problem_type = None  # token classification has one loss; a sentence problem type would mislead
+    else:
+        path = _label_slot_path(ck)
+        model = copy.deepcopy(ck.model)
+        model.set_submodule(path, torch.nn.Linear(model.get_submodule(path).in_features, len(names)))
+        same_kind = problem_type == ProblemType.SINGLE
+    new, old = model.get_submodule(path), getattr(ck.model, path, None) if token else ck.model.get_submodule(path)
+    with torch.no_grad():
+        if same_kind and isinstance(old, torch.nn.Linear) and set(names) == set(ck.labels):
+            order = [ck.labels.index(n) for n in names]
+            new.weight.copy_(old.weight[order])
+            new.bias.copy_(old.bias[order])
+        else:
+            init_seeded(new.weight, new.bias, model.config, torch.Generator().manual_seed(seed))
+    model.num_labels = len(names)
+    _labelled(model.config, names)
+    model.config.problem_type = problem_type
+    model.to(ck.model.device)
     model.requires_grad_(False)
     model.eval()
     # A private tokenizer too: Trainer's collator sets padding on it as it goes.
@@ -295,16 +333,18 @@ def kept_epoch(history, problem_type: str, early_stopping: bool = True) -> tuple
 # ---- training -------------------------------------------------------------------------------
 
 
-def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), progress: EpochReport | None = None,
+def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), on_epoch: OnEpoch | None = None,
              stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
-    """Train a private copy of `ck` on `data`; `ck` itself is never modified."""
+    """Train a private copy of `ck` on `data`; `ck` itself is never modified. `on_epoch` hears each epoch
+    as it ends; `stop()` ends training early (the best epoch so far is kept)."""
     s = checked(ck, settings, len(data.texts), lambda s: check_head(ck, s))
     name = name or session_name(ck.name, s.mode, data.label_columns[0] if data.label_columns else "data", s.epochs)
     train_idx, val_idx = split(data, s.val_fraction, s.seed)
+    labels = data.label_names if data.problem_type != ProblemType.REGRESSION else ("value",)
     run = _train_head if s.mode == "head" else _train_full
     work, s, (history, best_epoch, stopped, val_logits), seconds = trained(
-        ck, s, lambda: trainable_copy(ck, data, name, s.seed),
-        lambda work, s: run(ck, work, data, s, train_idx, val_idx, progress, stop))
+        ck, s, lambda: trainable_copy(ck, labels, name, s.seed, data.problem_type),
+        lambda work, s: run(ck, work, data, s, train_idx, val_idx, on_epoch, stop))
     n = len(work.labels)
     kept_by = kept_epoch(history, data.problem_type, s.early_stopping)[1]
     y_val = data.y[val_idx]
@@ -377,48 +417,64 @@ def sgd_epoch(n: int, batch_size: int, gen: torch.Generator, opt, sched, device,
     return total / max(n, 1)
 
 
-def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
+def train_epochs(params: list[torch.nn.Parameter], n: int, s: Settings, device, rule: str,
+                 loss_of: Callable[[torch.Tensor, torch.Generator], torch.Tensor],
+                 evaluate: Callable[[], tuple[object, dict, float]], on_epoch: OnEpoch | None,
+                 stop: Stop | None) -> tuple[list[dict], int, bool, object]:
+    """Head-mode training, for sentence and token heads alike: `params` (the private copy's head) trained with
+    AdamW for s.epochs over `n` rows of cached features, `loss_of(row indices, generator)` per batch. After
+    each epoch `evaluate()` (-> (validation logits, metrics, validation loss)) makes a history row, reported
+    to `on_epoch`; the best epoch by `better(rule, ...)` is kept, and `stop()` ends training after the epoch.
+    Returns (history, kept epoch, stopped, the kept epoch's validation logits), as train_with_trainer does."""
+    for p in params:
+        p.requires_grad_(True)  # the private copy only
+    opt = torch.optim.AdamW(params, lr=s.learning_rate, weight_decay=s.weight_decay)
+    steps = max(1, s.epochs * -(-n // s.batch_size))
+    # Linear decay to zero, as Trainer does: late epochs settle instead of bouncing around.
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.0, 1 - step / steps))
+    gen = torch.Generator().manual_seed(s.seed)  # the order of the rows, and the head's dropout where it asks
+    history, best, stopped = [], (None, 0, None), False
+    for epoch in range(1, s.epochs + 1):
+        loss = sgd_epoch(n, s.batch_size, gen, opt, sched, device, lambda b: loss_of(b, gen))
+        _, m, val_loss = evaluate()
+        history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
+        if better(rule, history[-1], best[0], s.early_stopping):
+            best = (history[-1], epoch, [p.detach().clone() for p in params])
+        if on_epoch:
+            on_epoch(EpochReport(epoch=epoch, epochs=s.epochs, row=history[-1]))
+        if stop and stop():
+            stopped = True
+            break
+    with torch.no_grad():
+        for p, kept in zip(params, best[2]):
+            p.copy_(kept)
+            p.requires_grad_(False)
+    return history, best[1], stopped, evaluate()[0]
+
+
+def _train_head(ck, work, data, s, train_idx, val_idx, on_epoch, stop):
     pool = derive(ck).steps[0].op  # the token the head reads (one of HEAD_POOLS): first, or last non-pad
     # (n, hidden), from the untouched encoder. Its batches ask `stop` too, so a job whose owner is gone
     # (jobs.Cancelled is raised from there) does not encode 100,000 rows first.
     feats = cached_features(ck, data.texts, s.max_length, pool, progress=(lambda frac, msg: stop()) if stop else None,
                             text_pairs=data.text_pairs)
     head = build_head(work, "own", s.seed)
-    params = [p for layer in head.layers.values() for p in layer.parameters()]
-    for p in params:
-        p.requires_grad_(True)  # the private copy only
-    opt = torch.optim.AdamW(params, lr=s.learning_rate, weight_decay=s.weight_decay)
-    steps = s.epochs * -(-len(train_idx) // s.batch_size)
-    # Linear decay to zero, as Trainer does: late epochs settle instead of bouncing around.
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.0, 1 - step / steps))
-    gen = torch.Generator().manual_seed(s.seed)
+    problem = ProblemType(data.problem_type)
     device = work.model.device  # the head's layers are the copy's, on the checkpoint's device
     xtr, xva = feats[train_idx].unsqueeze(1).to(device), feats[val_idx].unsqueeze(1).to(device)  # (n, 1, hidden)
     ytr, yva = _target(data, train_idx).to(device), _target(data, val_idx).to(device)
     ones_tr, ones_va = torch.ones(xtr.shape[:2], device=device), torch.ones(xva.shape[:2], device=device)
-    history, best, stopped = [], (None, 0, None), False
-    for epoch in range(1, s.epochs + 1):
-        loss = sgd_epoch(len(xtr), s.batch_size, gen, opt, sched, device, lambda b: ProblemType(
-            data.problem_type).batch_loss(run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1], ytr[b]))
+
+    def evaluate() -> tuple[np.ndarray, dict, float]:
         with torch.no_grad():
-            val_logits = run_head(head, xva, ones_va)[-1][1]
-            val_loss = float(ProblemType(data.problem_type).batch_loss(val_logits, yva))
-        m = metrics(data.problem_type, val_logits.cpu().numpy(), data.y[val_idx], len(work.labels))
-        history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
-        if better(data.problem_type, history[-1], best[0], s.early_stopping):
-            state = {k: (layer.weight.detach().clone(), layer.bias.detach().clone()) for k, layer in head.layers.items()}
-            best = (history[-1], epoch, state)
-        if progress:
-            progress({**history[-1], "epochs": s.epochs})
-        if stop and stop():
-            stopped = True
-            break
-    with torch.no_grad():
-        for k, (w, bias) in best[2].items():
-            head.layers[k].weight.copy_(w)
-            head.layers[k].bias.copy_(bias)
-        val_logits = run_head(head, xva, ones_va)[-1][1].cpu().numpy()
-    return history, best[1], stopped, val_logits
+            logits = run_head(head, xva, ones_va)[-1][1]
+            val_loss = float(problem.batch_loss(logits, yva))
+        logits = logits.cpu().numpy()
+        return logits, metrics(data.problem_type, logits, data.y[val_idx], len(work.labels)), val_loss
+
+    params = [p for layer in head.layers.values() for p in layer.parameters()]
+    return train_epochs(params, len(xtr), s, device, data.problem_type, lambda b, gen: problem.batch_loss(
+        run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1], ytr[b]), evaluate, on_epoch, stop)
 
 
 class _TokenizedRows(torch.utils.data.Dataset):
@@ -458,7 +514,7 @@ def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int
     return torch.cat(out) if out else torch.zeros((0, model.config.num_labels))
 
 
-def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
+def _train_full(ck, work, data, s, train_idx, val_idx, on_epoch, stop):
     from transformers import DataCollatorWithPadding
 
     def pairs(idx):
@@ -473,14 +529,15 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
     train = _TokenizedRows(work.tokenizer, [data.texts[i] for i in train_idx], _target(data, train_idx), s.max_length,
                   pairs=pairs(train_idx))
     return train_with_trainer(work, s, train, DataCollatorWithPadding(work.tokenizer), evaluate, data.problem_type,
-                              progress, stop)
+                              on_epoch, stop)
 
 
 def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate, rule: str,
-                       progress: EpochReport | None, stop: Stop | None) -> tuple[list[dict], int, bool, object]:
+                       on_epoch: OnEpoch | None, stop: Stop | None) -> tuple[list[dict], int, bool, object]:
     """Full fine-tuning of `work.model` on the dataset `train` with transformers' Trainer: after each epoch
-    `evaluate(model)` (-> (validation logits, metrics, validation loss), in eval mode) makes a progress row,
-    the best epoch by `better(rule, ...)` is kept, and `stop()` ends training after the current step.
+    `evaluate(model)` (-> (validation logits, metrics, validation loss), in eval mode) makes a history row,
+    reported to `on_epoch`; the best epoch by `better(rule, ...)` is kept, and `stop()` ends training after
+    the current step.
     Returns (history, kept epoch, stopped, the kept epoch's validation logits). Sentence and token
     fine-tuning (finetune_tags) share it."""
     from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
@@ -505,8 +562,8 @@ def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate,
             if better(rule, history[-1], best["row"], s.early_stopping):
                 best.update(row=history[-1], epoch=epoch, logits=logits,
                             state={k: v.detach().clone() for k, v in model.state_dict().items()})
-            if progress:
-                progress({**history[-1], "epochs": s.epochs})
+            if on_epoch:
+                on_epoch(EpochReport(epoch=epoch, epochs=s.epochs, row=history[-1]))
 
         def on_step_end(self, args, state, control, **kw):
             if stop and stop():
@@ -571,20 +628,21 @@ _STORED = (".safetensors", ".bin")
 _CHUNK = 2**20
 
 
-def zip_once(ck: Checkpoint, folder: Path, progress: Callable[[float], None] | None = None) -> Path:
+def zip_once(ck: Checkpoint, folder: Path, progress: Progress | None = None) -> Path:
     """`folder`/<model name>.zip holding the exported HF folder, built on the first call only (model
-    names are unique per fine-tune) and written atomically; `progress(fraction)` while it is built."""
+    names are unique per fine-tune) and written atomically; `progress(fraction, "")` while it is built."""
     stem = Path(ck.name).name or "model"  # a checkpoint loaded from a folder is named by its path
     out = Path(folder) / f"{stem}.zip"
     if out.is_file():
         return out
-    report = progress or (lambda frac: None)
+    report = progress or (lambda frac, msg: None)
+    writing = span(report, 0.1, 1.0)  # the export's tenth first, then the bytes written
     with scratch.temporary() as tmp:
-        report(0.0)
+        report(0.0, "")
         exported = save(ck, tmp / stem)
         files = sorted(f for f in exported.rglob("*") if f.is_file())
         total, done = sum(f.stat().st_size for f in files) or 1, 0
-        report(0.1)
+        writing(0.0)
         part = scratch.partial_for(out) / out.name
         try:
             with zipfile.ZipFile(part, "w") as zf:
@@ -596,7 +654,7 @@ def zip_once(ck: Checkpoint, folder: Path, progress: Callable[[float], None] | N
                         while chunk := src.read(_CHUNK):
                             dst.write(chunk)
                             done += len(chunk)
-                            report(0.1 + 0.9 * done / total)
+                            writing(done / total)
             os.replace(part, out)  # beside `out`: one filesystem, so the rename is atomic
         finally:
             shutil.rmtree(part.parent, ignore_errors=True)
