@@ -2,9 +2,10 @@
 
 `head` mode freezes the encoder: the features of the token the head reads (the first, or on
 decoder-only models the last non-pad one) are computed once (and cached), so the
-head can train for many epochs in seconds. `full` mode trains everything with transformers'
-Trainer. Both report progress per epoch, stop when asked and keep the epoch with the lowest validation
-loss (the problem type's score breaks ties), or the last one with early stopping off.
+head can train for many epochs in seconds (train_epochs). `full` mode trains everything with transformers'
+Trainer (train_with_trainer). Both report each epoch as it ends (EpochReport), stop when asked and keep the
+epoch with the lowest validation loss (the problem type's score breaks ties), or the last one with early
+stopping off. Token fine-tuning (finetune_tags) runs on the same two loops and the same trainable_copy.
 The result exports as an ordinary HF folder that `transformers.pipeline` loads.
 """
 from __future__ import annotations
@@ -157,7 +158,8 @@ def trainable_copy(ck: Checkpoint, names: tuple[str, ...], name: str, seed: int 
         model = copy.deepcopy(ck.model)
         model.set_submodule(path, torch.nn.Linear(model.get_submodule(path).in_features, len(names)))
         same_kind = problem_type == ProblemType.SINGLE
-    new, old = model.get_submodule(path), getattr(ck.model, path, None) if token else ck.model.get_submodule(path)
+    new = model.get_submodule(path)
+    old = getattr(ck.model, path, None) if token else ck.model.get_submodule(path)  # ck's own, if it has one
     with torch.no_grad():
         if same_kind and isinstance(old, torch.nn.Linear) and set(names) == set(ck.labels):
             order = [ck.labels.index(n) for n in names]
