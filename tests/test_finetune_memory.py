@@ -8,7 +8,7 @@ from transformers import GPT2Config
 
 from explorer import cli
 from explorer.data.dataset import prepare, read_csv
-from explorer.runtime.budget import Dims
+from explorer.runtime.budget import FULL_PASS, Dims, token_passes
 from explorer.train import finetune as ft
 from explorer.train.finetune import MIN_LENGTH, FinetuneError, Settings, check_memory, full_memory
 
@@ -128,8 +128,8 @@ def test_tokenized_rows_are_int32_and_read_back_as_the_tokenizer_wrote_them(tiny
 # ---- token passes: rows x length x epochs, for sentence and token fine-tunes alike ----------------------------
 
 def test_token_passes_count_rows_length_and_full_mode_epochs():
-    assert ft.token_passes(Settings(mode="head", epochs=30, max_length=128), 1000) == 1000 * 128  # features once
-    assert ft.token_passes(Settings(mode="full", epochs=3, max_length=64), 1000) == 1000 * 64 * 3 * ft._FULL_PASS
+    assert token_passes(1000, 128, epochs=30, full=False) == 1000 * 128  # features once
+    assert token_passes(1000, 64, epochs=3, full=True) == 1000 * 64 * 3 * FULL_PASS
 
 
 def test_past_the_work_budget_is_refused_with_the_most_rows_and_the_longest_length_that_fit(monkeypatch):
@@ -139,8 +139,8 @@ def test_past_the_work_budget_is_refused_with_the_most_rows_and_the_longest_leng
         ft.check_work(s, 10_000)
     p = err.value.params
     assert err.value.key == "finetune_work" and p["fit_rows"] == "868" and p["fit_length"] == 11
-    assert ft.token_passes(s, 868) <= 1_000_000 < ft.token_passes(s, 869)
-    assert ft.token_passes(Settings(mode="full", epochs=3, max_length=11), 10_000) <= 1_000_000
+    assert token_passes(868, 128, 3, full=True) <= 1_000_000 < token_passes(869, 128, 3, full=True)
+    assert token_passes(10_000, 11, 3, full=True) <= 1_000_000
     msg = str(err.value)
     assert "\n" not in msg and "HEAD_EXPLORER_TRAIN_TOKENS" in msg and "868 rows fit" in msg, msg
     assert "\n" not in err.value.message("vi") and "868" in err.value.message("vi")

@@ -10,6 +10,9 @@ faithfulness, attributions' internal batches, Monte-Carlo dropout) from HEAD_EXP
 20,000-character text costs time, not memory. On a CUDA device an unset HEAD_EXPLORER_BATCH_MB is a share
 (CUDA_BATCH_SHARE) of the memory the device has free when the batch is sized (`batch_mb`): an 80 GB card runs
 the batches it can hold, where the CPU default (256 MB) would run a 512-token lig in dozens of small ones.
+
+Every estimate reads a model's shape as one `Dims`. A fine-tune is sized here before it starts: its peak
+bytes in full mode (`full_finetune_bytes`) and its work in token passes (`token_passes`).
 """
 from __future__ import annotations
 
@@ -233,6 +236,19 @@ def full_finetune_bytes(dims: Dims, weight_bytes: int, fields: int, batch: int, 
     per_token = dims.layers * (_PER_HIDDEN * dims.hidden + _PER_INTERMEDIATE * dims.intermediate
                                + _PER_SCORE * dims.heads * length) * 4
     return _WEIGHT_COPIES * weight_bytes + batch * length * per_token + rows * fields * (length * 4 + _ROW_OVERHEAD)
+
+
+# Work, not memory: a job holds one of few slots for as long as it runs. A training step's backward pass costs
+# about twice its forward: MiniLM-L6 at batch 32 x 128 on one CPU thread ran 1,684 tokens/s forward and 590
+# forward and backward (2.9x).
+FULL_PASS = 3
+
+
+def token_passes(rows: int, length: int, epochs: int = 1, full: bool = False) -> int:
+    """Token passes through the encoder a fine-tune of `rows` rows may take, at most (rows are cut at `length`,
+    not padded to it): head mode encodes every row once and trains its epochs on the cached features (cheap
+    beside the encoder); `full` mode runs every epoch forward and backward through the encoder."""
+    return rows * length * (epochs * FULL_PASS if full else 1)
 
 
 def chunks(n: int, size: int) -> list[range]:

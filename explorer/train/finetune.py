@@ -36,7 +36,7 @@ from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.model.steps import Op
 from explorer.runtime import scratch
-from explorer.runtime.budget import Dims, chunks, full_finetune_bytes
+from explorer.runtime.budget import Dims, chunks, full_finetune_bytes, token_passes
 from explorer.runtime.device import halving_on_oom
 from explorer.runtime.config import env_config, env_name
 from explorer.runtime.jobs import Progress, Stop, span
@@ -46,13 +46,10 @@ MODES = ("head", "full")
 LEARNING_RATES = tuple(float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)) + (1.0,)  # the pages' 1-2-5 steps
 # Full fine-tuning's memory budget in MB, checked before a run starts (see full_memory).
 TRAIN_ENV = env_name("train_mb")
-# Work a fine-tune may take, in token passes through the encoder, checked before it starts (see token_passes):
+# Work a fine-tune may take, in token passes through the encoder, checked before it starts (see budget.token_passes):
 # a job holds one of few slots for as long as it runs, and a 100,000-sentence file in head mode held one
 # past 420 s. 4M passes is about 23,000 rows at length 128 in head mode, or 3,400 for 3 epochs in full mode.
 WORK_ENV = env_name("train_tokens")
-# A training step's backward pass costs about twice its forward: MiniLM-L6 at batch 32 x 128 on one CPU
-# thread ran 1,684 tokens/s forward and 590 forward and backward (2.9x).
-_FULL_PASS = 3
 # The pooling steps (steps.Step.op) that read one token, each the features.POOLS entry holding it.
 HEAD_POOLS = (Op.FIRST, Op.LAST)
 MIN_LENGTH = 8  # room for the special tokens and a few words
@@ -241,25 +238,17 @@ def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
                         budget=budget_mb, fit_batch=batch, fit_length=length)
 
 
-def token_passes(settings: Settings, rows: int, length: int | None = None) -> int:
-    """Token passes a fine-tune of `rows` rows may take, at most (rows are cut at max_length, not padded
-    to it): head mode encodes every row once and trains its epochs on the cached features (cheap beside
-    the encoder); full mode runs every epoch forward and backward through the encoder."""
-    s = settings.resolved()
-    per_row = (length or s.max_length) * (s.epochs * _FULL_PASS if s.mode == "full" else 1)
-    return rows * per_row
-
-
 def check_work(settings: Settings, rows: int) -> None:
     """Refuse, before it starts, a fine-tune past HEAD_EXPLORER_TRAIN_TOKENS token passes; the message names
     the most rows that fit at these settings and, where one does, the longest length that fits all rows."""
     s = settings.resolved()
     budget = env_config().train_tokens
-    need = token_passes(s, rows)
+    passes = lambda n, length=s.max_length: token_passes(n, length, s.epochs, s.mode == "full")  # noqa: E731
+    need = passes(rows)
     if need <= budget:
         return
-    fit_rows = budget // token_passes(s, 1)
-    fit_length = budget // token_passes(s, rows, 1) if rows else 0
+    fit_rows = budget // passes(1)
+    fit_length = budget // passes(rows, 1) if rows else 0
     millions = lambda n: f"{n / 1e6:,.1f}"  # noqa: E731
     common = dict(rows=f"{rows:,}", length=s.max_length, epochs=s.epochs, mode=s.mode, need=millions(need),
                   budget=millions(budget), env=WORK_ENV, fit_rows=f"{fit_rows:,}")
