@@ -115,9 +115,11 @@ def _train_head(work, data, s, train_idx, val_idx, on_epoch, stop):
             logits = [head(feats[i].to(device)).float().cpu().numpy() for i in val_idx]
         return (logits, *_evaluate(logits, data, val_idx, data.tag_names))
 
-    # Dropout from the global generator, as HF's token classifier draws it in full mode.
-    return train_epochs(list(head.parameters()), len(xtr), s, device, _RULE, lambda b, _gen: torch.nn.functional
-                        .cross_entropy(head(dropout(xtr[b])), ytr[b]), evaluate, on_epoch, stop)
+    def loss_of(b: torch.Tensor, _gen: torch.Generator) -> torch.Tensor:
+        # Dropout from the global generator, as HF's token classifier draws it in full mode.
+        return torch.nn.functional.cross_entropy(head(dropout(xtr[b])), ytr[b])
+
+    return train_epochs(list(head.parameters()), len(xtr), s, device, _RULE, loss_of, evaluate, on_epoch, stop)
 
 
 class _Sentences(torch.utils.data.Dataset):
