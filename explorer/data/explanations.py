@@ -46,7 +46,7 @@ from explorer.model.problem import ProblemType
 from explorer.model.readable import word_pieces
 from explorer.results import JsonResult
 from explorer.runtime import budget
-from explorer.runtime.jobs import Progress
+from explorer.runtime.jobs import Progress, span
 from explorer.text import i18n
 
 FRACTIONS = (0.01, 0.05, 0.10, 0.20, 0.50)  # ERASER's AOPC bins
@@ -215,11 +215,10 @@ def explain_rows(ck: Checkpoint, head: Head, texts: Sequence[str], given: Sequen
     share = 0.8 / (len(methods) + 1)
 
     def part(k: int, what: str) -> Progress:
-        def report(frac: float, msg: str) -> None:
-            done = (k + frac) * share
+        def report(done: float, _msg: str) -> None:
             rate = done / 0.8 * len(rows) / max(time.perf_counter() - start, 1e-9)
             say(done, i18n.t("explain.progress", lang, step=what, rate=f"{rate:.1f}"))
-        return report
+        return span(report, k * share, (k + 1) * share)
 
     first = batched.attribute_many(ck, head, [texts[r] for r in rows], methods[0], None, text_pairs=pairs,
                                    progress=part(0, methods[0]))
