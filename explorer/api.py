@@ -176,12 +176,12 @@ def explain_data(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, labe
                  text_pair: str | None = None, rationale: str | None = None, methods=("lig",),
                  max_rows: int | None = None, head: str | Head = "own", seed: int = DEFAULT_SEED,
                  flagged=()):
-    """Explain a DataFrame's rows at once (explorer.data.explanations): the words that drive each predicted
+    """Explain a DataFrame's rows at once (explorer.explain.dataset): the words that drive each predicted
     label, possible shortcuts, and per method ERASER faithfulness against a random ranking, Kendall τ between
     methods and, with a `rationale` column (marked words), token F1, IOU F1 and AUPRC. Columns as for
     `inspect`; `max_rows` keeps the first rows; `flagged`: row ids to slice as audit-flagged (e.g.
     `audit(df, ck).audit.flagged`). Returns a DatasetExplanation (to_dict: what the CLI prints)."""
-    from explorer.data.explanations import explain_table
+    from explorer.explain.dataset import explain_table
 
     ck = _checked(ck)
     return explain_table(ck, _head(ck, head, seed), _table(df), text, label, text_pair, rationale, methods,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from test_layers import LAYERS, PACKAGE  # noqa: E402
+from test_layers import PACKAGE, layer, module_name  # noqa: E402
 
 README = ROOT / "README.md"
 START, END = "<!-- package-map:start (tests/test_package_map.py writes this table) -->", "<!-- package-map:end -->"
@@ -24,8 +24,8 @@ def first_sentence(doc: str) -> str:
 
 
 def layer_of(path: Path) -> int:
-    top = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
-    return LAYERS.index(top)
+    """tests/test_layers.py's layer of a module or package folder (a package's own entry, not a module's)."""
+    return layer(module_name(path) if path.suffix else "explorer." + path.name)
 
 
 def table() -> str:

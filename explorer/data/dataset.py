@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from explorer.model.checkpoints import TOKEN_CLASSIFICATION
 from explorer.model.problem import ProblemType
 from explorer.text.errors import ExplorerError, Message
 
@@ -518,16 +517,3 @@ def changed_rows(before: Table, after: Table) -> int:
     differ = (a.iloc[:n].astype(str).to_numpy() != b.iloc[:n].astype(str).to_numpy()).any(axis=1)
     return int(differ.sum()) + abs(len(a) - len(b))
 
-
-def is_token_classifier(ck) -> bool:
-    """Is `ck` (a Checkpoint) a token classifier? (its task, read off the model's class by the loader)"""
-    return ck.task == TOKEN_CLASSIFICATION
-
-
-def check_kind(ck, token_data: bool) -> None:
-    """A sentence classifier cannot read token data, nor a token classifier sentence data: one line each."""
-    token_model = is_token_classifier(ck)
-    if token_data and not token_model:
-        raise DataError("tags_sequence_checkpoint", name=ck.name)
-    if token_model and not token_data:
-        raise DataError("tags_token_checkpoint", name=ck.name)

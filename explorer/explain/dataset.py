@@ -514,7 +514,7 @@ def explain(ck: Checkpoint, head: Head, texts: Sequence[str], given_names: Seque
             rationale_cells: Sequence[str] | None = None, flagged: Sequence[int] = (), data_type: str = ProblemType.SINGLE,
             seed: int = 0, progress: Progress | None = None, lang: str = "en") -> DatasetExplanation:
     """The whole run on texts (and their given labels as the data names them): checks, then explain_rows."""
-    from explorer.data.dataset import is_token_classifier
+    from explorer.model.checkpoints import is_token_classifier
     from explorer.data.mapping import checkpoint_target
 
     if is_token_classifier(ck):
