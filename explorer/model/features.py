@@ -130,14 +130,24 @@ def cached_features(ck, texts: tuple[str, ...], max_length: int, pool: str = "fi
 
 
 def _gather(out: np.ndarray, batches: list[np.ndarray], share: np.ndarray) -> np.ndarray:
-    """Every process's rows into every process's array (the shares are disjoint; others stay 0)."""
-    from accelerate import PartialState
-    from accelerate.utils import reduce
+    """Every process's rows into every process's array, each row where one process would put it: each sends
+    its rows' indices with their values (the shares differ in size), and writes everyone's in place."""
+    rows = np.concatenate([batches[b] for b in share]) if len(share) else np.zeros(0, np.int64)
+    for got, values in all_gathered((rows, out[rows])):
+        out[got] = values
+    return out
 
-    state = PartialState()  # sets up the process group that `accelerate launch` describes in the environment
-    mine = np.zeros(len(out), bool)
-    if len(share):
-        mine[np.concatenate([batches[b] for b in share])] = True
-    local = torch.from_numpy(np.where(mine[:, None, None], out, 0.0).astype(np.float32))
-    # The backend's device: gloo reduces CPU tensors, NCCL (GPU processes) only CUDA ones. x + 0 == x exactly.
-    return reduce(local.to(state.device), reduction="sum").cpu().numpy()
+
+def all_gathered(obj) -> list:
+    """`obj` from every process, in rank order. torch.distributed's own all_gather_object: accelerate's
+    gather and reduce return their input where PartialState reads the launch as DistributedType.NO, which CPU
+    processes started by `accelerate launch --multi_gpu` are (accelerate 1.16; see cli/common.py)."""
+    import torch.distributed as dist
+    from accelerate import PartialState
+
+    PartialState()  # sets up the process group that the launcher describes in the environment
+    if not dist.is_initialized():
+        dist.init_process_group("gloo")
+    parts: list = [None] * dist.get_world_size()
+    dist.all_gather_object(parts, obj)
+    return parts
