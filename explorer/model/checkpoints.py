@@ -543,3 +543,9 @@ def _load(name: str, seed: int) -> Checkpoint:
     if Path(name).exists():  # from_pretrained would load this local path: not past the roots
         raise CheckpointError("checkpoint_outside_roots", name=name)
     return _from_dir(name, name, seed)
+
+
+def is_token_classifier(ck: Checkpoint) -> bool:
+    """Is `ck` a token classifier? (its task, read off the model's class by the loader)"""
+    return ck.task == TOKEN_CLASSIFICATION
+

@@ -25,7 +25,7 @@ from explorer.train import finetune
 if TYPE_CHECKING:
     from explorer.data.audit import LabelAudit
     from explorer.data.dataset import Table
-    from explorer.data.explanations import DatasetExplanation
+    from explorer.explain.dataset import DatasetExplanation
 
 log = get_logger("head_explorer")
 

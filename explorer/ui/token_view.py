@@ -376,7 +376,7 @@ def _start_tags(src, options: dict) -> None:
     """Start button: read the tags, refuse in one line what cannot run (before a slot is taken), then train
     in the background; a sentence checkpoint's encoder gets a new token head, as the CLI does."""
     from explorer.data import tags
-    from explorer.data.dataset import is_token_classifier
+    from explorer.model.checkpoints import is_token_classifier
     from explorer.train.finetune import FinetuneError, Settings, check_size, session_name
     from explorer.train.finetune_tags import finetune_tags
 
