@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.stamp
 
-.PHONY: setup run dev test test-fast bench
+.PHONY: setup run dev test test-fast bench docs
 
 # pytest-xdist workers for `make test`: whole files per worker (--dist loadfile, so a file's module fixtures and
 # servers are built once), heaviest files first (tests/conftest.py). Browser tests spend much of their time
@@ -43,3 +43,7 @@ test-fast: setup
 
 bench: setup
 	$(PY) -m bench
+
+# The documentation site, built offline (no fonts or scripts from another host) into site/.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict

@@ -12,7 +12,7 @@ import time
 
 from bench.timing import row
 from explorer.data.dataset import demo_frame
-from explorer.data.explanations import explain
+from explorer.explain.dataset import explain
 from explorer.explain.attribution import attribute
 from explorer.model.checkpoints import load_checkpoint
 from explorer.model.heads import build_head

@@ -12,7 +12,7 @@ from bench.timing import row
 from explorer.data.dataset import demo_frame, prepare, read_csv
 from explorer.model.checkpoints import load_checkpoint
 from explorer.model.problem import metrics
-from explorer.train.finetune import Settings, _Rows, _target, finetune, split, trainable_copy
+from explorer.train.finetune import Settings, _TokenizedRows, _target, finetune, split, trainable_copy
 
 EPOCHS = 20
 
@@ -30,7 +30,7 @@ def _trainer(ck, data, s: Settings, head_only: bool) -> tuple[float, float]:
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
     t0 = time.perf_counter()
-    work = trainable_copy(ck, data, "bench", s.seed)
+    work = trainable_copy(ck, data.label_names, "bench", s.seed, data.problem_type)
     model = work.model
     if head_only:
         for module in (model.bert.pooler, model.classifier):
@@ -43,7 +43,7 @@ def _trainer(ck, data, s: Settings, head_only: bool) -> tuple[float, float]:
                                  per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no",
                                  report_to=[], disable_tqdm=True, logging_strategy="no",
                                  use_cpu=work.model.device.type == "cpu")  # the checkpoint's device
-        trainer = Trainer(model=model, args=args, train_dataset=_Rows(work.tokenizer, [data.texts[i] for i in train_idx],
+        trainer = Trainer(model=model, args=args, train_dataset=_TokenizedRows(work.tokenizer, [data.texts[i] for i in train_idx],
                                                                 _target(data, train_idx), s.max_length),
                           data_collator=DataCollatorWithPadding(work.tokenizer))
         trainer.train()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from explorer.data import audit as audit_core
-from explorer.data.dataset import Table, prepare, read_csv
+from explorer.data.dataset import Table, checked_table, frame_cells, prepare
 from explorer.data.labels import LabelReport, label_report
 from explorer.explain import attribution as attribution_core
 from explorer.explain import batched
@@ -102,12 +102,11 @@ def attribute_many(ck: Checkpoint, texts: list[str], method: str = "lig", target
 
 
 def _table(df) -> Table:
-    """A DataFrame as the app reads a CSV: through the same reader, so every check on it is the same."""
+    """A DataFrame as the app reads a CSV: its cells as the reader gives them, then the reader's own checks."""
     if not isinstance(df, pd.DataFrame):
         raise ExplorerError("api_not_a_frame", kind=type(df).__name__)
-    data = df.to_csv(index=False).encode("utf-8")
-    # The caller already holds the frame in memory: the app's upload limits are not theirs.
-    return read_csv(data, max_bytes=len(data) + 1, max_rows=max(len(df), 1), name="DataFrame")
+    # The caller already holds the frame in memory: the app's upload row limit is not theirs.
+    return checked_table(frame_cells(df), "DataFrame", max_rows=max(len(df), 1))
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,12 +175,12 @@ def explain_data(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, labe
                  text_pair: str | None = None, rationale: str | None = None, methods=("lig",),
                  max_rows: int | None = None, head: str | Head = "own", seed: int = DEFAULT_SEED,
                  flagged=()):
-    """Explain a DataFrame's rows at once (explorer.data.explanations): the words that drive each predicted
+    """Explain a DataFrame's rows at once (explorer.explain.dataset): the words that drive each predicted
     label, possible shortcuts, and per method ERASER faithfulness against a random ranking, Kendall τ between
     methods and, with a `rationale` column (marked words), token F1, IOU F1 and AUPRC. Columns as for
     `inspect`; `max_rows` keeps the first rows; `flagged`: row ids to slice as audit-flagged (e.g.
     `audit(df, ck).audit.flagged`). Returns a DatasetExplanation (to_dict: what the CLI prints)."""
-    from explorer.data.explanations import explain_table
+    from explorer.explain.dataset import explain_table
 
     ck = _checked(ck)
     return explain_table(ck, _head(ck, head, seed), _table(df), text, label, text_pair, rationale, methods,

@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer import ui
 from explorer.data.dataset import read_csv
-from explorer.data.explanations import explain_table
+from explorer.explain.dataset import explain_table
 from explorer.explain.attribution import METHODS
 from explorer.text.errors import ExplorerError
 from explorer.ui import explain_view, t

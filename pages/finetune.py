@@ -59,7 +59,7 @@ def _start():
     model_name = session_name(name, mode, src.short_name(), int(epochs))
     try:  # one fine-tune per session: a second Start is refused and shows the first
         new = ui.start_job("fine-tune", model_name, lambda progress, stop: finetune(
-            ck, data, settings, progress=progress, stop=stop, name=model_name),  # runs off the script thread
+            ck, data, settings, on_epoch=progress, stop=stop, name=model_name),  # runs off the script thread
             size=(settings.mode, len(data.texts) * settings.epochs))  # its estimate: from fine-tunes of its mode
     except ExplorerError as err:
         ss["ft_error"], ss["ft_job"] = err, getattr(err, "first", None) or ss.get("ft_job")

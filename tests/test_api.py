@@ -154,3 +154,21 @@ def test_audit_a_dataframe(tiny):
     assert d["label_issue_summary"]["folds"] == 2
     assert list(found.issues.columns) == ["row", "text", "given", "suggested", "score", "p_given"]
     assert len(found.issues) == d["label_issue_summary"]["flagged"]
+
+
+def test_a_dataframe_reads_as_its_csv_would():
+    """explorer.inspect(df) checks the frame itself (no CSV text in between): every cell, missing value, NA
+    spelling, number and column name comes out as the reader gives the frame written as a CSV."""
+    from explorer.data.dataset import checked_table, frame_cells, read_csv
+    df = pd.DataFrame({"text": ["a", " b ", "NA", "null", None, "x\ny"], "label": [1.0, 2.5, np.nan, 0.1, 3.0, 1e20],
+                       7: [1, 2, 3, 4, 5, 6], "flag": [True, False, True, True, False, True]},
+                      index=[10, 11, 12, 13, 14, 15])
+    data = df.to_csv(index=False).encode("utf-8")
+    want = read_csv(data, max_bytes=len(data) + 1, name="DataFrame").frame
+    got = checked_table(frame_cells(df), "DataFrame").frame
+    pd.testing.assert_frame_equal(got, want)
+    twice = pd.DataFrame([["a", "b"]], columns=["text", "text "])
+    with pytest.raises(ExplorerError, match="duplicate column names: text"):
+        checked_table(frame_cells(twice), "DataFrame")
+    with pytest.raises(ExplorerError):
+        checked_table(frame_cells(df.iloc[:0]), "DataFrame")

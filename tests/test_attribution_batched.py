@@ -10,7 +10,7 @@ import torch
 from explorer.cli import main
 from explorer.explain import attribution
 from explorer.explain.attribution import attribute
-from explorer.explain.batched import attribute_many
+from explorer.explain.batched import attribute_many, gauss_legendre
 from explorer.model.checkpoints import load_checkpoint
 from explorer.model.heads import build_head
 from tests.tiny_archs import save
@@ -182,3 +182,20 @@ def test_one_target_or_pair_per_text_or_one_line(models):
         attribute_many(ck, build_head(ck, "own"), TEXTS[:3], target=[0, 1])
     assert "văn bản" in err.value.message("vi")
     assert attribute_many(ck, build_head(ck, "own"), []) == []
+
+
+# Captum's gausslegendre rule (alphas, step sizes) as it gave them, for a few n.
+CAPTUM_RULE = {
+    1: ([0.5], [1.0]),
+    2: ([0.21132486540518713, 0.7886751345948129], [0.5, 0.5]),
+    3: ([0.1127016653792583, 0.5, 0.8872983346207417], [0.27777777777777785, 0.4444444444444444, 0.27777777777777785]),
+    5: ([0.04691007703066802, 0.23076534494715845, 0.5, 0.7692346550528415, 0.9530899229693319],
+        [0.11846344252809464, 0.23931433524968315, 0.28444444444444433, 0.23931433524968315, 0.11846344252809464]),
+}
+
+
+@pytest.mark.parametrize("n", sorted(CAPTUM_RULE))
+def test_gauss_legendre_is_captums_rule(n):
+    alphas, weights = gauss_legendre(n)
+    np.testing.assert_allclose(alphas, CAPTUM_RULE[n][0], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(weights, CAPTUM_RULE[n][1], rtol=0, atol=1e-15)

@@ -1,6 +1,6 @@
 """One settings object: every HEAD_EXPLORER_* variable the code reads is a field of `Config`, read from the
 environment when it changes, refused in one line when it cannot be read, listed by `head-explorer config`
-and in the README's table."""
+and in the table of docs/configuration.md."""
 import json
 import re
 from pathlib import Path
@@ -26,11 +26,11 @@ def test_no_module_but_config_reads_them_from_the_environment():
     assert readers == [], readers
 
 
-def test_the_readme_lists_every_setting_with_its_default():
-    readme = (ROOT / "README.md").read_text()
+def test_the_configuration_page_lists_every_setting_with_its_default():
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     for name, value, _ in Config().rows():
-        row = next((line for line in readme.splitlines() if line.startswith(f"| `{name}`")), None)
-        assert row is not None, f"{name} is missing from the README's table"
+        row = next((line for line in page.splitlines() if line.startswith(f"| `{name}`")), None)
+        assert row is not None, f"{name} is missing from docs/configuration.md's table"
         assert f"`{value}`" in row or (not value and "unset" in row), row
 
 

@@ -89,8 +89,9 @@ def test_export_is_atomic(trained, tmp_path, monkeypatch):
 def test_stop_keeps_best_state(tiny, demo):
     seen = []
     result = finetune(tiny["bert"], demo, Settings(epochs=50, learning_rate=5e-3),
-                      progress=seen.append, stop=lambda: len(seen) >= 3)
-    assert result.stopped and len(result.history) == 3 and [r["epoch"] for r in seen] == [1, 2, 3]
+                      on_epoch=seen.append, stop=lambda: len(seen) >= 3)
+    assert result.stopped and len(result.history) == 3 and [r.epoch for r in seen] == [1, 2, 3]
+    assert [r.row for r in seen] == list(result.history) and {r.epochs for r in seen} == {50}
     best = min(result.history, key=lambda r: r["val_loss"])  # the lowest validation loss is kept
     assert result.best_epoch == best["epoch"] and result.metrics["accuracy"] == pytest.approx(best["accuracy"])
 
@@ -108,8 +109,8 @@ def test_multi_label_and_regression(tiny):
 def test_full_mode_with_trainer(tiny, demo):
     before = {k: v.clone() for k, v in tiny["bert"].model.state_dict().items()}
     seen = []
-    r = finetune(tiny["bert"], demo, Settings(mode="full", epochs=2, batch_size=64), progress=seen.append)
-    assert [s["epoch"] for s in seen] == [1, 2] and "accuracy" in r.metrics and r.best_epoch in (1, 2)
+    r = finetune(tiny["bert"], demo, Settings(mode="full", epochs=2, batch_size=64), on_epoch=seen.append)
+    assert [s.epoch for s in seen] == [1, 2] and [s.row for s in seen] == list(r.history) and "accuracy" in r.metrics and r.best_epoch in (1, 2)
     assert all(torch.equal(before[k], v) for k, v in tiny["bert"].model.state_dict().items())
     assert not any(p.requires_grad for p in r.checkpoint.model.parameters())
 

@@ -1,4 +1,4 @@
-"""Explaining a whole dataset (explorer/data/explanations.py, `explain-data`, explorer.explain_data): a model
+"""Explaining a whole dataset (explorer/explain/dataset.py, `explain-data`, explorer.explain_data): a model
 trained on a planted shortcut ("zqx" in every positive row) is caught leaning on it, the measures match hand
 computations, bad input is one line, and two processes under `accelerate launch` give one process's result."""
 import json
@@ -14,7 +14,7 @@ from sklearn.metrics import average_precision_score
 
 import explorer
 from conftest import ROOT, accelerate_two
-from explorer.data.explanations import aopc, erasures, rationale_scores, word_index
+from explorer.explain.dataset import aopc, erasures, rationale_scores, word_index
 from tests.shortcut_model import SHORTCUT, frame
 
 
@@ -182,7 +182,7 @@ def test_bad_input_is_one_line_and_exit_2(case, csv, shortcut_checkpoint, token_
 
 
 def test_marked_text_rationales_read_as_word_lists(ck):
-    from explorer.data.explanations import rationale_words
+    from explorer.explain.dataset import rationale_words
 
     assert rationale_words(ck, "the *zqx* lamp *Window,* x") == ("zqx", "window", ",")
     assert rationale_words(ck, "zqx lamp") == ("zqx", "lamp")

@@ -1,7 +1,6 @@
 """Full fine-tuning's memory bound: batch x length x rows x the model's shape, checked against
 HEAD_EXPLORER_TRAIN_MB before anything starts (CLI: exit 2, one line; page: one line, no slot taken);
 validation in batches gives the unbatched logits."""
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -9,6 +8,7 @@ from transformers import GPT2Config
 
 from explorer import cli
 from explorer.data.dataset import prepare, read_csv
+from explorer.runtime.budget import FULL_PASS, Dims, token_passes
 from explorer.train import finetune as ft
 from explorer.train.finetune import MIN_LENGTH, FinetuneError, Settings, check_memory, full_memory
 
@@ -22,9 +22,9 @@ def data():
 
 def test_dims_come_from_each_family_s_own_config_names(tiny):
     for ck in tiny.values():  # BertConfig, DistilBertConfig (dim, n_layers, n_heads, hidden_dim), RobertaConfig
-        assert ft._dims(ck) == (2, 32, 64, 4)
-    gpt2 = SimpleNamespace(model=SimpleNamespace(config=GPT2Config(n_embd=48, n_layer=3, n_head=6)))
-    assert ft._dims(gpt2) == (3, 48, 4 * 48, 6)  # n_inner=None: the 4 x hidden default
+        assert Dims.of(ck.model.config) == Dims(layers=2, hidden=32, intermediate=64, heads=4)
+    gpt2 = GPT2Config(n_embd=48, n_layer=3, n_head=6)
+    assert Dims.of(gpt2) == Dims(layers=3, hidden=48, intermediate=4 * 48, heads=6)  # n_inner=None: 4 x hidden
 
 
 def test_estimate_grows_with_batch_length_rows_and_model(tiny, minilm):
@@ -118,18 +118,18 @@ def test_full_finetune_validates_in_batches_of_the_training_size(tiny, data, mon
 def test_tokenized_rows_are_int32_and_read_back_as_the_tokenizer_wrote_them(tiny, data):
     tok = tiny["bert"].tokenizer
     texts = list(data.texts)
-    rows = ft._Rows(tok, texts, torch.zeros(len(texts)), 32, chunk=7)  # chunks that do not divide the rows
+    rows = ft._TokenizedRows(tok, texts, torch.zeros(len(texts)), 32, chunk=7)  # chunks that do not divide the rows
     enc = tok(texts, truncation=True, max_length=32)
     assert len(rows) == len(texts)
     assert all(v.dtype.name == "int32" for vs in rows.enc.values() for v in vs)
     assert [rows[i]["input_ids"] for i in range(len(texts))] == enc["input_ids"]
 
 
-# ---- work: rows x length x epochs, for sentence and token fine-tunes alike ----------------------------
+# ---- token passes: rows x length x epochs, for sentence and token fine-tunes alike ----------------------------
 
-def test_work_counts_rows_length_and_full_mode_epochs():
-    assert ft.work(Settings(mode="head", epochs=30, max_length=128), 1000) == 1000 * 128  # features once
-    assert ft.work(Settings(mode="full", epochs=3, max_length=64), 1000) == 1000 * 64 * 3 * ft._FULL_PASS
+def test_token_passes_count_rows_length_and_full_mode_epochs():
+    assert token_passes(1000, 128, epochs=30, full=False) == 1000 * 128  # features once
+    assert token_passes(1000, 64, epochs=3, full=True) == 1000 * 64 * 3 * FULL_PASS
 
 
 def test_past_the_work_budget_is_refused_with_the_most_rows_and_the_longest_length_that_fit(monkeypatch):
@@ -139,8 +139,8 @@ def test_past_the_work_budget_is_refused_with_the_most_rows_and_the_longest_leng
         ft.check_work(s, 10_000)
     p = err.value.params
     assert err.value.key == "finetune_work" and p["fit_rows"] == "868" and p["fit_length"] == 11
-    assert ft.work(s, 868) <= 1_000_000 < ft.work(s, 869)
-    assert ft.work(Settings(mode="full", epochs=3, max_length=11), 10_000) <= 1_000_000
+    assert token_passes(868, 128, 3, full=True) <= 1_000_000 < token_passes(869, 128, 3, full=True)
+    assert token_passes(10_000, 11, 3, full=True) <= 1_000_000
     msg = str(err.value)
     assert "\n" not in msg and "HEAD_EXPLORER_TRAIN_TOKENS" in msg and "868 rows fit" in msg, msg
     assert "\n" not in err.value.message("vi") and "868" in err.value.message("vi")

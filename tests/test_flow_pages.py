@@ -203,7 +203,7 @@ def test_a_stopped_fine_tune_counts_its_epochs_against_the_planned_ones(minilm):
 
     data = prepare(read_csv(demo_frame(per_class=4, seed=4).to_csv(index=False).encode()), "text", "label")
     done = []
-    res = finetune(minilm, data, Settings(epochs=10, max_length=16), progress=done.append, stop=lambda: len(done) >= 3)
+    res = finetune(minilm, data, Settings(epochs=10, max_length=16), on_epoch=done.append, stop=lambda: len(done) >= 3)
     assert res.stopped and len(res.history) == 3 and res.epochs == 10
 
     def page():

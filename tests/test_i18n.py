@@ -170,46 +170,6 @@ def test_a_missing_string_logs_once(caplog):
     assert [r.getMessage() for r in caplog.records] == ["i18n: no vi string for 'no.such.key.here'; showing the key"]
 
 
-# ---- the JSON era ----------------------------------------------------------------------------
-
-OLD_JSON = "97e8920"  # the last commit with assets/i18n/*.json
-REWORDED = {"dropout.where"}  # "{n} dropout step(s)" became a plural message: "step" / "steps"
-# Issue 19, in both languages: quiz distractors as long as the answers, the chain's intro names no one
-# pooling; in Vietnamese "layer" is "tầng" everywhere ("lớp" also means class and classroom).
-REWORDED_BOTH = {f"quiz.{q}.o{i}" for q in ("what_head", "why_cls", "logits", "new_head", "token_vs_seq",
-                 "first_token", "dropout", "pooler", "regression", "multilabel", "decision_layer", "drop_word")
-                 for i in range(4)} | {"home.intro"} | {"attributions.intro"}  # "ig" is an alias, not a method
-# Issue 33: transformers' LOAD REPORT is no longer printed, so no text sends a teacher to look for it.
-REWORDED_BOTH |= {"home.untrained", "lesson.new_head.body", "quiz.new_head.why"}
-
-
-def _old_json(lang: str) -> dict[str, str]:
-    import json
-    root = LOCALE_DIR.parents[1]
-    git = lambda *a: subprocess.run(["git", "-C", str(root), *a], capture_output=True, text=True)  # noqa: E731
-    names = git("ls-tree", "-r", "--name-only", OLD_JSON, "assets/i18n/")
-    if names.returncode != 0:
-        pytest.skip(f"git history without {OLD_JSON}")
-    from explorer.text.port_json import flatten
-    out = {}
-    for name in names.stdout.split():
-        if name in (f"assets/i18n/{lang}.json",) or name.startswith(f"assets/i18n/{lang}/"):
-            out.update(flatten(json.loads(git("show", f"{OLD_JSON}:{name}").stdout)))
-    return {k: v for k, v in out.items() if v}  # empty "_" spacers held no string
-
-
-def test_every_old_json_string_carried_over_exactly():
-    for lang in LANGUAGES:
-        old, new = _old_json(lang), strings(lang)
-        assert len(old) > 700
-        assert set(old) <= set(new), lang  # keys added since live only in the catalogs
-        changed = {k for k in old if old[k] != new[k]} - REWORDED_BOTH
-        if lang == "vi":
-            # issue 33 too: "vector" became "vectơ" wherever it was left in English
-            changed = {k for k in changed if "tầng" not in new[k].lower() and "vectơ" not in new[k].lower()}
-        assert changed == (REWORDED if lang == "en" else set()), lang
-
-
 # ---- no English hard-coded where a person reads it -------------------------------------------
 # The Vietnamese page test reads what each page shows and catches English that comes from en.json;
 # a literal typed into a page or a chart would slip past it. These scans read the source instead.

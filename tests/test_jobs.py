@@ -319,3 +319,12 @@ def test_estimates_come_from_the_same_kind_and_variant_scaled_by_size_never_from
     assert 57 <= last.estimate() <= 64  # the running full one's remainder, then the head one's ~2 s
     assert jobs._expected(last) == 40  # no audit has finished: the page's guess, not a fine-tune's pace
     _ending(running, behind, last)
+
+
+def test_span_maps_a_part_into_its_share_of_the_bar():
+    seen = []
+    part = jobs_mod.span(lambda f, m: seen.append((f, m)), 0.25, 0.75, "2/4: ")
+    for f in (0.0, 0.5, 1.0):
+        part(f, "lig")
+    assert seen == [(0.25, "2/4: lig"), (0.5, "2/4: lig"), (0.75, "2/4: lig")]
+    assert jobs_mod.span(None, 0.0, 1.0) is None  # nobody listening: nothing to call

@@ -1,10 +1,14 @@
 """Imports only go down: every import in explorer/ (function-level ones too, read with `ast`) goes to a module
 of the same layer or a lower one, and no modules import each other in a circle.
 
-Layers, lowest first (the README's package map): resources (where files are on disk: the catalogues in text/
-read from it), text, results, runtime, model, explain, data, train, plots, teach, ui; then the public
-surface on top: api, views, the package itself (`explorer/__init__`, which re-exports api and views lazily),
-cli and __main__. Inside a layer, modules may import each other as long as they form no cycle.
+Layers, lowest first (the package map of docs/architecture.md): resources (where files are on disk: the catalogues in text/
+read from it), text, results, runtime, problem types (model/problem.py: what a label column is, shared by data
+and models), data input (data/dataset.py, names.py, tags.py: reading a file needs no model), model, label
+mapping (data/mapping.py: a checkpoint's labels against the data's, which explain maps given labels with),
+explain, the rest of data/ (labels, audit, subwords, tag_report: checks that run a model), train, plots, teach, ui;
+then the public surface on top: api, views, the package itself (`explorer/__init__`, which re-exports api and
+views lazily), cli and __main__. A layer is a package, or the modules of a package named in it (the more
+specific entry wins). Inside a layer, modules may import each other as long as they form no cycle.
 """
 from __future__ import annotations
 
@@ -17,8 +21,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "explorer"
 
-LAYERS = ["resources", "text", "results", "runtime", "model", "explain", "data", "train", "scan", "plots", "teach", "ui",
-          "api", "views", "__init__", "cli", "__main__"]
+PROBLEM_TYPES = ("model.problem",)
+DATA_INPUT = ("data.dataset", "data.names", "data.tags")
+LABEL_MAPPING = ("data.mapping",)
+LAYERS = ["resources", "text", "results", "runtime", PROBLEM_TYPES, DATA_INPUT, "model", LABEL_MAPPING, "explain",
+          "data", "train", "scan", "plots", "teach", "ui", "api", "views", "__init__", "cli", "__main__"]
+
+
+def layer_keys(entry: str | tuple[str, ...]) -> tuple[str, ...]:
+    return entry if isinstance(entry, tuple) else (entry,)
 
 
 def module_name(path: Path) -> str:
@@ -59,9 +70,14 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
 
 
 def layer(name: str) -> int:
+    """The index in LAYERS of the module `name`: its own entry (`data.dataset`) before its package's (`data`)."""
     parts = name.split(".")
-    key = parts[1] if len(parts) > 1 else "__init__"
-    return LAYERS.index(key)
+    module, package = ".".join(parts[1:3]), parts[1] if len(parts) > 1 else "__init__"
+    for key in (module, package):
+        for i, entry in enumerate(LAYERS):
+            if key in layer_keys(entry):
+                return i
+    raise KeyError(name)
 
 
 def graph() -> nx.DiGraph:
@@ -77,7 +93,8 @@ def graph() -> nx.DiGraph:
 
 
 def test_every_module_has_a_layer():
-    missing = [m for m in modules() if (m.split(".")[1] if "." in m else "__init__") not in LAYERS]
+    packages = {key for entry in LAYERS for key in layer_keys(entry)}
+    missing = [m for m in modules() if (m.split(".")[1] if "." in m else "__init__") not in packages]
     assert not missing, f"modules outside every layer (add them to LAYERS): {missing}"
 
 
@@ -109,6 +126,12 @@ def test_the_reader_sees_every_kind_of_import(tmp_path, source, expected):
 def test_an_upward_import_is_caught():
     g = nx.DiGraph([("explorer.model.analysis", "explorer.explain.attention")])
     assert [e for e in g.edges if layer(e[1]) > layer(e[0])]
+
+
+def test_a_module_named_in_a_layer_sits_apart_from_its_package():
+    assert layer("explorer.data.dataset") < layer("explorer.model.checkpoints") < layer("explorer.data.mapping")
+    assert layer("explorer.data.mapping") < layer("explorer.explain.dataset") < layer("explorer.data.labels")
+    assert layer("explorer.model.problem") < layer("explorer.data.dataset")
 
 
 def private_uses(path: Path, known: set[str]) -> list[str]:

@@ -1,5 +1,5 @@
-"""The README's package map matches the folders (#30): every package of explorer/ has its bullet in the layer
-order tests/test_layers.py holds, and the table of modules under it is generated from each module's docstring,
+"""The package map of docs/architecture.md matches the folders: every package of explorer/ has its bullet in the
+layer order tests/test_layers.py holds, and the table of modules under it is generated from each module's docstring,
 whose first sentence says the module's one job. After adding, moving or re-describing a module, run
 `.venv/bin/python tests/test_package_map.py` to rewrite the table."""
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from test_layers import LAYERS, PACKAGE  # noqa: E402
+from test_layers import LAYERS, PACKAGE, layer, module_name  # noqa: E402
 
-README = ROOT / "README.md"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 START, END = "<!-- package-map:start (tests/test_package_map.py writes this table) -->", "<!-- package-map:end -->"
 
 
@@ -24,8 +24,8 @@ def first_sentence(doc: str) -> str:
 
 
 def layer_of(path: Path) -> int:
-    top = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
-    return LAYERS.index(top)
+    """tests/test_layers.py's layer of a module or package folder (a package's own entry, not a module's)."""
+    return layer(module_name(path) if path.suffix else "explorer." + path.name)
 
 
 def table() -> str:
@@ -38,7 +38,7 @@ def table() -> str:
 
 
 def block() -> str:
-    return f"{START}\n<details><summary>Every module and its one job</summary>\n\n{table()}\n\n</details>\n{END}"
+    return f"{START}\n\n### Every module and its one job\n\n{table()}\n\n{END}"
 
 
 def test_every_module_says_its_one_job():
@@ -47,30 +47,42 @@ def test_every_module_says_its_one_job():
     assert missing == []
 
 
-def test_the_readme_names_every_package_in_layer_order():
-    text = README.read_text(encoding="utf-8")
+def test_the_architecture_page_names_every_package_in_layer_order():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
     section = text[text.index("## Package map"):text.index(START)]
     packages = sorted((p for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()),
                       key=layer_of)
     places = [section.find(f"`explorer/{p.name}/`") for p in packages]
     assert -1 not in places, [p.name for p, i in zip(packages, places) if i < 0]
-    assert places == sorted(places), "the README's bullets are not in tests/test_layers.py's layer order"
+    assert places == sorted(places), \
+        "the architecture page's bullets are not in tests/test_layers.py's layer order"
 
 
-def test_the_readme_module_table_is_generated_from_the_docstrings():
-    text = README.read_text(encoding="utf-8")
+def test_the_architecture_module_table_is_generated_from_the_docstrings():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
     assert START in text and END in text
     current = text[text.index(START):text.index(END) + len(END)]
-    assert current == block(), "run `.venv/bin/python tests/test_package_map.py` to rewrite the README's table"
+    assert current == block(), \
+        "run `.venv/bin/python tests/test_package_map.py` to rewrite docs/architecture.md's table"
+
+
+def test_the_layer_diagram_stacks_the_layers_in_order():
+    """The diagram at the top of docs/architecture.md: one row per layer below the public surface, lowest last."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    diagram = text[text.index("```text"):text.index("```", text.index("```text") + 3)]
+    rows = re.findall(r"^\s*\| (\w+)(?:/|\.py)\s", diagram, re.M)
+    # a layer of single modules is drawn as its first module's file name
+    below_api = [e if isinstance(e, str) else e[0].rsplit(".", 1)[1] for e in LAYERS[:LAYERS.index("api")]]
+    assert rows == below_api[::-1], rows
 
 
 if __name__ == "__main__":
-    text = README.read_text(encoding="utf-8")
+    text = ARCHITECTURE.read_text(encoding="utf-8")
     if START in text:
         text = text[:text.index(START)] + block() + text[text.index(END) + len(END):]
     else:  # first time: after the package map's bullets
         at = text.index("- Outside the package:")
         at = text.index("\n", at) + 1
         text = text[:at] + "\n" + block() + "\n" + text[at:]
-    README.write_text(text, encoding="utf-8")
-    print(f"wrote {README}")
+    ARCHITECTURE.write_text(text, encoding="utf-8")
+    print(f"wrote {ARCHITECTURE}")

@@ -119,7 +119,7 @@ def test_home_page_prediction_is_honest(capsys, pipe_root, name):
 # ---- precision per dtype ----------------------------------------------------------------------
 # The analysis loads a checkpoint in its own dtype with eager attention (attention maps need it), while
 # HF's default is sdpa: in float32 the two agree to 1e-5; in fp16 and bf16 the analysis equals HF's
-# eager model and differs from sdpa's by its summation order (the figures below go to the README).
+# eager model and differs from sdpa's by its summation order (docs/guide.md states the figures).
 PRECISION_TEXT = "A quiet, surprising little film that stays with you long after the credits roll."
 
 

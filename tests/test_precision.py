@@ -1,5 +1,5 @@
 """The precision you choose (explorer/runtime/precision.py): parsing, one cached cast copy per model and dtype (the
-shared model never changes), and each dtype's distance from float32 within the bounds the README states, on CPU
+shared model never changes), and each dtype's distance from float32 within the bounds docs/serving.md states, on CPU
 with the embedded MiniLM (bfloat16 and float16 run on CPU too; float16 slowly, so its checks are short)."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from explorer.runtime import precision
 
 TEXTS = ("The plot was thin, but the actors carried it with warmth and surprising wit.",
          "I hated every minute of this film.")
-# Bounds per dtype, about 3x the README's measured figures (bench/bench_device.py: precision rows), so another
+# Bounds per dtype, about 3x the measured figures in docs/serving.md (bench/bench_device.py: precision rows), so another
 # CPU's rounding passes and a wrong cast (float32 weights fed bfloat16 activations, a sum in half precision) fails.
 BOUNDS = {  # max |Δ logit|, max |Δ probability|, lig scores: max |Δ| / max |score|
     "bfloat16": (0.12, 0.04, 0.08),
@@ -91,7 +91,7 @@ def test_each_dtype_lands_within_its_stated_distance_of_float32(ck, head, dtype)
 
 def test_lig_completeness_is_checked_in_float32_and_stated(ck, head):
     """bfloat16's forwards round logits at about 1e-2: its completeness error is computed and compared in float32
-    (not rounded away) and lands within the README's figure; flagged `converged: false` where it passes 1%."""
+    (not rounded away) and lands within the figure in docs/serving.md; flagged `converged: false` where it passes 1%."""
     r = attribute(ck, head, TEXTS[1], "lig", dtype="bfloat16")
     assert r.scores.dtype == np.float64
     assert r.delta == pytest.approx(float(r.scores.sum()) - (r.f_x - r.f_baseline), abs=1e-9)

@@ -29,7 +29,7 @@ T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 BUDGETS = {"HEAD_EXPLORER_ANALYSES_MB": 192, "HEAD_EXPLORER_BATCH_MB": 128, "HEAD_EXPLORER_FEATURES_MB": 64,
            "HEAD_EXPLORER_MODELS_MB": 128, "HEAD_EXPLORER_TRAIN_MB": 512}
 # What a budget cannot count: allocator slack, Streamlit's per-session message caches, the browser-bound
-# figures of the page being drawn. Measured peak growth over the budgets is stated in the README.
+# figures of the page being drawn. Measured peak growth over the budgets is stated in docs/serving.md.
 MARGIN_MB = 768
 SLUGS = ["pipeline", "attention", "pooled-vector", "dropout-effect", "probabilities", "compare-heads",
          "attribution", "inside-encoder", "what-if", "labels", "label-audit", "dataset-explanations", "fine-tune",

@@ -251,11 +251,11 @@ def test_head_finetune_reports_progress_and_stops(minilm):
     data = read_tags(_conll(_sentences(20)))
     rows = []
     result = finetune_tags(minilm, data, Settings(mode="head", epochs=50, learning_rate=5e-3, batch_size=8,
-                                                  max_length=32), progress=rows.append, stop=lambda: len(rows) >= 3)
-    assert result.stopped and len(result.history) == 3 and [r["epoch"] for r in rows] == [1, 2, 3]
-    assert {"precision", "recall", "f1", "accuracy", "val_loss"} <= set(rows[-1])
+                                                  max_length=32), on_epoch=rows.append, stop=lambda: len(rows) >= 3)
+    assert result.stopped and len(result.history) == 3 and [r.epoch for r in rows] == [1, 2, 3]
+    assert {"precision", "recall", "f1", "accuracy", "val_loss"} <= set(rows[-1].row)
     assert result.checkpoint.model.config.id2label == dict(enumerate(data.tag_names))
-    assert np.isfinite(rows[-1]["val_loss"])
+    assert np.isfinite(rows[-1].row["val_loss"])
 
 
 def test_a_token_head_other_than_own_is_one_line(minilm):

@@ -17,7 +17,7 @@ def _max_read() -> int:
 
 
 def add_parser(sub) -> None:
-    from explorer.data.explanations import DEFAULT_METHODS
+    from explorer.explain.dataset import DEFAULT_METHODS
 
     d = sub.add_parser("explain-data", help="explain a checkpoint's predictions over a whole CSV")
     d.add_argument("--csv", required=True)
@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from explorer.data.dataset import read_csv
-    from explorer.data.explanations import explain_table
+    from explorer.explain.dataset import explain_table
     from explorer.model.checkpoints import load_checkpoint
     from explorer.model.heads import build_head
 

@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from explorer.data.dataset import prepare, read_csv
-    from explorer.data.dataset import check_kind
+    from explorer.data.mapping import check_kind
     from explorer.model.checkpoints import load_checkpoint
     from explorer.train.finetune import export, finetune
 
@@ -87,7 +87,7 @@ def out_folder(args) -> str:
 
 
 def finetune_tags_command(args) -> int:
-    from explorer.data.dataset import is_token_classifier
+    from explorer.model.checkpoints import is_token_classifier
     from explorer.model.checkpoints import load_checkpoint
     from explorer.train.finetune import export
     from explorer.train.finetune_tags import finetune_tags

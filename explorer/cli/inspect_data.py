@@ -56,7 +56,7 @@ def run(args) -> int:
     table = read_csv(args.csv, max_rows=args.max_rows)
     ck = None
     if args.checkpoint:
-        from explorer.data.dataset import check_kind
+        from explorer.data.mapping import check_kind
         from explorer.model.checkpoints import load_checkpoint
         from explorer.runtime.precision import at_precision
 
@@ -110,7 +110,7 @@ def run(args) -> int:
 
 
 def inspect_tags(args) -> int:
-    from explorer.data.dataset import check_kind
+    from explorer.data.mapping import check_kind
     from explorer.data.tag_report import tag_report
     from explorer.model.checkpoints import load_checkpoint
 

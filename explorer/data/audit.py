@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
 
 import numpy as np
 import torch
@@ -21,7 +20,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from explorer.data.dataset import DataError, LabeledData
 from explorer.model.problem import ProblemType, metrics, score
 from explorer.model.features import POOLS, cached_features
-from explorer.runtime.jobs import Progress
+from explorer.runtime.jobs import Progress, span
 from explorer.results import JsonResult
 from explorer.text import i18n
 
@@ -37,7 +36,7 @@ OUTLIER_Z = 3.0  # regression: a residual this many robust standard deviations o
 
 
 @dataclass(frozen=True)
-class Note:
+class AuditNote:
     """Something the user should know about the run, e.g. fewer folds than asked."""
     key: str
     params: dict = field(default_factory=dict)
@@ -56,7 +55,7 @@ class LabelAudit(JsonResult):
     quality: np.ndarray  # (n,) label quality in [0, 1]; low means suspicious
     flagged: np.ndarray  # (k,) row ids flagged as label issues, most suspicious first
     noise_rate: float
-    notes: tuple[Note, ...]
+    notes: tuple[AuditNote, ...]
     vectors: np.ndarray  # (n, hidden) the chosen features, for the projector
 
     @property
@@ -138,7 +137,7 @@ def _name(data: LabeledData, value) -> str | float:
 # ---- folds --------------------------------------------------------------------------------
 
 
-def fold_plan(data: LabeledData, folds: int = FOLDS) -> tuple[int, tuple[Note, ...]]:
+def fold_plan(data: LabeledData, folds: int = FOLDS) -> tuple[int, tuple[AuditNote, ...]]:
     """The number of folds to use: fewer than asked (with a note) when a class is too small."""
     if folds < 2:
         raise DataError("audit_folds", folds=folds)
@@ -149,14 +148,14 @@ def fold_plan(data: LabeledData, folds: int = FOLDS) -> tuple[int, tuple[Note, .
         if counts[small] < 2:
             raise DataError("audit_class_too_small", label=data.label_names[small], count=int(counts[small]))
         if counts[small] < folds:
-            return int(counts[small]), (Note("folds_reduced", {"label": data.label_names[small],
+            return int(counts[small]), (AuditNote("folds_reduced", {"label": data.label_names[small],
                                                                 "count": int(counts[small]), "asked": folds,
                                                                 "folds": int(counts[small])}),)
         return folds, ()
     if n < 2 * folds:  # each fold must keep at least two rows to predict on
         if n < 4:
             raise DataError("audit_too_few_rows", rows=n)
-        return n // 2, (Note("folds_reduced_rows", {"rows": n, "asked": folds, "folds": n // 2}),)
+        return n // 2, (AuditNote("folds_reduced_rows", {"rows": n, "asked": folds, "folds": n // 2}),)
     return folds, ()
 
 
@@ -206,8 +205,9 @@ def fit_predict(x_train: torch.Tensor, y_train: np.ndarray, x_test: torch.Tensor
 
 
 def out_of_fold(x: torch.Tensor, data: LabeledData, folds: int, seed: int = 0,
-                progress: Callable[[int], None] | None = None) -> np.ndarray:
-    """(n, labels) | (n,) predictions for every row from a head that never saw it."""
+                progress: Progress | None = None) -> np.ndarray:
+    """(n, labels) | (n,) predictions for every row from a head that never saw it; `progress(fraction, "i/folds")`
+    after each fold."""
     n_out = 1 if data.problem_type == ProblemType.REGRESSION else len(data.label_names)
     shape = (len(data.y),) if data.problem_type == ProblemType.REGRESSION else (len(data.y), n_out)
     oof = np.zeros(shape, np.float32)
@@ -216,7 +216,7 @@ def out_of_fold(x: torch.Tensor, data: LabeledData, folds: int, seed: int = 0,
     for i, (train, test) in enumerate(_splits(data, folds, seed)):
         oof[test] = fit_predict(x[train], data.y[train], x[test], data.problem_type, n_out)
         if progress:
-            progress(i + 1)
+            progress((i + 1) / folds, f"{i + 1}/{folds}")
     return oof
 
 
@@ -271,16 +271,16 @@ def audit(ck, data: LabeledData, folds: int = FOLDS, seed: int = 0, max_length: 
     folds, notes = fold_plan(data, folds)
     say = progress or (lambda frac, msg: None)
     # The encoder pass dominates; the K-fold fits share the last tenth of the bar.
-    feats = cached_features(ck, data.texts, max_length, "first",
-                            progress=lambda frac, msg: say(0.9 * frac, i18n.t("audit.progress_features", lang, done=msg)),
-                            text_pairs=data.text_pairs)
+    encoding = span(say, 0.0, 0.9)
+    feats = cached_features(ck, data.texts, max_length, "first", text_pairs=data.text_pairs, progress=lambda frac, msg:
+                            encoding(frac, i18n.t("audit.progress_features", lang, done=msg)))
     results = {}
+    total = folds * len(CANDIDATES)
     for j, pool in enumerate(CANDIDATES):
         x = cached_features(ck, data.texts, max_length, pool, text_pairs=data.text_pairs)
-        total = folds * len(CANDIDATES)
-        oof = out_of_fold(x, data, folds, seed, lambda i: say(0.9 + 0.1 * (j * folds + i) / total,
-                                                              i18n.t("audit.progress_folds", lang,
-                                                                     done=j * folds + i, total=total)))
+        fitting = span(say, 0.9 + 0.1 * j / len(CANDIDATES), 0.9 + 0.1 * (j + 1) / len(CANDIDATES))
+        oof = out_of_fold(x, data, folds, seed, lambda frac, _msg: fitting(frac, i18n.t(
+            "audit.progress_folds", lang, done=j * folds + round(frac * folds), total=total)))
         results[pool] = (oof, _cv_metrics(data, oof), x)
     best = max(CANDIDATES, key=lambda p: score(data.problem_type, results[p][1]))  # ties keep "first"
     oof, _, x = results[best]

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from explorer.model.checkpoints import TOKEN_CLASSIFICATION
 from explorer.model.problem import ProblemType
 from explorer.text.errors import ExplorerError, Message
 
@@ -203,12 +202,6 @@ def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, name:
     except (pd.errors.ParserError, ValueError) as err:
         first = str(err).strip().splitlines()[0]
         raise DataError("data_malformed", name=name, detail=first) from None
-    if len(frame.columns) == 0:
-        raise DataError("data_empty", name=name)
-    if len(frame) == 0:
-        raise DataError("data_no_rows", name=name)
-    if len(frame) > max_rows:
-        raise DataError("data_too_many_rows", name=name, limit=f"{max_rows:,}")
     try:
         header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delim))
         if not isinstance(frame.index, pd.RangeIndex):
@@ -218,14 +211,38 @@ def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, name:
             raise DataError("csv_extra_fields", name=name, row=row, found=found, header=len(header))
     except csv.Error as err:  # what pandas read, the csv module refused (e.g. a cell past its field limit)
         raise DataError("data_malformed", name=name, detail=str(err).strip().splitlines()[0]) from None
-    names = [c.strip() for c in header]
+    # The header as written, not pandas' columns: pandas renames a second "text" to "text.1".
+    return checked_table(frame, name, max_rows, header, encoding=encoding, delimiter=delim, notes=notes)
+
+
+def checked_table(frame: pd.DataFrame, name: str, max_rows: int = MAX_ROWS, header: list | None = None,
+                  encoding: str = "utf-8", delimiter: str = ",", notes: tuple = ()) -> Table:
+    """The checks every table passes, read from a CSV or handed over as a DataFrame (frame_cells): columns
+    and rows at all, the row limit, and column names that are unique once stripped (`header`: the names as
+    written, where the parser renamed any). Raises DataError; the Table's column names are stripped."""
+    if len(frame.columns) == 0:
+        raise DataError("data_empty", name=name)
+    if len(frame) == 0:
+        raise DataError("data_no_rows", name=name)
+    if len(frame) > max_rows:
+        raise DataError("data_too_many_rows", name=name, limit=f"{max_rows:,}")
+    names = [str(c).strip() for c in (frame.columns if header is None else header)]
     twice = sorted({c for c in names if names.count(c) > 1})
-    if twice:  # pandas would rename the second one to "text.1" and use it as another column
+    if twice:  # two columns of one name: which one "text" means would be a guess
         raise DataError("csv_duplicate_columns", name=name, columns=", ".join(twice))
     frame.columns = [str(c).strip() for c in frame.columns]
     if len(set(frame.columns)) != len(frame.columns):
         raise DataError("data_duplicate_columns", name=name)
-    return Table(frame=frame, encoding=encoding, delimiter=delim, notes=notes)
+    return Table(frame=frame, encoding=encoding, delimiter=delimiter, notes=notes)
+
+
+def frame_cells(df: pd.DataFrame) -> pd.DataFrame:
+    """A DataFrame's cells as the reader gives a CSV's (read_csv): every cell a string as pandas writes it,
+    missing cells and the NA_VALUES spellings NaN, column names strings, rows numbered from 0. A copy."""
+    na = set(NA_VALUES)
+    cells = df.astype(object).where(df.notna(), None).map(lambda v: np.nan if v is None or str(v) in na else str(v))
+    cells.columns = [str(c) for c in df.columns]
+    return cells.reset_index(drop=True)
 
 
 def _first_wide_row(text: str, delim: str, width: int) -> tuple[int, int]:
@@ -518,16 +535,3 @@ def changed_rows(before: Table, after: Table) -> int:
     differ = (a.iloc[:n].astype(str).to_numpy() != b.iloc[:n].astype(str).to_numpy()).any(axis=1)
     return int(differ.sum()) + abs(len(a) - len(b))
 
-
-def is_token_classifier(ck) -> bool:
-    """Is `ck` (a Checkpoint) a token classifier? (its task, read off the model's class by the loader)"""
-    return ck.task == TOKEN_CLASSIFICATION
-
-
-def check_kind(ck, token_data: bool) -> None:
-    """A sentence classifier cannot read token data, nor a token classifier sentence data: one line each."""
-    token_model = is_token_classifier(ck)
-    if token_data and not token_model:
-        raise DataError("tags_sequence_checkpoint", name=ck.name)
-    if token_model and not token_data:
-        raise DataError("tags_token_checkpoint", name=ck.name)

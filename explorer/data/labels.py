@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from explorer.data.dataset import (Table, check_kind, clean_label_cells, empty_set_is_valid, guess_pair_columns,
-                                   label_set, label_shape, sorted_names, split_multi)
-from explorer.data.mapping import (MOVED_F1_GAIN, PERMUTED_GAIN, Issue, checkpoint_issues, fix_for, mapping_check,
-                                   multi_mapping_check)
+from explorer.data.dataset import (Table, clean_label_cells, empty_set_is_valid, guess_pair_columns, label_set,
+                                   label_shape, sorted_names, split_multi)
+from explorer.data.mapping import (MOVED_F1_GAIN, PERMUTED_GAIN, Issue, check_kind, checkpoint_issues, fix_for,
+                                   mapping_check, multi_mapping_check)
 from explorer.data.names import merge_labels, name_matches, near_duplicates, renamed
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.problem import ProblemType

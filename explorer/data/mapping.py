@@ -15,9 +15,9 @@ import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from explorer.data.dataset import label_set, sorted_names
+from explorer.data.dataset import DataError, label_set, sorted_names
 from explorer.data.names import name_matches
-from explorer.model.checkpoints import Checkpoint
+from explorer.model.checkpoints import Checkpoint, is_token_classifier
 from explorer.model.inference import predict_ids, predict_logits
 from explorer.model.problem import ProblemType, confusion_counts
 from explorer.text.errors import Message
@@ -212,3 +212,13 @@ def corrected_config(ck: Checkpoint, mapping: dict[str, str]) -> dict:
     cfg["id2label"] = {str(i): n for i, n in sorted(id2label.items())}
     cfg["label2id"] = {n: i for i, n in sorted(id2label.items())}
     return cfg
+
+
+def check_kind(ck: Checkpoint, token_data: bool) -> None:
+    """A sentence classifier cannot read token data, nor a token classifier sentence data: one line each."""
+    token_model = is_token_classifier(ck)
+    if token_data and not token_model:
+        raise DataError("tags_sequence_checkpoint", name=ck.name)
+    if token_model and not token_data:
+        raise DataError("tags_token_checkpoint", name=ck.name)
+

@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.data.dataset import check_kind
-from explorer.data.mapping import PERMUTED_GAIN, Issue, agreement_mapping, checkpoint_issues
+from explorer.data.mapping import PERMUTED_GAIN, Issue, agreement_mapping, check_kind, checkpoint_issues
 from explorer.data.names import name_matches
 from explorer.data.subwords import alignment, word_logits
 from explorer.data.tags import TagData

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
-from captum.attr._utils.approximation_methods import approximation_parameters
 
 from explorer.explain.attribution import (
     INTEGRATED, TOLERANCE, Attribution, Forward, Inputs, IntegralPath, assemble, attribute, check_target,
@@ -30,7 +29,7 @@ from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, at_precision
 from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
-from explorer.runtime.jobs import Progress
+from explorer.runtime.jobs import Progress, span
 
 Job = tuple[int, float]  # (text, alpha): one row, the point b + alpha (x − b) of that text's path
 
@@ -61,7 +60,7 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
         return []
     if method not in INTEGRATED:
         return [attribute(ck, head, text, method, t, quantity, baseline, n_steps, window, tolerance,
-                          _share(progress, k, n), pair) for k, (text, t, pair) in enumerate(zip(texts, targets, pairs))]
+                          span(progress, k / n, (k + 1) / n, f"{k + 1}/{n}: "), pair) for k, (text, t, pair) in enumerate(zip(texts, targets, pairs))]
     start = time.perf_counter()
     inps = [prepare_inputs(ck, text, pair, baseline) for text, pair in zip(texts, pairs)]
     check_target_token(head, None, len(inps[0].ids))  # a token classifier's head: explain one token at a time
@@ -74,13 +73,6 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
     seconds = (time.perf_counter() - start) / max(1, n)
     request = Request(method, quantity, baseline, tolerance)
     return [assemble(ck, inp, request, t, r, seconds) for inp, t, r in zip(inps, targets, results)]
-
-
-def _share(progress: Progress | None, k: int, n: int) -> Progress | None:
-    """Text k's part of the progress of n texts run one by one."""
-    if progress is None:
-        return None
-    return lambda fraction, message: progress((k + fraction) / n, f"{k + 1}/{n}: {message}")
 
 
 def _adaptive(rows: _Rows, targets: list[int], tolerance: float) -> list[MethodOutput]:
@@ -100,11 +92,17 @@ def _adaptive(rows: _Rows, targets: list[int], tolerance: float) -> list[MethodO
     return [p.result() for p in paths]
 
 
+def gauss_legendre(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(alphas, weights) of the n-point Gauss-Legendre rule on [0, 1]: numpy's nodes and weights on [-1, 1]
+    moved and halved, the rule captum's `method="gausslegendre"` integrates with."""
+    nodes, weights = np.polynomial.legendre.leggauss(n)  # (n,), (n,)
+    return 0.5 * (1 + nodes), 0.5 * weights
+
+
 def _fixed(rows: _Rows, targets: list[int], n_steps: int) -> list[MethodOutput]:
     """Captum's Gauss-Legendre rule at n_steps (what `attribute` runs with n_steps), every text's nodes
     in shared batches; f(x) and f(b) from one batched forward without gradients."""
-    weights_of, alphas_of = approximation_parameters("gausslegendre")
-    alphas, weights = alphas_of(n_steps), np.asarray(weights_of(n_steps))
+    alphas, weights = gauss_legendre(n_steps)
     n = len(rows.inps)
     _, dens = rows.gradients([(k, a) for k in range(n) for a in alphas], targets, n)
     ends = rows.values([(k, a) for k in range(n) for a in (1.0, 0.0)], targets)

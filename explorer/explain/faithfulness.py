@@ -20,7 +20,7 @@ from explorer.model.checkpoints import Checkpoint, forward_inputs
 from explorer.model.heads import Head, run_head
 from explorer.model.kernel import attention_kernel
 from explorer.runtime import budget
-from explorer.runtime.jobs import Progress
+from explorer.runtime.jobs import Progress, span
 
 FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5)
 ProbFn = Callable[[list[list[int]]], np.ndarray]  # id sequences -> (batch,) target probability
@@ -109,10 +109,7 @@ def compare_methods(ck: Checkpoint, head: Head, text: str, target: int | None = 
     methods = tuple(dict.fromkeys(ALIASES.get(m, m) for m in methods))
     rows = []
     for k, method in enumerate(methods):
-        def sub(frac: float, msg: str, k=k, method=method) -> None:
-            if progress is not None:
-                progress((k + frac) / len(methods), f"{method}: {msg}")
-
+        sub = span(progress, k / len(methods), (k + 1) / len(methods), f"{method}: ")
         a = attribute(ck, head, text, method, target, quantity, baseline, window=window, progress=sub,
                       text_pair=text_pair, target_token=target_token)
         comp, suff = of(ck, head, a)

@@ -14,6 +14,7 @@ from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head
 from explorer.model.token_analysis import WORD_AGGREGATIONS, Entity, TokenAnalysis
 from explorer.results import JsonResult, html_table, rounded
+from explorer.runtime.jobs import span
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,11 +53,8 @@ def every_label(ck: Checkpoint, head: Head, text: str, token: int, method: str =
     `token` to the tokens of `text`. `options` go to attribution.attribute (quantity, baseline, ...);
     `progress(fraction, message)` hears the whole grid, one label after another."""
     n = len(ck.labels)
-
-    def part(k: int):  # label k's run fills the k-th n-th of the bar
-        return None if progress is None else lambda f, msg="": progress((k + f) / n, msg)
-
-    rows = tuple(attribute(ck, head, text, method, target=k, target_token=token, progress=part(k), **options)
+    rows = tuple(attribute(ck, head, text, method, target=k, target_token=token,
+                           progress=span(progress, k / n, (k + 1) / n), **options)  # label k: the k-th n-th of the bar
                  for k in range(n))
     return LabelGrid(token=token, labels=ck.labels, rows=rows)
 

@@ -20,6 +20,7 @@ from explorer.explain.batched import attribute_many
 from explorer.model.analysis import MAX_TEXT_CHARS, Analysis, analyze, encode, encoder_inputs, max_length
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import Head, run_head
+from explorer.model.inference import predict_batches
 from explorer.model.kernel import attention_kernel
 from explorer.model.token_analysis import IGNORED, TokenAnalysis, analyze_tokens
 from explorer.runtime import budget
@@ -158,23 +159,19 @@ def _cut(text: str, span) -> str:
 def batch_logits(ck: Checkpoint, head: Head, texts: list[str], text_pair: str = "",
                  progress: Progress | None = None) -> np.ndarray:
     """(len(texts), labels): padded forward passes over the texts (each paired with `text_pair` if
-    given), in batches that fit HEAD_EXPLORER_BATCH_MB at the longest text's length. Each batch is
-    padded to its own longest row; masked padding changes nothing, so the result is one batch's."""
+    given), in batches that fit HEAD_EXPLORER_BATCH_MB at the longest text's length (predict_batches: masked
+    padding changes nothing, so each row's logits are its own)."""
     pairs = [text_pair] * len(texts) if text_pair else None
     limit = max_length(ck)
     seq = max(len(ids) for ids in ck.tokenizer(texts, pairs, truncation=True, max_length=limit)["input_ids"])
-    pieces = budget.chunks(len(texts), budget.batch_rows(ck.model.config, seq, device=ck.model.device))
-    out = []
-    for k, rows in enumerate(pieces):
-        part = ck.tokenizer([texts[i] for i in rows], None if pairs is None else [pairs[i] for i in rows],
-                            truncation=True, max_length=limit, padding=True, return_tensors="pt").to(ck.model.device)
-        with torch.inference_mode():
-            hidden = ck.model.base_model(**encoder_inputs(part, ck)).last_hidden_state
-            out.append(run_head(head, hidden, part["attention_mask"], input_ids=part["input_ids"])[-1][1]
-                       .double().cpu().numpy())
-        if progress is not None:
-            progress((k + 1) / len(pieces), "")
-    return np.concatenate(out)
+
+    def forward(enc) -> torch.Tensor:
+        hidden = ck.model.base_model(**encoder_inputs(enc, ck)).last_hidden_state
+        return run_head(head, hidden, enc["attention_mask"], input_ids=enc["input_ids"])[-1][1].double()
+
+    return predict_batches(ck.tokenizer, ck.model, texts, pairs, max_length=limit, progress=progress,
+                           batch_size=budget.batch_rows(ck.model.config, seq, device=ck.model.device),
+                           forward=forward)
 
 
 # Leave-one-out runs the encoder once per word: above this many words it takes long enough that the

@@ -147,12 +147,21 @@ def _hub_reachable(timeout: float = 2.0) -> bool:
         return False
 
 
+def init_seeded(weight: torch.Tensor, bias: torch.Tensor | None, config, gen: torch.Generator) -> None:
+    """Every new head weight's start, in place: `weight` ~ N(0, config.initializer_range²) (0.02 where the
+    config has none), `bias` zero. Drawn on the CPU in float32 from `gen`, then cast and moved, so every
+    device and precision starts from the same numbers for the same seed."""
+    with torch.no_grad():
+        weight.copy_(torch.randn(weight.shape, generator=gen).mul_(getattr(config, "initializer_range", 0.02)))
+        if bias is not None:
+            bias.zero_()
+
+
 def _reinit_new_weights(model: PreTrainedModel, names: tuple[str, ...], seed: int) -> None:
     # HF initialises missing weights from the global RNG; redo it from our own seed so the
     # numbers are reproducible across processes and machines.
     gen = torch.Generator().manual_seed(seed)
     params = dict(model.named_parameters())
-    std = getattr(model.config, "initializer_range", 0.02)
     with torch.no_grad():
         for name in sorted(names):
             p = params.get(name)
@@ -163,7 +172,7 @@ def _reinit_new_weights(model: PreTrainedModel, names: tuple[str, ...], seed: in
             elif p.dim() == 1:
                 p.zero_()
             else:
-                p.copy_(torch.randn(p.shape, generator=gen).mul_(std))  # in place: one temporary, not two
+                init_seeded(p, None, model.config, gen)
 
 
 def _check_labels(model: PreTrainedModel, name: str) -> None:
@@ -534,3 +543,9 @@ def _load(name: str, seed: int) -> Checkpoint:
     if Path(name).exists():  # from_pretrained would load this local path: not past the roots
         raise CheckpointError("checkpoint_outside_roots", name=name)
     return _from_dir(name, name, seed)
+
+
+def is_token_classifier(ck: Checkpoint) -> bool:
+    """Is `ck` a token classifier? (its task, read off the model's class by the loader)"""
+    return ck.task == TOKEN_CLASSIFICATION
+

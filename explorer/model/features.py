@@ -24,11 +24,12 @@ import torch
 
 from explorer.model import pooling
 from explorer.model.checkpoints import fit_length, forward_inputs
+from explorer.model.inference import length_batches, predict_batches, rows_per_batch
 from explorer.model.kernel import attention_kernel
 from explorer.model.steps import Op
 from explorer.runtime import device as dev
 from explorer.runtime import precision
-from explorer.runtime.budget import ByteCache, chunks
+from explorer.runtime.budget import ByteCache
 from explorer.runtime.config import env_config, env_name
 from explorer.runtime.jobs import Progress
 
@@ -45,20 +46,10 @@ def rank() -> int:
     return int(os.environ.get("RANK", "0"))
 
 
-def _batches(ck, texts: list[str], batch_size: int, max_length: int,
-             pairs: list[str] | None = None) -> list[np.ndarray]:
-    """Row indices per batch, longest texts first (similar lengths share a batch)."""
-    lengths = [len(ids) for ids in ck.tokenizer(texts, pairs, truncation=True, max_length=max_length)["input_ids"]]
-    order = np.argsort(-np.asarray(lengths), kind="stable")
-    return [order[r.start:r.stop] for r in chunks(len(order), batch_size)]
-
-
-def _encode(ck, texts: list[str], max_length: int, pairs: list[str] | None = None) -> torch.Tensor:
-    pads = ck.tokenizer.pad_token is not None  # else encoder_features sends one row at a time
-    enc = dev.to(ck.tokenizer(texts, pairs, truncation=True, max_length=max_length, padding=pads,
-                              return_tensors="pt"), ck.model.device)
+def _encode(ck, enc, pairs: bool) -> torch.Tensor:
+    """(batch, 4, hidden) the pooled vectors of one batch's encoding (on the model's device)."""
     # A pair's second text is segment 1 for models with token types (BERT): without them it would read as text A.
-    types = {"token_type_ids": enc["token_type_ids"]} if pairs is not None and "token_type_ids" in enc and \
+    types = {"token_type_ids": enc["token_type_ids"]} if pairs and "token_type_ids" in enc and \
         "token_type_ids" in forward_inputs(ck.model) else {}
     with attention_kernel(ck, "sdpa"):  # hidden states only: the fast kernel
         out = ck.model.base_model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
@@ -84,8 +75,6 @@ def encoder_features(ck, texts: list[str], batch_size: int = 64, max_length: int
     `dtype`: the encoder's precision (explorer/runtime/precision.py; None: the model's own)."""
     if dtype is not None:
         ck = precision.at_precision(ck, dtype)
-    if ck.tokenizer.pad_token is None:  # GPT-2's tokenizer cannot pad: every row is a batch of its own
-        batch_size = 1
     max_length = fit_length(ck, max_length)
     # Out of memory on the device: once more with half the batch, then one line (runtime/device.py).
     return dev.halving_on_oom(lambda size: _features(ck, texts, size, max_length, progress, text_pairs), batch_size,
@@ -99,16 +88,13 @@ def _features(ck, texts: list[str], batch_size: int, max_length: int, progress: 
     out = np.zeros((n, len(POOLS), hidden), np.float32)
     if n == 0:
         return out
-    batches = _batches(ck, texts, batch_size, max_length, pairs)
+    batches = length_batches(ck.tokenizer, texts, pairs, rows_per_batch(ck.tokenizer, ck.model, batch_size),
+                             max_length)
     size, me = world_size(), rank()
     share = np.array_split(np.arange(len(batches)), size)[me] if size > 1 else np.arange(len(batches))
-    with torch.inference_mode():
-        for done, b in enumerate(share, 1):
-            rows = batches[b]
-            out[rows] = _encode(ck, [texts[i] for i in rows], max_length,
-                                [pairs[i] for i in rows] if pairs is not None else None).cpu().numpy()
-            if progress:
-                progress(done / len(share), f"{done}/{len(share)}")
+    out = predict_batches(ck.tokenizer, ck.model, texts, pairs, batch_size=batch_size, max_length=max_length,
+                          progress=progress, forward=lambda enc: _encode(ck, enc, pairs is not None),
+                          batches=[batches[b] for b in share], out=out)
     if size > 1:
         out = _gather(out, batches, share)
         if me == 0:  # one line, so a log (and the scale-out test) can tell the pass was shared
@@ -144,14 +130,24 @@ def cached_features(ck, texts: tuple[str, ...], max_length: int, pool: str = "fi
 
 
 def _gather(out: np.ndarray, batches: list[np.ndarray], share: np.ndarray) -> np.ndarray:
-    """Every process's rows into every process's array (the shares are disjoint; others stay 0)."""
-    from accelerate import PartialState
-    from accelerate.utils import reduce
+    """Every process's rows into every process's array, each row where one process would put it: each sends
+    its rows' indices with their values (the shares differ in size), and writes everyone's in place."""
+    rows = np.concatenate([batches[b] for b in share]) if len(share) else np.zeros(0, np.int64)
+    for got, values in all_gathered((rows, out[rows])):
+        out[got] = values
+    return out
 
-    state = PartialState()  # sets up the process group that `accelerate launch` describes in the environment
-    mine = np.zeros(len(out), bool)
-    if len(share):
-        mine[np.concatenate([batches[b] for b in share])] = True
-    local = torch.from_numpy(np.where(mine[:, None, None], out, 0.0).astype(np.float32))
-    # The backend's device: gloo reduces CPU tensors, NCCL (GPU processes) only CUDA ones. x + 0 == x exactly.
-    return reduce(local.to(state.device), reduction="sum").cpu().numpy()
+
+def all_gathered(obj) -> list:
+    """`obj` from every process, in rank order. torch.distributed's own all_gather_object: accelerate's
+    gather and reduce return their input where PartialState reads the launch as DistributedType.NO, which CPU
+    processes started by `accelerate launch --multi_gpu` are (accelerate 1.16; see cli/common.py)."""
+    import torch.distributed as dist
+    from accelerate import PartialState
+
+    PartialState()  # sets up the process group that the launcher describes in the environment
+    if not dist.is_initialized():
+        dist.init_process_group("gloo")
+    parts: list = [None] * dist.get_world_size()
+    dist.all_gather_object(parts, obj)
+    return parts

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from explorer.model import own_head
-from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, forward_inputs, max_length
+from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, forward_inputs, init_seeded, max_length
 from explorer.model import pooling
 from explorer.model.sampling import sample_dropout
 from explorer.model.steps import DROPOUT, EVERY_TOKEN, FIRST, LAST, MEAN, Op, Step
@@ -103,11 +103,9 @@ def dropout_prob(config) -> float:
     return 0.1
 
 
-def _new_linear(n_in: int, n_out: int, std: float, gen: torch.Generator) -> nn.Linear:
+def _new_linear(n_in: int, n_out: int, config, gen: torch.Generator) -> nn.Linear:
     layer = nn.Linear(n_in, n_out)
-    with torch.no_grad():
-        layer.weight.copy_(torch.randn(n_out, n_in, generator=gen) * std)
-        layer.bias.zero_()
+    init_seeded(layer.weight, layer.bias, config, gen)
     layer.requires_grad_(False)
     return layer.eval()
 
@@ -196,12 +194,11 @@ def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
             steps = tuple(LAST if s.op == Op.FIRST else s for s in steps)
         sizes = {"hidden": hidden, "labels": cfg.num_labels}
         gen = torch.Generator().manual_seed(seed)
-        std = getattr(cfg, "initializer_range", 0.02)
         for step in steps:
             if step.op == Op.LINEAR:
                 # Drawn on the CPU from the seed, then moved: every device starts from the same numbers.
                 # Drawn in float32, then cast: a bfloat16 head starts from the float32 head's numbers, rounded.
-                layers[step.slot] = _new_linear(hidden, sizes[step.out], std, gen).to(
+                layers[step.slot] = _new_linear(hidden, sizes[step.out], cfg, gen).to(
                     ck.model.device, dtype=precision.model_dtype(ck.model))
     return Head(
         kind=(native or ck.model_type) if kind == "own" else kind, requested=kind, steps=steps, layers=layers,

@@ -1,38 +1,75 @@
-"""Read-only predictions over many texts, in batches: the checkpoint's logits and label ids (the label report
-and the audit's mapping check, the kernel and architecture tests)."""
+"""Read-only predictions over many texts, in batches: one length sort and one padding rule for every batched
+forward pass over texts (the label report, the audit's mapping check, what-if, the frozen-encoder features,
+the kernel and architecture tests)."""
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 import torch
 
 from explorer.model.checkpoints import Checkpoint, fit_length
 from explorer.model.kernel import attention_kernel
+from explorer.runtime import device as dev
 from explorer.runtime.budget import chunks
+from explorer.runtime.jobs import Progress
+
+Forward = Callable[[dict], torch.Tensor]  # a batch's encoding on the device -> (batch, ...) outputs
+
+
+def rows_per_batch(tokenizer, model, batch_size: int) -> int:
+    """`batch_size`, or 1 where rows cannot share a batch: a tokenizer without a pad token (GPT-2) cannot pad,
+    and HF's last-token pooling refuses batches when the config has no pad id."""
+    if tokenizer.pad_token is None or model.config.pad_token_id is None:
+        return 1
+    return batch_size
+
+
+def length_batches(tokenizer, texts: list[str], text_pairs: list[str] | None = None, batch_size: int = 64,
+                   max_length: int = 128) -> list[np.ndarray]:
+    """Row indices per batch, longest first by token count (stable): rows of similar length share a batch, so
+    padding costs little, and the longest batch comes first, where running out of memory costs least."""
+    lengths = [len(ids) for ids in tokenizer(texts, text_pairs, truncation=True, max_length=max_length)["input_ids"]]
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    return [order[r.start:r.stop] for r in chunks(len(order), batch_size)]
+
+
+def predict_batches(tokenizer, model, texts: list[str], text_pairs: list[str] | None = None, *,
+                    batch_size: int = 64, max_length: int = 128, device: torch.device | str | None = None,
+                    progress: Progress | None = None, forward: Forward | None = None,
+                    batches: list[np.ndarray] | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    """(n, ...) each row's outputs in input order: `forward` (default: the model's float32 logits) on batches of
+    rows of similar length (length_batches; `batches` to run only some), each padded to its own longest row.
+    With `text_pairs`, row i is the tokenizer's pair encoding of (texts[i], text_pairs[i]). Rows not run keep
+    their value in `out` (zeros when it is not given and some batch ran). `progress(fraction, "k/total")` after
+    each batch. Masked padding changes no row: each row's outputs are its own, as encoded alone."""
+    forward = forward or (lambda enc: model(**enc).logits.float())
+    device = model.device if device is None else device
+    pads = rows_per_batch(tokenizer, model, batch_size) > 1
+    if batches is None:
+        batches = length_batches(tokenizer, texts, text_pairs, batch_size if pads else 1, max_length)
+    with torch.inference_mode():
+        for done, rows in enumerate(batches, 1):
+            enc = tokenizer([texts[i] for i in rows], None if text_pairs is None else [text_pairs[i] for i in rows],
+                            truncation=True, max_length=max_length, padding=pads, return_tensors="pt")
+            got = forward(dev.to(enc, device)).cpu().numpy()  # (batch, ...)
+            if out is None:
+                out = np.zeros((len(texts), *got.shape[1:]), got.dtype)
+            out[rows] = got
+            if progress:
+                progress(done / len(batches), f"{done}/{len(batches)}")
+    return out if out is not None else np.zeros((len(texts), 0), np.float32)
+
 
 def predict_logits(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128,
                    text_pairs: list[str] | None = None) -> np.ndarray:
     """(n, labels) float32 logits from the checkpoint, read-only (inference mode). With `text_pairs`, each
     row is the tokenizer's pair encoding of (text, pair), as a sentence-pair classifier reads it."""
-    out = []
-    if ck.tokenizer.pad_token is None or ck.model.config.pad_token_id is None:
-        batch_size = 1  # GPT-2 cannot pad, and HF's last-token pooling refuses batches without a pad id
-    max_length = fit_length(ck, max_length)
-    # Batches of similar lengths pad less: the demo tweets' 180 rows padded to 10,160 tokens in file order and
-    # 7,308 sorted (5,534 real), the Data page's first check of them ~15% faster (#33). Rows come back in order.
-    order = np.argsort([len(t) + (len(text_pairs[i]) if text_pairs is not None else 0) for i, t in enumerate(texts)],
-                       kind="stable")
-    with torch.inference_mode(), attention_kernel(ck, "sdpa"):  # no weights read: the fast kernel
-        for rows in chunks(len(texts), batch_size):
-            take = order[rows.start:rows.stop]
-            pairs = [text_pairs[i] for i in take] if text_pairs is not None else None
-            enc = ck.tokenizer([texts[i] for i in take], pairs, truncation=True, max_length=max_length,
-                               padding=batch_size > 1, return_tensors="pt").to(ck.model.device)
-            out.append(ck.model(**enc).logits.float().cpu().numpy())
-    if not out:
+    if not texts:
         return np.zeros((0, len(ck.labels)), np.float32)
-    logits = np.empty((len(texts), out[0].shape[1]), np.float32)
-    logits[order] = np.concatenate(out)
-    return logits
+    with attention_kernel(ck, "sdpa"):  # no weights read: the fast kernel
+        return predict_batches(ck.tokenizer, ck.model, texts, text_pairs, batch_size=batch_size,
+                               max_length=fit_length(ck, max_length))
 
 
 def predict_ids(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128,

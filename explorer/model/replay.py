@@ -11,7 +11,7 @@ The contract:
   on the *path* (the given hidden states, or any tensor a recorded call returned) becomes one
   `Call`, in call order. Calls that return no tensor (`x.shape`, `x.item()`) are not calls on the
   path but *reads*: their names are kept, since a value read into Python may steer the code.
-- **What a Program holds.** `Program` turns the calls into `Op`s whose arguments are named
+- **What a Program holds.** `Program` turns the calls into `RecordedOp`s whose arguments are named
   references: `Input` (the hidden states), `Output` (a tensor an earlier op returned), `Param` (one
   of the model's parameters or buffers, the tensor object itself, so a fine-tuning step that
   changes it in place is seen by the next replay), `Index` (the index a last-token pooling reads,
@@ -139,7 +139,7 @@ class Recorder(TorchFunctionMode):
         return Run(tuple(self.calls), logits, frozenset(self.reads))
 
 
-# ---- the references an Op's arguments are made of ----------------------------------------------
+# ---- the references a RecordedOp's arguments are made of ---------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class _Replaying:
@@ -197,7 +197,7 @@ Ref = Input | Output | Param | Index | Const
 
 
 @dataclass(frozen=True, eq=False, slots=True)
-class Op:
+class RecordedOp:
     """One recorded call as a Program makes it again: `args` and `kwargs` hold Refs where the
     recorded call had values (in the same tuples, lists and dicts); `read` names its tensor on the path."""
     func: Callable
@@ -259,7 +259,7 @@ class Program:
                 args = (refs.of(call.args[0], params), Index(), *refs.of(call.args[2:], params))
             else:
                 args = refs.of(call.args, params)
-            op = Op(call.func, args, refs.of(call.kwargs, params), refs.path[id(call.read)])
+            op = RecordedOp(call.func, args, refs.of(call.kwargs, params), refs.path[id(call.read)])
             if any(o is p for o in call.outputs for p in params):
                 raise NotReplayable  # written in place into a weight: replays would share it
             for pos, t in enumerate(call.outputs):  # a call may hand back its input (eval dropout): the latest wins
@@ -267,7 +267,7 @@ class Program:
             ops.append(op)
         if id(run.logits) not in refs.path:
             raise NotReplayable  # the result is not one of the recorded calls' outputs
-        self.ops: tuple[Op, ...] = tuple(ops)
+        self.ops: tuple[RecordedOp, ...] = tuple(ops)
         self.result: Input | Output = refs.path[id(run.logits)]
 
     def replay(self, hidden: torch.Tensor, index=None, dropout_p: float | None = None,

@@ -10,10 +10,14 @@ faithfulness, attributions' internal batches, Monte-Carlo dropout) from HEAD_EXP
 20,000-character text costs time, not memory. On a CUDA device an unset HEAD_EXPLORER_BATCH_MB is a share
 (CUDA_BATCH_SHARE) of the memory the device has free when the batch is sized (`batch_mb`): an 80 GB card runs
 the batches it can hold, where the CPU default (256 MB) would run a 512-token lig in dozens of small ones.
+
+Every estimate reads a model's shape as one `Dims`. A fine-tune is sized here before it starts: its peak
+bytes in full mode (`full_finetune_bytes`) and its work in token passes (`token_passes`).
 """
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 import threading
 from collections import OrderedDict
 from typing import Callable, Hashable
@@ -150,24 +154,39 @@ class ByteCache:
             return self._total()
 
 
-def _dims(config) -> tuple[int, int, int, int]:
-    """(hidden, layers, heads, intermediate) of a transformers config, whatever its family calls them
-    (attribute_map gives hidden_size etc. for GPT-2-style configs; n_inner may be None there)."""
-    hidden = int(getattr(config, "hidden_size", None) or getattr(config, "dim", None) or 768)
-    layers = int(getattr(config, "num_hidden_layers", None) or getattr(config, "n_layers", None) or 12)
-    heads = int(getattr(config, "num_attention_heads", None) or getattr(config, "n_heads", None) or 12)
-    inter = int(getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None)
-                or getattr(config, "hidden_dim", None) or 4 * hidden)
-    return hidden, layers, heads, inter
+@dataclass(frozen=True)
+class Dims:
+    """The shape of a transformer that memory grows with, whatever its family calls it: PretrainedConfig's
+    attribute_map gives hidden_size etc. for GPT-2- and DistilBERT-style configs; the feed-forward width has no
+    common name. A size the config does not give is BERT-base's (4 x hidden for the feed-forward), so an
+    estimate from a strange config errs large, the safe side for a budget."""
+    layers: int
+    hidden: int
+    intermediate: int
+    heads: int
+
+    @classmethod
+    def of(cls, config) -> "Dims":
+        """The dims of a transformers config (a multimodal one's text part)."""
+        cfg = config.get_text_config() if hasattr(config, "get_text_config") else config
+        hidden = int(getattr(cfg, "hidden_size", None) or getattr(cfg, "dim", None) or 768)
+        inter = next((v for k in _INTERMEDIATE_NAMES if isinstance(v := getattr(cfg, k, None), int) and v > 0),
+                     4 * hidden)
+        return cls(layers=int(getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layers", None) or 12),
+                   hidden=hidden, intermediate=inter,
+                   heads=int(getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_heads", None) or 12))
+
+
+_INTERMEDIATE_NAMES = ("intermediate_size", "hidden_dim", "n_inner", "ffn_dim", "d_ff", "encoder_ffn_dim")
 
 
 def row_bytes(config, seq: int, attentions: bool = False, grad: bool = False) -> int:
     """Estimated float32 bytes one row of `seq` tokens takes in an encoder forward: the hidden and
     feed-forward activations of every layer, plus one layer's attention scores (every layer's when
     attentions are returned or kept for a backward pass, which also keeps the activations: x2)."""
-    hidden, layers, heads, inter = _dims(config)
-    acts = seq * (layers + 1) * (hidden + inter)
-    scores = heads * seq * seq * (layers if attentions or grad else 1)
+    d = Dims.of(config)
+    acts = seq * (d.layers + 1) * (d.hidden + d.intermediate)
+    scores = d.heads * seq * seq * (d.layers if attentions or grad else 1)
     return 4 * (acts + scores) * (2 if grad else 1)
 
 
@@ -200,6 +219,36 @@ def beyond_one_batch(config, seq: int, rows: int, grad_rows: int = 0, device: to
     seq = max(1, seq)
     need = rows * row_bytes(config, seq) + grad_rows * row_bytes(config, seq, grad=True)
     return need > batch_mb(device) * 2**20
+
+
+# Full fine-tuning. Floats a training step keeps for the backward pass, per token and layer: the linear parts
+# grow with hidden and intermediate sizes, eager attention's scores, softmax and dropout with heads x length.
+# Fitted on MiniLM-L6 (CPU, eager attention; measured peaks in the README), rounded up.
+_PER_HIDDEN, _PER_INTERMEDIATE, _PER_SCORE = 12, 4, 4
+_WEIGHT_COPIES = 5  # the trained copy, its gradients, AdamW's two moments, the best epoch's state
+_ROW_OVERHEAD = 112  # bytes per tokenized field and row beyond its int32 ids (a numpy array's header)
+
+
+def full_finetune_bytes(dims: Dims, weight_bytes: int, fields: int, batch: int, length: int, rows: int) -> int:
+    """Bytes a full fine-tune adds at its peak: `weight_bytes` of weights in their copies, one step's
+    activations (batch x length tokens), `rows` rows tokenized into `fields` int32 fields. Validation runs in
+    batches of the same size without gradients, so it stays below the training step."""
+    per_token = dims.layers * (_PER_HIDDEN * dims.hidden + _PER_INTERMEDIATE * dims.intermediate
+                               + _PER_SCORE * dims.heads * length) * 4
+    return _WEIGHT_COPIES * weight_bytes + batch * length * per_token + rows * fields * (length * 4 + _ROW_OVERHEAD)
+
+
+# Work, not memory: a job holds one of few slots for as long as it runs. A training step's backward pass costs
+# about twice its forward: MiniLM-L6 at batch 32 x 128 on one CPU thread ran 1,684 tokens/s forward and 590
+# forward and backward (2.9x).
+FULL_PASS = 3
+
+
+def token_passes(rows: int, length: int, epochs: int = 1, full: bool = False) -> int:
+    """Token passes through the encoder a fine-tune of `rows` rows may take, at most (rows are cut at `length`,
+    not padded to it): head mode encodes every row once and trains its epochs on the cached features (cheap
+    beside the encoder); `full` mode runs every epoch forward and backward through the encoder."""
+    return rows * length * (epochs * FULL_PASS if full else 1)
 
 
 def chunks(n: int, size: int) -> list[range]:

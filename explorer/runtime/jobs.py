@@ -51,9 +51,17 @@ _log = logging.getLogger("head_explorer.jobs")  # a child of the app's logger: s
 
 # (fraction done, message): the one signature of every long computation's progress; it may raise to cancel
 Progress = Callable[[float, str], None]
-Report = Callable[[dict], None]  # what a job tells its page: a fine-tune's epoch row, or {"frac", "msg"}
+Report = Callable[[object], None]  # what a job tells its page: a fine-tune's EpochReport, or {"frac", "msg"}
 Stop = Callable[[], bool]
 Work = Callable[[Report, Stop], object]  # work(report, stop) -> result
+
+
+def span(progress: Progress | None, lo: float, hi: float, prefix: str = "") -> Progress | None:
+    """`progress` for a part of the work that fills [lo, hi] of the whole: the part's fraction f reports as
+    lo + (hi - lo) * f, its message with `prefix` in front. None (nobody listening) stays None."""
+    if progress is None:
+        return None
+    return lambda fraction, message="": progress(lo + (hi - lo) * fraction, prefix + message)
 
 
 class Cancelled(Exception):

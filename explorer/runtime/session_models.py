@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from explorer.runtime.config import env_config
 
 
-class Checkpoint(Protocol):
+class StoredModel(Protocol):
     """What the store needs of a model (explorer.model.checkpoints.Checkpoint, one layer up): its name and
     its torch module, to key it and to count its bytes."""
     name: str
@@ -73,7 +73,7 @@ def _libc():
 @dataclass(frozen=True)
 class _Entry:
     owner: str
-    checkpoint: Checkpoint
+    checkpoint: StoredModel
     nbytes: int
 
 
@@ -102,7 +102,7 @@ class ModelStore:
         entry = self._entries.pop(name)
         self._evicted.setdefault(entry.owner, []).append((name, why))
 
-    def get(self, owner: str, name: str) -> Checkpoint | None:
+    def get(self, owner: str, name: str) -> StoredModel | None:
         with self._lock:
             entry = self._entries.get(name)
         return entry.checkpoint if entry is not None and entry.owner == owner else None

@@ -19,7 +19,7 @@ _BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "fals
 
 
 @dataclass(frozen=True)
-class Note:
+class LinkNote:
     """One ignored or changed parameter: an i18n key under "links." and its fields."""
     key: str
     fields: tuple[tuple[str, str | int], ...] = ()
@@ -32,7 +32,7 @@ class Note:
 class Link:
     """What a link sets: session-state keys (as app.py and the quiz name them) and the notes for the rest."""
     settings: tuple[tuple[str, object], ...]
-    notes: tuple[Note, ...]
+    notes: tuple[LinkNote, ...]
 
     def as_dict(self) -> dict:
         return dict(self.settings)
@@ -45,29 +45,29 @@ def _shown(value: str, width: int = 40) -> str:
 def read_link(params: Mapping[str, str]) -> Link:
     """The settings a link's query parameters ask for; every bad value a note, never an error."""
     settings: list[tuple[str, object]] = []
-    notes: list[Note] = []
+    notes: list[LinkNote] = []
     if (lang := params.get("lang")) is not None:
         if lang in LANGUAGES:
             settings.append(("lang", lang))
         else:
-            notes.append(Note("links.bad_lang", (("value", _shown(lang)), ("choices", ", ".join(LANGUAGES)))))
+            notes.append(LinkNote("links.bad_lang", (("value", _shown(lang)), ("choices", ", ".join(LANGUAGES)))))
     if (name := params.get("checkpoint")) is not None:
         if name in REGISTRY:
             settings.append(("checkpoint", name))
         else:
-            notes.append(Note("links.bad_checkpoint", (("value", _shown(name)), ("choices", ", ".join(REGISTRY)))))
+            notes.append(LinkNote("links.bad_checkpoint", (("value", _shown(name)), ("choices", ", ".join(REGISTRY)))))
     if (text := params.get("text")) is not None:
         if len(text) > MAX_TEXT_CHARS:  # as the sidebar's text area, which takes no more
-            notes.append(Note("links.text_cut", (("chars", len(text)), ("limit", MAX_TEXT_CHARS))))
+            notes.append(LinkNote("links.text_cut", (("chars", len(text)), ("limit", MAX_TEXT_CHARS))))
             text = text[:MAX_TEXT_CHARS]
         if text.strip():
             settings.append(("text", text))
         else:
-            notes.append(Note("links.empty_text"))
+            notes.append(LinkNote("links.empty_text"))
     if (lock := params.get("lock")) is not None:
         if lock.lower() in _BOOLEANS:
             # On: the quiz's toggle is drawn locked too, so every student of that link scores first answers.
             settings += [("quiz_lock", _BOOLEANS[lock.lower()]), ("quiz_lock_from_link", _BOOLEANS[lock.lower()])]
         else:
-            notes.append(Note("links.bad_lock", (("value", _shown(lock)),)))
+            notes.append(LinkNote("links.bad_lock", (("value", _shown(lock)),)))
     return Link(tuple(settings), tuple(notes))

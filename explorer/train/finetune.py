@@ -2,9 +2,10 @@
 
 `head` mode freezes the encoder: the features of the token the head reads (the first, or on
 decoder-only models the last non-pad one) are computed once (and cached), so the
-head can train for many epochs in seconds. `full` mode trains everything with transformers'
-Trainer. Both report progress per epoch, stop when asked and keep the epoch with the lowest validation
-loss (the problem type's score breaks ties), or the last one with early stopping off.
+head can train for many epochs in seconds (train_epochs). `full` mode trains everything with transformers'
+Trainer (train_with_trainer). Both report each epoch as it ends (EpochReport), stop when asked and keep the
+epoch with the lowest validation loss (the problem type's score breaks ties), or the last one with early
+stopping off. Token fine-tuning (finetune_tags) runs on the same two loops and the same trainable_copy.
 The result exports as an ordinary HF folder that `transformers.pipeline` loads.
 """
 from __future__ import annotations
@@ -28,30 +29,27 @@ from sklearn.model_selection import train_test_split
 from explorer.data.dataset import LabeledData
 from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.analysis import max_length
-from explorer.model.checkpoints import Checkpoint
+from explorer.model.checkpoints import Checkpoint, init_seeded
 from explorer.model.features import cached_features
 from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
 from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.model.steps import Op
 from explorer.runtime import scratch
-from explorer.runtime.budget import chunks
+from explorer.runtime.budget import Dims, chunks, full_finetune_bytes, token_passes
 from explorer.runtime.device import halving_on_oom
 from explorer.runtime.config import env_config, env_name
-from explorer.runtime.jobs import Stop
+from explorer.runtime.jobs import Progress, Stop, span
 from explorer.text.errors import ExplorerError
 
 MODES = ("head", "full")
 LEARNING_RATES = tuple(float(f"{m}e{e}") for e in range(-6, 0) for m in (1, 2, 5)) + (1.0,)  # the pages' 1-2-5 steps
 # Full fine-tuning's memory budget in MB, checked before a run starts (see full_memory).
 TRAIN_ENV = env_name("train_mb")
-# Work a fine-tune may take, in token passes through the encoder, checked before it starts (see work):
+# Work a fine-tune may take, in token passes through the encoder, checked before it starts (see budget.token_passes):
 # a job holds one of few slots for as long as it runs, and a 100,000-sentence file in head mode held one
 # past 420 s. 4M passes is about 23,000 rows at length 128 in head mode, or 3,400 for 3 epochs in full mode.
 WORK_ENV = env_name("train_tokens")
-# A training step's backward pass costs about twice its forward: MiniLM-L6 at batch 32 x 128 on one CPU
-# thread ran 1,684 tokens/s forward and 590 forward and backward (2.9x).
-_FULL_PASS = 3
 # The pooling steps (steps.Step.op) that read one token, each the features.POOLS entry holding it.
 HEAD_POOLS = (Op.FIRST, Op.LAST)
 MIN_LENGTH = 8  # room for the special tokens and a few words
@@ -96,7 +94,15 @@ class FinetuneResult:
     epochs: int = 0  # the epochs planned (more than history holds after a Stop); 0: not known
 
 
-EpochReport = Callable[[dict], None]  # one epoch's row of the history, as it ends
+@dataclass(frozen=True)
+class EpochReport:
+    """One epoch of a fine-tune as it ends: what a page draws its bar and curves from."""
+    epoch: int  # 1-based
+    epochs: int  # planned
+    row: dict  # the epoch's row of the history: epoch, loss, val_loss and the validation metrics
+
+
+OnEpoch = Callable[[EpochReport], None]
 
 # ---- model preparation --------------------------------------------------------------------
 
@@ -108,29 +114,60 @@ def _label_slot_path(ck: Checkpoint) -> str:
         raise FinetuneError("finetune_unknown_type", model_type=ck.model_type) from None
 
 
-def trainable_copy(ck: Checkpoint, data: LabeledData, name: str, seed: int = 0) -> Checkpoint:
-    """A deep copy of `ck` whose output layer fits the data's labels. `ck` is never touched."""
-    path = _label_slot_path(ck)
-    model = copy.deepcopy(ck.model)
-    cfg = model.config
-    names = data.label_names if data.problem_type != ProblemType.REGRESSION else ("value",)
-    old = model.get_submodule(path)
-    new = torch.nn.Linear(old.in_features, len(names))
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        if set(names) == set(ck.labels) and data.problem_type == ProblemType.SINGLE:
-            order = [ck.labels.index(n) for n in names]  # warm start: keep what it already knows
-            new.weight.copy_(old.weight[order])
-            new.bias.copy_(old.bias[order])
-        else:
-            new.weight.copy_(torch.randn(new.weight.shape, generator=gen) * getattr(cfg, "initializer_range", 0.02))
-            new.bias.zero_()
-    model.set_submodule(path, new)
-    model.num_labels = len(names)
+def _labelled(cfg, names: tuple[str, ...]) -> None:
     cfg.num_labels = len(names)
     cfg.id2label = dict(enumerate(names))
     cfg.label2id = {n: i for i, n in enumerate(names)}
-    cfg.problem_type = data.problem_type
+
+
+def _token_model(ck: Checkpoint, names: tuple[str, ...], seed: int):
+    """A token classifier for `names` on a copy of `ck`'s encoder weights."""
+    from transformers import AutoModelForTokenClassification
+
+    cfg = copy.deepcopy(ck.model.config)
+    _labelled(cfg, names)
+    cfg.architectures = None  # save_pretrained writes the token class
+    torch.manual_seed(seed)  # from_config draws the layers it makes from the global generator
+    try:
+        model = AutoModelForTokenClassification.from_config(cfg, attn_implementation="eager")
+    except ValueError:
+        raise FinetuneError("finetune_unknown_type", model_type=ck.model_type) from None
+    # The sentence model's pooler has no place in a token model (add_pooling_layer=False): unexpected, not missing.
+    missing, _ = model.base_model.load_state_dict(ck.model.base_model.state_dict(), strict=False)
+    if missing or not isinstance(getattr(model, "classifier", None), torch.nn.Linear):
+        raise FinetuneError("finetune_unknown_type", model_type=ck.model_type)
+    return model
+
+
+def trainable_copy(ck: Checkpoint, names: tuple[str, ...], name: str, seed: int = 0,
+                   problem_type: str | None = ProblemType.SINGLE, token: bool = False) -> Checkpoint:
+    """A copy of `ck` whose output layer gives `names` (`token`: a token classifier on `ck`'s encoder, its
+    `classifier` applied to every token; else a sequence classifier with `problem_type`). `ck` is never
+    touched. Where `ck` already has an output layer of its kind for the same names (single-label, or token
+    tags), the copy keeps its rows: a warm start keeps what it already knows. Otherwise the layer is new,
+    drawn from `seed` (checkpoints.init_seeded)."""
+    if token:
+        model, path = _token_model(ck, names, seed), "classifier"
+        same_kind = type(ck.model).__name__.endswith("ForTokenClassification")
+        problem_type = None  # token classification has one loss; a sentence problem type would mislead
+    else:
+        path = _label_slot_path(ck)
+        model = copy.deepcopy(ck.model)
+        model.set_submodule(path, torch.nn.Linear(model.get_submodule(path).in_features, len(names)))
+        same_kind = problem_type == ProblemType.SINGLE
+    new = model.get_submodule(path)
+    old = getattr(ck.model, path, None) if token else ck.model.get_submodule(path)  # ck's own, if it has one
+    with torch.no_grad():
+        if same_kind and isinstance(old, torch.nn.Linear) and set(names) == set(ck.labels):
+            order = [ck.labels.index(n) for n in names]
+            new.weight.copy_(old.weight[order])
+            new.bias.copy_(old.bias[order])
+        else:
+            init_seeded(new.weight, new.bias, model.config, torch.Generator().manual_seed(seed))
+    model.num_labels = len(names)
+    _labelled(model.config, names)
+    model.config.problem_type = problem_type
+    model.to(ck.model.device)
     model.requires_grad_(False)
     model.eval()
     # A private tokenizer too: Trainer's collator sets padding on it as it goes.
@@ -168,36 +205,11 @@ def session_name(checkpoint: str = "model", mode: str = "head", data: str = "dat
 
 # ---- memory bound (full mode) ----------------------------------------------------------------
 
-# Floats a training step keeps for the backward pass, per token and layer: the linear parts grow with
-# hidden and intermediate sizes, eager attention's scores, softmax and dropout with heads x length.
-# Fitted on MiniLM-L6 (CPU, eager attention; measured peaks in the README), rounded up.
-_PER_HIDDEN, _PER_INTERMEDIATE, _PER_SCORE = 12, 4, 4
-_WEIGHT_COPIES = 5  # the trained copy, its gradients, AdamW's two moments, the best epoch's state
-_ROW_OVERHEAD = 112  # bytes per tokenized field and row beyond its int32 ids (a numpy array's header)
-
-
-def _dims(ck: Checkpoint) -> tuple[int, int, int, int]:
-    """(layers, hidden, intermediate, heads) from the config. PretrainedConfig maps each family's own
-    names (n_layer, dim, n_head, ...) onto these; the feed-forward width has no common name, and
-    absent it is 4 x hidden, the transformer default."""
-    cfg = ck.model.config.get_text_config()
-    hidden = int(getattr(cfg, "hidden_size", 0) or 0)
-    inter = next((v for k in ("intermediate_size", "hidden_dim", "n_inner", "ffn_dim", "d_ff", "encoder_ffn_dim")
-                  if isinstance(v := getattr(cfg, k, None), int) and v > 0), 4 * hidden)
-    return (int(getattr(cfg, "num_hidden_layers", 1) or 1), hidden, inter,
-            int(getattr(cfg, "num_attention_heads", 1) or 1))
-
-
 def full_memory(ck: Checkpoint, batch: int, length: int, rows: int) -> int:
-    """Bytes a full fine-tune of `ck` adds at its peak: the weights' copies, one step's activations
-    (batch x length tokens), the tokenized rows. Validation runs in batches of the same size without
-    gradients, so it stays below the training step."""
-    layers, hidden, inter, heads = _dims(ck)
+    """Bytes a full fine-tune of `ck` adds at its peak (budget.full_finetune_bytes of its shape and weights)."""
     weights = sum(p.numel() * p.element_size() for p in ck.model.parameters())
-    per_token = layers * (_PER_HIDDEN * hidden + _PER_INTERMEDIATE * inter + _PER_SCORE * heads * length) * 4
     fields = len(getattr(ck.tokenizer, "model_input_names", ()) or ("input_ids", "attention_mask"))
-    return (_WEIGHT_COPIES * weights + batch * length * per_token
-            + rows * fields * (length * 4 + _ROW_OVERHEAD))
+    return full_finetune_bytes(Dims.of(ck.model.config), weights, fields, batch, length, rows)
 
 
 def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
@@ -226,25 +238,17 @@ def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
                         budget=budget_mb, fit_batch=batch, fit_length=length)
 
 
-def work(settings: Settings, rows: int, length: int | None = None) -> int:
-    """Token passes a fine-tune of `rows` rows may take, at most (rows are cut at max_length, not padded
-    to it): head mode encodes every row once and trains its epochs on the cached features (cheap beside
-    the encoder); full mode runs every epoch forward and backward through the encoder."""
-    s = settings.resolved()
-    per_row = (length or s.max_length) * (s.epochs * _FULL_PASS if s.mode == "full" else 1)
-    return rows * per_row
-
-
 def check_work(settings: Settings, rows: int) -> None:
     """Refuse, before it starts, a fine-tune past HEAD_EXPLORER_TRAIN_TOKENS token passes; the message names
     the most rows that fit at these settings and, where one does, the longest length that fits all rows."""
     s = settings.resolved()
     budget = env_config().train_tokens
-    need = work(s, rows)
+    passes = lambda n, length=s.max_length: token_passes(n, length, s.epochs, s.mode == "full")  # noqa: E731
+    need = passes(rows)
     if need <= budget:
         return
-    fit_rows = budget // work(s, 1)
-    fit_length = budget // work(s, rows, 1) if rows else 0
+    fit_rows = budget // passes(1)
+    fit_length = budget // passes(rows, 1) if rows else 0
     millions = lambda n: f"{n / 1e6:,.1f}"  # noqa: E731
     common = dict(rows=f"{rows:,}", length=s.max_length, epochs=s.epochs, mode=s.mode, need=millions(need),
                   budget=millions(budget), env=WORK_ENV, fit_rows=f"{fit_rows:,}")
@@ -320,16 +324,18 @@ def kept_epoch(history, problem_type: str, early_stopping: bool = True) -> tuple
 # ---- training -------------------------------------------------------------------------------
 
 
-def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), progress: EpochReport | None = None,
+def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), on_epoch: OnEpoch | None = None,
              stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
-    """Train a private copy of `ck` on `data`; `ck` itself is never modified."""
+    """Train a private copy of `ck` on `data`; `ck` itself is never modified. `on_epoch` hears each epoch
+    as it ends; `stop()` ends training early (the best epoch so far is kept)."""
     s = checked(ck, settings, len(data.texts), lambda s: check_head(ck, s))
     name = name or session_name(ck.name, s.mode, data.label_columns[0] if data.label_columns else "data", s.epochs)
     train_idx, val_idx = split(data, s.val_fraction, s.seed)
+    labels = data.label_names if data.problem_type != ProblemType.REGRESSION else ("value",)
     run = _train_head if s.mode == "head" else _train_full
     work, s, (history, best_epoch, stopped, val_logits), seconds = trained(
-        ck, s, lambda: trainable_copy(ck, data, name, s.seed),
-        lambda work, s: run(ck, work, data, s, train_idx, val_idx, progress, stop))
+        ck, s, lambda: trainable_copy(ck, labels, name, s.seed, data.problem_type),
+        lambda work, s: run(ck, work, data, s, train_idx, val_idx, on_epoch, stop))
     n = len(work.labels)
     kept_by = kept_epoch(history, data.problem_type, s.early_stopping)[1]
     y_val = data.y[val_idx]
@@ -402,51 +408,67 @@ def sgd_epoch(n: int, batch_size: int, gen: torch.Generator, opt, sched, device,
     return total / max(n, 1)
 
 
-def _train_head(ck, work, data, s, train_idx, val_idx, progress, stop):
+def train_epochs(params: list[torch.nn.Parameter], n: int, s: Settings, device, rule: str,
+                 loss_of: Callable[[torch.Tensor, torch.Generator], torch.Tensor],
+                 evaluate: Callable[[], tuple[object, dict, float]], on_epoch: OnEpoch | None,
+                 stop: Stop | None) -> tuple[list[dict], int, bool, object]:
+    """Head-mode training, for sentence and token heads alike: `params` (the private copy's head) trained with
+    AdamW for s.epochs over `n` rows of cached features, `loss_of(row indices, generator)` per batch. After
+    each epoch `evaluate()` (-> (validation logits, metrics, validation loss)) makes a history row, reported
+    to `on_epoch`; the best epoch by `better(rule, ...)` is kept, and `stop()` ends training after the epoch.
+    Returns (history, kept epoch, stopped, the kept epoch's validation logits), as train_with_trainer does."""
+    for p in params:
+        p.requires_grad_(True)  # the private copy only
+    opt = torch.optim.AdamW(params, lr=s.learning_rate, weight_decay=s.weight_decay)
+    steps = max(1, s.epochs * -(-n // s.batch_size))
+    # Linear decay to zero, as Trainer does: late epochs settle instead of bouncing around.
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.0, 1 - step / steps))
+    gen = torch.Generator().manual_seed(s.seed)  # the order of the rows, and the head's dropout where it asks
+    history, best, stopped = [], (None, 0, None), False
+    for epoch in range(1, s.epochs + 1):
+        loss = sgd_epoch(n, s.batch_size, gen, opt, sched, device, lambda b: loss_of(b, gen))
+        _, m, val_loss = evaluate()
+        history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
+        if better(rule, history[-1], best[0], s.early_stopping):
+            best = (history[-1], epoch, [p.detach().clone() for p in params])
+        if on_epoch:
+            on_epoch(EpochReport(epoch=epoch, epochs=s.epochs, row=history[-1]))
+        if stop and stop():
+            stopped = True
+            break
+    with torch.no_grad():
+        for p, kept in zip(params, best[2]):
+            p.copy_(kept)
+            p.requires_grad_(False)
+    return history, best[1], stopped, evaluate()[0]
+
+
+def _train_head(ck, work, data, s, train_idx, val_idx, on_epoch, stop):
     pool = derive(ck).steps[0].op  # the token the head reads (one of HEAD_POOLS): first, or last non-pad
     # (n, hidden), from the untouched encoder. Its batches ask `stop` too, so a job whose owner is gone
     # (jobs.Cancelled is raised from there) does not encode 100,000 rows first.
     feats = cached_features(ck, data.texts, s.max_length, pool, progress=(lambda frac, msg: stop()) if stop else None,
                             text_pairs=data.text_pairs)
     head = build_head(work, "own", s.seed)
-    params = [p for layer in head.layers.values() for p in layer.parameters()]
-    for p in params:
-        p.requires_grad_(True)  # the private copy only
-    opt = torch.optim.AdamW(params, lr=s.learning_rate, weight_decay=s.weight_decay)
-    steps = s.epochs * -(-len(train_idx) // s.batch_size)
-    # Linear decay to zero, as Trainer does: late epochs settle instead of bouncing around.
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.0, 1 - step / steps))
-    gen = torch.Generator().manual_seed(s.seed)
+    problem = ProblemType(data.problem_type)
     device = work.model.device  # the head's layers are the copy's, on the checkpoint's device
     xtr, xva = feats[train_idx].unsqueeze(1).to(device), feats[val_idx].unsqueeze(1).to(device)  # (n, 1, hidden)
     ytr, yva = _target(data, train_idx).to(device), _target(data, val_idx).to(device)
     ones_tr, ones_va = torch.ones(xtr.shape[:2], device=device), torch.ones(xva.shape[:2], device=device)
-    history, best, stopped = [], (None, 0, None), False
-    for epoch in range(1, s.epochs + 1):
-        loss = sgd_epoch(len(xtr), s.batch_size, gen, opt, sched, device, lambda b: ProblemType(
-            data.problem_type).batch_loss(run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1], ytr[b]))
+
+    def evaluate() -> tuple[np.ndarray, dict, float]:
         with torch.no_grad():
-            val_logits = run_head(head, xva, ones_va)[-1][1]
-            val_loss = float(ProblemType(data.problem_type).batch_loss(val_logits, yva))
-        m = metrics(data.problem_type, val_logits.cpu().numpy(), data.y[val_idx], len(work.labels))
-        history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
-        if better(data.problem_type, history[-1], best[0], s.early_stopping):
-            state = {k: (layer.weight.detach().clone(), layer.bias.detach().clone()) for k, layer in head.layers.items()}
-            best = (history[-1], epoch, state)
-        if progress:
-            progress({**history[-1], "epochs": s.epochs})
-        if stop and stop():
-            stopped = True
-            break
-    with torch.no_grad():
-        for k, (w, bias) in best[2].items():
-            head.layers[k].weight.copy_(w)
-            head.layers[k].bias.copy_(bias)
-        val_logits = run_head(head, xva, ones_va)[-1][1].cpu().numpy()
-    return history, best[1], stopped, val_logits
+            logits = run_head(head, xva, ones_va)[-1][1]
+            val_loss = float(problem.batch_loss(logits, yva))
+        logits = logits.cpu().numpy()
+        return logits, metrics(data.problem_type, logits, data.y[val_idx], len(work.labels)), val_loss
+
+    params = [p for layer in head.layers.values() for p in layer.parameters()]
+    return train_epochs(params, len(xtr), s, device, data.problem_type, lambda b, gen: problem.batch_loss(
+        run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1], ytr[b]), evaluate, on_epoch, stop)
 
 
-class _Rows(torch.utils.data.Dataset):
+class _TokenizedRows(torch.utils.data.Dataset):
     """Tokenized rows kept as int32 arrays, tokenized a chunk at a time: the tokenizer's lists of Python
     ints cost ~50 bytes a token (100,000 rows x 512 tokens: ~2.6 GB), int32 arrays 4 per field."""
 
@@ -483,7 +505,7 @@ def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int
     return torch.cat(out) if out else torch.zeros((0, model.config.num_labels))
 
 
-def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
+def _train_full(ck, work, data, s, train_idx, val_idx, on_epoch, stop):
     from transformers import DataCollatorWithPadding
 
     def pairs(idx):
@@ -495,17 +517,18 @@ def _train_full(ck, work, data, s, train_idx, val_idx, progress, stop):
         m = metrics(data.problem_type, logits.numpy(), data.y[val_idx], len(work.labels))
         return logits.numpy(), m, float(ProblemType(data.problem_type).batch_loss(logits, _target(data, val_idx)))
 
-    train = _Rows(work.tokenizer, [data.texts[i] for i in train_idx], _target(data, train_idx), s.max_length,
+    train = _TokenizedRows(work.tokenizer, [data.texts[i] for i in train_idx], _target(data, train_idx), s.max_length,
                   pairs=pairs(train_idx))
     return train_with_trainer(work, s, train, DataCollatorWithPadding(work.tokenizer), evaluate, data.problem_type,
-                              progress, stop)
+                              on_epoch, stop)
 
 
 def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate, rule: str,
-                       progress: EpochReport | None, stop: Stop | None) -> tuple[list[dict], int, bool, object]:
+                       on_epoch: OnEpoch | None, stop: Stop | None) -> tuple[list[dict], int, bool, object]:
     """Full fine-tuning of `work.model` on the dataset `train` with transformers' Trainer: after each epoch
-    `evaluate(model)` (-> (validation logits, metrics, validation loss), in eval mode) makes a progress row,
-    the best epoch by `better(rule, ...)` is kept, and `stop()` ends training after the current step.
+    `evaluate(model)` (-> (validation logits, metrics, validation loss), in eval mode) makes a history row,
+    reported to `on_epoch`; the best epoch by `better(rule, ...)` is kept, and `stop()` ends training after
+    the current step.
     Returns (history, kept epoch, stopped, the kept epoch's validation logits). Sentence and token
     fine-tuning (finetune_tags) share it."""
     from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
@@ -530,8 +553,8 @@ def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate,
             if better(rule, history[-1], best["row"], s.early_stopping):
                 best.update(row=history[-1], epoch=epoch, logits=logits,
                             state={k: v.detach().clone() for k, v in model.state_dict().items()})
-            if progress:
-                progress({**history[-1], "epochs": s.epochs})
+            if on_epoch:
+                on_epoch(EpochReport(epoch=epoch, epochs=s.epochs, row=history[-1]))
 
         def on_step_end(self, args, state, control, **kw):
             if stop and stop():
@@ -596,20 +619,21 @@ _STORED = (".safetensors", ".bin")
 _CHUNK = 2**20
 
 
-def zip_once(ck: Checkpoint, folder: Path, progress: Callable[[float], None] | None = None) -> Path:
+def zip_once(ck: Checkpoint, folder: Path, progress: Progress | None = None) -> Path:
     """`folder`/<model name>.zip holding the exported HF folder, built on the first call only (model
-    names are unique per fine-tune) and written atomically; `progress(fraction)` while it is built."""
+    names are unique per fine-tune) and written atomically; `progress(fraction, "")` while it is built."""
     stem = Path(ck.name).name or "model"  # a checkpoint loaded from a folder is named by its path
     out = Path(folder) / f"{stem}.zip"
     if out.is_file():
         return out
-    report = progress or (lambda frac: None)
+    report = progress or (lambda frac, msg: None)
+    writing = span(report, 0.1, 1.0)  # the export's tenth first, then the bytes written
     with scratch.temporary() as tmp:
-        report(0.0)
+        report(0.0, "")
         exported = save(ck, tmp / stem)
         files = sorted(f for f in exported.rglob("*") if f.is_file())
         total, done = sum(f.stat().st_size for f in files) or 1, 0
-        report(0.1)
+        writing(0.0)
         part = scratch.partial_for(out) / out.name
         try:
             with zipfile.ZipFile(part, "w") as zf:
@@ -621,7 +645,7 @@ def zip_once(ck: Checkpoint, folder: Path, progress: Callable[[float], None] | N
                         while chunk := src.read(_CHUNK):
                             dst.write(chunk)
                             done += len(chunk)
-                            report(0.1 + 0.9 * done / total)
+                            writing(done / total)
             os.replace(part, out)  # beside `out`: one filesystem, so the rename is atomic
         finally:
             shutil.rmtree(part.parent, ignore_errors=True)

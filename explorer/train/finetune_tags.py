@@ -4,12 +4,10 @@
 applies it to every token) on cached features of each word's first subword: the tokens HF's alignment
 labels. `full` mode trains everything with transformers' Trainer and DataCollatorForTokenClassification
 on labels aligned to subwords (first subword labelled, -100 elsewhere). Both share sequence fine-tuning's
-progress rows, stop flag, best-epoch rule and export; metrics are seqeval's entity precision, recall and
+epoch reports, stop flag, best-epoch rule and export; metrics are seqeval's entity precision, recall and
 F1 (the conlleval rules HF's run_ner.py reports) plus word accuracy.
 """
 from __future__ import annotations
-
-import copy
 
 import numpy as np
 import torch
@@ -17,60 +15,14 @@ from sklearn.model_selection import train_test_split
 
 from explorer.data.subwords import IGNORE, align_labels, encode_words, first_subwords, word_logits
 from explorer.data.tags import TagData
-from explorer.model import tokenizer as shared_tokenizer
 from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, forward_inputs
 from explorer.model.problem import ProblemType
 from explorer.runtime.budget import chunks
-from explorer.train.finetune import (FinetuneError, FinetuneResult, EpochReport, Settings, Stop, better, checked,
-                                     kept_epoch, session_name, sgd_epoch, train_with_trainer, trained)
+from explorer.train.finetune import (FinetuneError, FinetuneResult, OnEpoch, Settings, Stop, checked, kept_epoch,
+                                     session_name, train_epochs, train_with_trainer, trainable_copy, trained)
 
 # Ties on validation loss go to the higher word accuracy, as for single-label sentences (problem.score).
 _RULE = ProblemType.SINGLE
-
-
-def _classifier(model) -> torch.nn.Linear:
-    layer = getattr(model, "classifier", None)
-    if not isinstance(layer, torch.nn.Linear):
-        raise FinetuneError("finetune_unknown_type", model_type=model.config.model_type)
-    return layer
-
-
-def token_trainable_copy(ck: Checkpoint, names: tuple[str, ...], name: str, seed: int = 0) -> Checkpoint:
-    """A token classifier with `ck`'s encoder and a classifier for `names`, trainable, `ck` untouched. A token
-    checkpoint with the same tag names keeps its classifier rows (a warm start); any other gets a new one."""
-    from transformers import AutoModelForTokenClassification
-
-    cfg = copy.deepcopy(ck.model.config)
-    cfg.num_labels = len(names)
-    cfg.id2label = dict(enumerate(names))
-    cfg.label2id = {n: i for i, n in enumerate(names)}
-    cfg.problem_type = None  # token classification has one loss; a sentence problem type would mislead
-    cfg.architectures = None  # save_pretrained writes the token class
-    torch.manual_seed(seed)
-    try:
-        model = AutoModelForTokenClassification.from_config(cfg, attn_implementation="eager")
-    except ValueError:
-        raise FinetuneError("finetune_unknown_type", model_type=ck.model_type) from None
-    # The sentence model's pooler has no place in a token model (add_pooling_layer=False): unexpected, not missing.
-    missing, _ = model.base_model.load_state_dict(ck.model.base_model.state_dict(), strict=False)
-    if missing:
-        raise FinetuneError("finetune_unknown_type", model_type=ck.model_type)
-    new, old = _classifier(model), getattr(ck.model, "classifier", None)
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        if isinstance(old, torch.nn.Linear) and type(ck.model).__name__.endswith("ForTokenClassification") \
-                and set(names) == set(ck.labels):
-            order = [ck.labels.index(n) for n in names]
-            new.weight.copy_(old.weight[order])
-            new.bias.copy_(old.bias[order])
-        else:
-            new.weight.copy_(torch.randn(new.weight.shape, generator=gen) * getattr(cfg, "initializer_range", 0.02))
-            new.bias.zero_()
-    model.to(ck.model.device)
-    model.requires_grad_(False)
-    model.eval()
-    return Checkpoint(name=name, model=model, tokenizer=shared_tokenizer.private(ck.tokenizer), new_weights=(),
-                      source=f"fine-tuned from {ck.name}")
 
 
 def _check_head(s: Settings) -> None:
@@ -109,7 +61,7 @@ def _evaluate(logits: list[np.ndarray], data: TagData, idx, names) -> tuple[dict
     return entity_metrics(truth, pred), loss
 
 
-def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings(), progress: EpochReport | None = None,
+def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings(), on_epoch: OnEpoch | None = None,
                   stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a token-classification copy of `ck` on tagged words; `ck` itself is never modified. The result's
     problem_type is "token-classification" and its metrics seqeval's (entity_metrics)."""
@@ -118,8 +70,8 @@ def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings()
     train_idx, val_idx = split_sentences(len(data.words), s.val_fraction, s.seed)
     run = _train_head if s.mode == "head" else _train_full
     work, s, (history, best_epoch, stopped, val_logits), seconds = trained(
-        ck, s, lambda: token_trainable_copy(ck, data.tag_names, name, s.seed),
-        lambda work, s: run(work, data, s, train_idx, val_idx, progress, stop))
+        ck, s, lambda: trainable_copy(ck, data.tag_names, name, s.seed, token=True),
+        lambda work, s: run(work, data, s, train_idx, val_idx, on_epoch, stop))
     m, _ = _evaluate(val_logits, data, val_idx, data.tag_names)
     return FinetuneResult(checkpoint=work, metrics=m, history=tuple(history), labels=data.tag_names,
                           problem_type=TOKEN_CLASSIFICATION, confusion=None, train_seconds=seconds, best_epoch=best_epoch,
@@ -145,45 +97,29 @@ def word_features(model, tokenizer, words: list[list[str]], max_length: int, bat
     return out
 
 
-def _train_head(work, data, s, train_idx, val_idx, progress, stop):
+def _train_head(work, data, s, train_idx, val_idx, on_epoch, stop):
     model = work.model
     feats = word_features(model, work.tokenizer, [list(w) for w in data.words], s.max_length, s.batch_size, stop)
     ids = data.ids
     device = model.device
     xtr = torch.cat([feats[i] for i in train_idx]).to(device)  # (train words, hidden)
     ytr = torch.from_numpy(np.concatenate([ids[i][:len(feats[i])] for i in train_idx])).to(device)
-    head = _classifier(model)
+    head = model.classifier  # a Linear: trainable_copy checked it
     cfg = model.config
     p = next((v for k in ("classifier_dropout", "hidden_dropout_prob", "dropout", "seq_classif_dropout")
               if isinstance(v := getattr(cfg, k, None), float)), 0.1)
     dropout = torch.nn.Dropout(p)
-    head.requires_grad_(True)
-    opt = torch.optim.AdamW(head.parameters(), lr=s.learning_rate, weight_decay=s.weight_decay)
-    steps = max(1, s.epochs * -(-len(xtr) // s.batch_size))
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.0, 1 - step / steps))
-    gen = torch.Generator().manual_seed(s.seed)
 
-    def val_logits() -> list[np.ndarray]:
+    def evaluate() -> tuple[list[np.ndarray], dict, float]:
         with torch.no_grad():
-            return [head(feats[i].to(device)).float().cpu().numpy() for i in val_idx]
+            logits = [head(feats[i].to(device)).float().cpu().numpy() for i in val_idx]
+        return (logits, *_evaluate(logits, data, val_idx, data.tag_names))
 
-    history, best, stopped = [], (None, 0, None), False
-    for epoch in range(1, s.epochs + 1):
-        loss = sgd_epoch(len(xtr), s.batch_size, gen, opt, sched, device,
-                         lambda b: torch.nn.functional.cross_entropy(head(dropout(xtr[b])), ytr[b]))
-        m, val_loss = _evaluate(val_logits(), data, val_idx, data.tag_names)
-        history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
-        if better(_RULE, history[-1], best[0], s.early_stopping):
-            best = (history[-1], epoch, {k: v.detach().clone() for k, v in head.state_dict().items()})
-        if progress:
-            progress({**history[-1], "epochs": s.epochs})
-        if stop and stop():
-            stopped = True
-            break
-    head.requires_grad_(False)
-    if best[2] is not None:
-        head.load_state_dict(best[2])
-    return history, best[1], stopped, val_logits()
+    def loss_of(b: torch.Tensor, _gen: torch.Generator) -> torch.Tensor:
+        # Dropout from the global generator, as HF's token classifier draws it in full mode.
+        return torch.nn.functional.cross_entropy(head(dropout(xtr[b])), ytr[b])
+
+    return train_epochs(list(head.parameters()), len(xtr), s, device, _RULE, loss_of, evaluate, on_epoch, stop)
 
 
 class _Sentences(torch.utils.data.Dataset):
@@ -199,7 +135,7 @@ class _Sentences(torch.utils.data.Dataset):
         return {k: v[i] for k, v in self.enc.items()}
 
 
-def _train_full(work, data, s, train_idx, val_idx, progress, stop):
+def _train_full(work, data, s, train_idx, val_idx, on_epoch, stop):
     from transformers import DataCollatorForTokenClassification
 
     ids = data.ids
@@ -212,4 +148,4 @@ def _train_full(work, data, s, train_idx, val_idx, progress, stop):
     train = _Sentences(work.tokenizer, [list(data.words[i]) for i in train_idx], [ids[i] for i in train_idx],
                        s.max_length)
     collator = DataCollatorForTokenClassification(work.tokenizer, label_pad_token_id=IGNORE)
-    return train_with_trainer(work, s, train, collator, evaluate, _RULE, progress, stop)
+    return train_with_trainer(work, s, train, collator, evaluate, _RULE, on_epoch, stop)

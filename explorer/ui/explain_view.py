@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.data.explanations import DatasetExplanation
+from explorer.explain.dataset import DatasetExplanation
 from explorer.ui.render import plain, table
 from explorer.ui.session import t
 

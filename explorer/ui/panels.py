@@ -351,7 +351,7 @@ def model_downloads() -> None:
     elif st.button(t("finetune.prepare"), key="ft_prepare"):
         report = progress_to(st.progress(0.0, text=t("finetune.packing", name=plain(pick))))
         try:
-            session_zip(pick, lambda frac: report(frac, t("finetune.packing", name=plain(pick))))
+            session_zip(pick, lambda frac, _msg: report(frac, t("finetune.packing", name=plain(pick))))
         except ExplorerError as err:
             error(err)
             return
@@ -361,8 +361,8 @@ def model_downloads() -> None:
 def epoch_progress(job) -> list[dict]:
     """A fine-tune's progress bar: the epoch running ("Epoch 1 of 5 running…" from the start, not "Epoch 0"),
     then the epochs done; returns the history so far."""
-    hist = list(job.progress)
-    total = st.session_state.get("ft_total") or (hist[-1]["epochs"] if hist else 1)
+    hist = [report.row for report in job.progress]  # finetune.EpochReport
+    total = st.session_state.get("ft_total") or (job.progress[-1].epochs if hist else 1)
     text = t("finetune.progress", done=len(hist), total=total) if job.done or len(hist) >= total else \
         t("finetune.progress_running", epoch=len(hist) + 1, total=total)
     st.progress(len(hist) / total if hist else 0.0, text=text)

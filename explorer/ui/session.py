@@ -25,7 +25,7 @@ from explorer.train import finetune
 if TYPE_CHECKING:
     from explorer.data.audit import LabelAudit
     from explorer.data.dataset import Table
-    from explorer.data.explanations import DatasetExplanation
+    from explorer.explain.dataset import DatasetExplanation
 
 log = get_logger("head_explorer")
 
@@ -84,8 +84,8 @@ def session_checkpoint(name: str) -> checkpoints.Checkpoint | None:
     return MODELS.get(owner(), name)
 
 
-def session_zip(name: str, progress: Callable[[float], None] | None = None) -> Path:
-    """The session model's zip (an HF folder), built on the first request with `progress(fraction)` and
+def session_zip(name: str, progress: jobs.Progress | None = None) -> Path:
+    """The session model's zip (an HF folder), built on the first request with `progress(fraction, "")` and
     kept on disk in the process's scratch folder while the model is in MODELS; zips of models evicted
     since are removed first, so the disk holds at most what the store bounds."""
     folder = scratch.process_folder()

@@ -376,7 +376,7 @@ def _start_tags(src, options: dict) -> None:
     """Start button: read the tags, refuse in one line what cannot run (before a slot is taken), then train
     in the background; a sentence checkpoint's encoder gets a new token head, as the CLI does."""
     from explorer.data import tags
-    from explorer.data.dataset import is_token_classifier
+    from explorer.model.checkpoints import is_token_classifier
     from explorer.train.finetune import FinetuneError, Settings, check_size, session_name
     from explorer.train.finetune_tags import finetune_tags
 
@@ -396,7 +396,7 @@ def _start_tags(src, options: dict) -> None:
     model_name = session_name(sel.name, settings.mode, src.short_name(), settings.epochs)
     try:  # one fine-tune per session: a second Start is refused and shows the first
         new = session.start_job("fine-tune", model_name, lambda progress, stop: finetune_tags(
-            ck, data, settings, progress=progress, stop=stop, name=model_name),
+            ck, data, settings, on_epoch=progress, stop=stop, name=model_name),
             size=(f"tags-{settings.mode}", len(data.words) * settings.epochs))
     except ExplorerError as err:
         ss["ft_error"], ss["ft_job"] = err, getattr(err, "first", None) or ss.get("ft_job")

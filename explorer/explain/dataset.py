@@ -46,7 +46,7 @@ from explorer.model.problem import ProblemType
 from explorer.model.readable import word_pieces
 from explorer.results import JsonResult
 from explorer.runtime import budget
-from explorer.runtime.jobs import Progress
+from explorer.runtime.jobs import Progress, span
 from explorer.text import i18n
 
 FRACTIONS = (0.01, 0.05, 0.10, 0.20, 0.50)  # ERASER's AOPC bins
@@ -215,11 +215,10 @@ def explain_rows(ck: Checkpoint, head: Head, texts: Sequence[str], given: Sequen
     share = 0.8 / (len(methods) + 1)
 
     def part(k: int, what: str) -> Progress:
-        def report(frac: float, msg: str) -> None:
-            done = (k + frac) * share
+        def report(done: float, _msg: str) -> None:
             rate = done / 0.8 * len(rows) / max(time.perf_counter() - start, 1e-9)
             say(done, i18n.t("explain.progress", lang, step=what, rate=f"{rate:.1f}"))
-        return report
+        return span(report, k * share, (k + 1) * share)
 
     first = batched.attribute_many(ck, head, [texts[r] for r in rows], methods[0], None, text_pairs=pairs,
                                    progress=part(0, methods[0]))
@@ -314,18 +313,10 @@ def _probabilities(ck, head, jobs: list[tuple[int, list, bool]], progress) -> np
 
 
 def _gather(rows: list[RowExplanation]) -> list[RowExplanation]:
-    """Every process's rows, in every process. torch.distributed's own all_gather_object: accelerate's
-    gather_object returns its input where PartialState reads the launch as DistributedType.NO, which CPU
-    processes started by `accelerate launch --multi_gpu` are (accelerate 1.16; see cli/common.py)."""
-    import torch.distributed as dist
-    from accelerate import PartialState
+    """Every process's rows, in every process, in rank order."""
+    from explorer.model.features import all_gathered
 
-    PartialState()  # sets up the process group that the launcher describes in the environment
-    if not dist.is_initialized():
-        dist.init_process_group("gloo")
-    parts: list = [None] * dist.get_world_size()
-    dist.all_gather_object(parts, rows)
-    return [r for part in parts for r in part]
+    return [r for part in all_gathered(rows) for r in part]
 
 
 # ---- the result ---------------------------------------------------------------------------------
@@ -514,7 +505,7 @@ def explain(ck: Checkpoint, head: Head, texts: Sequence[str], given_names: Seque
             rationale_cells: Sequence[str] | None = None, flagged: Sequence[int] = (), data_type: str = ProblemType.SINGLE,
             seed: int = 0, progress: Progress | None = None, lang: str = "en") -> DatasetExplanation:
     """The whole run on texts (and their given labels as the data names them): checks, then explain_rows."""
-    from explorer.data.dataset import is_token_classifier
+    from explorer.model.checkpoints import is_token_classifier
     from explorer.data.mapping import checkpoint_target
 
     if is_token_classifier(ck):
