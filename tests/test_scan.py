@@ -272,3 +272,19 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(capsys, tmp_path, tiny_roo
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert (out.read_text() == "keep me") if case == "exists" else not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["data.csv"] + (["r.html"] if case == "exists" else []))
+
+
+def test_explorer_scan_is_one_call_on_a_dataframe(tiny):
+    import explorer
+    df = pd.DataFrame({"text": ["good", "bad", "fine", "odd"], "label": ["alpha", "beta", "alpha", "beta"]})
+    r = explorer.scan(df, tiny["bert"], seed=1)
+    assert isinstance(r, explorer.scan.ScanReport) and r.rows == 4
+    import explorer.scan.base  # noqa: F401 - importing a submodule keeps the package callable
+    assert explorer.scan(df, tiny["bert"]).rows == 4
+    with pytest.raises(ExplorerError):
+        explorer.scan(df.iloc[:0], tiny["bert"])
+    with pytest.raises(ExplorerError):
+        explorer.scan("not a frame", tiny["bert"])
+    with pytest.raises(ExplorerError):
+        explorer.scan(df, "not a checkpoint")
+    assert "<table>" in r._repr_html_() and json.loads(r.to_json())["rows"] == 4

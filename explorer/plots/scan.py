@@ -23,7 +23,7 @@ def reliability(bins: list[dict], title: str, x_title: str, y_title: str, rows_n
                   xaxis=dict(range=[0, 1]), yaxis=dict(range=[0, 1]))
 
 
-def flip_rates(robustness: dict, title: str, x_title: str, y_title: str, na: str) -> go.Figure:
+def flip_rates(robustness: dict, title: str, x_title: str, y_title: str, na: str, rows_name: str) -> go.Figure:
     """One bar per perturbation: its flip rate over the rows it changed; a perturbation that changed no row is
     drawn at 0 and named not applicable, so it does not read as a pass."""
     names = list(robustness)
@@ -31,5 +31,5 @@ def flip_rates(robustness: dict, title: str, x_title: str, y_title: str, na: str
     labels = [na if robustness[n]["flip_rate"] is None else f"{robustness[n]['flip_rate']:.0%}" for n in names]
     bars = go.Bar(x=names, y=rates, text=labels, textposition="outside",
                   customdata=[robustness[n]["rows"] for n in names],
-                  hovertemplate=f"%{{x}}<br>{esc(y_title)}: %{{text}}<br>rows: %{{customdata}}<extra></extra>")
+                  hovertemplate=f"%{{x}}<br>{esc(y_title)}: %{{text}}<br>{esc(rows_name)}: %{{customdata}}<extra></extra>")
     return figure([bars], title, x_title, y_title, height=340, yaxis=dict(range=[0, 1.1], tickformat=".0%"))

@@ -36,7 +36,7 @@ def find_suspect_rows(data: ScanData, found: Found, progress) -> list[Finding]:
     except ExplorerError:
         return []
     oof = audit_core.out_of_fold(torch.from_numpy(data.vectors), labelled, folds, data.seed,
-                                 progress=lambda k: progress(k / folds, f"{k}/{folds}"))
+                                 progress=progress)
     _, flagged, noise = audit_core.find_issues(labelled, oof)
     if not len(flagged):
         return []

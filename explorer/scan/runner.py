@@ -81,3 +81,15 @@ def scan_table(ck: Checkpoint, table, text_column: str | None = None, label_colu
     data = prepare(table, text_column, label_column, text_pair_column=text_pair_column)
     given = [data.label_names[int(i)] for i in data.y] if data.problem_type == ProblemType.SINGLE else None
     return scan_rows(ck, data.texts, given, data.text_pairs, **options)
+
+
+def scan_frame(df, ck: Checkpoint, text: str | None = None, label: str | None = None, text_pair: str | None = None,
+               seed: int = 0, **options) -> ScanReport:
+    """Scan a DataFrame's rows (`explorer.scan(df, ck)`): columns as `explorer.inspect` reads them (`text`,
+    `label` guessed when None; `text_pair` the second text of sentence pairs, "" for one text). Row indices in the
+    report are 0-based positions among the frame's rows."""
+    from explorer.data.dataset import frame_table
+
+    if not isinstance(ck, Checkpoint):
+        raise ExplorerError("api_not_a_checkpoint", kind=type(ck).__name__)
+    return scan_table(ck, frame_table(df), text, label, text_pair, seed=seed, **options)
