@@ -288,3 +288,23 @@ def test_explorer_scan_is_one_call_on_a_dataframe(tiny):
     with pytest.raises(ExplorerError):
         explorer.scan(df, "not a checkpoint")
     assert "<table>" in r._repr_html_() and json.loads(r.to_json())["rows"] == 4
+
+
+@pytest.mark.slow
+def test_dataset_explanations_read_a_rotated_mapping_and_rank_words_contrastively(planted):
+    from explorer.explain.dataset import explain
+    from explorer.model.heads import build_head
+    df = scan_models.topic_frame(30, seed=7)
+    ck = planted["rotated"]
+    found = explain(ck, build_head(ck, "own"), df["text"].tolist(), df["label"].tolist(), ("saliency",))
+    assert found.mapping and set(found.by_label) == set(scan_models.TOPICS)  # the data's names, not the rotated ones
+    assert found.to_dict()["mapping"] == found.mapping
+    for name, v in found.by_label.items():
+        for s in v["shortcuts"]:  # a shortcut is named by the label its rows carry in the data
+            rows = [r for r in found.rows if r.predicted == found.labels.index(name)]
+            assert all(df["label"][r.row] == name for r in rows)
+        top = [w["word"] for w in v["top_words"][:3]]
+        assert not set(top) & set(scan_models.NEUTRAL), (name, top)  # words every label shares don't come first
+    assert {found.labels[r.predicted] for r in found.rows} <= set(scan_models.TOPICS)
+    # the given label is read through the mapping: the model agrees with the data on every row
+    assert all(r.given == r.predicted for r in found.rows)

@@ -3,7 +3,7 @@ the Data page's Hungarian check (explorer.data.mapping), and how every later che
 from __future__ import annotations
 
 from explorer.data.dataset import sorted_names
-from explorer.data.mapping import PERMUTED_GAIN, agreement_mapping, fix_for
+from explorer.data.mapping import agreement_mapping, fix_for, permuted_mapping
 from explorer.data.names import name_matches
 from explorer.scan.base import Found, Finding, ScanData, check, labelled_single
 from explorer.text.errors import Message
@@ -17,9 +17,9 @@ def find_permutation(data: ScanData, found: Found, progress) -> list[Finding]:
     names = sorted_names(list(data.given))
     renames = name_matches(names, ck_labels)
     check_ = agreement_mapping(list(data.given), data.predicted, ck_labels, renames)
-    moved = {a: b for a, b in check_["best"].items() if check_["identity"].get(a) != b}
-    if moved and check_["after"] >= check_["before"] + PERMUTED_GAIN and not data.ck.new_weights:
-        found.mapping = dict(check_["best"])
+    found.mapping = permuted_mapping(check_, data.ck)
+    if found.mapping:
+        moved = {a: b for a, b in found.mapping.items() if check_["identity"].get(a) != b}
         found.label_ids = {a: ck_labels.index(b) for a, b in check_["best"].items()}
         fix = fix_for(data.ck, found.mapping)
         return [Finding("mapping.permutation", "major",

@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 
+from explorer.data.words import contrastive_words, word_matrix
 from explorer.scan.base import Found, Finding, ScanData, check, classifier
 from explorer.scan.forward import run_rows
 from explorer.text.errors import Message
@@ -15,37 +16,6 @@ CANDIDATES = 20  # words verified, strongest association first (bounds the cost:
 ROWS_PER_WORD = 50
 MIN_ROWS = 3  # a word in fewer rows is too rare to call a pattern
 MINOR_FLIPS, MAJOR_FLIPS = 0.10, 0.50  # share of its rows whose label flips without the word
-WORD = r"(?u)\b\w+\b"  # what counts as a word, for the candidates and for taking one out
-
-
-def word_matrix(texts, min_rows: int = MIN_ROWS):
-    """(rows x words binary sparse matrix, words): which rows hold which (lowercased) words."""
-    from sklearn.feature_extraction.text import CountVectorizer
-    vec = CountVectorizer(binary=True, lowercase=True, token_pattern=WORD, min_df=min_rows)
-    try:
-        x = vec.fit_transform(texts)
-    except ValueError:  # no word is in min_rows rows
-        return None, np.array([], dtype=object)
-    return x.tocsc(), vec.get_feature_names_out()
-
-
-def contrastive_words(x, words, labels: np.ndarray, label: int, top: int) -> list[tuple[str, float, int, float]]:
-    """The words most tied to `label` among `labels` (n,): (word, chi2, rows holding it, share of those rows
-    with `label`), strongest first; only words over-represented in the label's rows (chi2 is two-sided)."""
-    from sklearn.feature_selection import chi2
-    if x is None or not len(words):
-        return []
-    yes = labels == label
-    if yes.all() or not yes.any():
-        return []
-    scores, _ = chi2(x, yes)
-    rows = np.asarray(x.sum(0)).ravel()
-    hits = np.asarray(x[yes.nonzero()[0]].sum(0)).ravel()
-    share = hits / np.maximum(rows, 1)
-    scores = np.nan_to_num(scores)
-    keep = np.flatnonzero(share > yes.mean())
-    best = keep[np.argsort(-scores[keep], kind="stable")][:top]
-    return [(str(words[j]), float(scores[j]), int(rows[j]), float(share[j])) for j in best]
 
 
 def without_word(text: str, word: str) -> str:
@@ -57,7 +27,7 @@ def without_word(text: str, word: str) -> str:
 @check("shortcut.word", classifier, cost=1.0)
 def find_shortcuts(data: ScanData, found: Found, progress) -> list[Finding]:
     pred = data.predicted
-    x, words = word_matrix(list(data.texts))
+    x, words = word_matrix(list(data.texts), MIN_ROWS)
     candidates = []
     for label in np.unique(pred):
         for word, score, rows, share in contrastive_words(x, words, pred, int(label), CANDIDATES):

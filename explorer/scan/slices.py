@@ -7,7 +7,7 @@ import numpy as np
 from scipy.stats import false_discovery_control, fisher_exact
 
 from explorer.scan.base import Found, Finding, ScanData, check, labelled_single
-from explorer.scan.shortcut import word_matrix
+from explorer.data.words import word_matrix
 from explorer.text.errors import Message
 
 DROP = 0.05
