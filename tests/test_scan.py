@@ -308,3 +308,31 @@ def test_dataset_explanations_read_a_rotated_mapping_and_rank_words_contrastivel
     assert {found.labels[r.predicted] for r in found.rows} <= set(scan_models.TOPICS)
     # the given label is read through the mapping: the model agrees with the data on every row
     assert all(r.given == r.predicted for r in found.rows)
+
+
+@pytest.mark.server
+def test_two_processes_give_the_one_process_report(tiny_root, tmp_path):
+    """Under `accelerate launch` of two CPU processes, each running several batches of every pass, the report
+    is the one-process report (every forward pass is shared and gathered)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, accelerate_two
+    words = "alpha beta gamma delta good bad fine odd long short".split()
+    df = pd.DataFrame({"text": [" ".join(words[(i + k) % 10] for k in range(3 + i % 4)) + ("!" if i % 3 else ".")
+                                for i in range(48)],
+                       "label": [("alpha", "beta", "gamma")[i % 3] for i in range(48)]})
+    csv = _csv(tmp_path, df)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HEAD_EXPLORER_ROOTS=str(tiny_root), OMP_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT))
+    args = ["-m", "explorer", "scan", "--checkpoint", str(tiny_root / "tiny-bert"), "--csv", csv, "--json",
+            "--batch-size", "4"]  # 12 batches: several for each process
+    one = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr[-2000:]
+    launch = accelerate_two()
+    two = subprocess.run([*launch, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert two.returncode == 0, two.stderr[-2000:]
+    a, b = json.loads(one.stdout), json.loads(two.stdout)
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b

@@ -22,6 +22,7 @@ def add_parser(sub) -> None:
     device_option(s)
     s.add_argument("--max-rows", type=bounded(int, 1, 10**9), default=MAX_ROWS,
                    help=f"read at most this many rows (default {MAX_ROWS:,}, the app's limit)")
+    s.add_argument("--batch-size", type=bounded(int, 1, 4096), default=64, help="rows per forward pass (default 64)")
     s.add_argument("--seed", type=bounded(int, 0, 2**31 - 1), default=0, help="typos, splits and samples (default 0)")
     s.add_argument("--out", help="write the standalone HTML report to this new file (never overwritten)")
     s.add_argument("--out-csv", help="write the rows and their flags to this new CSV (never overwritten)")
@@ -42,7 +43,8 @@ def run(args) -> int:
             raise UsageError("scan_out_exists", path=path)
     table = read_csv(args.csv, max_rows=args.max_rows)
     ck = load_checkpoint(args.checkpoint, device=args.device)
-    report = scan_table(ck, table, args.text_column, args.label_column, args.text_pair_column, seed=args.seed)
+    report = scan_table(ck, table, args.text_column, args.label_column, args.text_pair_column, seed=args.seed,
+                         batch_size=args.batch_size)
     if not is_main_process():  # under torchrun/accelerate only one process prints or writes
         return 0
     if args.out is not None:

@@ -201,7 +201,7 @@ def explain_rows(ck: Checkpoint, head: Head, texts: Sequence[str], given: Sequen
     """Every row explained and measured (this process's share, gathered under a launcher), in row order;
     also {"processes", "seconds"}. `given`: per row the checkpoint label its given label maps to.
     `rationales`: per row the marked words (rationale_words), or ()."""
-    from explorer.model.features import rank, world_size
+    from explorer.model.inference import rank, world_size
 
     methods = checked_methods(methods)
     n = len(texts)
@@ -315,7 +315,7 @@ def _probabilities(ck, head, jobs: list[tuple[int, list, bool]], progress) -> np
 
 def _gather(rows: list[RowExplanation]) -> list[RowExplanation]:
     """Every process's rows, in every process, in rank order."""
-    from explorer.model.features import all_gathered
+    from explorer.model.inference import all_gathered
 
     return [r for part in all_gathered(rows) for r in part]
 

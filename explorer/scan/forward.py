@@ -10,7 +10,7 @@ import torch
 from explorer.model import pooling
 from explorer.model.checkpoints import Checkpoint, fit_length
 from explorer.model.kernel import attention_kernel
-from explorer.model.inference import predict_batches
+from explorer.model.inference import predict_shared
 from explorer.runtime.jobs import Progress
 
 
@@ -31,10 +31,12 @@ def run_rows(ck: Checkpoint, texts: Sequence[str], pairs: Sequence[str] | None =
     if not len(texts):
         return np.zeros((0, labels), np.float32), (np.zeros((0, ck.model.config.hidden_size), np.float32)
                                                    if vectors else None)
+    width = labels + (ck.model.config.hidden_size if vectors else 0)
     with attention_kernel(ck, "sdpa"):  # no attention weights read: the fast kernel
-        both = predict_batches(ck.tokenizer, ck.model, list(texts), list(pairs) if pairs is not None else None,
-                               batch_size=batch_size, max_length=fit_length(ck, max_length), progress=progress,
-                               forward=forward)
+        # Shared by the processes of an `accelerate launch`: every process ends with every row.
+        both = predict_shared(ck.tokenizer, ck.model, list(texts), list(pairs) if pairs is not None else None,
+                              batch_size=batch_size, max_length=fit_length(ck, max_length), progress=progress,
+                              forward=forward, out=np.zeros((len(texts), width), np.float32))
     return both[:, :labels], (both[:, labels:] if vectors else None)
 
 
