@@ -32,6 +32,8 @@ from explorer.runtime.session_models import freeze_long_lived  # noqa: E402
 from explorer.teach import links  # noqa: E402
 from explorer.ui import t  # noqa: E402
 
+ui.boot()  # once per process (later runs skip it): torch's threads, the server's reporter, the widget gate
+
 if booting:
     # Streamlit runs a full gc.collect() after every script run. Over the half million objects that
     # torch, transformers and the rest bring, that took 0.3-0.7 s per rerun, holding the GIL so every
