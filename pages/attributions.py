@@ -16,7 +16,7 @@ a = None if token_view.token_attributions() else current_analysis()  # a token c
 if a is None:
     st.stop()
 sel = selection()
-name, kind, text, seed = sel.name, sel.head, sel.text, sel.seed
+name, kind, text, seed = sel.name, sel.head_name, sel.text, sel.seed
 ck, hd = checkpoint(name, seed), head(name, kind, seed)  # here: a queued job runs outside the script thread
 want = ss.pop("attr_target_label", None)  # a mapping.Target, set by the Label audit page when it opens a row here
 if want is not None:

@@ -30,11 +30,11 @@ rationale = c3.selectbox(t("explain.rationale"), ["", *src.columns], help=t("exp
                          format_func=lambda c: c or t("explain.no_rationale"), **ui.sticky("explain_rationale", ""))
 digest = hashlib.sha1(src.bytes).hexdigest()
 key = (digest, src.text_column, src.label_column, src.text_pair_column, rationale, tuple(methods), max_rows,
-       sel.name, sel.head, sel.seed)
+       sel.name, sel.head_name, sel.seed)
 
 if getattr(ss.get("explain_result"), "key", None) != key:
     pressed = st.button(t("explain.run"), key="explain_run", type="primary", disabled=not methods)
-    ck, head, lang = ui.checkpoint(sel.name, sel.seed), ui.head(sel.name, sel.head, sel.seed), ui.lang()
+    ck, head, lang = ui.checkpoint(sel.name, sel.seed), ui.head(sel.name, sel.head_name, sel.seed), ui.lang()
 
     def work(progress):  # in a job slot (explorer/runtime/jobs.py): a class's runs wait in line
         return explain_table(ck, head, read_csv(src.bytes), src.text_column, src.label_column, src.text_pair_column,

@@ -21,7 +21,7 @@ if token_finetune(src):  # token data (CoNLL, tokens/tags CSV): a token head, it
     st.stop()
 st.caption(t("finetune.data", name=ui.plain(src.title()), n=len(src.labels),
              labels=ui.plain(", ".join(map(str, src.labels[:12])))))
-name, seed, head = ui.selection().name, ui.selection().seed, ui.selection().head
+name, seed, head = ui.selection().name, ui.selection().seed, ui.selection().head_name
 c1, c2, c3 = st.columns(3)
 mode = c1.radio(t("finetune.mode"), ["head", "full"], format_func=lambda m: t(f"finetune.mode_{m}"),
                 **sticky("ft_mode", "head"))

@@ -18,7 +18,7 @@ tokens = ui.token_pages.is_token_model()  # a token classifier: its tags in both
 if not tokens and current_analysis() is None:
     st.stop()
 sel = selection()
-name, kind, text, seed = sel.name, sel.head, sel.text, sel.seed
+name, kind, text, seed = sel.name, sel.head_name, sel.text, sel.seed
 if sel.text_pair:
     st.info(t("whatif.pair_kept"))
 

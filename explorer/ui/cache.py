@@ -74,13 +74,13 @@ def flow_work(sel, a: _analysis.Analysis) -> Callable[[Callable[[float, str], No
     att = a.attentions  # all the work reads: a job waiting in line holds no more of the analysis
     if session_checkpoint(sel.name) is not None:
         return lambda progress: attention.flow(att, progress=progress)
-    key = ("flow", sel.name, sel.head, sel.text, sel.seed, sel.text_pair)
+    key = ("flow", sel.name, sel.head_name, sel.text, sel.seed, sel.text_pair)
     return lambda progress: ANALYSES.get_or_compute(key, lambda: attention.flow(att, progress=progress))
 
 
 def cached_flow(sel):
     """The shared cache's max-flow for `sel`, or None (a session model's, or not computed yet)."""
-    return ANALYSES.get(("flow", sel.name, sel.head, sel.text, sel.seed, sel.text_pair))
+    return ANALYSES.get(("flow", sel.name, sel.head_name, sel.text, sel.seed, sel.text_pair))
 
 
 def memo(page: str, params: Hashable, compute: Callable[[], T] | None = None) -> T | None:
@@ -147,7 +147,7 @@ def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
         return None
     sel = selection()
     try:
-        return analysis(sel.name, sel.head, sel.text, sel.seed, flow, sel.text_pair)
+        return analysis(sel.name, sel.head_name, sel.text, sel.seed, flow, sel.text_pair)
     except ExplorerError as err:
         error(err)
         return None
@@ -156,7 +156,7 @@ def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
 def current_head() -> heads.Head:
     """The head for the sidebar's picks (call after current_analysis() succeeded)."""
     sel = selection()
-    return head(sel.name, sel.head, sel.seed)
+    return head(sel.name, sel.head_name, sel.seed)
 
 
 @st.cache_resource(show_spinner=False)

@@ -133,8 +133,8 @@ def whatif_tags(text_a: str, text_b: str) -> None:
     the words whose tag changed marked."""
     sel = selection()
     try:
-        r = memo("whatif_tags", (sel.name, sel.head, sel.seed, text_a, text_b), lambda: whatif.compare_tags(
-            checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed), text_a, text_b))
+        r = memo("whatif_tags", (sel.name, sel.head_name, sel.seed, text_a, text_b), lambda: whatif.compare_tags(
+            checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed), text_a, text_b))
     except ExplorerError as err:
         error(err)
         return

@@ -33,8 +33,8 @@ def current_token_analysis() -> TokenAnalysis | None:
     cached with the other analyses; None after a one-line st.error."""
     sel = selection()
     try:
-        return ANALYSES.get_or_compute(("tokens", sel.name, sel.head, sel.text, sel.seed), lambda: analyze_tokens(
-            checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed), sel.text, strategies=AGGREGATIONS))
+        return ANALYSES.get_or_compute(("tokens", sel.name, sel.head_name, sel.text, sel.seed), lambda: analyze_tokens(
+            checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed), sel.text, strategies=AGGREGATIONS))
     except ExplorerError as err:
         error(err)
         return None
@@ -142,7 +142,7 @@ def _head_sizes() -> list[tuple[str, int]]:
     from explorer.model.heads import run_head
 
     sel = selection()
-    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed)
+    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)
     zero = torch.zeros(1, 1, ck.model.config.hidden_size, dtype=ck.model.dtype, device=ck.model.device)
     with torch.inference_mode():
         steps = run_head(hd, zero, torch.ones(1, 1, dtype=torch.long, device=ck.model.device))
@@ -217,8 +217,8 @@ def token_attributions() -> bool:
     level = c6.radio(t("attributions.level"), ("token", "word"), key="attr_level", horizontal=True,
                      format_func=lambda lv: t(f"attributions.level_{lv}"))
     target = int(a.predicted[token]) if label < 0 else int(label)
-    params = (sel.name, sel.head, sel.text, sel.seed, method, token, target, quantity, baseline)
-    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed)
+    params = (sel.name, sel.head_name, sel.text, sel.seed, method, token, target, quantity, baseline)
+    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)
     running, stop = t("attributions.running"), t("attributions.stop")
     # past one batch on the model's device: the job queue
     heavy = cost.attribution_is_heavy(ck.model.config, method, len(a.tokens), device=ck.model.device)
@@ -255,7 +255,7 @@ def token_attributions() -> bool:
     _faithfulness(a, token, target, quantity, baseline)
     st.subheader(t("tokenhead.grid_title"))
     st.caption(t("tokenhead.grid_intro", n=len(a.labels)))
-    grid_key = (sel.name, sel.head, sel.text, sel.seed, method, token, quantity, baseline)
+    grid_key = (sel.name, sel.head_name, sel.text, sel.seed, method, token, quantity, baseline)
     grid = memo("attr_grid", grid_key)
     if grid is None:
         go = st.button(t("tokenhead.grid_run", n=len(a.labels)), key="attr_grid_run")
@@ -303,11 +303,11 @@ def _faithfulness(a: TokenAnalysis, token: int, target: int, quantity: str, base
     from explorer.explain import cost, faithfulness
 
     sel = selection()
-    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head, sel.seed)
+    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)
     heavy = cost.comparison_is_heavy(ck.model.config, len(a.tokens), 1, device=ck.model.device)
     st.subheader(t("attributions.faith_title"))
     st.caption(t("tokenhead.faith_intro"))
-    key = (sel.name, sel.head, sel.text, sel.seed, token, target, quantity, baseline)
+    key = (sel.name, sel.head_name, sel.text, sel.seed, token, target, quantity, baseline)
     faith = memo("faith_token", key)
     pressed = st.button(t("attributions.faith_run"), key="attr_token_faith_run")
     try:
@@ -360,7 +360,7 @@ def token_finetune(src) -> bool:
     st.caption(t("tokenhead.ft_head"))
     job = ss.get("ft_job")  # an explorer.runtime.jobs.Job
     running = job is not None and not job.done
-    settings = dict(mode=mode, head=sel.head, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
+    settings = dict(mode=mode, head=sel.head_name, epochs=int(epochs), learning_rate=float(lr), batch_size=int(batch),
                     max_length=int(max_len), seed=sel.seed, early_stopping=early)
     b1, b2 = st.columns(2)
     b1.button(t("finetune.start"), key="ft_start", on_click=_start_tags, args=(src, settings), disabled=running,
