@@ -4,17 +4,16 @@ import streamlit as st
 from explorer import plots, ui
 from explorer.explain import compare
 from explorer.model.heads import HEAD_KINDS, kinds_for, native_kind
-from explorer.ui import checkpoint, current_analysis, head, selection, step_label, t, token_pages
+from explorer.ui import checkpoint, head, selection, step_label, t
 
 st.title(t("compare.title"))
 st.caption(t("compare.intro"))
 
-tokens = token_pages.is_token_model()
-a = token_pages.picked_token("compare_token") if tokens else current_analysis()  # a token classifier: one token
+a = ui.current_vector_analysis("compare_token")  # a token classifier: one picked token
 if a is not None:
     sel = selection()
     name, seed = sel.name, sel.seed
-    kinds = kinds_for(checkpoint(name, seed)) if tokens else HEAD_KINDS  # a token's heads: its own, linear-per-token
+    kinds = kinds_for(checkpoint(name, seed)) if isinstance(a, ui.PickedToken) else HEAD_KINDS  # a token's heads: its own, linear-per-token
     results = compare.compare_heads(a.hidden_states[-1], {k: head(name, k, seed) for k in kinds}, a.labels,
                                     a.problem_type, token_ids=a.token_ids)
     own = native_kind(checkpoint(name, seed)) or ""

@@ -4,13 +4,12 @@ import streamlit as st
 from explorer import plots, ui
 from explorer.explain import dropout
 from explorer.model.problem import ProblemType
-from explorer.ui import current_analysis, current_head, selection, step_label, t, tn, token_pages
+from explorer.ui import current_head, selection, step_label, t, tn
 
 st.title(t("dropout.title"))
 st.caption(t("dropout.intro"))
 
-tokens = token_pages.is_token_model()
-a = token_pages.picked_token("dropout_token") if tokens else current_analysis()  # a token classifier: one token
+a = ui.current_vector_analysis("dropout_token")  # a token classifier: one picked token
 if a is not None:
     hd, seed = current_head(), selection().seed  # the seed also fixes the dropout masks
     ss = st.session_state

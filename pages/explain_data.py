@@ -10,7 +10,8 @@ from explorer.data.dataset import read_csv
 from explorer.data.explanations import explain_table
 from explorer.explain.attribution import METHODS
 from explorer.text.errors import ExplorerError
-from explorer.ui import explain_view, t
+from explorer.ui import t
+from explorer.ui.views import explain_data as explain_view
 
 ss = st.session_state
 st.title(t("explain.title"))
@@ -41,8 +42,8 @@ if getattr(ss.get("explain_result"), "key", None) != key:
                              rationale or None, methods, seed=sel.seed, progress=progress, lang=lang, max_rows=max_rows)
 
     try:
-        done = ui.queued("explain", key, work, t("explain.starting"), t("explain.stop"), start=pressed,
-                         expected_s=max_rows / 5 * len(methods))  # about 5 rows/s a method, until one has run
+        done = ui.run("explain", key, work, heavy=True, start=pressed, running=t("explain.starting"), stop=t("explain.stop"),
+                      expected_s=max_rows / 5 * len(methods))  # about 5 rows/s a method, until one has run
     except ExplorerError as err:
         ui.error(err)
         st.stop()
@@ -55,8 +56,8 @@ flagged = frozenset(int(r) for r in audit.found.flagged) if audit is not None an
 if found.flagged != flagged:
     found = dataclasses.replace(found, flagged=flagged)
     ss["explain_result"] = ui.ExplainRun(key, found)
-explain_view.summary(found)
-explain_view.labels(found)
-explain_view.slices(found)
-explain_view.methods(found)
-explain_view.rows(found)
+explain_view.draw_summary(found)
+explain_view.draw_labels(found)
+explain_view.draw_slices(found)
+explain_view.draw_methods(found)
+explain_view.draw_rows(found)
