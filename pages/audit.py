@@ -18,7 +18,7 @@ from explorer.ui.views import audit as audit_view, data as data_view
 ss = st.session_state
 st.title(t("audit.title"))
 st.caption(t("audit.intro"))
-if ui.other_prompt():
+if ui.show_other_prompt():
     st.stop()
 src = ui.data_source()  # set by the Data page; the demo tweets until then
 name, seed = ui.selection().name, ui.selection().seed
@@ -41,7 +41,7 @@ if getattr(ss.get("audit_result"), "key", None) != key:
         done = ui.run("audit", key, work, heavy=True, start=pressed, running=t("audit.starting"), stop=t("audit.stop"),
                       expected_s=len(src.bytes) / 4000)  # about 50 rows/s of 80 bytes, until one has run
     except ExplorerError as err:
-        ui.error(err)
+        ui.show_error(err)
         st.stop()
     if done is None:
         st.stop()

@@ -50,7 +50,7 @@ data_view.draw_tag_data(raw, name)  # token data (CoNLL, tokens/tags CSV): the t
 try:
     table = read_csv(raw, name=name)
 except ExplorerError as err:
-    ui.error(err)
+    ui.show_error(err)
     st.stop()
 for note in table.notes:
     st.warning(ui.plain(note.message(ui.lang())))
@@ -62,7 +62,7 @@ label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_colu
 pair_col = data_view.draw_pair_column(c3, table.frame.columns, (header_pair(table.frame.columns) or ("", ""))[1])
 ck_name, seed = ui.selection().name, ui.selection().seed
 use_ck = data_view.draw_compare_checkbox(c4, ck_name)
-use_ck = use_ck and not ui.other_prompt()  # "other…" with no path: the report without a checkpoint
+use_ck = use_ck and not ui.show_other_prompt()  # "other…" with no path: the report without a checkpoint
 
 # Predicting takes seconds: the report is redone only when its inputs change, showing its status and time.
 report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, pair_col, ck_name if use_ck else None, seed)
@@ -74,7 +74,7 @@ try:
             lambda: labels.label_report(table, guess(text_col), guess(label_col), ck, text_pair_column=pair_col)))
         status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
 except ExplorerError as err:
-    ui.error(err)
+    ui.show_error(err)
     st.stop()
 src = ui.set_data_source(ui.DataSource(
     raw, name, report.text_column, ",".join(report.label_columns), tuple(sorted(n for n, _ in report.labels)), pair_col,

@@ -16,7 +16,7 @@ from explorer.ui.views import explain_data as explain_view
 ss = st.session_state
 st.title(t("explain.title"))
 st.caption(t("explain.intro"))
-if ui.other_prompt():
+if ui.show_other_prompt():
     st.stop()
 src = ui.data_source()  # set by the Data page (its current version); the demo tweets until then
 sel = ui.selection()
@@ -45,7 +45,7 @@ if getattr(ss.get("explain_result"), "key", None) != key:
         done = ui.run("explain", key, work, heavy=True, start=pressed, running=t("explain.starting"), stop=t("explain.stop"),
                       expected_s=max_rows / 5 * len(methods))  # about 5 rows/s a method, until one has run
     except ExplorerError as err:
-        ui.error(err)
+        ui.show_error(err)
         st.stop()
     if done is None:
         st.stop()

@@ -7,5 +7,5 @@ from explorer.ui.views import finetune
 
 st.title(t("finetune.title"))
 st.caption(t("finetune.intro"))
-if not ui.other_prompt():
+if not ui.show_other_prompt():
     finetune.draw_finetune(ui.data_source())  # the Data page's data, or the demo

@@ -6,11 +6,11 @@ classifier), startup (ui.boot, the server process's one-time set-up); report and
 the widget limits) stand apart. Pages import what they use from here, and draw through their own view module:
 pages/<page>.py draws with explorer/ui/views/<page>.py."""
 from explorer.ui.cache import (ANALYSES, analysis, cached_flow, checkpoint, current_analysis, current_head,
-                               flow_work, other_prompt, head, memo, plotly_js_src, timed)
+                               flow_work, head, memo, plotly_js_src, show_other_prompt, timed)
 from explorer.ui.classifier import (PickedToken, current_classifier_analysis, current_token_analysis,
                                     current_vector_analysis, is_token_model)
-from explorer.ui.render import (chart, error, guarded, headers, plain, prediction, show_evictions, show_refused,
-                                step_label, table)
+from explorer.ui.render import (draw_chart, draw_table, headers, plain, prediction, run_guarded, show_error,
+                                show_evictions, show_refused, step_label)
 from explorer.ui.running import run, was_stopped
 from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, ExplainRun, Selection,
                                  Upload, data_source, data_version, drop_data_versions, use_data_version,
@@ -20,12 +20,13 @@ from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, 
                                  start_job, sticky, stop_if_gone, t, tn)
 from explorer.ui.startup import boot
 
-__all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", "DataSource", "ExplainRun",
-           "PickedToken", "Selection", "Upload", "add_data_version", "analysis", "boot", "cached_flow", "chart",
-           "checkpoint", "current_analysis", "current_classifier_analysis", "current_head", "current_token_analysis",
-           "current_vector_analysis", "data_source", "data_version", "drop_data_versions", "error", "flow_work",
-           "guarded", "head", "headers", "is_token_model", "keep_widgets", "lang", "memo", "other_prompt", "plain",
-           "plotly_js_src", "prediction", "progress_to", "register_session_checkpoint", "run", "selection",
-           "session_checkpoint", "session_checkpoint_names", "session_zip", "session_zip_ready", "set_data_source",
-           "show_evictions", "show_refused", "start_job", "step_label", "sticky", "stop_if_gone", "t", "table",
-           "timed", "tn", "use_data_version", "was_stopped"]
+__all__ = ["ANALYSES", "AppliedMapping", "AuditRun", "DataSource", "ExplainRun", "JOBS", "MODELS", "OTHER",
+           "PickedToken", "Selection", "Upload", "add_data_version", "analysis", "boot", "cached_flow", "checkpoint",
+           "current_analysis", "current_classifier_analysis", "current_head", "current_token_analysis",
+           "current_vector_analysis", "data_source", "data_version", "draw_chart", "draw_table",
+           "drop_data_versions", "flow_work", "head", "headers", "is_token_model", "keep_widgets", "lang", "memo",
+           "plain", "plotly_js_src", "prediction", "progress_to", "register_session_checkpoint", "run",
+           "run_guarded", "selection", "session_checkpoint", "session_checkpoint_names", "session_zip",
+           "session_zip_ready", "set_data_source", "show_error", "show_evictions", "show_other_prompt",
+           "show_refused", "start_job", "step_label", "sticky", "stop_if_gone", "t", "timed", "tn",
+           "use_data_version", "was_stopped"]

@@ -16,7 +16,7 @@ from explorer.runtime import budget, device
 from explorer.runtime.config import env_config
 from explorer.runtime.session_models import freeze_long_lived
 from explorer.text.errors import ExplorerError
-from explorer.ui.render import error, plain
+from explorer.ui.render import show_error, plain
 from explorer.ui.session import WHEN_GONE, other_is_empty, owner, selection, session_checkpoint, t
 
 T = TypeVar("T")
@@ -132,7 +132,7 @@ def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False,
         return dataclasses.replace(a, flow=_cached_flow(name, kind, text, seed, text_pair))
 
 
-def other_prompt() -> bool:
+def show_other_prompt() -> bool:
     """True, after a prompt for the path, when "other…" is picked with no path yet: the page then shows no
     model's numbers (selection() would fall back to the default model, which nobody picked)."""
     if other_is_empty():
@@ -143,13 +143,13 @@ def other_prompt() -> bool:
 
 def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
     """The analysis for the sidebar's picks, or None after showing a one-line st.error."""
-    if other_prompt():
+    if show_other_prompt():
         return None
     sel = selection()
     try:
         return analysis(sel.name, sel.head_name, sel.text, sel.seed, flow, sel.text_pair)
     except ExplorerError as err:
-        error(err)
+        show_error(err)
         return None
 
 

@@ -14,7 +14,7 @@ from explorer.model.problem import ProblemType
 from explorer.model.token_analysis import AGGREGATIONS, TokenAnalysis, TokenEncoder, analyze_tokens, token_encoder
 from explorer.text.errors import ExplorerError
 from explorer.ui.cache import ANALYSES, checkpoint, current_analysis, head
-from explorer.ui.render import error
+from explorer.ui.render import show_error
 from explorer.ui.session import other_is_empty, selection, sticky, t
 
 
@@ -37,7 +37,7 @@ def current_token_analysis() -> TokenAnalysis | None:
         return ANALYSES.get_or_compute(("tokens", sel.name, sel.head_name, sel.text, sel.seed), lambda: analyze_tokens(
             checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed), sel.text, strategies=AGGREGATIONS))
     except ExplorerError as err:
-        error(err)
+        show_error(err)
         return None
 
 
@@ -53,7 +53,7 @@ def current_token_encoder() -> TokenEncoder | None:
         return ANALYSES.get_or_compute(("token-encoder", sel.name, sel.text, sel.seed),
                                        lambda: token_encoder(checkpoint(sel.name, sel.seed), sel.text))
     except ExplorerError as err:
-        error(err)
+        show_error(err)
         return None
 
 

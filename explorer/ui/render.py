@@ -20,7 +20,7 @@ def prediction(pred: Prediction) -> str:
     return prediction_text(pred, none=t("pipeline.none"))
 
 
-def error(err: BaseException | str) -> None:
+def show_error(err: BaseException | str) -> None:
     """One st.error line: a core error in the session's language, user data kept literal. Any other
     exception (e.g. from a background thread) is logged and shown as the translated "unexpected" line."""
     if isinstance(err, ExplorerError):
@@ -33,20 +33,20 @@ def error(err: BaseException | str) -> None:
     st.error(plain(text.strip().splitlines()[0] if text.strip() else type(err).__name__))
 
 
-def guarded(run: Callable[[], object]) -> None:
+def run_guarded(run: Callable[[], object]) -> None:
     """Run a page (or a fragment). Bad input that escaped the page shows as its one line; anything else
     as one translated line, the traceback going only to the server log. st.rerun, st.stop and
     st.switch_page raise BaseExceptions (Streamlit's ScriptControlException), which pass through."""
     try:
         run()
     except ExplorerError as err:
-        error(err)
+        show_error(err)
     except Exception as err:  # noqa: BLE001 - the page boundary: visitors never see a traceback
         log.exception("unexpected error while running a page")
         st.error(t("errors.unexpected", kind=type(err).__name__))
 
 
-def table(rows: list[dict], **grid) -> None:
+def draw_table(rows: list[dict], **grid) -> None:
     """A data table: the interactive grid, or in presenter view an HTML table, which takes the larger
     type (the grid is drawn on a canvas that CSS cannot enlarge). User strings stay literal."""
     if st.session_state.get("presenter"):
@@ -59,7 +59,7 @@ def table(rows: list[dict], **grid) -> None:
         st.dataframe(rows, hide_index=True, **grid)
 
 
-def chart(fig, key: str, where=None, height: int | None = None) -> None:
+def draw_chart(fig, key: str, where=None, height: int | None = None) -> None:
     """st.plotly_chart (in `where`, a column or container), laid out for presenter view when it is on:
     larger type that the figure itself makes room for, not only CSS, no taller than `height` px (default:
     the room a projector leaves, see plots.common.presenter)."""

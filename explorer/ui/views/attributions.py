@@ -17,7 +17,7 @@ from explorer.model.token_analysis import TokenAnalysis
 from explorer.plots import attribution as attribution_plots
 from explorer.text import highlight, plain as plain_text
 from explorer.text.errors import ExplorerError
-from explorer.ui import chart, checkpoint, error, head, plain, selection, sticky, t
+from explorer.ui import checkpoint, draw_chart, head, plain, selection, show_error, sticky, t
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def run_attribution(a: Analysis | TokenAnalysis, target: Target, c: Controls):
             running=t("attributions.running"), stop=t("attributions.stop"), expected_s=10,
             size=(c.method, len(a.tokens)))
     except ExplorerError as err:
-        error(err)
+        show_error(err)
         return None
     if r is not None:
         st.rerun()  # drawn again without the Run button and the progress
@@ -171,7 +171,7 @@ def draw_attribution_result(r, level: str) -> None:
     signed = r.method != "saliency"  # saliency is a gradient's size: never below 0, so no red
     legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
     st.html(highlight.highlight_html(pieces, scores, legend=legend, pair_at=pair_at, pair_label=t("arch.boundary")))
-    chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
+    draw_chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
                                         t("attributions.score_axis"), t(f"attributions.level_{level}"),
                                         signed=signed, pair_at=pair_at),
           "attr_bars" if token is None else "attr_token_bars")
@@ -260,7 +260,7 @@ def draw_faithfulness(ck, hd, n_tokens: int, target: Target, c: Controls) -> Non
             size=("tokens", n_tokens),
             heavy=cost.comparison_is_heavy(ck.model.config, n_tokens, c.window, device=ck.model.device))
     except ExplorerError as err:
-        error(err)
+        show_error(err)
         return
     if faith is not None:
         st.dataframe([{
@@ -292,10 +292,10 @@ def draw_label_grid(a: TokenAnalysis, token: int, c: Controls) -> None:
             start=go, heavy=heavy, running=t("attributions.running"), stop=t("attributions.stop"),
             expected_s=10 * len(a.labels))
     except ExplorerError as err:
-        error(err)
+        show_error(err)
         return
     if grid is not None:
-        chart(label_grid(grid.shown, grid.labels, grid.scores, grid.token,
+        draw_chart(label_grid(grid.shown, grid.labels, grid.scores, grid.token,
                          t("tokenhead.grid_chart", token=grid.shown[grid.token], position=grid.token),
                          t("tokenhead.token_axis"), t("tokenhead.label_axis"), t("attributions.score_axis")),
               "attr_token_grid")

@@ -12,8 +12,8 @@ import streamlit as st
 
 from explorer import plots
 from explorer.text.errors import ExplorerError
-from explorer.ui import (DataSource, checkpoint, drop_data_versions, error, headers, lang, memo, plain, selection,
-                         set_data_source, sticky, t, timed)
+from explorer.ui import (DataSource, checkpoint, drop_data_versions, headers, lang, memo, plain, selection,
+                         set_data_source, show_error, sticky, t, timed)
 
 
 def draw_pair_column(where, columns, guess: str | None) -> str:
@@ -123,7 +123,7 @@ def draw_tag_data(raw: bytes, name: str) -> None:
                 tags.read_tags(raw, id2label=ck.model.config.id2label if ck else None, name=name), ck)))
             status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
     except ExplorerError as err:
-        error(err)
+        show_error(err)
         st.stop()
     set_data_source(DataSource(raw, name, "", "", tuple(n for n, _ in report.tags), origin=digest))
     draw_tag_checks(report)

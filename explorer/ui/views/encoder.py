@@ -11,7 +11,7 @@ from explorer.explain import encoder
 from explorer.model.analysis import Analysis
 from explorer.model.token_analysis import TokenAnalysis, pipeline_scores
 from explorer.plots import encoder as encoder_plots
-from explorer.ui import chart, plotly_js_src, sticky, t
+from explorer.ui import draw_chart, plotly_js_src, sticky, t
 from explorer.ui.classifier import current_token_encoder, draw_token_picker
 
 MODEL_VIEW = "model_view_chart"  # a chart: its selection cannot be set, so it is not sticky
@@ -27,7 +27,7 @@ def draw_encoder(a: Analysis | TokenAnalysis) -> None:
             return
         k = draw_token_picker(a, "encoder_token")
         probs = pipeline_scores(a.layer_logits[:, k])  # (layers+1, labels)
-        chart(encoder_plots.layer_readout(probs, a.labels, t("tokenpages.readout_chart", token=a.shown[k]),
+        draw_chart(encoder_plots.layer_readout(probs, a.labels, t("tokenpages.readout_chart", token=a.shown[k]),
                                           t("encoder.layer_axis"), t("encoder.kind_softmax"), t("encoder.embeddings")),
               "encoder_readout")
     else:

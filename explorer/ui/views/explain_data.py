@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.data.explanations import DatasetExplanation
-from explorer.ui.render import plain, table
+from explorer.ui.render import draw_table, plain
 from explorer.ui.session import t
 
 ss = st.session_state
@@ -39,10 +39,10 @@ def draw_labels(found: DatasetExplanation) -> None:
             st.warning(t("explain.shortcut", word=plain(s["word"]), rows=s["rows"], label=plain(name),
                          share=f"{s['precision']:.0%}", base=f"{s['base_rate']:.0%}"), icon=":material/warning:")
         if v["top_words"]:
-            table(_words(v["top_words"]), key=f"explain_words_{name}")
+            draw_table(_words(v["top_words"]), key=f"explain_words_{name}")
         if v["given_rows"]:
             st.caption(t("explain.given_words", n=v["given_rows"], label=plain(name)))
-            table(_words(v["given_words"]), key=f"explain_given_{name}")
+            draw_table(_words(v["given_words"]), key=f"explain_given_{name}")
 
 
 def _slice_name(name: str) -> str:
@@ -56,22 +56,22 @@ def draw_slices(found: DatasetExplanation) -> None:
     pick = st.selectbox(t("explain.slice"), names, format_func=_slice_name, key="explain_slice")
     if pick:
         st.caption(t("explain.label_rows", n=found.slices[pick]["rows"]))
-        table(_words(found.slices[pick]["top_words"]), key="explain_slice_words")
+        draw_table(_words(found.slices[pick]["top_words"]), key="explain_slice_words")
 
 
 def draw_methods(found: DatasetExplanation) -> None:
     st.subheader(t("explain.methods_title"))
     st.caption(t("explain.faithfulness_help"))
-    table([{t("explain.col_method"): m, **{t(f"explain.col_{k}"): None if v is None else round(v, 3)
+    draw_table([{t("explain.col_method"): m, **{t(f"explain.col_{k}"): None if v is None else round(v, 3)
                                             for k, v in f.items()}} for m, f in found.faithfulness.items()],
           key="explain_faithfulness")
     if len(found.methods) > 1:
         st.caption(t("explain.agreement_help"))
-        table([{t("explain.col_method"): a, **{b: None if v is None else round(v, 3) for b, v in row.items()}}
+        draw_table([{t("explain.col_method"): a, **{b: None if v is None else round(v, 3) for b, v in row.items()}}
                for a, row in found.agreement.items()], key="explain_agreement")
     if found.has_rationales:
         st.caption(t("explain.rationales_help"))
-        table([{t("explain.col_method"): m, **{t(f"explain.col_{k}"): round(v, 3) if isinstance(v, float) else v
+        draw_table([{t("explain.col_method"): m, **{t(f"explain.col_{k}"): round(v, 3) if isinstance(v, float) else v
                                                 for k, v in r.items()}}
                for m, r in found.rationale_agreement().items()], key="explain_rationales")
 

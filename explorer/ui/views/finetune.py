@@ -11,8 +11,8 @@ import streamlit as st
 from explorer import plots
 from explorer.text.errors import ExplorerError
 from explorer.train.finetune import LEARNING_RATES, Settings
-from explorer.ui import (DataSource, checkpoint, error, guarded, plain, progress_to, register_session_checkpoint,
-                         selection, session_checkpoint_names, session_zip, session_zip_ready, sticky, t)
+from explorer.ui import (DataSource, checkpoint, plain, progress_to, register_session_checkpoint, run_guarded,
+                         selection, session_checkpoint_names, session_zip, session_zip_ready, show_error, sticky, t)
 from explorer.ui import session  # session.start_job read at call time: tests wrap it
 from explorer.ui.running import show_queue_place
 from explorer.ui.views.data import draw_pair_column
@@ -54,7 +54,7 @@ def draw_finetune(src: DataSource) -> None:
             st.caption(t("finetune.head", head=options["head"], kind=kind))
         except ExplorerError as err:
             refused = err
-            error(err)
+            show_error(err)
     job = ss.get("ft_job")  # an explorer.runtime.jobs.Job
     running = job is not None and not job.done
     b1, b2 = st.columns(2)
@@ -62,7 +62,7 @@ def draw_finetune(src: DataSource) -> None:
               disabled=running or refused is not None, type="primary")
     b2.button(t("finetune.stop"), key="ft_stop", disabled=not running, on_click=lambda: ss["ft_job"].stop())
     if ss.get("ft_error"):
-        error(ss["ft_error"])
+        show_error(ss["ft_error"])
     metrics = TOKEN_METRICS if tagged else SENTENCE_METRICS
     draw_finetune_job({k: t(f"finetune.metric_{k}") for k in metrics}, running)
 
@@ -150,7 +150,7 @@ def draw_model_downloads() -> None:
         try:
             session_zip(pick, lambda frac: report(frac, t("finetune.packing", name=plain(pick))))
         except ExplorerError as err:
-            error(err)
+            show_error(err)
             return
         st.rerun()  # drawn again with its download button
 
@@ -196,7 +196,7 @@ def draw_finetune_job(names: dict[str, str], running: bool) -> None:
 
     @st.fragment(run_every=1.0 if running else None)
     def live():
-        guarded(_live)  # a fragment's own reruns do not pass through app.py's guard
+        run_guarded(_live)  # a fragment's own reruns do not pass through app.py's guard
 
     def _live():
         job = ss.get("ft_job")
@@ -212,7 +212,7 @@ def draw_finetune_job(names: dict[str, str], running: bool) -> None:
     live()
     job = ss.get("ft_job")
     if job is not None and job.done and job.error:
-        error(job.error)
+        show_error(job.error)
     elif job is not None and job.done and job.result is not None:
         if ss.get("ft_registered") != job.name:
             register_session_checkpoint(job.result.checkpoint)

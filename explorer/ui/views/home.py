@@ -15,7 +15,7 @@ from explorer.model.tokens import reads_line
 from explorer.plots.token_labels import entity_html, label_heatmap
 from explorer.text import i18n
 from explorer.text.plain import csv_bytes, markdown_code as code
-from explorer.ui import chart, headers, lang, plain, prediction, selection, step_label, sticky, t, table, tn
+from explorer.ui import draw_chart, draw_table, headers, lang, plain, prediction, selection, step_label, sticky, t, tn
 
 
 def draw_pipeline(a: Analysis | TokenAnalysis) -> None:
@@ -75,16 +75,16 @@ def _draw_chain(a: Analysis) -> None:
     st.metric(t("home.prediction"), plain(prediction(a.predicted)))  # metric values render Markdown
     names = [a.labels[i] for i in shown]
     left, right = st.columns(2)
-    chart(plots.label_bars(names, a.logits[shown], t("home.logits_title"), t("home.label_axis"),
+    draw_chart(plots.label_bars(names, a.logits[shown], t("home.logits_title"), t("home.label_axis"),
                               t("home.logit_axis")), "home_logits", left)
     y_range = None if own == "none" else (0, 1)
     if a.pipeline_differs:
-        chart(plots.logits.grouped(
+        draw_chart(plots.logits.grouped(
             names, {t(f"pipeline.fn_{own}"): a.scores[shown], t("pipeline.step"): a.pipeline_scores[shown]},
             t("home.probs_title"), t("home.label_axis"), t("home.prob_axis")), "home_probs", right)
         draw_pipeline_readings(a)
     else:
-        chart(plots.label_bars(names, a.scores[shown], t("home.probs_title"), t("home.label_axis"),
+        draw_chart(plots.label_bars(names, a.scores[shown], t("home.probs_title"), t("home.label_axis"),
                                   t("home.prob_axis"), y_range=y_range), "home_probs", right)
     if hidden:
         st.caption(t("home.labels_hidden", shown=len(shown), hidden=hidden, n=len(a.labels)))
@@ -127,14 +127,14 @@ def _draw_token_pipeline(a: TokenAnalysis) -> None:
     found = a.entities[strategy]
     if view == "entities":
         st.html(entity_html(a.text, found, a.labels, t("tokenhead.legend"), t("tokenhead.no_entities")))
-        table(headers([{"word": e.word, "entity": e.label, "score": round(e.score, 4), "start": e.start,
+        draw_table(headers([{"word": e.word, "entity": e.label, "score": round(e.score, 4), "start": e.start,
                         "end": e.end} for e in found], "tokenhead.col_"))
         return
-    chart(label_heatmap(a.shown, a.labels, a.softmax, t("tokenhead.heatmap_title"), t("tokenhead.token_axis"),
+    draw_chart(label_heatmap(a.shown, a.labels, a.softmax, t("tokenhead.heatmap_title"), t("tokenhead.token_axis"),
                         t("tokenhead.label_axis"), t("tokenhead.prob_axis")), "tokenhead_heatmap")
     if strategy in WORD_AGGREGATIONS:
         st.caption(t(f"tokenhead.carrier_{strategy}"))
-    table(headers(token_rows(a, strategy), "tokenhead.col_"))
+    draw_table(headers(token_rows(a, strategy), "tokenhead.col_"))
     return True
 
 

@@ -21,8 +21,8 @@ from explorer.plots.attribution import sorted_bars
 from explorer.plots.common import PRESENTER_BOARD
 from explorer.teach import handout, lesson
 from explorer.text.i18n import strings
-from explorer.ui import (chart, checkpoint, current_head, head, headers, lang, plain, prediction, selection, step_label,
-                         t, table)
+from explorer.ui import (checkpoint, current_head, draw_chart, draw_table, head, headers, lang, plain, prediction,
+                         selection, step_label, t)
 
 # Where each step is explored in depth.
 PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": "pages/pooled.py",
@@ -36,14 +36,14 @@ def draw_panel(step: str, a) -> None:
     sel = selection()
     presenting = bool(st.session_state.get("presenter"))
     if step == "tokenizer":
-        table([{t(P + "token"): s, t(P + "id"): i, t(P + "special"): sp, t(P + "subword"): row["continues_word"]}
+        draw_table([{t(P + "token"): s, t(P + "id"): i, t(P + "special"): sp, t(P + "subword"): row["continues_word"]}
                for s, i, sp, row in zip(a.shown, a.token_ids, a.special, token_rows(a))])
     elif step == "encoder":
-        chart(lesson_plots.cls_by_layer(a, t), "lesson_enc")
+        draw_chart(lesson_plots.cls_by_layer(a, t), "lesson_enc")
         st.caption(scale_caption(True, t))
     elif step == "cls":
         sims = lesson.cls_similarity(a.hidden_states, a.special)
-        chart(lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
+        draw_chart(lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
                                             t(P + "layer"), t(P + "cosine")), "lesson_cls")
     elif step == "head":
         draw_head_table([(n, v.shape[-1]) for n, v in a.steps])
@@ -51,42 +51,42 @@ def draw_panel(step: str, a) -> None:
         # presenter view: one under the other at half the room each, so both fit the window with their titles
         left, right = (st.container(),) * 2 if presenting else st.columns(2)
         half = PRESENTER_BOARD // 2
-        chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
+        draw_chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
                                t("home.logit_axis")), "lesson_logits", left, height=half)
-        chart(plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
+        draw_chart(plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
                                t("home.prob_axis"), y_range=(0, 1)), "lesson_probs", right, height=half)
     elif step == "new_head":
         draw_new_head_table(a.new_weights)
     elif step == "finetuning":
         counts = lesson.parameter_counts(checkpoint(sel.name, sel.seed).model, current_head())
         shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
-        chart(lesson_plots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
+        draw_chart(lesson_plots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
                                           t(P + "option_axis"), t(P + "params_axis")), "lesson_params")
     elif step == "token_heads":
         scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), sel.seed)
-        chart(lesson_plots.token_label_heatmap(scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"),
+        draw_chart(lesson_plots.token_label_heatmap(scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"),
                                                t(P + "label"), t(P + "score"), pair_at=pair_boundary(a.segments),
                                                pair_label=t("arch.boundary")), "lesson_tokens")
     elif step == "layers":
-        chart(encoder_plots.readout(a, t), "lesson_layers")
+        draw_chart(encoder_plots.readout(a, t), "lesson_layers")
     elif step == "ablation":
         found = run_leave_one_out(a)  # asked first on a long text, then a job
         if found is None:
             return
         words, support = found
-        chart(sorted_bars(words, support, t(P + "drop_title", label=prediction(a.predicted)), t(P + "drop_axis"),
+        draw_chart(sorted_bars(words, support, t(P + "drop_title", label=prediction(a.predicted)), t(P + "drop_axis"),
                           t(P + "word")), "lesson_ablation")
 
 
 def draw_head_table(sizes: list[tuple[str, int]]) -> None:
     """Step "head": each step of the head and the size of the vector it gives (per token on a token head)."""
-    table([{t(P + "step_col"): step_label(n), t(P + "size_col"): size} for n, size in sizes])
+    draw_table([{t(P + "step_col"): step_label(n), t(P + "size_col"): size} for n, size in sizes])
 
 
 def draw_new_head_table(new_weights: tuple[str, ...]) -> None:
     """Step "new_head": the sidebar's head's parameters, and which of them transformers initialised anew."""
     rows = current_head().parameters_table()
-    table([{t(P + "name_col"): r["name"], t(P + "shape_col"): r["shape"], t(P + "params_col"): r["params"],
+    draw_table([{t(P + "name_col"): r["name"], t(P + "shape_col"): r["shape"], t(P + "params_col"): r["params"],
             t(P + "pretrained_col"): t(P + "yes") if r["pretrained"] else t(P + "no")} for r in rows])
     if new_weights:
         st.warning(t(P + "has_new", names=plain(", ".join(new_weights))))
@@ -194,11 +194,11 @@ def _draw_token_lesson(a: TokenAnalysis) -> None:
     st.subheader(t("lesson.token_heads.title"))
     st.write(t("tokenhead.lesson_body"))
     seq = len(a.tokens)
-    table(headers([
+    draw_table(headers([
         {"head": t("tokenhead.lesson_sequence"), "vectors": 1, "predictions": 1},
         {"head": t("tokenhead.lesson_token"), "vectors": seq, "predictions": seq},
     ], "tokenhead.col_"))
-    chart(lesson_plots.token_label_heatmap(a.logits, a.shown, a.labels, t("tokenhead.lesson_heatmap_title"),
+    draw_chart(lesson_plots.token_label_heatmap(a.logits, a.shown, a.labels, t("tokenhead.lesson_heatmap_title"),
                                            t("lesson.panel.token"), t("tokenhead.label_axis"),
                                            t("tokenhead.logit_axis")), "lesson_real_tokens")
     st.caption(t("tokenhead.lesson_tags", tags=" ".join(

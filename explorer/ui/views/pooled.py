@@ -10,7 +10,7 @@ from explorer.explain import vectors
 from explorer.model.analysis import Analysis
 from explorer.model.token_analysis import TokenAnalysis
 from explorer.model.tokens import reads_line
-from explorer.ui import chart, checkpoint, current_head, headers, plain, selection, step_label, t, table
+from explorer.ui import checkpoint, current_head, draw_chart, draw_table, headers, plain, selection, step_label, t
 from explorer.ui.classifier import current_token_encoder
 
 
@@ -47,7 +47,7 @@ def _draw_pooled_vector(a: Analysis) -> None:
     yes_no = {True: t("pooled.yes"), False: t("pooled.no"), None: ""}
     shown_rows = [{"step": step_label(r["step"]), "shape": r["shape"], "params": r["params"],
                    "pretrained": yes_no[r["pretrained"]]} for r in rows]
-    table(headers(shown_rows, "pooled.col_"))
+    draw_table(headers(shown_rows, "pooled.col_"))
     cfg = checkpoint(name, seed).model.config
     lm = vectors.lm_head_params(cfg.vocab_size, hd.hidden_size)
     total = sum(r["params"] for r in rows)
@@ -77,16 +77,16 @@ def _draw_token_vectors(a: TokenAnalysis) -> None:
     st.info(t("tokenpages.pooled_intro", n=len(e.shown), labels=len(a.labels)))
     last = e.hidden_states[-1][:MAX_STRIPS]  # (tokens, hidden)
     vecs = dict(zip(_names(e.shown), last))
-    chart(plots.vectors.strips(vecs, t("tokenpages.strips_title"), t("pooled.dim_axis"), t("tokenpages.token_axis"),
+    draw_chart(plots.vectors.strips(vecs, t("tokenpages.strips_title"), t("pooled.dim_axis"), t("tokenpages.token_axis"),
                                t("pooled.value_axis")), "pooled_token_strips")
     if len(e.shown) > MAX_STRIPS:
         st.caption(t("tokenpages.first_tokens", shown=MAX_STRIPS, total=len(e.shown)))
-    chart(plots.vectors.cosine_heatmap(list(vecs), vectors.cosine_matrix(vecs), t("tokenpages.cos_title"),
+    draw_chart(plots.vectors.cosine_heatmap(list(vecs), vectors.cosine_matrix(vecs), t("tokenpages.cos_title"),
                                        t("pooled.cosine")), "pooled_token_cos")
     hd = current_head()
     st.subheader(t("pooled.head_title", kind=hd.kind))
     st.caption(t("tokenpages.head_per_token") + " " + " → ".join(step_label(s.name) for s in hd.steps))
     yes_no = {True: t("pooled.yes"), False: t("pooled.no"), None: ""}
-    table(headers([{"step": step_label(r["step"]), "shape": r["shape"], "params": r["params"],
+    draw_table(headers([{"step": step_label(r["step"]), "shape": r["shape"], "params": r["params"],
                     "pretrained": yes_no[r["pretrained"]]} for r in vectors.head_rows(hd)], "pooled.col_"))
     return True

@@ -11,7 +11,7 @@ from explorer.model import attention
 from explorer.model.analysis import Analysis
 from explorer.model.token_analysis import TokenAnalysis
 from explorer.model.tokens import token_rows
-from explorer.ui import current_analysis, headers, selection, t, table, tn
+from explorer.ui import current_analysis, draw_table, headers, selection, t, tn
 from explorer.ui.classifier import current_token_encoder
 from explorer.ui.views.encoder import draw_attention_views
 from explorer.ui.views.home import token_rows as tag_rows
@@ -31,7 +31,7 @@ def _draw_tagged_tokens(a: TokenAnalysis) -> None:
     st.info(t("tokenhead.tokens_page"))
     rows = [{**row, "id": tid, "offsets": "" if o is None else f"{o[0]}–{o[1]}"}
             for row, tid, o in zip(tag_rows(a, "first"), a.token_ids, a.offsets)]
-    table(headers(rows, "tokenhead.col_"))
+    draw_table(headers(rows, "tokenhead.col_"))
     e = current_token_encoder()
     if e is not None:
         st.caption(t("tokenpages.attention"))
@@ -99,4 +99,4 @@ def draw_token_table(rows: list[dict]) -> None:
     shown = [{**{k: v for k, v in r.items() if k not in _TOKEN_FLAGS},
               "word": "" if r["word"] is None else str(r["word"]),
               "kind": ", ".join(t(f"tokens.col_{k}") for k in _TOKEN_FLAGS if r[k])} for r in rows]
-    table(headers(shown, "tokens.col_"))
+    draw_table(headers(shown, "tokens.col_"))

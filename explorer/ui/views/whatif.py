@@ -14,7 +14,7 @@ from explorer.plots import logits as logit_plots, whatif as whatif_plots
 from explorer.plots.attribution import sorted_bars
 from explorer.plots.token_labels import entity_html
 from explorer.text.errors import ExplorerError
-from explorer.ui import analysis, checkpoint, error, head, headers, memo, plain, selection, t, table
+from explorer.ui import analysis, checkpoint, draw_table, head, headers, memo, plain, selection, show_error, t
 
 ss = st.session_state
 DROP_CHART = "whatif_drop_chart"  # the word chart, whose click picks the word to drop
@@ -71,7 +71,7 @@ def _draw_comparison(text_b: str) -> None:
                    ask=t("memory.whatif_costly", n=n, limit=whatif.COMPARE_WARN_TOKENS)
                    if n > whatif.COMPARE_WARN_TOKENS else None, running=t("whatif.running"), size=("tokens", n))
     except ExplorerError as err:
-        error(err)
+        show_error(err)
         return
     if r is None:
         return  # not asked yet, or stopped
@@ -114,7 +114,7 @@ def _draw_comparison(text_b: str) -> None:
             dropped = whatif.drop_word(checkpoint(name, seed), text, words[choice].word_id)
             d = analysis(name, kind, dropped, seed, text_pair=sel.text_pair)
         except ExplorerError as err:
-            error(err)
+            show_error(err)
             return
         st.markdown(t("whatif.without", word=plain(words[choice].text)))
         st.code(dropped, language=None, wrap_lines=True)
@@ -133,13 +133,13 @@ def _draw_tag_changes(text_a: str, text_b: str) -> None:
         r = memo("whatif_tags", (sel.name, sel.head_name, sel.seed, text_a, text_b), lambda: whatif.compare_tags(
             checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed), text_a, text_b))
     except ExplorerError as err:
-        error(err)
+        show_error(err)
         return
     st.subheader(t("tokenpages.whatif_title"))
     for name, a in ((t("whatif.a"), r.a), (t("whatif.b"), r.b)):
         st.caption(name)
         st.html(entity_html(a.text, a.grouped(), a.labels, t("tokenhead.legend"), t("tokenhead.no_entities")))
-    table(headers([{"word_a": row.a.text if row.a else "", "tag_a": r.tags_a[row.a.word_id] if row.a else "",
+    draw_table(headers([{"word_a": row.a.text if row.a else "", "tag_a": r.tags_a[row.a.word_id] if row.a else "",
                     "word_b": row.b.text if row.b else "", "tag_b": r.tags_b[row.b.word_id] if row.b else "",
                     "changed": r.changed(row)} for row in r.rows], "tokenpages.col_"))
     st.caption(t("tokenpages.whatif_changed", changed=sum(map(r.changed, r.rows)), words=len(r.rows)))
