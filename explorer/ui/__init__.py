@@ -17,7 +17,7 @@ from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, 
                                  add_data_version, keep_widgets, lang, progress_to,
                                  register_session_checkpoint, selection, session_checkpoint,
                                  session_checkpoint_names, session_zip, session_zip_ready, set_data_source,
-                                 start_job, sticky, stop_if_gone, t, tn)
+                                 sticky, t, tn)
 from explorer.ui.startup import boot
 
 __all__ = ["ANALYSES", "AppliedMapping", "AuditRun", "DataSource", "ExplainRun", "JOBS", "MODELS", "OTHER",
@@ -28,5 +28,5 @@ __all__ = ["ANALYSES", "AppliedMapping", "AuditRun", "DataSource", "ExplainRun",
            "plain", "plotly_js_src", "prediction", "progress_to", "register_session_checkpoint", "run",
            "run_guarded", "selection", "session_checkpoint", "session_checkpoint_names", "session_zip",
            "session_zip_ready", "set_data_source", "show_error", "show_evictions", "show_other_prompt",
-           "show_refused", "start_job", "step_label", "sticky", "stop_if_gone", "t", "timed", "tn",
+           "show_refused", "step_label", "sticky", "t", "timed", "tn",
            "use_data_version", "was_stopped"]

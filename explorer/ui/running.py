@@ -1,6 +1,10 @@
 """The one way a page runs work: ui.run asks first when the work is costly, runs it here or as a job in the
 process's one queue, shows its place in line, its progress and a Stop button, and keeps its result for the
-inputs it ran on, so that reruns (a click elsewhere, a visit to another page) find it again."""
+inputs it ran on, so that reruns (a click elsewhere, a visit to another page) find it again.
+
+A fine-tune, which runs for minutes while its page stays usable, is the one job followed without holding the
+page's run: follow_in_background redraws it every second in a fragment (its own Start and Stop buttons hold it
+in session state, see explorer/ui/views/finetune.py)."""
 from __future__ import annotations
 
 from typing import Callable, Hashable, TypeVar
@@ -11,6 +15,7 @@ from explorer.runtime.jobs import Cancelled, Refused
 from explorer.text.errors import ExplorerError
 from explorer.ui import session  # session.start_job read at call time: tests wrap it
 from explorer.ui.cache import memo
+from explorer.ui.render import run_guarded
 from explorer.ui.session import lang, progress_to, stop_if_gone, t
 
 T = TypeVar("T")
@@ -177,3 +182,27 @@ def show_queue_place(job) -> bool:
     else:
         st.info(t("jobs.waiting_s", place=job.place(), wait=max(5, 5 * round(wait / 5))))
     return True
+
+
+def follow_in_background(key: str, draw: Callable[[object], None]) -> None:
+    """The job held in session state under `key`, followed without holding this run: its place and wait while in
+    line, then `draw(job)`, redrawn every second by a fragment while it runs; once it ends the whole page runs
+    again, to draw its result."""
+    ss = st.session_state
+    job = ss.get(key)
+    running = job is not None and not job.done
+
+    @st.fragment(run_every=1.0 if running else None)
+    def live():
+        run_guarded(lambda: _draw_live(key, draw, running))  # a fragment's own reruns do not pass app.py's guard
+
+    live()
+
+
+def _draw_live(key: str, draw: Callable[[object], None], running: bool) -> None:
+    job = st.session_state.get(key)
+    if job is None or show_queue_place(job):  # waiting for a slot: its place, and Stop leaves the line
+        return
+    draw(job)
+    if running and job.done:
+        st.rerun()  # finished: redraw the whole page with the results

@@ -11,10 +11,10 @@ import streamlit as st
 from explorer import plots
 from explorer.text.errors import ExplorerError
 from explorer.train.finetune import LEARNING_RATES, Settings
-from explorer.ui import (DataSource, checkpoint, plain, progress_to, register_session_checkpoint, run_guarded,
-                         selection, session_checkpoint_names, session_zip, session_zip_ready, show_error, sticky, t)
+from explorer.ui import (DataSource, checkpoint, plain, progress_to, register_session_checkpoint, selection,
+                         session_checkpoint_names, session_zip, session_zip_ready, show_error, sticky, t)
 from explorer.ui import session  # session.start_job read at call time: tests wrap it
-from explorer.ui.running import show_queue_place
+from explorer.ui.running import follow_in_background
 from explorer.ui.views.data import draw_pair_column
 
 SENTENCE_METRICS = ("loss", "val_loss", "accuracy", "f1_micro", "mse")  # finetune's history keys
@@ -64,7 +64,7 @@ def draw_finetune(src: DataSource) -> None:
     if ss.get("ft_error"):
         show_error(ss["ft_error"])
     metrics = TOKEN_METRICS if tagged else SENTENCE_METRICS
-    draw_finetune_job({k: t(f"finetune.metric_{k}") for k in metrics}, running)
+    draw_finetune_job({k: t(f"finetune.metric_{k}") for k in metrics})
 
 
 def draw_settings(src: DataSource, tagged: bool) -> tuple[dict, str]:
@@ -188,28 +188,19 @@ def draw_finetune_result(res, name: str) -> None:
                                                 t("finetune.count")), key="ft_confusion")
 
 
-def draw_finetune_job(names: dict[str, str], running: bool) -> None:
+def draw_finetune_job(names: dict[str, str]) -> None:
     """The fine-tune below the Start button: its place in line, then the progress and curves of `names`
     ({history key: legend}) redrawn every second, then the result, registered once as a session model (the
     sidebar redrawn with it), and every model of this session to download."""
     ss = st.session_state
 
-    @st.fragment(run_every=1.0 if running else None)
-    def live():
-        run_guarded(_live)  # a fragment's own reruns do not pass through app.py's guard
-
-    def _live():
-        job = ss.get("ft_job")
-        if job is None or show_queue_place(job):  # waiting for a slot: its place, and Stop leaves the line
-            return
+    def draw_epochs(job) -> None:
         hist = draw_epoch_progress(job)
         if hist:
             st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),
                                                   t("finetune.value_axis"), *kept_mark(job)), key="ft_curve")
-        if running and job.done:
-            st.rerun()  # finished: redraw the whole page with the results
 
-    live()
+    follow_in_background("ft_job", draw_epochs)
     job = ss.get("ft_job")
     if job is not None and job.done and job.error:
         show_error(job.error)
