@@ -1,4 +1,4 @@
-"""The What-if page (pages/what-if.py): a second text (or an edited copy of the sidebar's) beside the first, and
+"""The What-if page (pages/whatif.py): a second text (or an edited copy of the sidebar's) beside the first, and
 what changed: a sentence classifier's probabilities, word scores and a live "drop this word"; a token
 classifier's entities and every word's tag in both texts."""
 from __future__ import annotations
