@@ -47,7 +47,7 @@ def preset_guessed_columns(frame, cols: list[str], text_key: str, label_key: str
 
 def draw_compare_checkbox(where, name: str) -> bool:
     """The Data page's "Check against '<checkpoint>'" box. A folder is named by its last part, in full in the
-    help: a path has no space to wrap at, and a narrow column cut it to '…/sent…' (#33)."""
+    help: a path has no space to wrap at, and a narrow column cut it to '…/sent…'."""
     short = Path(name).name or name
     return where.checkbox(t("data.compare", name=plain(short)), help=plain(name) if short != name else None,
                           **sticky("data_compare", True))
@@ -87,7 +87,7 @@ def draw_mapping_check(report) -> None:
     a2.metric(t(f"data.{metric}_after"), f"{report.accuracy_after:.1%}")
     rows, cols = list(report.confusion_rows), list(report.confusion_cols)
     # Columns in the rows' order where the names match, so the diagonal is "same name" and a permutation shows
-    # off it; the checkpoint's own id order, when it differs, is said in a caption (#33).
+    # off it; the checkpoint's own id order, when it differs, is said in a caption.
     order = [cols.index(n) for n in rows if n in cols] + [j for j, n in enumerate(cols) if n not in rows]
     st.plotly_chart(plots.confusion_heatmap(np.asarray(report.confusion)[:, order], rows, [cols[j] for j in order],
                                             t("data.confusion_title"), t("data.predicted_axis"), t("data.csv_axis"),

@@ -16,7 +16,7 @@ def draw_quiz() -> None:
     ss.setdefault("quiz_seed", secrets.randbelow(2**31))  # this session's option order (see lesson.option_order)
     first = ss.setdefault("quiz_first", {})  # question key -> the first option picked: what a class scores
     # Only a teacher's link with ?lock=1 (teach.links) locks answers, for every student who opens it: a toggle of
-    # the student's own would let each one unlock them again (#33).
+    # the student's own would let each one unlock them again.
     lock = bool(ss.get("quiz_lock", False))
     st.caption(t("links.locked_by_link" if lock else "quiz.lock_how"))
     answers = {}
