@@ -28,7 +28,7 @@ AGREED, STOPPED, HELD = "_agreed_{}", "_stopped_{}", "_job_{}"
 
 
 def run(what: str, params: Hashable, work: Work, *, ask: str | None = None, heavy: bool = False,
-        start: bool = True, running: str = "", stop: str | None = None, expected_s: float | None = None,
+        start: bool | None = None, running: str = "", stop: str | None = None, expected_s: float | None = None,
         size=None) -> T | None:
     """`work(progress)` for `params`, its result kept (memo) for them: a rerun returns it without running again.
     `what` names the work: its Stop button is `{what}_stop`, its "Compute anyway" `{what}_anyway`, and a session
@@ -36,15 +36,18 @@ def run(what: str, params: Hashable, work: Work, *, ask: str | None = None, heav
 
     `ask`: a warning shown with "Compute anyway" until the user agrees for these params; then the work runs as
     a queued job, and Stop asks again. `heavy`: a job in the one queue (its place and wait while in line,
-    then its progress; other sessions go on meanwhile) instead of on this session's thread. `start` False only
-    picks up a job started by an earlier run. `running`: the progress bar's text until the work reports;
-    `stop`: the Stop button's label. `expected_s`, `size`: the queue's estimate (jobs.Size) until one has run.
+    then its progress; other sessions go on meanwhile) instead of on this session's thread. `start`: None runs
+    unless the user stopped it for these params; False only picks up a job started by an earlier run.
+    `running`: the progress bar's text until the work reports; `stop`: the Stop button's label. `expected_s`,
+    `size`: the queue's estimate (jobs.Size) until one has run.
     Returns the result, or None while there is none (not asked, not started, in line, stopped)."""
     kept = memo(what, params)
     if kept is not None:
         return kept
     ss = st.session_state
     stop = stop or t("jobs.stop")
+    if start is None:  # after a Stop, nothing starts again by itself for the same inputs
+        start = not was_stopped(what, params)
     if ask is not None:
         if was_stopped(what, params):  # stopped: back to the question
             ss.pop(STOPPED.format(what))
