@@ -32,6 +32,8 @@ from explorer.runtime.session_models import freeze_long_lived  # noqa: E402
 from explorer.teach import links  # noqa: E402
 from explorer.ui import t  # noqa: E402
 
+ui.boot()  # once per process (later runs skip it): torch's threads, the server's reporter, the widget gate
+
 if booting:
     # Streamlit runs a full gc.collect() after every script run. Over the half million objects that
     # torch, transformers and the rest bring, that took 0.3-0.7 s per rerun, holding the GIL so every
@@ -42,8 +44,8 @@ if booting:
 
 ss = st.session_state
 # Plotly draws text as SVG with inline sizes, which !important rules override; tables are HTML (pages
-# draw ui.table, which is an HTML table in presenter view: the data grid is a canvas).
-# Charts drawn through ui.chart are laid out at these sizes too (plots.common.presenter), so nothing overlaps.
+# draw ui.draw_table, which is an HTML table in presenter view: the data grid is a canvas).
+# Charts drawn through ui.draw_chart are laid out at these sizes too (plots.common.presenter), so nothing overlaps.
 PRESENTER_CSS = """
 html, .stMarkdown p, .stMarkdown li, .stCaption, [data-testid=stWidgetLabel] p, .stAlert p {font-size: 1.35rem !important;}
 [data-testid=stSidebar] .stCaption, [data-testid=stSidebar] .stMarkdown p {font-size: 1rem !important;}
@@ -106,7 +108,7 @@ def _presenter_changed() -> None:
 ui.keep_widgets()
 ui.show_refused()  # a value sent past a widget's limits was not taken: one line each
 # Like the pages: a failure here is one translated line (and a server log entry), never a traceback.
-ui.guarded(_sidebar)
+ui.run_guarded(_sidebar)
 
 
 def _presenter_off() -> None:
@@ -150,4 +152,4 @@ ui.show_evictions()  # a fine-tuned model dropped to stay within the memory boun
 for note in ss.pop("_link_notes", None) or ():  # shown once, on the page the link opened
     st.info(t(note.key, **note.kwargs()), icon=":material/link:")
 ss["_link_notes"] = ()
-ui.guarded(nav.run)  # one translated line for any unexpected error, never a traceback
+ui.run_guarded(nav.run)  # one translated line for any unexpected error, never a traceback

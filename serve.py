@@ -23,9 +23,9 @@ from streamlit.runtime.pages_manager import PagesManager
 def _warm() -> None:
     from streamlit.runtime import Runtime
 
-    while not Runtime.exists():  # explorer.ui starts its reporter only inside a running server
+    while not Runtime.exists():  # ui.boot starts its reporter only inside a running server
         time.sleep(0.1)
-    importlib.import_module("explorer.ui")  # loads the default model, then logs "ready: model loaded"
+    importlib.import_module("explorer.ui").boot()  # loads the default model, then logs "ready: model loaded"
     gc.freeze()  # as app.py does after its first imports: torch's objects live as long as the process
 
 

@@ -13,18 +13,19 @@ from explorer.data.dataset import prepare, read_csv
 from explorer.data.mapping import checkpoint_target
 from explorer.text.errors import ExplorerError
 from explorer.ui import t, tn
+from explorer.ui.views import audit as audit_view, data as data_view
 
 ss = st.session_state
 st.title(t("audit.title"))
 st.caption(t("audit.intro"))
-if ui.other_prompt():
+if ui.show_other_prompt():
     st.stop()
 src = ui.data_source()  # set by the Data page; the demo tweets until then
 name, seed = ui.selection().name, ui.selection().seed
 st.caption(t("audit.data", name=ui.plain(src.title()), checkpoint=ui.plain(name)))
 c1, c2 = st.columns(2)
 folds = int(c1.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **ui.sticky("audit_folds")))
-pair = ui.panels.pair_column(c2, src.columns, src.text_pair_column)
+pair = data_view.draw_pair_column(c2, src.columns, src.text_pair_column)
 key = (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, pair, name, seed, folds)
 
 if getattr(ss.get("audit_result"), "key", None) != key:
@@ -37,31 +38,23 @@ if getattr(ss.get("audit_result"), "key", None) != key:
         return audit(ck, data, folds, seed=seed, progress=progress, lang=lang), table
 
     try:
-        done = ui.queued("audit", key, work, t("audit.starting"), t("audit.stop"), start=pressed,
-                         expected_s=len(src.bytes) / 4000)  # about 50 rows/s of 80 bytes, until one has run
+        done = ui.run("audit", key, work, heavy=True, start=pressed, running=t("audit.starting"), stop=t("audit.stop"),
+                      expected_s=len(src.bytes) / 4000)  # about 50 rows/s of 80 bytes, until one has run
     except ExplorerError as err:
-        ui.error(err)
+        ui.show_error(err)
         st.stop()
     if done is None:
         st.stop()
     ss["audit_result"], ss["audit_accepted"] = ui.AuditRun(key, *done), set()
 found, table = ss["audit_result"].found, ss["audit_result"].table
 data = found.data
-s = found.summary()
-for note in found.notes:
-    st.info(ui.plain(note.message(ui.lang())))
-m = st.columns(4)
-m[0].metric(t("audit.rows"), len(data.texts))
-m[1].metric(t("audit.flagged"), s["flagged"])
-m[2].metric(t("audit.noise"), f"{s['estimated_noise_rate']:.1%}")
-m[3].metric(t("audit.cv_accuracy"), "—" if s["cv_accuracy"] is None else f"{s['cv_accuracy']:.1%}")
-st.caption(t("audit.features_used", features=t(f"audit.pool_{found.features}")))  # too long for a metric
+audit_view.draw_audit_summary(found)
 
 # ---- projector, and the confusion matrix, where a click selects a cell's rows ------------------
 flag = np.zeros(len(data.texts), bool)
 flag[found.flagged] = True
-ui.panels.audit_projector(found, flag, key, seed)
-rows = ui.panels.audit_confusion(found)
+audit_view.draw_audit_projector(found, flag, key, seed)
+rows = audit_view.draw_audit_confusion(found)
 
 # ---- rows: a click opens the row in Attributions ---------------------------------------------
 st.subheader(t("audit.rows_title"))

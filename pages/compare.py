@@ -1,38 +1,12 @@
 """Compare heads: one encoder pass, every head kind on top of it."""
 import streamlit as st
 
-from explorer import plots, ui
-from explorer.explain import compare
-from explorer.model.heads import HEAD_KINDS, kinds_for, native_kind
-from explorer.ui import checkpoint, current_analysis, head, selection, step_label, t, token_pages
+from explorer import ui
+from explorer.ui import t
+from explorer.ui.views import compare
 
 st.title(t("compare.title"))
 st.caption(t("compare.intro"))
-
-tokens = token_pages.is_token_model()
-a = token_pages.picked_token("compare_token") if tokens else current_analysis()  # a token classifier: one token
+a = ui.current_vector_analysis("compare_token")  # a token classifier: one picked token
 if a is not None:
-    sel = selection()
-    name, seed = sel.name, sel.seed
-    kinds = kinds_for(checkpoint(name, seed)) if tokens else HEAD_KINDS  # a token's heads: its own, linear-per-token
-    results = compare.compare_heads(a.hidden_states[-1], {k: head(name, k, seed) for k in kinds}, a.labels,
-                                    a.problem_type, token_ids=a.token_ids)
-    own = native_kind(checkpoint(name, seed)) or ""
-    names = {r.kind: r.kind + (t("compare.own_mark") if r.kind == own else "") + ("" if r.new_parameters else " ✓")
-             for r in results}
-    st.dataframe([{
-        t("compare.col_head"): names[r.kind],
-        t("compare.col_steps"): " → ".join(map(step_label, r.steps)),
-        t("compare.col_logits"): ", ".join(f"{v:.3f}" for v in r.logits),
-        t("compare.col_pred"): ui.prediction(r.predicted),
-        t("compare.col_trained"): t("compare.trained") if not r.new_parameters else t("compare.untrained"),
-    } for r in results], hide_index=True)
-    st.plotly_chart(plots.logits.grouped(a.labels, {names[r.kind]: r.logits for r in results},
-                                         t("compare.logits_title"), t("compare.label_axis"), t("compare.logit_axis")),
-                    key="compare_logits")
-    st.plotly_chart(plots.logits.grouped(a.labels, {names[r.kind]: r.probs for r in results},
-                                         t("compare.probs_title"), t("compare.label_axis"), t("compare.prob_axis")),
-                    key="compare_probs")
-    untrained = [r.kind for r in results if r.new_parameters]
-    if untrained:
-        st.warning(t("compare.untrained_note", kinds=", ".join(untrained), seed=seed), icon="⚠️")
+    compare.draw_compare(a)

@@ -9,6 +9,7 @@ from explorer.data.dataset import MAX_BYTES, demo_csv, header_pair, read_csv
 from explorer.data import labels, mapping, names
 from explorer.text.errors import ExplorerError
 from explorer.ui import sticky, t
+from explorer.ui.views import data as data_view
 
 ss = st.session_state
 st.title(t("data.title"))
@@ -45,23 +46,23 @@ else:
 # Fixes the user applied (merges, mappings, accepted audit suggestions) make versions of this file.
 version = ui.data_version(digest := hashlib.sha1(raw).hexdigest())
 raw = version.bytes if version else raw
-ui.panels.tag_data(raw, name)  # token data (CoNLL, tokens/tags CSV): the tag checks, and the page stops there
+data_view.draw_tag_data(raw, name)  # token data (CoNLL, tokens/tags CSV): the tag checks, and the page stops there
 try:
     table = read_csv(raw, name=name)
 except ExplorerError as err:
-    ui.error(err)
+    ui.show_error(err)
     st.stop()
 for note in table.notes:
     st.warning(ui.plain(note.message(ui.lang())))
 cols = ["—"] + list(table.frame.columns)
-ui.panels.guessed_columns(table.frame, cols, "data_text_column", "data_label_column")
+data_view.preset_guessed_columns(table.frame, cols, "data_text_column", "data_label_column")
 c1, c2, c3, c4 = st.columns(4)
 text_col = c1.selectbox(t("data.text_column"), cols, **sticky("data_text_column"))
 label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_column"))
-pair_col = ui.panels.pair_column(c3, table.frame.columns, (header_pair(table.frame.columns) or ("", ""))[1])
+pair_col = data_view.draw_pair_column(c3, table.frame.columns, (header_pair(table.frame.columns) or ("", ""))[1])
 ck_name, seed = ui.selection().name, ui.selection().seed
-use_ck = ui.panels.compare_checkbox(c4, ck_name)
-use_ck = use_ck and not ui.other_prompt()  # "other…" with no path: the report without a checkpoint
+use_ck = data_view.draw_compare_checkbox(c4, ck_name)
+use_ck = use_ck and not ui.show_other_prompt()  # "other…" with no path: the report without a checkpoint
 
 # Predicting takes seconds: the report is redone only when its inputs change, showing its status and time.
 report_key = (hashlib.sha1(raw).hexdigest(), text_col, label_col, pair_col, ck_name if use_ck else None, seed)
@@ -73,15 +74,15 @@ try:
             lambda: labels.label_report(table, guess(text_col), guess(label_col), ck, text_pair_column=pair_col)))
         status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
 except ExplorerError as err:
-    ui.error(err)
+    ui.show_error(err)
     st.stop()
 src = ui.set_data_source(ui.DataSource(
     raw, name, report.text_column, ",".join(report.label_columns), tuple(sorted(n for n, _ in report.labels)), pair_col,
     tuple(table.frame.columns), digest, *((version.number, version.changed) if version else ()),
     mapping=tuple((report.suggested_mapping or {}).items()), mapping_checkpoint=ck_name if ck else ""))
-ui.panels.data_in_use(src, report)
+data_view.draw_data_in_use(src, report)
 
-ui.panels.label_summary(report)
+data_view.draw_label_summary(report)
 
 
 def _keep(fixed_bytes: bytes, mapping: dict | None = None) -> None:
@@ -101,17 +102,15 @@ for trap in report.traps:
 applied = ss.get("data_mapping")
 offer = applied.mapping if applied and (applied.digest, applied.checkpoint) == (digest, ck_name) and ck else None
 if report.confusion is not None:
-    ui.panels.mapping_check(report)
+    data_view.draw_mapping_check(report)
 if report.suggested_mapping:
     st.table([{t("data.col_csv"): ui.plain(a), t("data.col_checkpoint"): ui.plain(b)}  # st.table renders Markdown
               for a, b in report.suggested_mapping.items()])
     fixed_csv = labels.corrected_csv(table, report, raw=True)  # the data the next pages read: cells as they came
     st.button(t("data.apply"), key="data_apply", on_click=_keep, args=(fixed_csv, report.suggested_mapping))
-    ui.panels.label_fixes(report, labels.corrected_csv(table, report), name)
+    data_view.draw_label_fixes(report, labels.corrected_csv(table, report), name)
     offer = report.suggested_mapping
-if report.misclassified:
-    st.caption(t("data.misclassified"))
-    st.dataframe(ui.headers(report.misclassified, "data.col_"), key="data_wrong")
+data_view.draw_misclassified(report)
 if offer is not None:
     if not report.suggested_mapping:
         st.success(t("data.mapping_applied", name=ui.plain(ck_name)))

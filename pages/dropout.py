@@ -1,51 +1,12 @@
 """Dropout: what the head's dropout layers would do if they were switched on."""
 import streamlit as st
 
-from explorer import plots, ui
-from explorer.explain import dropout
-from explorer.model.problem import ProblemType
-from explorer.ui import current_analysis, current_head, selection, step_label, t, tn, token_pages
+from explorer import ui
+from explorer.ui import t
+from explorer.ui.views import dropout
 
 st.title(t("dropout.title"))
 st.caption(t("dropout.intro"))
-
-tokens = token_pages.is_token_model()
-a = token_pages.picked_token("dropout_token") if tokens else current_analysis()  # a token classifier: one token
+a = ui.current_vector_analysis("dropout_token")  # a token classifier: one picked token
 if a is not None:
-    hd, seed = current_head(), selection().seed  # the seed also fixes the dropout masks
-    ss = st.session_state
-    ss.setdefault("dropout_p", round(hd.dropout_p, 2))
-    ss.setdefault("dropout_n", 100)
-    c1, c2 = st.columns(2)
-    p = c1.slider(t("dropout.p"), 0.0, 0.9, step=0.01, **ui.sticky("dropout_p"), help=t("dropout.p_help", p=hd.dropout_p))
-    n = c2.slider(t("dropout.n"), 2, 500, step=1, **ui.sticky("dropout_n"))
-    where = dropout.dropout_steps(hd)
-    st.info(tn("dropout.where", len(where), kind=hd.kind,
-               steps=" → ".join(f"**{step_label(s.name)}**" if i in where else step_label(s.name)
-                                 for i, s in enumerate(hd.steps))))
-    mc = dropout.mc_dropout(hd, a.hidden_states[-1], p, n, seed, a.problem_type, token_ids=a.token_ids)
-    left, right = st.columns(2)
-    left.plotly_chart(plots.dropout.samples(a.labels, mc.logits, mc.eval_logits, t("dropout.logits_title", n=n, p=p),
-                                            t("dropout.label_axis"), t("dropout.logit_axis"), t("dropout.sample"),
-                                            t("dropout.eval")), key="dropout_logits")
-    right.plotly_chart(plots.dropout.samples(a.labels, mc.probs, mc.eval_probs, t("dropout.probs_title", n=n, p=p),
-                                             t("dropout.label_axis"), t("dropout.prob_axis"), t("dropout.sample"),
-                                             t("dropout.eval")), key="dropout_probs")
-    if a.problem_type != ProblemType.REGRESSION:  # a value is no label: no sample predicts it exactly
-        st.caption(t("dropout.agree", share=f"{mc.agreement:.0%}"))
-    if not where:  # e.g. decoder-only classifiers: the score layer reads the pooled token directly
-        st.info(t("arch.no_dropout"))
-        st.stop()
-    which = 0
-    if len(where) > 1:
-        which = st.radio(t("dropout.which"), range(len(where)), **ui.sticky("dropout_which"), horizontal=True,
-                         format_func=lambda i: f"#{i + 1}")
-    sample = dropout.mask_sample(hd, a.hidden_states[-1], p, seed, min(which, len(where) - 1),
-                                 token_ids=a.token_ids)
-    st.plotly_chart(plots.dropout.mask(sample.before, sample.after, sample.keep,
-                                       t("dropout.mask_title", step=sample.step), t("dropout.dim_axis"),
-                                       t("dropout.value_axis"), t("dropout.before"), t("dropout.after"),
-                                       t("dropout.kept"), t("dropout.dropped")),
-                    key="dropout_mask")
-    st.caption(t("dropout.scale", dropped=int((~sample.keep).sum()), total=sample.keep.size, p=p,
-                 scale=f"{sample.scale:.3f}"))
+    dropout.draw_dropout(a)

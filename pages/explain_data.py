@@ -10,12 +10,13 @@ from explorer.data.dataset import read_csv
 from explorer.explain.dataset import explain_table
 from explorer.explain.attribution import METHODS
 from explorer.text.errors import ExplorerError
-from explorer.ui import explain_view, t
+from explorer.ui import t
+from explorer.ui.views import explain_data as explain_view
 
 ss = st.session_state
 st.title(t("explain.title"))
 st.caption(t("explain.intro"))
-if ui.other_prompt():
+if ui.show_other_prompt():
     st.stop()
 src = ui.data_source()  # set by the Data page (its current version); the demo tweets until then
 sel = ui.selection()
@@ -30,21 +31,21 @@ rationale = c3.selectbox(t("explain.rationale"), ["", *src.columns], help=t("exp
                          format_func=lambda c: c or t("explain.no_rationale"), **ui.sticky("explain_rationale", ""))
 digest = hashlib.sha1(src.bytes).hexdigest()
 key = (digest, src.text_column, src.label_column, src.text_pair_column, rationale, tuple(methods), max_rows,
-       sel.name, sel.head, sel.seed)
+       sel.name, sel.head_name, sel.seed)
 
 if getattr(ss.get("explain_result"), "key", None) != key:
     pressed = st.button(t("explain.run"), key="explain_run", type="primary", disabled=not methods)
-    ck, head, lang = ui.checkpoint(sel.name, sel.seed), ui.head(sel.name, sel.head, sel.seed), ui.lang()
+    ck, head, lang = ui.checkpoint(sel.name, sel.seed), ui.head(sel.name, sel.head_name, sel.seed), ui.lang()
 
     def work(progress):  # in a job slot (explorer/runtime/jobs.py): a class's runs wait in line
         return explain_table(ck, head, read_csv(src.bytes), src.text_column, src.label_column, src.text_pair_column,
                              rationale or None, methods, seed=sel.seed, progress=progress, lang=lang, max_rows=max_rows)
 
     try:
-        done = ui.queued("explain", key, work, t("explain.starting"), t("explain.stop"), start=pressed,
-                         expected_s=max_rows / 5 * len(methods))  # about 5 rows/s a method, until one has run
+        done = ui.run("explain", key, work, heavy=True, start=pressed, running=t("explain.starting"), stop=t("explain.stop"),
+                      expected_s=max_rows / 5 * len(methods))  # about 5 rows/s a method, until one has run
     except ExplorerError as err:
-        ui.error(err)
+        ui.show_error(err)
         st.stop()
     if done is None:
         st.stop()
@@ -55,8 +56,8 @@ flagged = frozenset(int(r) for r in audit.found.flagged) if audit is not None an
 if found.flagged != flagged:
     found = dataclasses.replace(found, flagged=flagged)
     ss["explain_result"] = ui.ExplainRun(key, found)
-explain_view.summary(found)
-explain_view.labels(found)
-explain_view.slices(found)
-explain_view.methods(found)
-explain_view.rows(found)
+explain_view.draw_summary(found)
+explain_view.draw_labels(found)
+explain_view.draw_slices(found)
+explain_view.draw_methods(found)
+explain_view.draw_rows(found)

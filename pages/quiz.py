@@ -1,58 +1,9 @@
 """Review quiz with instant feedback and links to the live panels."""
-import secrets
-
 import streamlit as st
 
-from explorer.teach import lesson
-from explorer.ui import sticky, t
-
-ss = st.session_state
-ss.setdefault("quiz_seed", secrets.randbelow(2**31))  # this session's option order (see lesson.option_order)
-first = ss.setdefault("quiz_first", {})  # question key -> the first option picked: what a class scores
-
-
-def _record(key: str) -> None:  # before the run: a locked question is drawn locked at once
-    if ss.get(f"quiz_{key}") is not None:
-        ss["quiz_first"].setdefault(key, ss[f"quiz_{key}"])
-
-
-def _start_again() -> None:
-    for q in lesson.QUIZ:
-        ss.pop(f"quiz_{q.key}", None)
-    ss["quiz_first"] = {}
-    ss["quiz_seed"] = secrets.randbelow(2**31)
-
+from explorer.ui import t
+from explorer.ui.views import quiz
 
 st.title(t("quiz.title"))
 st.caption(t("quiz.intro"))
-# Only a teacher's link with ?lock=1 (teach.links) locks answers, for every student who opens it: a toggle of
-# the student's own would let each one unlock them again (#33).
-lock = bool(ss.get("quiz_lock", False))
-st.caption(t("links.locked_by_link" if lock else "quiz.lock_how"))
-answers = {}
-for n, q in enumerate(lesson.QUIZ):
-    options = [t(f"quiz.{q.key}.o{i}") for i in range(lesson.N_OPTIONS)]
-    st.subheader(t(f"quiz.{q.key}.question"))
-    locked = lock and q.key in first
-    if locked:
-        ss[f"quiz_{q.key}"] = first[q.key]
-    # values are the catalog's option indices, shown in this session's order; sticky: an answer
-    # survives a visit to the live panel ("See it live") and back
-    choice = st.radio(t("quiz.check"), lesson.option_order(n, ss["quiz_seed"]), index=None, disabled=locked,
-                      format_func=lambda i, o=options: o[i], on_change=_record, args=(q.key,),
-                      **sticky(f"quiz_{q.key}"))
-    if choice is not None:
-        answers[q.key] = choice
-        first.setdefault(q.key, choice)  # also an answer set without a click (AppTest, a restored value)
-        if lesson.is_correct(q, choice):
-            st.success(f"{t('quiz.correct')} {t(f'quiz.{q.key}.why')}")
-        else:
-            st.error(f"{t('quiz.wrong')} {t(f'quiz.{q.key}.why')}")
-        if lock:
-            st.caption(t("quiz.locked"))
-        st.page_link(q.page, label=t("quiz.see_live"), icon="➡️")
-right, n = lesson.score(answers), len(lesson.QUIZ)
-if not lock:  # locked, the answers are the first ones: one score, not the same one twice
-    st.metric(t("quiz.score_now"), f"{right}/{n}")
-st.metric(t("quiz.first_score"), f"{lesson.score(first)}/{n}", help=t("quiz.first_help"))
-st.button(t("quiz.again"), key="quiz_again", on_click=_start_again, icon=":material/restart_alt:")
+quiz.draw_quiz()

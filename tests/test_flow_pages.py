@@ -209,9 +209,9 @@ def test_a_stopped_fine_tune_counts_its_epochs_against_the_planned_ones(minilm):
     def page():
         import streamlit as st
 
-        from explorer.ui import panels
+        from explorer.ui.views import finetune
 
-        panels.finetune_result(st.session_state["res"], "m")
+        finetune.draw_finetune_result(st.session_state["res"], "m")
 
     at = AppTest.from_function(page, default_timeout=60)
     at.session_state["res"] = res

@@ -34,9 +34,9 @@ def full_slots():
 @pytest.fixture
 def drawn(monkeypatch):
     """(kind, place, estimate) each time a page drew a waiting job's line."""
-    from explorer.ui import render
+    from explorer.ui import running
 
-    seen, original = [], render.job_queue
+    seen, original = [], running.show_queue_place
 
     def record(job):
         shown = original(job)
@@ -44,7 +44,7 @@ def drawn(monkeypatch):
             seen.append((job.kind, job.place(), job.estimate()))
         return shown
 
-    monkeypatch.setattr(render, "job_queue", record)
+    monkeypatch.setattr(running, "show_queue_place", record)
     return seen
 
 
@@ -79,7 +79,7 @@ def test_a_long_attribution_waits_in_line_with_its_place_and_stop_leaves_it_whil
         assert not other.exception and other.get("plotly_chart") and time.monotonic() - started < 60
         assert job.waiting and run.is_alive()  # the attribution still waits
     finally:
-        job.stop()  # what its Stop button does (render._cancel)
+        job.stop()  # what its Stop button does (running._stop)
         run.join(60)
     assert not run.is_alive() and not at.exception, at.exception
     assert job.done and job.why == "user" and job.progress == [] and job not in JOBS.waiting()  # never ran

@@ -1,49 +1,32 @@
 """The streamlit side of the app, and the only package that imports streamlit. Its modules form a line, each
 importing only those before it: session (owner, language, selection, widget values, session models and
-jobs), render (literal text, one-line errors, tables, asks before costly work, progress with Stop, the
-queue line), cache (cached models, analyses and results), panels (sections of the longer pages),
-token_view, explain_view, encoder_view (the attention views), token_pages (a token classifier on the Pooled and
-encoder pages), lesson_view (the guided lesson's steps, presenter view's layout); report (the server's log lines)
-stands apart. Pages import what they use from here."""
-import torch
-
-from explorer.runtime.config import env_config
-
-# Sessions run in threads of one process: one intra-op thread per forward (by default) lets a class's
-# requests share the cores instead of each taking them all (HEAD_EXPLORER_TORCH_THREADS to change it).
-# Set here, where the server's side is first imported, not at a core module's import.
-torch.set_num_threads(env_config().torch_threads)
-
-from explorer.ui import encoder_view, lesson_view, panels, token_pages  # noqa: E402
-from explorer.ui.cache import (ANALYSES, analysis, cached_flow, checkpoint, current_analysis, current_head,  # noqa: E402
-                               flow_work, other_prompt, head, memo, plotly_js_src, timed)
-from explorer.ui.render import (cancelled, chart, confirmed, costly_job, error, guarded, headers, plain,  # noqa: E402
-                                prediction, queued, run_or_queue, show_evictions, show_refused, step_label, table, with_progress)
-from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, ExplainRun, Selection,  # noqa: E402
+jobs), render (literal text, one-line errors, tables, charts), cache (cached models, analyses and results),
+running (ui.run: the one way a page runs work), classifier (the sidebar's analysis, whichever kind of
+classifier), startup (ui.boot, the server process's one-time set-up); report and gate (the server's log lines,
+the widget limits) stand apart. Pages import what they use from here, and draw through their own view module:
+pages/<page>.py draws with explorer/ui/views/<page>.py."""
+from explorer.ui.cache import (ANALYSES, analysis, cached_flow, checkpoint, current_analysis, current_head,
+                               flow_work, head, memo, plotly_js_src, show_other_prompt, timed)
+from explorer.ui.classifier import (PickedToken, current_classifier_analysis, current_token_analysis,
+                                    current_vector_analysis, is_token_model)
+from explorer.ui.render import (draw_chart, draw_table, headers, plain, prediction, run_guarded, show_error,
+                                show_evictions, show_refused, step_label)
+from explorer.ui.running import run, was_stopped
+from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, ExplainRun, Selection,
                                  Upload, data_source, data_version, drop_data_versions, use_data_version,
                                  add_data_version, keep_widgets, lang, progress_to,
                                  register_session_checkpoint, selection, session_checkpoint,
                                  session_checkpoint_names, session_zip, session_zip_ready, set_data_source,
-                                 start_job, sticky, stop_if_gone, t, tn)
+                                 sticky, t, tn)
+from explorer.ui.startup import boot
 
-__all__ = ["ANALYSES", "JOBS", "MODELS", "OTHER", "AppliedMapping", "AuditRun", "DataSource", "ExplainRun",
-           "Selection", "Upload", "analysis", "cached_flow", "cancelled", "chart", "checkpoint", "confirmed",
-           "costly_job", "flow_work", "current_analysis", "current_head", "other_prompt",
-           "data_source", "error", "guarded", "headers", "encoder_view", "keep_widgets", "lang", "lesson_view", "memo",
-           "panels", "plain",
-           "data_version", "drop_data_versions", "use_data_version", "add_data_version",
-           "plotly_js_src", "prediction", "progress_to", "queued", "run_or_queue", "register_session_checkpoint", "selection",
-           "session_checkpoint",
-           "session_checkpoint_names", "session_zip", "session_zip_ready", "set_data_source", "show_evictions", "show_refused",
-           "start_job",
-           "step_label", "sticky", "stop_if_gone", "t", "table", "timed", "tn", "token_pages", "with_progress"]
-
-# Once per server process: load the default model now rather than on the first visit, then log
-# "ready: model loaded" and, every minute, the session count and memory (explorer/ui/report.py).
-from explorer.ui import cache as _cache, report as _report  # noqa: E402
-
-_report.start(lambda name: _cache.shared_checkpoint(name, 0))
-# Once per process too: each session's widget values checked against their limits on arrival.
-from explorer.ui import gate as _gate  # noqa: E402
-
-_gate.install()
+__all__ = ["ANALYSES", "AppliedMapping", "AuditRun", "DataSource", "ExplainRun", "JOBS", "MODELS", "OTHER",
+           "PickedToken", "Selection", "Upload", "add_data_version", "analysis", "boot", "cached_flow", "checkpoint",
+           "current_analysis", "current_classifier_analysis", "current_head", "current_token_analysis",
+           "current_vector_analysis", "data_source", "data_version", "draw_chart", "draw_table",
+           "drop_data_versions", "flow_work", "head", "headers", "is_token_model", "keep_widgets", "lang", "memo",
+           "plain", "plotly_js_src", "prediction", "progress_to", "register_session_checkpoint", "run",
+           "run_guarded", "selection", "session_checkpoint", "session_checkpoint_names", "session_zip",
+           "session_zip_ready", "set_data_source", "show_error", "show_evictions", "show_other_prompt",
+           "show_refused", "step_label", "sticky", "t", "timed", "tn",
+           "use_data_version", "was_stopped"]

@@ -16,7 +16,7 @@ from explorer.runtime import budget, device
 from explorer.runtime.config import env_config
 from explorer.runtime.session_models import freeze_long_lived
 from explorer.text.errors import ExplorerError
-from explorer.ui.render import error, plain
+from explorer.ui.render import show_error, plain
 from explorer.ui.session import WHEN_GONE, other_is_empty, owner, selection, session_checkpoint, t
 
 T = TypeVar("T")
@@ -74,13 +74,13 @@ def flow_work(sel, a: _analysis.Analysis) -> Callable[[Callable[[float, str], No
     att = a.attentions  # all the work reads: a job waiting in line holds no more of the analysis
     if session_checkpoint(sel.name) is not None:
         return lambda progress: attention.flow(att, progress=progress)
-    key = ("flow", sel.name, sel.head, sel.text, sel.seed, sel.text_pair)
+    key = ("flow", sel.name, sel.head_name, sel.text, sel.seed, sel.text_pair)
     return lambda progress: ANALYSES.get_or_compute(key, lambda: attention.flow(att, progress=progress))
 
 
 def cached_flow(sel):
     """The shared cache's max-flow for `sel`, or None (a session model's, or not computed yet)."""
-    return ANALYSES.get(("flow", sel.name, sel.head, sel.text, sel.seed, sel.text_pair))
+    return ANALYSES.get(("flow", sel.name, sel.head_name, sel.text, sel.seed, sel.text_pair))
 
 
 def memo(page: str, params: Hashable, compute: Callable[[], T] | None = None) -> T | None:
@@ -132,7 +132,7 @@ def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False,
         return dataclasses.replace(a, flow=_cached_flow(name, kind, text, seed, text_pair))
 
 
-def other_prompt() -> bool:
+def show_other_prompt() -> bool:
     """True, after a prompt for the path, when "other…" is picked with no path yet: the page then shows no
     model's numbers (selection() would fall back to the default model, which nobody picked)."""
     if other_is_empty():
@@ -143,20 +143,20 @@ def other_prompt() -> bool:
 
 def current_analysis(flow: bool = False) -> _analysis.Analysis | None:
     """The analysis for the sidebar's picks, or None after showing a one-line st.error."""
-    if other_prompt():
+    if show_other_prompt():
         return None
     sel = selection()
     try:
-        return analysis(sel.name, sel.head, sel.text, sel.seed, flow, sel.text_pair)
+        return analysis(sel.name, sel.head_name, sel.text, sel.seed, flow, sel.text_pair)
     except ExplorerError as err:
-        error(err)
+        show_error(err)
         return None
 
 
 def current_head() -> heads.Head:
     """The head for the sidebar's picks (call after current_analysis() succeeded)."""
     sel = selection()
-    return head(sel.name, sel.head, sel.seed)
+    return head(sel.name, sel.head_name, sel.seed)
 
 
 @st.cache_resource(show_spinner=False)

@@ -175,9 +175,10 @@ def progress_to(bar) -> Callable[[float, str], None]:
 
 @dataclasses.dataclass(frozen=True)
 class Selection:
-    """The sidebar's picks: checkpoint name, head kind, text, seed and the optional text B ("" for none)."""
+    """The sidebar's picks: checkpoint name, head kind's name (ui.head builds the Head), text, seed and the
+    optional text B ("" for none)."""
     name: str
-    head: str
+    head_name: str
     text: str
     seed: int
     text_pair: str = ""

@@ -1,17 +1,40 @@
-"""Inside the encoder's attention views, the head view and the model view, of any text the encoder read.
+"""The Inside-the-encoder page (pages/encoder.py): the head read out at every layer, then the attention views,
+the head view and the model view, of any text the encoder read (the Tokens page draws them too).
 
-`a` is an Analysis or a token classifier's TokenEncoder: both carry `attentions`, `shown`, `special` and
-`segments`, which is all these views read."""
+draw_attention_views reads an Analysis or a token classifier's TokenEncoder: both carry `attentions`, `shown`,
+`special` and `segments`, which is all these views read."""
 from __future__ import annotations
 
 import streamlit as st
 
 from explorer.explain import encoder
+from explorer.model.analysis import Analysis
+from explorer.model.token_analysis import TokenAnalysis, pipeline_scores
 from explorer.plots import encoder as encoder_plots
-from explorer.ui.cache import plotly_js_src
-from explorer.ui.session import sticky, t
+from explorer.ui import draw_chart, plotly_js_src, sticky, t
+from explorer.ui.classifier import current_token_encoder, draw_token_picker
 
 MODEL_VIEW = "model_view_chart"  # a chart: its selection cannot be set, so it is not sticky
+
+
+def draw_encoder(a: Analysis | TokenAnalysis) -> None:
+    """The head read out at every layer (a token classifier's for one picked token, softmax as pipeline()
+    scores a tag), then the attention views of the same text."""
+    st.subheader(t("encoder.readout_title"))
+    if isinstance(a, TokenAnalysis):
+        e = current_token_encoder()
+        if e is None:
+            return
+        k = draw_token_picker(a, "encoder_token")
+        probs = pipeline_scores(a.layer_logits[:, k])  # (layers+1, labels)
+        draw_chart(encoder_plots.layer_readout(probs, a.labels, t("tokenpages.readout_chart", token=a.shown[k]),
+                                          t("encoder.layer_axis"), t("encoder.kind_softmax"), t("encoder.embeddings")),
+              "encoder_readout")
+    else:
+        e = a
+        st.plotly_chart(encoder_plots.readout(a, t), key="encoder_readout")
+    st.info(t("encoder.readout_caution"))
+    draw_attention_views(e)
 
 
 def _open_clicked_head() -> None:
@@ -21,7 +44,7 @@ def _open_clicked_head() -> None:
         ss["encoder_layer"], ss["encoder_head"] = (int(v) for v in points[0]["customdata"])
 
 
-def attention_views(a) -> None:
+def draw_attention_views(a) -> None:
     """The head view (one layer, one head or all, special tokens hidden by default) with its download, then
     the model view, whose click opens that head above."""
     ss = st.session_state

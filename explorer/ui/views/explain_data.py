@@ -1,11 +1,12 @@
-"""The Dataset explanations page's sections: per-label words and possible shortcuts, slices, each method's
-faithfulness, agreement and rationale scores, and the rows (a click puts one into the sidebar)."""
+"""The Dataset explanations page (pages/explain_data.py), its sections: per-label words and possible shortcuts,
+slices, each method's faithfulness, agreement and rationale scores, and the rows (a click puts one into the
+sidebar)."""
 from __future__ import annotations
 
 import streamlit as st
 
 from explorer.explain.dataset import DatasetExplanation
-from explorer.ui.render import plain, table
+from explorer.ui.render import draw_table, plain
 from explorer.ui.session import t
 
 ss = st.session_state
@@ -17,7 +18,7 @@ def _words(items: list[dict]) -> list[dict]:
              t("explain.col_examples"): ", ".join(map(str, w["examples"]))} for w in items]
 
 
-def summary(found: DatasetExplanation) -> None:
+def draw_summary(found: DatasetExplanation) -> None:
     m = st.columns(4)
     m[0].metric(t("explain.rows"), len(found.rows))
     m[1].metric(t("explain.rate"), f"{found.rows_per_second:.1f}")
@@ -27,7 +28,7 @@ def summary(found: DatasetExplanation) -> None:
     m[3].metric(t("explain.shortcuts"), sum(len(v["shortcuts"]) for v in found.by_label.values()))
 
 
-def labels(found: DatasetExplanation) -> None:
+def draw_labels(found: DatasetExplanation) -> None:
     """Per predicted label: its words, its possible shortcuts, and the words toward it on rows given it but
     predicted otherwise."""
     st.subheader(t("explain.labels_title"))
@@ -38,10 +39,10 @@ def labels(found: DatasetExplanation) -> None:
             st.warning(t("explain.shortcut", word=plain(s["word"]), rows=s["rows"], label=plain(name),
                          share=f"{s['precision']:.0%}", base=f"{s['base_rate']:.0%}"), icon=":material/warning:")
         if v["top_words"]:
-            table(_words(v["top_words"]), key=f"explain_words_{name}")
+            draw_table(_words(v["top_words"]), key=f"explain_words_{name}")
         if v["given_rows"]:
             st.caption(t("explain.given_words", n=v["given_rows"], label=plain(name)))
-            table(_words(v["given_words"]), key=f"explain_given_{name}")
+            draw_table(_words(v["given_words"]), key=f"explain_given_{name}")
 
 
 def _slice_name(name: str) -> str:
@@ -49,28 +50,28 @@ def _slice_name(name: str) -> str:
     return t(f"explain.slice_{kind}", label=label) if label else t(f"explain.slice_{kind}")
 
 
-def slices(found: DatasetExplanation) -> None:
+def draw_slices(found: DatasetExplanation) -> None:
     st.subheader(t("explain.slices_title"))
     names = list(found.slices)
     pick = st.selectbox(t("explain.slice"), names, format_func=_slice_name, key="explain_slice")
     if pick:
         st.caption(t("explain.label_rows", n=found.slices[pick]["rows"]))
-        table(_words(found.slices[pick]["top_words"]), key="explain_slice_words")
+        draw_table(_words(found.slices[pick]["top_words"]), key="explain_slice_words")
 
 
-def methods(found: DatasetExplanation) -> None:
+def draw_methods(found: DatasetExplanation) -> None:
     st.subheader(t("explain.methods_title"))
     st.caption(t("explain.faithfulness_help"))
-    table([{t("explain.col_method"): m, **{t(f"explain.col_{k}"): None if v is None else round(v, 3)
+    draw_table([{t("explain.col_method"): m, **{t(f"explain.col_{k}"): None if v is None else round(v, 3)
                                             for k, v in f.items()}} for m, f in found.faithfulness.items()],
           key="explain_faithfulness")
     if len(found.methods) > 1:
         st.caption(t("explain.agreement_help"))
-        table([{t("explain.col_method"): a, **{b: None if v is None else round(v, 3) for b, v in row.items()}}
+        draw_table([{t("explain.col_method"): a, **{b: None if v is None else round(v, 3) for b, v in row.items()}}
                for a, row in found.agreement.items()], key="explain_agreement")
     if found.has_rationales:
         st.caption(t("explain.rationales_help"))
-        table([{t("explain.col_method"): m, **{t(f"explain.col_{k}"): round(v, 3) if isinstance(v, float) else v
+        draw_table([{t("explain.col_method"): m, **{t(f"explain.col_{k}"): round(v, 3) if isinstance(v, float) else v
                                                 for k, v in r.items()}}
                for m, r in found.rationale_agreement().items()], key="explain_rationales")
 
@@ -78,7 +79,7 @@ def methods(found: DatasetExplanation) -> None:
 FILTERS = ("all", "wrong", "correct", "flagged")
 
 
-def rows(found: DatasetExplanation) -> None:
+def draw_rows(found: DatasetExplanation) -> None:
     """The rows, filterable by slice and by a word; a click on one puts its text into the sidebar."""
     st.subheader(t("explain.rows_title"))
     c1, c2 = st.columns(2)

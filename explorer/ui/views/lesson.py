@@ -1,0 +1,220 @@
+"""The Guided lesson page (pages/lesson.py): its steps as drawn, as one long list and in presenter view, with
+the handout; on a token classifier the steps about heads, with its real token head.
+
+Each step's live panel; presenter view shows one step at a time laid out to fit a projector's window (heading,
+counter and buttons on one row; text beside the panel; charts no taller than the room left)."""
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from explorer import plots, ui
+from explorer.explain import whatif
+from explorer.model.analysis import Analysis
+from explorer.model.token_analysis import TokenAnalysis
+from explorer.model.tokens import pair_boundary, token_rows
+from explorer.plots import encoder as encoder_plots
+from explorer.plots import lesson as lesson_plots
+from explorer.plots.attention import scale_caption
+from explorer.plots.attribution import sorted_bars
+from explorer.plots.common import PRESENTER_BOARD
+from explorer.teach import handout, lesson
+from explorer.text.i18n import strings
+from explorer.ui import (checkpoint, current_head, draw_chart, draw_table, head, headers, lang, plain, prediction,
+                         selection, step_label, t)
+
+# Where each step is explored in depth.
+PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": "pages/pooled.py",
+           "head": "pages/pooled.py", "probabilities": "pages/logits.py", "new_head": "pages/compare.py",
+           "finetuning": "pages/finetune.py", "layers": "pages/encoder.py", "ablation": "pages/whatif.py"}
+P = "lesson.panel."
+SCROLL = """<script>setTimeout(() => document.getElementById("{ID}")?.scrollIntoView({block: "start"}), 60)</script>"""
+
+
+def draw_panel(step: str, a) -> None:
+    sel = selection()
+    presenting = bool(st.session_state.get("presenter"))
+    if step == "tokenizer":
+        draw_table([{t(P + "token"): s, t(P + "id"): i, t(P + "special"): sp, t(P + "subword"): row["continues_word"]}
+               for s, i, sp, row in zip(a.shown, a.token_ids, a.special, token_rows(a))])
+    elif step == "encoder":
+        draw_chart(lesson_plots.cls_by_layer(a, t), "lesson_enc")
+        st.caption(scale_caption(True, t))
+    elif step == "cls":
+        sims = lesson.cls_similarity(a.hidden_states, a.special)
+        draw_chart(lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
+                                            t(P + "layer"), t(P + "cosine")), "lesson_cls")
+    elif step == "head":
+        draw_head_table([(n, v.shape[-1]) for n, v in a.steps])
+    elif step == "probabilities":
+        # presenter view: one under the other at half the room each, so both fit the window with their titles
+        left, right = (st.container(),) * 2 if presenting else st.columns(2)
+        half = PRESENTER_BOARD // 2
+        draw_chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
+                               t("home.logit_axis")), "lesson_logits", left, height=half)
+        draw_chart(plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
+                               t("home.prob_axis"), y_range=(0, 1)), "lesson_probs", right, height=half)
+    elif step == "new_head":
+        draw_new_head_table(a.new_weights)
+    elif step == "finetuning":
+        counts = lesson.parameter_counts(checkpoint(sel.name, sel.seed).model, current_head())
+        shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
+        draw_chart(lesson_plots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
+                                          t(P + "option_axis"), t(P + "params_axis")), "lesson_params")
+    elif step == "token_heads":
+        scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), sel.seed)
+        draw_chart(lesson_plots.token_label_heatmap(scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"),
+                                               t(P + "label"), t(P + "score"), pair_at=pair_boundary(a.segments),
+                                               pair_label=t("arch.boundary")), "lesson_tokens")
+    elif step == "layers":
+        draw_chart(encoder_plots.readout(a, t), "lesson_layers")
+    elif step == "ablation":
+        found = run_leave_one_out(a)  # asked first on a long text, then a job
+        if found is None:
+            return
+        words, support = found
+        draw_chart(sorted_bars(words, support, t(P + "drop_title", label=prediction(a.predicted)), t(P + "drop_axis"),
+                          t(P + "word")), "lesson_ablation")
+
+
+def draw_head_table(sizes: list[tuple[str, int]]) -> None:
+    """Step "head": each step of the head and the size of the vector it gives (per token on a token head)."""
+    draw_table([{t(P + "step_col"): step_label(n), t(P + "size_col"): size} for n, size in sizes])
+
+
+def draw_new_head_table(new_weights: tuple[str, ...]) -> None:
+    """Step "new_head": the sidebar's head's parameters, and which of them transformers initialised anew."""
+    rows = current_head().parameters_table()
+    draw_table([{t(P + "name_col"): r["name"], t(P + "shape_col"): r["shape"], t(P + "params_col"): r["params"],
+            t(P + "pretrained_col"): t(P + "yes") if r["pretrained"] else t(P + "no")} for r in rows])
+    if new_weights:
+        st.warning(t(P + "has_new", names=plain(", ".join(new_weights))))
+    else:
+        st.success(t(P + "all_pretrained"))
+
+
+def _draw_text(step: str, where) -> None:
+    where.write(t(f"lesson.{step}.body"))
+    if step in PAGE_OF:
+        where.page_link(PAGE_OF[step], label=t("lesson.see_page"), icon="➡️")
+
+
+def draw_every_step(a) -> None:
+    """The lesson as one long page: each step's heading, text, panel and link."""
+    for step in lesson.STEPS:
+        st.subheader(t(f"lesson.{step}.title"))
+        st.write(t(f"lesson.{step}.body"))
+        draw_panel(step, a)
+        if step in PAGE_OF:
+            st.page_link(PAGE_OF[step], label=t("lesson.see_page"), icon="➡️")
+        st.divider()
+
+
+def draw_presenter_step(a) -> None:
+    """One step, laid out for a projector (1280 × 720 and up): the heading, "Step i of n" and the buttons on
+    the first row, scrolled to the window's top after each click, so Next stays where the teacher clicked it;
+    the step's text beside its panel, whose charts fit the room left (plots.common.PRESENTER_BOARD)."""
+    ss, n = st.session_state, len(lesson.STEPS)
+    i = ss.setdefault("lesson_step", 0)
+    step = lesson.STEPS[i]
+    head, count, prev, nxt = st.columns([7, 2, 2, 2], vertical_alignment="center")
+    head.subheader(t(f"lesson.{step}.title"), anchor=f"lesson-step-{i + 1}")
+    # Streamlit has no scroll call: bring this step's row into view (new step, new script)
+    st.html(SCROLL.replace("{ID}", f"lesson-step-{i + 1}"), unsafe_allow_javascript=True)
+    count.caption(t("lesson.step", i=i + 1, n=n))
+    go_to = ss.__setitem__
+    prev.button(t("lesson.prev"), key="lesson_prev", disabled=i == 0, on_click=go_to, args=("lesson_step", i - 1),
+                width="stretch")
+    nxt.button(t("lesson.next"), key="lesson_next", disabled=i == n - 1, on_click=go_to, args=("lesson_step", i + 1),
+               width="stretch")
+    words, board = st.columns([2, 3])
+    _draw_text(step, words)
+    with board:
+        draw_panel(step, a)
+
+
+def draw_lesson(a: Analysis | TokenAnalysis) -> None:
+    """The lesson for the sidebar's analysis, whichever kind of classifier it is: every step (one at a time in
+    presenter view) and the handout; a token classifier's steps about heads."""
+    if isinstance(a, TokenAnalysis):
+        _draw_token_lesson(a)
+        return
+    if st.session_state.get("presenter"):
+        draw_presenter_step(a)
+    else:
+        draw_every_step(a)
+    doc = handout.handout_strings(strings(lang()))
+    ck, hd = checkpoint(selection().name, selection().seed), current_head()
+
+    def handout_file() -> str:  # runs on click, on another thread: no streamlit calls inside
+        return handout.handout_with_attributions(ck, hd, a, [], doc)
+
+    st.download_button(t("lesson.handout"), handout_file, file_name="handout.html", mime="text/html",
+                       help=t("lesson.handout_help"), key="lesson_handout", on_click="ignore")
+
+
+def run_leave_one_out(a):
+    """The Lesson's leave-one-out for the sidebar's analysis `a`: (words, support), or None while there is none.
+    One encoder pass per word: on a long text it asks first and runs as a job, and drops only the first
+    whatif.LOO_MAX_WORDS words unless "all words" is ticked (a caption says so)."""
+    sel = selection()
+    n, costly = whatif.loo_words(a), whatif.loo_is_costly(a)
+    capped = costly and n > whatif.LOO_MAX_WORDS and not st.checkbox(
+        t("lesson.loo_all", n=n), key="lesson_loo_all", help=t("lesson.loo_all_help", cap=whatif.LOO_MAX_WORDS))
+    limit = whatif.LOO_MAX_WORDS if capped else None
+    key = (sel.key(), limit)
+    ck, hd = checkpoint(sel.name, sel.seed), current_head()
+    # What leave-one-out reads, without the ~80 MB of a long text's attentions and hidden states: a job
+    # waiting in line holds its closure (the cache's copy may be evicted meanwhile).
+    light = dataclasses.replace(a, attentions=None, hidden_states=None, flow=None)
+    rows = min(n, limit or n)
+    found = ui.run("lesson_loo", key, lambda p: whatif.leave_one_out(ck, hd, light, progress=p, limit=limit),
+                   running=t("memory.loo_running"), size=(None, rows),
+                   ask=t("memory.loo_costly", n=rows, limit=whatif.LOO_WARN_WORDS) if costly else None)
+    if found is None:
+        return None
+    if capped:
+        st.caption(t("lesson.loo_capped", cap=whatif.LOO_MAX_WORDS, n=n))
+    return found
+
+
+def _draw_token_lesson(a: TokenAnalysis) -> None:
+    """The lesson on a token classifier: the steps about heads with the checkpoint's real token head: step 4
+    (the head's steps, applied to every token), step 6 (its parameters, and which are new) and step 8
+    (sequence vs token heads, live: one vector for the text against one vector per token). The other steps
+    need a sentence head, which the page says."""
+    st.info(t("tokenhead.lesson_only"))
+    st.subheader(t("lesson.head.title"))
+    st.write(t("tokenhead.lesson_head_body"))
+    draw_head_table(_head_sizes())
+    st.subheader(t("lesson.new_head.title"))
+    st.write(t("lesson.new_head.body"))
+    draw_new_head_table(a.new_weights)
+    st.subheader(t("lesson.token_heads.title"))
+    st.write(t("tokenhead.lesson_body"))
+    seq = len(a.tokens)
+    draw_table(headers([
+        {"head": t("tokenhead.lesson_sequence"), "vectors": 1, "predictions": 1},
+        {"head": t("tokenhead.lesson_token"), "vectors": seq, "predictions": seq},
+    ], "tokenhead.col_"))
+    draw_chart(lesson_plots.token_label_heatmap(a.logits, a.shown, a.labels, t("tokenhead.lesson_heatmap_title"),
+                                           t("lesson.panel.token"), t("tokenhead.label_axis"),
+                                           t("tokenhead.logit_axis")), "lesson_real_tokens")
+    st.caption(t("tokenhead.lesson_tags", tags=" ".join(
+        f"{tok}/{tag}" for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp)))
+
+
+def _head_sizes() -> list[tuple[str, int]]:
+    """Each step of the sidebar's token head and the size of the vector it gives each token: the head run on
+    one zero vector, since only the shapes are shown (run_head is the one definition of the steps)."""
+    import torch
+
+    from explorer.model.heads import run_head
+
+    sel = selection()
+    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)
+    zero = torch.zeros(1, 1, ck.model.config.hidden_size, dtype=ck.model.dtype, device=ck.model.device)
+    with torch.inference_mode():
+        steps = run_head(hd, zero, torch.ones(1, 1, dtype=torch.long, device=ck.model.device))
+    return [(name, v.shape[-1]) for name, v in steps]

@@ -1,0 +1,100 @@
+"""The Logits page (pages/logits.py): one set of numbers, several ways to read them (temperature, softmax and
+sigmoid, pipeline()'s reading), and their losses; for a token classifier, logits per token and per layer."""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from explorer import plots, ui
+from explorer.model import problem as P
+from explorer.model.analysis import Analysis
+from explorer.model.token_analysis import TokenAnalysis
+from explorer.plots import lesson as lesson_plots
+from explorer.plots.token_labels import layer_readout
+from explorer.ui import draw_chart, t
+from explorer.ui.views.home import draw_pipeline_readings
+
+
+def draw_logits(a: Analysis | TokenAnalysis) -> None:
+    """The Logits page for the sidebar's analysis, whichever kind of classifier it is."""
+    if isinstance(a, TokenAnalysis):
+        _draw_token_logits(a)
+    else:
+        _draw_readings_and_losses(a)
+
+
+def _draw_readings_and_losses(a: Analysis) -> None:
+    """Logits and their probabilities at a temperature, pipeline()'s reading, the loss for a chosen target, the
+    single-output trap and BCE's integer-label errors."""
+    ss = st.session_state
+    ss.setdefault("logits_temperature", 1.0)
+    temp = st.slider(t("logits.temperature"), 0.1, 5.0, step=0.1, **ui.sticky("logits_temperature"),
+                     help=t("logits.temperature_help"))
+    left, right = st.columns(2)
+    left.plotly_chart(plots.label_bars(a.labels, a.logits, t("logits.logits_title"), t("logits.label_axis"),
+                                       t("logits.logit_axis")), key="logits_bar")
+    right.plotly_chart(plots.logits.grouped(
+        a.labels, {"softmax": P.softmax(a.logits, temp), "sigmoid": P.sigmoid(a.logits, temp)},
+        t("logits.probs_title", temp=temp), t("logits.label_axis"), t("logits.prob_axis"), (0, 1)),
+        key="logits_probs")
+    st.caption(t("logits.probs_help", sm=f"{P.softmax(a.logits, temp).sum():.4f}",
+                 sg=f"{P.sigmoid(a.logits, temp).sum():.4f}"))
+    st.subheader(t("pipeline.title"))
+    draw_pipeline_readings(a)
+
+    st.subheader(t("logits.loss_title"))
+    ss.setdefault("logits_ptype", a.problem_type)
+    ptype = st.selectbox(t("logits.ptype"), P.PROBLEM_TYPES, **ui.sticky("logits_ptype"),
+                         format_func=lambda p: f"{p} → {P.ProblemType(p).loss_name}")
+    n = len(a.labels)
+    if ptype == P.ProblemType.SINGLE:
+        # The true label follows the prediction until the user picks one: a fixed first label would
+        # show a large loss for a text the model gets right.
+        if not ss.get("logits_target_picked") or ss.get("logits_target_label", 0) >= n:
+            ss["logits_target_label"] = int(np.argmax(a.logits))
+        target = st.selectbox(t("logits.target_label"), range(n), **ui.sticky("logits_target_label"),
+                              format_func=lambda i: a.labels[i], help=t("logits.target_help"),
+                              on_change=lambda: ss.update(logits_target_picked=True))
+    elif ptype == P.ProblemType.MULTI:
+        ss["logits_target_multi"] = [x for x in ss.get("logits_target_multi", []) if x in a.labels]
+        on = st.multiselect(t("logits.target_multi"), a.labels, placeholder=t("app.choose_options"),
+                            **ui.sticky("logits_target_multi"))
+        target = np.array([float(lab in on) for lab in a.labels])
+    else:
+        ss.setdefault("logits_target_value", 1.0)
+        target = np.full(n, st.number_input(t("logits.target_value"), step=0.1, **ui.sticky("logits_target_value")))
+    st.metric(P.ProblemType(ptype).loss_name, f"{P.loss(a.logits, target, ptype):.4f}")
+    st.caption(t(f"logits.loss_{ptype}"))
+
+    st.subheader(t("logits.trap_title"))
+    ss.setdefault("logits_trap_target", 1.0)
+    z = float(a.logits[0])
+    y = st.number_input(t("logits.trap_target"), step=0.1, **ui.sticky("logits_trap_target"))
+    default, regress = P.single_output_trap(z, y), P.single_output_trap(z, y, P.ProblemType.REGRESSION)
+    c1, c2, c3 = st.columns(3)
+    c1.metric(t("logits.trap_loss"), f"{default['loss']:.4f}")
+    c2.metric(t("logits.trap_pipeline"), f"{default['pipeline_score']:.4f}")
+    c3.metric(t("logits.trap_pipeline_reg"), f"{regress['pipeline_score']:.4f}")
+    st.caption(t("logits.trap_help", z=f"{z:.4f}", y=y))
+
+    st.subheader(t("logits.bce_title"))
+    ss["logits_bce_label"] = min(ss.get("logits_bce_label", 0), n - 1)
+    k = st.selectbox(t("logits.bce_label"), range(n), **ui.sticky("logits_bce_label"), format_func=lambda i: a.labels[i])
+    errors = P.bce_integer_label_errors(a.logits, k)
+    st.code(f"BCEWithLogitsLoss()(logits  # shape (1, {n})\n"
+            f"                  , torch.tensor([{k}]))\n→ {errors['shape']}\n\n"
+            f"BCEWithLogitsLoss()(logits, one_hot(torch.tensor([{k}]), {n}))  # int64\n→ {errors['dtype']}",
+            language="python")
+    fixed = P.loss(a.logits, np.eye(n)[k], P.ProblemType.MULTI)
+    st.caption(t("logits.bce_help", loss=f"{fixed:.4f}"))
+
+
+def _draw_token_logits(a: TokenAnalysis) -> None:
+    """Every token's logits (token × label) and the head read out at every layer for every token."""
+    draw_chart(lesson_plots.token_label_heatmap(a.logits, a.shown, a.labels, t("tokenhead.logits_title"),
+                                           t("tokenhead.token_axis"), t("tokenhead.label_axis"),
+                                           t("tokenhead.logit_axis")), "tokenhead_logits")
+    draw_chart(layer_readout(a.shown, a.labels, a.layer_logits, t("tokenhead.layers_title"), t("tokenhead.token_axis"),
+                        t("tokenhead.layer_axis"), t("tokenhead.prob_axis")), "tokenhead_layers")
+    st.caption(t("tokenhead.layers_help"))
+    return True

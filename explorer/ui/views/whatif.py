@@ -1,0 +1,145 @@
+"""The What-if page (pages/whatif.py): a second text (or an edited copy of the sidebar's) beside the first, and
+what changed: a sentence classifier's probabilities, word scores and a live "drop this word"; a token
+classifier's entities and every word's tag in both texts."""
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer import ui
+from explorer.explain import whatif
+from explorer.model.analysis import MAX_TEXT_CHARS, Analysis
+from explorer.model.problem import ProblemType
+from explorer.model.token_analysis import TokenAnalysis
+from explorer.plots import logits as logit_plots, whatif as whatif_plots
+from explorer.plots.attribution import sorted_bars
+from explorer.plots.token_labels import entity_html
+from explorer.text.errors import ExplorerError
+from explorer.ui import analysis, checkpoint, draw_table, head, headers, memo, plain, selection, show_error, t
+
+ss = st.session_state
+DROP_CHART = "whatif_drop_chart"  # the word chart, whose click picks the word to drop
+
+
+def draw_second_text(text: str) -> str:
+    """The original text beside its changed copy, which follows the sidebar's `text` until the user edits it
+    (then a button follows it again); the changed text."""
+    def follow_sidebar() -> None:
+        ss["whatif_text"], ss["whatif_follow"] = text, True
+
+    def edited() -> None:  # an edit ends following; an edit back to the sidebar's text resumes it
+        ss["whatif_follow"] = ss["whatif_text"] == text
+
+    # The changed text follows the sidebar's text until the user edits it, so it never compares an
+    # edit of a sentence the sidebar has since left.
+    if ss.setdefault("whatif_follow", True):
+        ss["whatif_text"] = text
+    c1, c2 = st.columns(2)  # the original beside the change; the follow button below the change, at full width
+    c1.text_area(t("whatif.text_a"), text, height=90, disabled=True, help=t("whatif.text_a_help"))
+    text_b = c2.text_area(t("whatif.text_b"), height=90, help=t("whatif.changed_help"), on_change=edited,
+                          max_chars=MAX_TEXT_CHARS, **ui.sticky("whatif_text", text))
+    if ss["whatif_follow"]:
+        c2.caption(t("whatif.following"))
+    else:
+        c2.button(t("whatif.follow_again"), key="whatif_copy", on_click=follow_sidebar, help=t("whatif.follow_again_help"))
+    return text_b
+
+
+def draw_whatif(a: Analysis | TokenAnalysis, text_b: str) -> None:
+    """What changed from the sidebar's text to `text_b`, whichever kind of classifier it is."""
+    if isinstance(a, TokenAnalysis):
+        _draw_tag_changes(a.text, text_b)
+    else:
+        _draw_comparison(text_b)
+
+
+def _pick_word() -> None:
+    points = ss[DROP_CHART].selection.points
+    if points:
+        ss["whatif_drop"] = int(points[0]["customdata"])
+
+
+def _draw_comparison(text_b: str) -> None:
+    """Both texts' predictions and probabilities, the words' scores side by side, and one word dropped."""
+    sel = selection()
+    name, kind, text, seed = sel.name, sel.head_name, sel.text, sel.seed
+    params = (name, kind, seed, text, text_b, sel.text_pair)
+    try:
+        ck, hd = checkpoint(name, seed), head(name, kind, seed)
+        n = whatif.compare_tokens(ck, text, text_b, sel.text_pair)  # long texts: asked first, then a job
+        r = ui.run("whatif", params, lambda p: whatif.compare_texts(ck, hd, text, text_b, text_pair=sel.text_pair,
+                                                                    progress=p),
+                   ask=t("memory.whatif_costly", n=n, limit=whatif.COMPARE_WARN_TOKENS)
+                   if n > whatif.COMPARE_WARN_TOKENS else None, running=t("whatif.running"), size=("tokens", n))
+    except ExplorerError as err:
+        show_error(err)
+        return
+    if r is None:
+        return  # not asked yet, or stopped
+    labels, target = r.a.labels, r.a.labels[r.target]
+    shown = plain(target)  # the target label inside Markdown
+
+    st.subheader(t("whatif.diff_title"))
+    st.html(whatif_plots.diff_html(r.rows, t("whatif.diff_legend")))
+    m1, m2 = st.columns(2)
+    pa, pb = r.probs
+    m1.metric(t("whatif.pred_a"), plain(ui.prediction(r.a.predicted)))
+    m2.metric(t("whatif.pred_b"), plain(ui.prediction(r.b.predicted)), delta=f"{pb[r.target] - pa[r.target]:+.3f} ({shown})")
+    names = {t("whatif.a"): pa, t("whatif.b"): pb}
+    regression = r.a.problem_type == ProblemType.REGRESSION
+    left, right = st.columns(2)
+    left.plotly_chart(logit_plots.grouped(labels, names, t("whatif.probs_title"), t("home.label_axis"), t("home.prob_axis"),
+                                     y_range=None if regression else (0, 1)), key="whatif_probs")
+    right.plotly_chart(logit_plots.grouped(labels, {t("whatif.a"): r.a.logits, t("whatif.b"): r.b.logits},
+                                      t("whatif.logits_title"), t("home.label_axis"), t("home.logit_axis")),
+                       key="whatif_logits")
+
+    st.subheader(t("whatif.words_title", label=shown), anchor=False)  # no anchor slug made of a label
+    st.caption(t("whatif.words_help", label=shown))
+    st.plotly_chart(whatif_plots.word_comparison(r.rows, (t("whatif.a"), t("whatif.b"), t("whatif.difference")),
+                                           t("whatif.words_chart", label=target), t("whatif.word_axis"),
+                                           t("whatif.score_axis")), key="whatif_words")
+
+    st.subheader(t("whatif.drop_title"))
+    st.caption(t("whatif.drop_help"))
+    words = whatif.words(r.attr_a)
+    st.plotly_chart(sorted_bars([w.text for w in words], [w.score for w in words], t("whatif.drop_chart", label=target),
+                                t("whatif.score_axis"), t("whatif.word_axis")),
+                    key=DROP_CHART, on_select=_pick_word, selection_mode="points")
+    if ss.get("whatif_drop_text") != (text, sel.text_pair):  # a picked word means nothing in another text
+        ss["whatif_drop_text"], ss["whatif_drop"] = (text, sel.text_pair), None
+    choice = st.selectbox(t("whatif.drop_word"), [None, *range(len(words))], key="whatif_drop",
+                          format_func=lambda k: t("whatif.none") if k is None else f"{k}: {words[k].text}")
+    if choice is not None:
+        try:
+            dropped = whatif.drop_word(checkpoint(name, seed), text, words[choice].word_id)
+            d = analysis(name, kind, dropped, seed, text_pair=sel.text_pair)
+        except ExplorerError as err:
+            show_error(err)
+            return
+        st.markdown(t("whatif.without", word=plain(words[choice].text)))
+        st.code(dropped, language=None, wrap_lines=True)
+        pd_ = whatif.probabilities_of(d)
+        st.metric(t("whatif.pred_dropped"), plain(ui.prediction(d.predicted)), delta=f"{pd_[r.target] - pa[r.target]:+.3f} ({shown})")
+        st.plotly_chart(logit_plots.grouped(labels, {t("whatif.a"): pa, t("whatif.dropped"): pd_}, t("whatif.dropped_title"),
+                                       t("home.label_axis"), t("home.prob_axis"), y_range=None if regression else (0, 1)),
+                        key="whatif_dropped")
+
+
+def _draw_tag_changes(text_a: str, text_b: str) -> None:
+    """What-if for a token classifier: the entities of both texts, then every word's tag in each, aligned,
+    the words whose tag changed marked."""
+    sel = selection()
+    try:
+        r = memo("whatif_tags", (sel.name, sel.head_name, sel.seed, text_a, text_b), lambda: whatif.compare_tags(
+            checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed), text_a, text_b))
+    except ExplorerError as err:
+        show_error(err)
+        return
+    st.subheader(t("tokenpages.whatif_title"))
+    for name, a in ((t("whatif.a"), r.a), (t("whatif.b"), r.b)):
+        st.caption(name)
+        st.html(entity_html(a.text, a.grouped(), a.labels, t("tokenhead.legend"), t("tokenhead.no_entities")))
+    draw_table(headers([{"word_a": row.a.text if row.a else "", "tag_a": r.tags_a[row.a.word_id] if row.a else "",
+                    "word_b": row.b.text if row.b else "", "tag_b": r.tags_b[row.b.word_id] if row.b else "",
+                    "changed": r.changed(row)} for row in r.rows], "tokenpages.col_"))
+    st.caption(t("tokenpages.whatif_changed", changed=sum(map(r.changed, r.rows)), words=len(r.rows)))
