@@ -27,9 +27,11 @@ def word_matrix(docs: Sequence, min_rows: int = 1, lowercase: bool = True):
     return x.tocsc(), vec.get_feature_names_out()
 
 
-def contrastive_words(x, words, labels: np.ndarray, label: int, top: int | None = None) -> list[tuple[str, float, int, float]]:
+def contrastive_words(x, words, labels: np.ndarray, label: int,
+                      top: int | None = None) -> list[tuple[str, float, int, float, float]]:
     """The words most tied to `label` among `labels` (n,): (word, chi2, rows holding it, share of those rows
-    with `label`), strongest first; only words over-represented in the label's rows (chi2 is two-sided)."""
+    with `label`, p-value), strongest first; only words over-represented in the label's rows (chi2 is
+    two-sided)."""
     from sklearn.feature_selection import chi2
 
     if x is None or not len(words):
@@ -37,11 +39,12 @@ def contrastive_words(x, words, labels: np.ndarray, label: int, top: int | None 
     yes = np.asarray(labels) == label
     if yes.all() or not yes.any():
         return []
-    scores, _ = chi2(x, yes)
+    scores, p = chi2(x, yes)
     rows = np.asarray(x.sum(0)).ravel()
     hits = np.asarray(x[yes.nonzero()[0]].sum(0)).ravel()
     share = hits / np.maximum(rows, 1)
     scores = np.nan_to_num(scores)
     keep = np.flatnonzero(share > yes.mean())
     best = keep[np.argsort(-scores[keep], kind="stable")][:top]
-    return [(str(words[j]), float(scores[j]), int(rows[j]), float(share[j])) for j in best]
+    p = np.nan_to_num(p, nan=1.0)
+    return [(str(words[j]), float(scores[j]), int(rows[j]), float(share[j]), float(p[j])) for j in best]

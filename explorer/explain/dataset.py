@@ -404,7 +404,7 @@ class DatasetExplanation(JsonResult):
     def contrastive_label_words(self, label: int) -> dict[str, float]:
         """{word: chi2} for the words over-represented among the rows predicted `label` (explorer.data.words)."""
         x, words, pred = self._word_rows
-        return {w: score for w, score, _, _ in contrastive_words(x, words, pred, label)}
+        return {w: score for w, score, *_ in contrastive_words(x, words, pred, label)}
 
     @cached_property
     def by_label(self) -> dict:

@@ -31,6 +31,14 @@ class Finding:
     def to_dict(self) -> dict:
         return {"check": self.check, "severity": self.severity, "message": str(self.message), **self.fields}
 
+    def evidence(self) -> dict:
+        """The fields that are one value each (figures, words, labels), for a table; rows and lists stay out."""
+        return {k: v for k, v in self.fields.items() if not isinstance(v, (list, dict, tuple))}
+
+    def rows(self) -> list[int]:
+        """The data rows it points at: its `rows`, else both rows of each of its `pairs`."""
+        return [int(r) for r in (self.fields.get("rows") or [i for p in self.fields.get("pairs", []) for i in p])]
+
 
 @dataclass(frozen=True, eq=False)
 class ScanData:

@@ -26,6 +26,7 @@ def find_permutation(data: ScanData, found: Found, progress) -> list[Finding]:
                         Message("scan_permuted", n=len(moved), name=data.ck.name, before=f"{check_['before']:.0%}",
                                 after=f"{check_['after']:.0%}", side=fix["side"]),
                         {"mapping": found.mapping, "before": check_["before"], "after": check_["after"],
+                         "rows": [i for i, g in enumerate(data.given) if g in moved],  # rows whose label moves
                          "fix": {"side": fix["side"], "reason": fix["reason"], "config": fix["config"],
                                  "csv": fix["csv"]}})]
     found.label_ids = {a: ck_labels.index(b) for a, b in check_["identity"].items() if b is not None}

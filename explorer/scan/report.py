@@ -31,6 +31,10 @@ class ScanReport(JsonResult):
     def by_severity(self, severity: str) -> list[Finding]:
         return [f for f in self.findings if f.severity == severity]
 
+    def grouped(self) -> list[tuple[str, list[Finding]]]:
+        """(severity, its findings) for each severity with any, most serious first."""
+        return [(s, self.by_severity(s)) for s in SEVERITIES if self.by_severity(s)]
+
     def to_dict(self) -> dict:
         return {"rows": self.rows, "checkpoint": self.checkpoint, "seconds": round(self.seconds, 3),
                 "findings": [f.to_dict() for f in self.findings],
@@ -69,14 +73,10 @@ class ScanReport(JsonResult):
         from explorer.text.i18n import t
         parts = [f"<h1>{escape_html(t('scan.report_title', lang))}</h1>",
                  f"<p>{escape_html(t('scan.report_caption', lang, rows=self.rows, checkpoint=self.checkpoint, seconds=f'{self.seconds:.1f}'))}</p>"]
-        for severity in SEVERITIES:
-            found = self.by_severity(severity)
-            if not found:
-                continue
+        for severity, found in self.grouped():
             parts.append(f"<h2>{escape_html(t('scan.severity_' + severity, lang))} ({len(found)})</h2><ul>")
             for f in found:
-                evidence = {k: v for k, v in f.fields.items() if k not in ROW_FIELDS and not isinstance(v, (list, dict))}
-                rows = f.fields.get("rows") or f.fields.get("pairs") or []
+                evidence, rows = f.evidence(), f.rows()
                 parts.append(f"<li><b>{escape_html(f.check)}</b>: {escape_html(f.message.message(lang))}"
                              + (html_table([evidence]) if evidence else "")
                              + (f"<p>{escape_html(t('scan.rows', lang))}: {escape_html(', '.join(map(str, rows[:30])))}"
