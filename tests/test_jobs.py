@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from conftest import wait_until
 from explorer.runtime import jobs as jobs_mod
 from explorer.runtime.jobs import OVERRUN_S, Cancelled, Jobs, Refused
 
@@ -22,14 +23,6 @@ class ManualClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
-
-
-def _until(condition, timeout: float = 10.0):
-    """Wait until `condition()` is true (polled), failing after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.005)
 
 
 def _until_stopped(progress, stop):
@@ -53,7 +46,7 @@ def test_finished_job_keeps_result_and_frees_its_slot():
 def test_stop_flag_ends_the_work_and_frees_the_slot():
     jobs = Jobs(slots=1)
     job = jobs.start("a", "test", "loop", _until_stopped)
-    _until(lambda: job.progress)
+    wait_until(lambda: job.progress)
     assert not job.done and jobs.free == 0 and jobs.running("a") == [job]
     job.stop()
     assert job.wait(5)
@@ -97,11 +90,11 @@ def test_with_one_slot_a_second_job_waits_first_in_line_with_an_estimate_and_sta
     third = jobs.start("c", "fine-tune", "three", _until_stopped, expected_s=30)
     assert third.place() == 2 and third.estimate() == 55  # behind the first's remainder and the second
     assert jobs.start("d", "fine-tune", "four", _until_stopped) is None  # the queue is bounded too
-    _until(lambda: first.progress)
+    wait_until(lambda: first.progress)
     assert second.thread.ident is None and second.progress == []  # waiting: its work has not begun
     first.stop()
     assert first.wait(5)
-    _until(lambda: second.progress)
+    wait_until(lambda: second.progress)
     assert second.progress and not second.waiting and second.place() == 0 and second.estimate() == 0
     assert third.place() == 1  # moved up
     for job in (second, third):
@@ -176,7 +169,7 @@ def test_watchdog_stops_a_job_whose_owner_stays_gone_and_not_one_that_comes_back
     def next_poll(names=("blip", "gone")):
         """Wait for a whole watchdog poll that began after now: two more questions to each watched job."""
         seen = dict(asked)
-        _until(lambda: all(asked[n] >= seen[n] + 2 for n in names))
+        wait_until(lambda: all(asked[n] >= seen[n] + 2 for n in names), 10, "a watchdog poll", every=0.005)
 
     blip = jobs.start("blip", "test", "blip", _until_stopped, alive=alive("blip"))
     gone = jobs.start("gone", "test", "gone", _until_stopped, alive=alive("gone"))
