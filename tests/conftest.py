@@ -179,8 +179,8 @@ def sentiment():
 # ---- real-browser fixtures (Debian chromium + Playwright; never `playwright install`) ----
 
 import contextlib  # noqa: E402
-import re  # noqa: E402
 import dataclasses  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
@@ -258,7 +258,7 @@ DEFAULT_SERVER: tuple[tuple[str, str], ...] = ()
 TRAINING_SERVER = (("HEAD_EXPLORER_TRAINING", "1"), ("HEAD_EXPLORER_TRAIN_TOKENS", str(10**12)))
 
 
-_JOB_LINE = re.compile(r"job (started|ended): .*?(?:slots free (\d+) of (\d+))?$", re.M)
+_JOB_LINE = re.compile(r"job (started|ended): [^\n]*?slots free (\d+) of (\d+)")  # queued lines name no slots
 
 
 @dataclasses.dataclass(frozen=True)
