@@ -18,8 +18,9 @@ TEXT = "Unbelievably good acting, terrible plot."
 
 
 def pick_checkpoint(at: AppTest, checkpoint: str) -> None:
-    """The sidebar's checkpoint pick, before the first run: a registry name as itself, a folder (a tiny model
-    under the allowed roots, conftest.tiny_root) as "other…" with its path, as a user picks one."""
+    """The sidebar's checkpoint pick, before a first run of app.py (whose sidebar keeps only its choices): a
+    registry name as itself, a folder (a tiny model under the allowed roots, conftest.tiny_root) as "other…" with
+    its path, as a user picks one. open_page needs none: its page runs without the sidebar."""
     from explorer.model.checkpoints import REGISTRY
     from explorer.ui.session import OTHER
 
@@ -32,8 +33,7 @@ def pick_checkpoint(at: AppTest, checkpoint: str) -> None:
 def open_page(name: str, checkpoint: str = "minilm-sentiment", head: str = "own", text: str = TEXT) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page(f"pages/{name}.py")
-    pick_checkpoint(at, checkpoint)
-    for key, value in {"head": head, "text": text, "seed": 0, "lang": "en"}.items():
+    for key, value in {"checkpoint": checkpoint, "head": head, "text": text, "seed": 0, "lang": "en"}.items():
         at.session_state[key] = value
     at.run()
     assert not at.exception, at.exception

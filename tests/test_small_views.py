@@ -64,7 +64,7 @@ def test_other_with_no_path_asks_for_one_instead_of_showing_a_model():
 
 
 def test_faithfulness_headers_say_better_in_words(tiny_root):
-    at = open_page("attributions", checkpoint=tiny_root / "tiny-bert", text="Great film.")
+    at = open_page("attributions", checkpoint=str(tiny_root / "tiny-bert"), text="Great film.")
     at.button(key="attr_faith_run").click().run()
     cols = list(at.dataframe[0].value.columns)
     assert "Comprehensiveness (higher is better)" in cols and "Sufficiency (lower is better)" in cols
