@@ -363,6 +363,22 @@ def sidebar_text(pg, label: str = "app.text"):
     return box
 
 
+def pick_folder_checkpoint(pg, folder) -> None:
+    """In the sidebar, the checkpoint "other…" with `folder` typed as its path (a tiny model under the allowed
+    roots), as a user picks a local checkpoint: the served app's registry names only the real models."""
+    from explorer.text import i18n
+    from explorer.ui.session import OTHER
+
+    side = pg.locator("[data-testid=stSidebar]")
+    side.locator("[data-testid=stSelectbox]").filter(has_text=i18n.t("app.checkpoint", "en")).first.click()
+    pg.get_by_role("option", name=OTHER, exact=True).click()
+    wait_idle(pg)
+    path = side.get_by_label(i18n.t("app.other_checkpoint", "en"))
+    path.fill(str(folder))
+    path.press("Enter")
+    wait_idle(pg)
+
+
 def open_link(browser, url: str, idle: bool = True):
     """(context, page): a new context whose first request is `url`. Not `idle`: only until the page's title
     is drawn. A "Page not found" answer is sent before the page runs, so a dialog would be there by then."""
