@@ -224,14 +224,15 @@ def serve_app(env: dict | None = None, stderr=subprocess.DEVNULL):
         stderr=stderr, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
+        def healthy() -> bool:
+            assert proc.poll() is None, f"streamlit exited with {proc.returncode} before it served"
             try:
                 urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
+                return True
             except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("streamlit did not start within 60 s")
+                return False
+
+        wait_until(healthy, 60, "streamlit's health answer", every=0.2)
         yield url, proc
     finally:
         os.killpg(proc.pid, signal.SIGTERM)

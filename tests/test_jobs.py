@@ -208,7 +208,7 @@ def test_a_cancelled_stop_check_raises_so_the_work_does_not_finish_up():
 
     def work(progress, stop):
         while not stop():
-            time.sleep(0.01)
+            time.sleep(0.01)  # pretend work between stop checks
         after.set()  # a user's stop lets the work finish up (evaluate, keep the best epoch) ...
 
     job = jobs.start("a", "test", "c", work)
