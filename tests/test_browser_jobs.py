@@ -56,8 +56,8 @@ def test_closing_the_tab_stops_its_fine_tune_within_10_s_and_frees_the_slot(brow
     stop = pg.get_by_role("button", name=T("finetune.stop"))
     wait_until(stop.is_enabled, 60, "the running fine-tune's Stop button", every=0.5)
     assert _ended(log)[before:] == []
-    # training has begun once its first epoch is drawn (a progress bar on the page); its CPU share is then
-    # measured over a window: a rate, so there is no condition to wait on instead
+    # the running job's progress bar is drawn ("Epoch 1 of 500 running…"); its CPU share is then measured over a
+    # window: a rate, so there is no condition to wait on instead
     pg.locator("[data-testid=stMain] [data-testid=stProgress]").first.wait_for(timeout=60_000)
     busy = proc.cpu_percent(interval=2.0)
     assert busy > 20  # training (a loaded machine gives the server less than a core)
