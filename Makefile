@@ -4,9 +4,12 @@ STAMP := $(VENV)/.stamp
 
 .PHONY: setup run dev test test-fast bench docs
 
-# pytest-xdist workers for `make test`: whole files per worker (--dist loadfile, so a file's module fixtures and
-# servers are built once), heaviest files first (tests/conftest.py). Browser tests spend much of their time
-# waiting on a page, so one worker more than the 2 cores keeps both busy.
+# pytest-xdist workers for `make test`: whole files per worker (--dist loadfile, so a file's module fixtures are
+# built once, and a worker's served app per set of settings, conftest.served, serves all its browser files),
+# heaviest files first (tests/conftest.py). Browser tests spend much of their time waiting on a page, so one
+# worker more than the 2 cores keeps both busy. Not loadgroup: its ungrouped tests are spread one by one, so
+# module fixtures would be rebuilt on every worker, and one group for the browser files (about 560 s recorded)
+# would run them all on one worker, longer than the whole suite's target.
 TEST_WORKERS ?= 3
 
 # static/plotly-<version>.min.js is written here, with write access, and never by the running app

@@ -28,7 +28,7 @@ TINY_LABELS = ("alpha", "beta", "gamma")
 
 # Fixtures that mean a test drives Chromium against a served app: such a test is `browser` and `server`
 # whether or not its file says so, so `make test-fast` (-m "not browser and not server ...") leaves it out.
-_BROWSER_FIXTURES = {"browser", "page", "app_url"}
+_BROWSER_FIXTURES = {"browser", "page", "app_url", "served"}
 # Files are run heaviest first, so that under pytest-xdist (`make test`: whole files per worker, --dist
 # loadfile) the long ones start at once and the short ones fill in around them, instead of one long file
 # starting last and running alone.
@@ -179,6 +179,8 @@ def sentiment():
 # ---- real-browser fixtures (Debian chromium + Playwright; never `playwright install`) ----
 
 import contextlib  # noqa: E402
+import dataclasses  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
@@ -222,26 +224,86 @@ def serve_app(env: dict | None = None, stderr=subprocess.DEVNULL):
         stderr=stderr, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
+        def healthy() -> bool:
+            assert proc.poll() is None, f"streamlit exited with {proc.returncode} before it served"
             try:
                 urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
+                return True
             except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("streamlit did not start within 60 s")
+                return False
+
+        wait_until(healthy, 60, "streamlit's health answer", every=0.2)
         yield url, proc
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)
 
 
+def wait_until(condition, timeout: float = 30.0, what: str = "the condition", every: float = 0.05):
+    """condition()'s first true value, asked every `every` seconds; fails the test after `timeout` seconds. The
+    way a test waits for something another thread or process does, instead of sleeping a fixed time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            pytest.fail(f"{what} did not come within {timeout:g} s")
+        time.sleep(every)
+
+
+# The settings a served app is started with (added to the environment), one server per set and xdist worker.
+# DEFAULT_SERVER is the served defaults (.streamlit/config.toml: no source watcher, no rerun on save).
+DEFAULT_SERVER: tuple[tuple[str, str], ...] = ()
+# One job slot (a second job waits in line) and no training-size cap (a full fine-tune of hundreds of epochs).
+TRAINING_SERVER = (("HEAD_EXPLORER_TRAINING", "1"), ("HEAD_EXPLORER_TRAIN_TOKENS", str(10**12)))
+
+
+_JOB_LINE = re.compile(r"job (started|ended): [^\n]*?slots free (\d+) of (\d+)")  # queued lines name no slots
+
+
+@dataclasses.dataclass(frozen=True)
+class Served:
+    url: str
+    log: Path  # the server's stderr: its log lines ("job ended ...") are what tests read from outside
+    pid: int
+
+    def jobs_idle(self) -> bool:
+        """No job running or waiting: the last job line is an end with every slot free (a job waits in line
+        only while every slot is taken)."""
+        lines = _JOB_LINE.findall(self.log.read_text(errors="replace"))
+        return not lines or (lines[-1][0] == "ended" and lines[-1][1] == lines[-1][2])
+
+    def after_jobs(self) -> "Served":
+        """This server once an earlier test's jobs (stopped, or their tab closed: ended after the grace) have
+        ended, so a test that counts on a free slot gets one."""
+        wait_until(self.jobs_idle, 60, "the end of earlier tests' jobs", every=0.2)
+        return self
+
+
 @pytest.fixture(scope="session")
-def app_url(tiny_root):
-    """The app served for the browser tests (see serve_app)."""
+def served(tiny_root, tmp_path_factory):
+    """served(settings) -> Served: the app served with `settings` (DEFAULT_SERVER, TRAINING_SERVER), started on
+    first use and shared by every later test of this worker (under --dist loadfile whole files share it), all
+    stopped at the session's end. A server costs seconds to start and a model load: one a set, not one a file.
+    Tests that share one read its log from where they began (len of what was there) and leave no job running."""
     _chromium()
-    with serve_app() as (url, _):
-        yield url
+    started: dict[tuple, Served] = {}
+    with contextlib.ExitStack() as stack:  # servers stop before their logs close (last in, first out)
+        def serve(settings: tuple[tuple[str, str], ...] = DEFAULT_SERVER) -> Served:
+            if settings not in started:
+                log = tmp_path_factory.mktemp("server") / "stderr.log"
+                err = stack.enter_context(open(log, "wb"))
+                url, proc = stack.enter_context(serve_app(dict(settings), stderr=err))
+                started[settings] = Served(url, log, proc.pid)
+            return started[settings]
+        yield serve
+
+
+@pytest.fixture(scope="session")
+def app_url(served):
+    """The app served for the browser tests with the served defaults (see served)."""
+    return served(DEFAULT_SERVER).url
 
 
 @pytest.fixture(scope="session")
@@ -300,6 +362,22 @@ def sidebar_text(pg, label: str = "app.text"):
     if label == "app.text":  # Text A always holds a text (Text B may be empty)
         expect(box).not_to_have_value("", timeout=90_000)
     return box
+
+
+def pick_folder_checkpoint(pg, folder) -> None:
+    """In the sidebar, the checkpoint "other…" with `folder` typed as its path (a tiny model under the allowed
+    roots), as a user picks a local checkpoint: the served app's registry names only the real models."""
+    from explorer.text import i18n
+    from explorer.ui.session import OTHER
+
+    side = pg.locator("[data-testid=stSidebar]")
+    side.locator("[data-testid=stSelectbox]").filter(has_text=i18n.t("app.checkpoint", "en")).first.click()
+    pg.get_by_role("option", name=OTHER, exact=True).click()
+    wait_idle(pg)
+    path = side.get_by_label(i18n.t("app.other_checkpoint", "en"))
+    path.fill(str(folder))
+    path.press("Enter")
+    wait_idle(pg)
 
 
 def open_link(browser, url: str, idle: bool = True):

@@ -17,6 +17,19 @@ ROOT = Path(__file__).resolve().parent.parent
 TEXT = "Unbelievably good acting, terrible plot."
 
 
+def pick_checkpoint(at: AppTest, checkpoint: str) -> None:
+    """The sidebar's checkpoint pick, before a first run of app.py (whose sidebar keeps only its choices): a
+    registry name as itself, a folder (a tiny model under the allowed roots, conftest.tiny_root) as "other…" with
+    its path, as a user picks one. open_page needs none: its page runs without the sidebar."""
+    from explorer.model.checkpoints import REGISTRY
+    from explorer.ui.session import OTHER
+
+    if checkpoint in REGISTRY:
+        at.session_state["checkpoint"] = checkpoint
+    else:
+        at.session_state["checkpoint"], at.session_state["checkpoint_other"] = OTHER, str(checkpoint)
+
+
 def open_page(name: str, checkpoint: str = "minilm-sentiment", head: str = "own", text: str = TEXT) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page(f"pages/{name}.py")

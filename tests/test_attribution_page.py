@@ -1,4 +1,5 @@
-"""Attributions page: AppTest on the embedded model, and one real-browser run."""
+"""Attributions page: AppTest on a tiny model (the page's workings), and one real-browser run on the served app's
+embedded model (the smoke test on real weights)."""
 import json
 
 import pytest
@@ -8,12 +9,14 @@ from streamlit.testing.v1 import AppTest
 from explorer.explain import attribution as attr
 
 from conftest import ROOT, wait_idle
+from explore_helpers import pick_checkpoint
 
 SHORT = "I love this movie, the acting is wonderful!"
 
 
-def _page(text=SHORT):
+def _page(checkpoint: str, text=SHORT):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    pick_checkpoint(at, checkpoint)
     at.session_state["text"] = text
     at.run()
     at.switch_page("pages/attributions.py").run()
@@ -21,9 +24,8 @@ def _page(text=SHORT):
     return at
 
 
-@pytest.mark.slow
-def test_page_shows_complete_lig_and_switches_methods():
-    at = _page()
+def test_page_shows_complete_lig_and_switches_methods(tiny_root):
+    at = _page(tiny_root / "tiny-bert")
     assert [s.value for s in at.success], "lig completeness should be within 1%"
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["Σ attributions"]) == pytest.approx(float(metrics["f(x) − f(baseline)"]), rel=0.01)
@@ -41,9 +43,8 @@ def test_page_shows_complete_lig_and_switches_methods():
     assert len(table) == len(attr.METHODS) and table.iloc[:, 1].notna().all()
 
 
-@pytest.mark.slow
-def test_long_occlusion_waits_for_run_and_warns():
-    at = _page(" ".join(["word"] * 200))
+def test_long_occlusion_waits_for_run_and_warns(tiny_root):
+    at = _page(tiny_root / "tiny-bert", " ".join(["word"] * 200))
     at.selectbox(key="attr_method").set_value("occlusion").run()
     warnings = " ".join(w.value for w in at.warning)
     assert "forward passes" in warnings

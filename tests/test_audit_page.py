@@ -93,7 +93,7 @@ def test_browser_confusion_cell_then_row_opens_attributions(page):
     page.get_by_role("button", name="Find label issues").click()
     wait_idle(page)
     plot = page.locator(".js-plotly-plot").nth(1)  # projector first, then the confusion matrix
-    page.wait_for_timeout(500)
+    plot.locator(".scatterlayer .trace .textpoint text").first.wait_for()  # drawn: its cells and their counts
     points = plot.locator(".scatterlayer .trace .points path")
     counts = [int(x) for x in plot.locator(".scatterlayer .trace .textpoint text").all_text_contents()]
     off = next(i for i, c in enumerate(counts) if c > 0 and i % 4 != 0)  # 3x3 cells; diagonal = 0, 4, 8
@@ -106,14 +106,14 @@ def test_browser_confusion_cell_then_row_opens_attributions(page):
     page.get_by_text("Showing the flagged rows").first.wait_for(timeout=30_000)
     assert page.get_by_text("Rows labelled '").count() == 0
     plot = page.locator(".js-plotly-plot").nth(1)
-    page.wait_for_timeout(500)
+    plot.locator(".scatterlayer .trace .points path").nth(off).wait_for(state="attached")  # drawn again
     plot.locator(".scatterlayer .trace .points path").nth(off).click(force=True)
     wait_idle(page)
     page.get_by_text("Rows labelled '").first.wait_for(timeout=30_000)
     grid = page.locator("[data-testid=stDataFrame]").first
     box = grid.bounding_box()
     grid.click(position={"x": 20, "y": 35 + 18})  # the first row's selection box
-    page.wait_for_timeout(1500)
+    page.wait_for_url("**/attribution", timeout=60_000)  # the selection's run switches page
     wait_idle(page)
     page.wait_for_selector("h1:has-text('Attributions')", timeout=60_000)
     assert page.url.endswith("/attribution")

@@ -9,7 +9,7 @@ import pytest
 
 from explorer.text import i18n
 
-from conftest import _chromium, open_app, serve_app, sidebar_text, wait_idle
+from conftest import TRAINING_SERVER, open_app, sidebar_text, wait_idle, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -18,12 +18,10 @@ ENDED = re.compile(r"job ended: lesson_loo lesson_loo \((.*?)\)")
 QUEUED = re.compile(r"job queued: lesson_loo lesson_loo; place (\d+)")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    _chromium()
-    log = tmp_path_factory.mktemp("server") / "stderr.log"
-    with open(log, "wb") as err, serve_app({"HEAD_EXPLORER_TRAINING": "1"}, stderr=err) as (url, _):
-        yield url, log
+@pytest.fixture
+def server(served):
+    """One job slot, so a second job waits in line; shared with the other files that need it, its slot free."""
+    return served(TRAINING_SERVER).after_jobs()
 
 
 def _lesson_with_long_text(browser, url):
@@ -47,7 +45,7 @@ def _anyway(pg):
 
 
 def test_compute_anyway_is_a_job_with_progress_in_2_s_stop_in_5_s_and_the_server_answers_others(browser, server):
-    url, log = server
+    url, log = server.url, server.log
     ctx, pg = _lesson_with_long_text(browser, url)
     other_ctx, other = open_app(browser, url)  # another student, on the same server
     try:
@@ -69,8 +67,7 @@ def test_compute_anyway_is_a_job_with_progress_in_2_s_stop_in_5_s_and_the_server
         assert bar.count() > 0 and answered < 20, f"the other session waited {answered:.1f} s"
         pg.get_by_role("button", name=T("jobs.stop")).click()
         t2 = time.monotonic()
-        while len(_ended(log)) == before and time.monotonic() - t2 < 10:
-            time.sleep(0.1)
+        wait_until(lambda: len(_ended(log)) > before, 10, "the job's end", every=0.1)
         took = time.monotonic() - t2
         assert _ended(log)[before:] == ["stopped: user"] and took <= 5.0, f"{_ended(log)} after {took:.1f} s"
         wait_idle(pg)
@@ -82,7 +79,9 @@ def test_compute_anyway_is_a_job_with_progress_in_2_s_stop_in_5_s_and_the_server
 
 
 def test_a_second_start_in_one_session_takes_no_second_place(browser, server):
-    url, log = server
+    url, log = server.url, server.log
+    queued_before = len(QUEUED.findall(log.read_text(errors="replace")))  # a shared server: earlier tests' lines
+    ended_before = len(_ended(log))
     first_ctx, first = _lesson_with_long_text(browser, url)  # a classmate's job holds the one slot
     ctx, pg = _lesson_with_long_text(browser, url)
     try:
@@ -93,13 +92,12 @@ def test_a_second_start_in_one_session_takes_no_second_place(browser, server):
         line.first.wait_for(timeout=15_000)
         pg.get_by_text(re.compile(r"^All \d+ words$")).click()  # other inputs: its question again, the old job ends
         _anyway(pg).click(timeout=15_000)  # a second start
-        deadline = time.monotonic() + 15
-        while len(QUEUED.findall(log.read_text(errors="replace"))) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: len(QUEUED.findall(log.read_text(errors="replace"))) >= queued_before + 2, 15,
+                   "the second start's line", every=0.1)
         line.first.wait_for(timeout=15_000)
-        queued = [int(p) for p in QUEUED.findall(log.read_text(errors="replace"))]
+        queued = [int(p) for p in QUEUED.findall(log.read_text(errors="replace"))][queued_before:]
         assert queued == [1, 1], queued  # the second took the first's place, not a second one
-        assert "stopped: user, while waiting" in _ended(log)
+        assert "stopped: user, while waiting" in _ended(log)[ended_before:]
         assert pg.locator("[data-testid=stMain]").get_by_text("place 2").count() == 0
     finally:
         ctx.close()

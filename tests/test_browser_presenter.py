@@ -39,7 +39,9 @@ def _presenter_on(page, lang: str, size: tuple[int, int] = (1280, 720)) -> None:
 def _in_view(page, heading: str) -> dict:
     h = page.locator("[data-testid=stMain] h3", has_text=heading).first
     h.wait_for()
-    page.wait_for_timeout(400)  # the scroll runs 60 ms after the step is drawn
+    # The step's script scrolls 60 ms after it is drawn, and nothing on the page marks that it has (the heading's
+    # place before it is as steady as after): a pause long enough for it, as no condition can be awaited.
+    page.wait_for_timeout(400)
     top = h.evaluate("e => e.getBoundingClientRect().top")
     return {"top": top, "height": page.viewport_size["height"]}
 

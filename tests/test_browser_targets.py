@@ -6,7 +6,7 @@ import pytest
 from explorer.text import i18n
 
 from browser_plots import pick
-from conftest import sidebar_text, wait_idle
+from conftest import pick_folder_checkpoint, sidebar_text, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -19,14 +19,7 @@ def _shown(page, label: str) -> str:
 
 
 def test_a_tokens_target_names_its_own_tag_after_another_token_was_explained(page, token_checkpoint):
-    side = page.locator("[data-testid=stSidebar]")
-    side.locator("[data-testid=stSelectbox]").filter(has_text=T("app.checkpoint")).first.click()
-    page.get_by_role("option", name="other…", exact=True).click()
-    wait_idle(page)
-    path = side.get_by_label(T("app.other_checkpoint"))
-    path.fill(str(token_checkpoint))
-    path.press("Enter")
-    wait_idle(page)
+    pick_folder_checkpoint(page, token_checkpoint)
     box = sidebar_text(page)
     box.fill("mary works for globex in paris .")
     box.press("Control+Enter")

@@ -11,7 +11,9 @@ import pytest
 
 from explorer.text import i18n
 
-from conftest import _chromium, open_app, serve_app, sidebar_text, wait_idle
+from explorer.cli import streamlit_command
+
+from conftest import DEFAULT_SERVER, open_app, sidebar_text, wait_idle, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -22,12 +24,10 @@ PAGES = {"pooled-vector": "pooled.title", "dropout-effect": "dropout.title", "at
 
 
 @pytest.fixture(scope="module")
-def server(tiny_root, tmp_path_factory):
-    _chromium()
-    log = tmp_path_factory.mktemp("server") / "stderr.log"
-    env = {"STREAMLIT_SERVER_FILE_WATCHER_TYPE": "none", "STREAMLIT_SERVER_RUN_ON_SAVE": "false"}
-    with open(log, "wb") as err, serve_app(env, stderr=err) as (url, _):
-        yield url, log
+def server(served):
+    """The shared server with the served defaults, which turn the watcher off (flags that win over any setting)."""
+    assert {"--server.fileWatcherType=none", "--server.runOnSave=false"} <= set(streamlit_command([]))
+    return served(DEFAULT_SERVER)
 
 
 def _go(pg, slug: str, title: str) -> None:
@@ -38,7 +38,8 @@ def _go(pg, slug: str, title: str) -> None:
 
 
 def test_a_fresh_sessions_sidebar_text_survives_page_changes_after_another_trained(browser, server, tmp_path):
-    url, log = server
+    url, log = server.url, server.log
+    before = len(ENDED.findall(log.read_text(errors="replace")))  # a shared server: earlier tests' jobs
     rows = "\n".join(f'"text number {i} is {lab}",{lab}' for i, lab in enumerate(["good", "bad"] * 12))
     csv = tmp_path / "two.csv"
     csv.write_text("text,label\n" + rows + "\n")
@@ -50,11 +51,9 @@ def test_a_fresh_sessions_sidebar_text_survives_page_changes_after_another_train
     wait_idle(a)
     _go(a, "fine-tune", "finetune.title")
     a.get_by_role("button", name=T("finetune.start")).click()  # head mode: seconds
-    for _ in range(240):
-        if ENDED.search(log.read_text(errors="replace")):
-            break
-        a.wait_for_timeout(500)
-    assert [m[2] for m in ENDED.finditer(log.read_text(errors="replace"))] == ["finished"]
+    ended = wait_until(lambda: [m[2] for m in ENDED.finditer(log.read_text(errors="replace"))][before:], 120,
+                       "the fine-tune's end")
+    assert ended == ["finished"]
 
     ctx_b, b = open_app(browser, url)
     box = sidebar_text(b)

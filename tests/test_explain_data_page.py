@@ -111,9 +111,8 @@ def test_browser_progress_words_shortcut_and_row_to_sidebar(browser, app_url, la
         grid = pg.locator("[data-testid=stDataFrame]").last
         grid.scroll_into_view_if_needed()
         grid.click(position={"x": 20, "y": 35 + 18})  # the first row's selection box
-        pg.wait_for_timeout(1500)
+        expect(box).not_to_have_value(before, timeout=30_000)  # the selection's run puts the row there
         wait_idle(pg)
-        expect(box).not_to_have_value(before, timeout=30_000)
         after = box.input_value()
         assert after != before and ("wonderful" in after or "terrible" in after)
     finally:

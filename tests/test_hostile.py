@@ -19,7 +19,7 @@ import pytest
 
 import explorer.model.analysis
 from explorer import cli
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 from tests.hostile import BROKEN, broken_checkpoints
 
 ROWS = "".join(f"sentence number {i} is here,{['pos', 'neg'][i % 2]}\n" for i in range(40))
@@ -361,10 +361,12 @@ def test_signal_during_training_leaves_nothing(work, models, sig, code):
     proc = subprocess.Popen([sys.executable, "-m", "explorer", *_finetune(models, "good.csv", "--mode", "full",
                                                                       "--epochs", "10000")],
                             cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not os.listdir(work / "tmp") and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)  # training has started when its scratch folder appears
+    # training has started when its scratch folder appears (or the process ended, which the next line reports)
+    wait_until(lambda: os.listdir(work / "tmp") or proc.poll() is not None, 120, "the training's scratch folder",
+               every=0.1)
     assert proc.poll() is None, proc.communicate()
+    # Half a second into training, so the signal lands in its loop rather than while the folder is made: nothing
+    # the process shows from outside marks that moment, so there is no condition to wait on.
     time.sleep(0.5)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)

@@ -6,8 +6,23 @@ import time
 
 import pytest
 
+from conftest import wait_until
 from explorer.runtime import jobs as jobs_mod
 from explorer.runtime.jobs import OVERRUN_S, Cancelled, Jobs, Refused
+
+
+class ManualClock:
+    """A Jobs clock that moves only when the test says: estimates and the watchdog's grace are asserted exactly,
+    whatever else the machine's cores are doing."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 def _until_stopped(progress, stop):
@@ -16,7 +31,7 @@ def _until_stopped(progress, stop):
     while not stop():
         n += 1
         progress({"step": n})
-        time.sleep(0.01)
+        time.sleep(0.01)  # one step of pretend work: the stop flag, checked each step, is what ends it
     return n
 
 
@@ -31,7 +46,7 @@ def test_finished_job_keeps_result_and_frees_its_slot():
 def test_stop_flag_ends_the_work_and_frees_the_slot():
     jobs = Jobs(slots=1)
     job = jobs.start("a", "test", "loop", _until_stopped)
-    time.sleep(0.1)
+    wait_until(lambda: job.progress)
     assert not job.done and jobs.free == 0 and jobs.running("a") == [job]
     job.stop()
     assert job.wait(5)
@@ -64,22 +79,22 @@ def test_slots_are_bounded_and_come_back():
 
 
 def test_with_one_slot_a_second_job_waits_first_in_line_with_an_estimate_and_starts_when_the_first_ends():
-    jobs = Jobs(slots=1, queue=2)
+    clock = ManualClock()
+    jobs = Jobs(slots=1, queue=2, clock=clock)
     first = jobs.start("a", "fine-tune", "one", _until_stopped, expected_s=30)
     second = jobs.start("b", "fine-tune", "two", _until_stopped, expected_s=30)
     assert second is not None and second.waiting and not first.waiting
     assert second.place() == 1 and jobs.waiting() == [second] and jobs.running() == [first]
-    assert 25 <= second.estimate() <= 30  # the first's expected remainder
+    clock.advance(5)
+    assert second.estimate() == 25  # the first's expected remainder
     third = jobs.start("c", "fine-tune", "three", _until_stopped, expected_s=30)
-    assert third.place() == 2 and 55 <= third.estimate() <= 60  # behind the first's remainder and the second
+    assert third.place() == 2 and third.estimate() == 55  # behind the first's remainder and the second
     assert jobs.start("d", "fine-tune", "four", _until_stopped) is None  # the queue is bounded too
-    time.sleep(0.05)
-    assert second.progress == []  # waiting: its work has not begun
+    wait_until(lambda: first.progress)
+    assert second.thread.ident is None and second.progress == []  # waiting: its work has not begun
     first.stop()
     assert first.wait(5)
-    deadline = time.monotonic() + 5
-    while not second.progress and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: second.progress)
     assert second.progress and not second.waiting and second.place() == 0 and second.estimate() == 0
     assert third.place() == 1  # moved up
     for job in (second, third):
@@ -103,14 +118,15 @@ def test_cancelling_a_waiting_job_removes_it_from_the_line_and_its_work_never_ru
 
 
 def test_the_estimate_learns_from_the_last_finished_job_of_its_kind():
-    jobs = Jobs(slots=1, queue=2)
-    assert jobs.start("z", "fine-tune", "quick", lambda progress, stop: time.sleep(0.2)).wait(5)
+    clock = ManualClock()
+    jobs = Jobs(slots=1, queue=2, clock=clock)
+    assert jobs.start("z", "fine-tune", "quick", lambda progress, stop: clock.advance(5)).wait(5)
     first = jobs.start("a", "fine-tune", "one", _until_stopped, expected_s=1000)
     second = jobs.start("b", "fine-tune", "two", _until_stopped, expected_s=1000)
-    # the last one took about 0.2 s, not the caller's guess; once the first has run past that, it still holds
+    # the last one took 5 s, not the caller's guess; once the first has run past that, it still holds
     # its slot for a while: the wait is never "about 0 s" while every slot is busy
-    assert second.estimate() <= OVERRUN_S
-    time.sleep(0.3)
+    assert second.estimate() == 5
+    clock.advance(6)
     assert second.estimate() == OVERRUN_S
     for job in (first, second):
         job.stop()
@@ -133,25 +149,44 @@ def test_stop_owner_stops_only_that_owners_jobs_and_drops_their_result():
     jobs.stop_owner("gone")
     assert mine.wait(5) and mine.why == "owner closed"
     assert mine.result is None and mine.error is None  # cancelled: nobody is left to read it
-    time.sleep(0.1)
-    assert not other.done
+    assert not other.stopped and not other.done
     other.stop()
     assert other.wait(5) and jobs.free == 2
 
 
 def test_watchdog_stops_a_job_whose_owner_stays_gone_and_not_one_that_comes_back():
-    jobs = Jobs(slots=2, grace=0.5, poll=0.05)
+    clock = ManualClock()
+    jobs = Jobs(slots=2, grace=4, poll=0.005, clock=clock)
     here = {"blip": True, "gone": True}
-    blip = jobs.start("blip", "test", "blip", _until_stopped, alive=lambda: here["blip"])
-    gone = jobs.start("gone", "test", "gone", _until_stopped, alive=lambda: here["gone"])
+    asked = {"blip": 0, "gone": 0}
+
+    def alive(name):
+        def ask():
+            asked[name] += 1
+            return here[name]
+        return ask
+
+    def next_poll(names=("blip", "gone")):
+        """Wait for a whole watchdog poll that began after now: two more questions to each watched job."""
+        seen = dict(asked)
+        wait_until(lambda: all(asked[n] >= seen[n] + 2 for n in names), 10, "a watchdog poll", every=0.005)
+
+    blip = jobs.start("blip", "test", "blip", _until_stopped, alive=alive("blip"))
+    gone = jobs.start("gone", "test", "gone", _until_stopped, alive=alive("gone"))
     here["blip"] = here["gone"] = False
-    time.sleep(0.2)  # shorter than the grace: a reload or a network blip
+    next_poll()  # both seen gone at 0
+    clock.advance(2)  # shorter than the grace: a reload or a network blip
     here["blip"] = True
-    t0 = time.monotonic()
+    next_poll()
+    clock.advance(1)  # 3 s gone, under the grace of 4: not stopped yet
+    next_poll()
+    assert not gone.stopped and not blip.stopped
+    clock.advance(1)  # 4 s gone: the grace is up
     assert gone.wait(5)
-    assert 0.2 <= time.monotonic() - t0 + 0.2 <= 2.0 and gone.why == "owner gone" and gone.result is None
-    time.sleep(0.7)
-    assert not blip.done  # back within the grace: still running
+    assert gone.why == "owner gone" and gone.result is None
+    clock.advance(10)
+    next_poll(("blip",))  # the stopped one is no longer watched
+    assert not blip.stopped and not blip.done  # back within the grace: still running
     blip.stop()
     assert blip.wait(5) and jobs.free == 2
 
@@ -173,7 +208,7 @@ def test_a_cancelled_stop_check_raises_so_the_work_does_not_finish_up():
 
     def work(progress, stop):
         while not stop():
-            time.sleep(0.01)
+            time.sleep(0.01)  # pretend work between stop checks
         after.set()  # a user's stop lets the work finish up (evaluate, keep the best epoch) ...
 
     job = jobs.start("a", "test", "c", work)
@@ -242,11 +277,9 @@ def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatc
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("pages/audit.py").run()
-    t0 = time.monotonic()
     at.button(key="audit_run").click().run()
     assert not at.exception and calls  # asked, and the run ended without an error box ...
     assert "audit_result" not in at.session_state  # ... before the audit finished
-    assert time.monotonic() - t0 < 30
     audits = [j for j in session.JOBS.running() + session.JOBS.waiting() if j.kind == "audit"]
     # Ended, then why: the watchdog stops the job on its next poll, which a busy core can delay past the run.
     ended = [(j.wait(30), j.why) for j in audits]
@@ -305,18 +338,19 @@ def test_a_client_address_has_at_most_its_cap_of_jobs(monkeypatch):
 
 
 def test_estimates_come_from_the_same_kind_and_variant_scaled_by_size_never_from_another():
-    jobs = Jobs(slots=1, queue=4, per_client=0)
-    # a head-mode fine-tune of 100 rows x epochs took about 0.2 s
-    assert jobs.start("z", "fine-tune", "quick", lambda progress, stop: time.sleep(0.2), size=("head", 100)).wait(5)
+    clock = ManualClock()
+    jobs = Jobs(slots=1, queue=4, per_client=0, clock=clock)
+    # a head-mode fine-tune of 100 rows x epochs took 0.2 s
+    assert jobs.start("z", "fine-tune", "quick", lambda progress, stop: clock.advance(0.2), size=("head", 100)).wait(5)
     running = jobs.start("a", "fine-tune", "full", _until_stopped, size=("full", 200 * 100))
     behind = jobs.start("b", "fine-tune", "head", _until_stopped, size=("head", 1000))
     last = jobs.start("c", "audit", "x", _until_stopped, expected_s=40)
     # the full one is not estimated from the head one (0.2 s): the default until a full one has run here
     assert jobs._expected(running) == jobs_mod.DEFAULT_EXPECTED_S
-    assert 55 <= behind.estimate() <= 60
-    # the head one behind it is: 10 times the rows x epochs, about 10 times as long
-    assert 1.5 <= jobs._expected(behind) <= 4
-    assert 57 <= last.estimate() <= 64  # the running full one's remainder, then the head one's ~2 s
+    assert behind.estimate() == jobs_mod.DEFAULT_EXPECTED_S
+    # the head one behind it is: 10 times the rows x epochs, 10 times as long
+    assert jobs._expected(behind) == pytest.approx(2.0)
+    assert last.estimate() == pytest.approx(62.0)  # the running full one's remainder, then the head one's 2 s
     assert jobs._expected(last) == 40  # no audit has finished: the page's guess, not a fine-tune's pace
     _ending(running, behind, last)
 

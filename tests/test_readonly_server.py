@@ -13,7 +13,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 from explorer import resources
 from explorer.text import i18n
 
-from conftest import ROOT, _free_port, first_visit, open_app, wait_idle
+from conftest import ROOT, _free_port, first_visit, open_app, wait_idle, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -99,10 +98,11 @@ def server(browser):
         proc = subprocess.Popen(cmd, cwd=code, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and _get_or_none(url + "/healthz") != 200:
+        def healthy() -> bool:
             assert proc.poll() is None, log.read_text(errors="replace")
-            time.sleep(0.3)
+            return _get_or_none(url + "/healthz") == 200
+
+        wait_until(healthy, 60, "the server's /healthz", every=0.3)
         # The server's first session, before any test's: a new browser opening a shared link.
         first = first_visit(browser, url + "/guided-lesson?lang=vi")  # a Vietnamese class's link (teach.links)
         yield url, code, home, log, before, proc, first
@@ -140,9 +140,9 @@ def test_runs_unprivileged_ready_and_reports(server):
     assert health["ready"] is True and health["memory_mb"] > 100
     assert _get(url + "/_stcore/health")[0] == 200
     report = r"sessions: \d+ connected, \d+ kept; memory: \d+ MB resident"  # every HEAD_EXPLORER_REPORT_S (1 s)
-    deadline = time.monotonic() + 30
-    while not re.search(report, text := log.read_text(errors="replace")) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_until(lambda: re.search(report, log.read_text(errors="replace")), 30, "the server's report line",
+               every=0.2)
+    text = log.read_text(errors="replace")
     assert "ready: model loaded (minilm-sentiment)" in text
     assert re.search(report, text)
     assert os.access(code / "app.py", os.W_OK) is (os.geteuid() == 0)  # read-only to everyone but root

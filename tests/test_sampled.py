@@ -136,11 +136,10 @@ def test_cli_json_states_the_sampling(tiny_root, capsys):
     assert "sampled: 200 samples, seed 0; Spearman over words against seed 1" in capsys.readouterr().out
 
 
-@pytest.mark.slow
-def test_page_offers_the_sampled_methods_and_states_their_noise():
+def test_page_offers_the_sampled_methods_and_states_their_noise(tiny_root):
     from test_attribution_page import _page
 
-    at = _page()
+    at = _page(tiny_root / "tiny-bert")
     options = at.selectbox(key="attr_method").options
     assert {"KernelSHAP (words, sampled)", "LIME (words, sampled)", "GradientShap (sampled gradients)"} <= set(options)
     at.selectbox(key="attr_method").set_value("kernel_shap").run()

@@ -63,9 +63,8 @@ def test_other_with_no_path_asks_for_one_instead_of_showing_a_model():
     assert any("Type the checkpoint's folder" in i.value for i in at.info)
 
 
-@pytest.mark.slow
-def test_faithfulness_headers_say_better_in_words():
-    at = open_page("attributions", text="Great film.")
+def test_faithfulness_headers_say_better_in_words(tiny_root):
+    at = open_page("attributions", checkpoint=str(tiny_root / "tiny-bert"), text="Great film.")
     at.button(key="attr_faith_run").click().run()
     cols = list(at.dataframe[0].value.columns)
     assert "Comprehensiveness (higher is better)" in cols and "Sufficiency (lower is better)" in cols

@@ -94,7 +94,7 @@ class Job:
         self.client = client  # the browser's address (None: unknown, or this machine): the per-client cap's key
         self.size: Size = size or (None, 1.0)
         self.expected_s = expected_s  # the caller's guess at its length, used until one of its kind has run
-        self.started: float | None = None  # time.monotonic() when it left the queue for a slot
+        self.started: float | None = None  # its Jobs' clock when it left the queue for a slot
         self._jobs: Jobs | None = None
         self.progress: list[dict] = []
         self.result: object = None
@@ -161,12 +161,16 @@ class Jobs:
     """The process's jobs, keyed by owner. Thread-safe: sessions start jobs from their script threads."""
 
     def __init__(self, slots: int | None = None, grace: float = GRACE_S, poll: float = POLL_S,
-                 queue: int | None = None, per_client: int | None = None, device: str | None = None):
+                 queue: int | None = None, per_client: int | None = None, device: str | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         # HEAD_EXPLORER_TRAINING slots, each holding a model copy; HEAD_EXPLORER_QUEUE waiting, each only its closure
         self.slots = slots or env_config().training
         self.queue = env_config().queue if queue is None else queue
         self._per_client = per_client  # None: HEAD_EXPLORER_CLIENT_JOBS, read at each start
         self.grace, self.poll = grace, poll
+        # Seconds from any origin, never going back: what estimates, paces and the watchdog's grace are measured
+        # on, so a test can move time on by hand instead of sleeping through it.
+        self._clock = clock
         # The device the jobs' models run on (None: the app's, HEAD_EXPLORER_DEVICE, read when asked): each slot
         # sizes its batches from it (budget.batch_mb: on cuda a share of its free memory) and the log names it.
         self._device = device
@@ -202,7 +206,7 @@ class Jobs:
                 raise Refused("jobs_client_cap", n=cap)
             if len(self._running) < self.slots:
                 self._running.append(job)
-                job.started = time.monotonic()
+                job.started = self._clock()
             elif len(self._waiting) < self.queue:
                 self._waiting.append(job)
             else:
@@ -249,12 +253,13 @@ class Jobs:
     def estimate(self, job: Job) -> float:
         """Seconds until `job` should start: the running jobs' expected remainders fill the slots, then each
         job ahead in line takes the first slot to free for its expected length (Jobs._expected)."""
-        now = time.monotonic()
+        now = self._clock()
         with self._lock:
             if job not in self._waiting:
                 return 0.0
             # A job past its expected length still holds its slot: it has at least OVERRUN_S left, not 0.
-            free_at = [max(OVERRUN_S, self._expected(j) - (now - (j.started or now))) for j in self._running]
+            free_at = [max(OVERRUN_S, self._expected(j) - (now - (now if j.started is None else j.started)))
+                       for j in self._running]
             free_at += [0.0] * (self.slots - len(free_at))
             heapq.heapify(free_at)
             for ahead in self._waiting:
@@ -279,12 +284,13 @@ class Jobs:
             with self._lock:
                 self._running.remove(job)  # the slot is free: the first in line takes it
                 if job.why is None and job.error is None:
-                    took = time.monotonic() - (job.started or time.monotonic())
+                    now = self._clock()
+                    took = now - (now if job.started is None else job.started)
                     self._took[(job.kind, job.size[0])] = took / max(job.size[1], 1e-9)
                 nxt = self._waiting.pop(0) if self._waiting else None
                 if nxt is not None:
                     self._running.append(nxt)
-                    nxt.started = time.monotonic()
+                    nxt.started = self._clock()
             if abandoned:
                 release_memory()
             how = f"stopped: {job.why}" if job.why else "error" if job.error is not None else "finished"
@@ -304,7 +310,7 @@ class Jobs:
                 if not watched:
                     self._watchdog = None
                     return
-            now = time.monotonic()
+            now = self._clock()
             for job in watched:
                 try:
                     here = job.alive()
