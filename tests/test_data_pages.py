@@ -10,6 +10,10 @@ from streamlit.testing.v1 import AppTest
 
 from explore_helpers import give_csv
 from explorer.ui.session import DATA_KEY
+from explorer.ui.running import HELD
+from explorer.ui.views.finetune import FINETUNE
+
+FT_JOB = HELD.format(FINETUNE)  # where ui.run holds the session's fine-tune, as (inputs, job)
 
 pytestmark = [pytest.mark.slow]
 
@@ -78,7 +82,7 @@ def test_finetune_page_trains_registers_and_offers_zip():
     assert not at.exception
     at.number_input(key="ft_epochs_head").set_value(5).run()
     at.button(key="ft_start").click().run()
-    job = at.session_state["ft_job"]  # an explorer.runtime.jobs.Job
+    job = at.session_state[FT_JOB][1]  # (inputs, an explorer.runtime.jobs.Job)
     assert job.wait(60)
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -124,7 +128,7 @@ def test_finetune_page_refuses_a_full_run_over_the_memory_budget_in_one_line(mon
     assert not at.exception and len(at.error) == 1, [e.value for e in at.error]
     msg = at.error[0].value
     assert "\n" not in msg and "HEAD_EXPLORER_TRAIN_MB" in msg and "batch 512 × length 512" in msg, msg
-    assert "ft_job" not in at.session_state and JOBS.free == free  # refused before a slot was taken
+    assert FT_JOB not in at.session_state and JOBS.free == free  # refused before a slot was taken
 
 
 def test_finetune_page_shows_a_waiting_job_its_place_and_wait_and_stop_takes_it_out_of_line():
@@ -140,7 +144,7 @@ def test_finetune_page_shows_a_waiting_job_its_place_and_wait_and_stop_takes_it_
         at.switch_page("pages/finetune.py").run()
         at.button(key="ft_start").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
-        job = at.session_state["ft_job"]
+        job = at.session_state[FT_JOB][1]
         assert job.waiting and JOBS.waiting() == [job]
         shown = " ".join(i.value for i in at.info)
         assert "place 1 in the queue" in shown and "Stop leaves the queue" in shown, shown
