@@ -114,6 +114,30 @@ def test_finetune_page_trains_registers_and_offers_zip():
     np.testing.assert_allclose(_values(logits["y"]), want, atol=1e-4)
 
 
+def test_finetune_page_stop_keeps_the_best_epoch_and_its_model_joins_the_sidebar():
+    from explorer.ui import MODELS
+
+    at = _app()
+    give_csv(at, _small_csv(), "small.csv")
+    at.switch_page("pages/finetune.py").run()
+    at.checkbox(key="ft_early").uncheck().run()
+    at.number_input(key="ft_epochs_head").set_value(500).run()
+    at.button(key="ft_start").click().run()
+    job = at.session_state[FT_JOB][1]
+    assert not at.button(key="ft_stop").disabled and at.button(key="ft_start").disabled  # running: one at a time
+    while len(job.progress) < 2 and not job.wait(0.1):  # two epochs ended: one of them is kept
+        pass
+    at.button(key="ft_stop").click().run()
+    assert job.wait(60) and job.why == "user"
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    res = job.result
+    assert res.stopped and 1 <= res.best_epoch <= len(res.history) < 500
+    assert f"Stopped when asked, after epoch {len(res.history)} of 500 planned." in [i.value for i in at.info]
+    assert MODELS.names(at.session_state["_model_owner"].id) == [job.name]  # kept, and in the sidebar's list
+    assert at.button(key="ft_stop").disabled and not at.button(key="ft_start").disabled
+
+
 def test_finetune_page_refuses_a_full_run_over_the_memory_budget_in_one_line(monkeypatch):
     from explorer.ui import JOBS
 
