@@ -10,6 +10,10 @@ from streamlit.testing.v1 import AppTest
 
 from explore_helpers import give_csv
 from explorer.ui.session import DATA_KEY
+from explorer.ui.running import HELD
+from explorer.ui.views.finetune import FINETUNE
+
+FT_JOB = HELD.format(FINETUNE)  # where ui.run holds the session's fine-tune, as (inputs, job)
 
 pytestmark = [pytest.mark.slow]
 
@@ -78,7 +82,7 @@ def test_finetune_page_trains_registers_and_offers_zip():
     assert not at.exception
     at.number_input(key="ft_epochs_head").set_value(5).run()
     at.button(key="ft_start").click().run()
-    job = at.session_state["ft_job"]  # an explorer.runtime.jobs.Job
+    job = at.session_state[FT_JOB][1]  # (inputs, an explorer.runtime.jobs.Job)
     assert job.wait(60)
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -110,6 +114,30 @@ def test_finetune_page_trains_registers_and_offers_zip():
     np.testing.assert_allclose(_values(logits["y"]), want, atol=1e-4)
 
 
+def test_finetune_page_stop_keeps_the_best_epoch_and_its_model_joins_the_sidebar():
+    from explorer.ui import MODELS
+
+    at = _app()
+    give_csv(at, _small_csv(), "small.csv")
+    at.switch_page("pages/finetune.py").run()
+    at.checkbox(key="ft_early").uncheck().run()
+    at.number_input(key="ft_epochs_head").set_value(500).run()
+    at.button(key="ft_start").click().run()
+    job = at.session_state[FT_JOB][1]
+    assert not at.button(key="ft_stop").disabled and at.button(key="ft_start").disabled  # running: one at a time
+    while len(job.progress) < 2 and not job.wait(0.1):  # two epochs ended: one of them is kept
+        pass
+    at.button(key="ft_stop").click().run()
+    assert job.wait(60) and job.why == "user"
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    res = job.result
+    assert res.stopped and 1 <= res.best_epoch <= len(res.history) < 500
+    assert f"Stopped when asked, after epoch {len(res.history)} of 500 planned." in [i.value for i in at.info]
+    assert MODELS.names(at.session_state["_model_owner"].id) == [job.name]  # kept, and in the sidebar's list
+    assert at.button(key="ft_stop").disabled and not at.button(key="ft_start").disabled
+
+
 def test_finetune_page_refuses_a_full_run_over_the_memory_budget_in_one_line(monkeypatch):
     from explorer.ui import JOBS
 
@@ -124,7 +152,7 @@ def test_finetune_page_refuses_a_full_run_over_the_memory_budget_in_one_line(mon
     assert not at.exception and len(at.error) == 1, [e.value for e in at.error]
     msg = at.error[0].value
     assert "\n" not in msg and "HEAD_EXPLORER_TRAIN_MB" in msg and "batch 512 × length 512" in msg, msg
-    assert "ft_job" not in at.session_state and JOBS.free == free  # refused before a slot was taken
+    assert FT_JOB not in at.session_state and JOBS.free == free  # refused before a slot was taken
 
 
 def test_finetune_page_shows_a_waiting_job_its_place_and_wait_and_stop_takes_it_out_of_line():
@@ -140,7 +168,7 @@ def test_finetune_page_shows_a_waiting_job_its_place_and_wait_and_stop_takes_it_
         at.switch_page("pages/finetune.py").run()
         at.button(key="ft_start").click().run()
         assert not at.exception and not at.error, [e.value for e in at.error]
-        job = at.session_state["ft_job"]
+        job = at.session_state[FT_JOB][1]
         assert job.waiting and JOBS.waiting() == [job]
         shown = " ".join(i.value for i in at.info)
         assert "place 1 in the queue" in shown and "Stop leaves the queue" in shown, shown

@@ -14,6 +14,10 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.data.dataset import demo_frame, read_csv
 from explorer.ui.session import DATA_KEY, Upload
+from explorer.ui.running import HELD
+from explorer.ui.views.finetune import FINETUNE
+
+FT_JOB = HELD.format(FINETUNE)  # where ui.run holds the session's fine-tune, as (inputs, job)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,7 +60,7 @@ def test_finetune_progress_head_kept_epoch_and_every_model_downloadable(monkeypa
     (bar,) = at.get("progress")
     assert bar.proto.text == "Epoch 1 of 5 running…"  # not "of 1", nor "Epoch 0", before the first epoch ends
     gate.set()
-    job = at.session_state["ft_job"]
+    job = at.session_state[FT_JOB][1]
     assert job.wait(60)
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -164,7 +168,7 @@ def test_a_second_fine_tune_is_the_one_downloaded_and_each_is_named_for_what_it_
         at.radio(key="ft_mode").set_value(mode).run()
         at.number_input(key=f"ft_epochs_{mode}").set_value(epochs).run()
         at.button(key="ft_start").click().run()
-        job = at.session_state["ft_job"]
+        job = at.session_state[FT_JOB][1]
         assert job.wait(120) and job.error is None, job.error
         at.run()
         assert not at.exception and not at.error, [e.value for e in at.error]

@@ -271,7 +271,7 @@ def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatc
     from explorer.ui import session
 
     calls = []
-    monkeypatch.setattr(session, "_session_alive", lambda: lambda: calls.append(1) or False)  # the tab closed
+    monkeypatch.setattr(session, "session_alive", lambda: lambda: calls.append(1) or False)  # the tab closed
     monkeypatch.setattr(jobs, "GRACE_S", 0.0)
     monkeypatch.setattr(session.JOBS, "grace", 0.0)  # the watchdog stops a job whose tab is gone (0705992)
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=120)

@@ -16,9 +16,14 @@ from explorer.model.checkpoints import load_checkpoint
 from explorer.model.heads import build_head
 from explorer.model.token_analysis import analyze_tokens
 from explorer.text import i18n
+from explorer.ui.running import HELD
+from explorer.ui.views.finetune import FINETUNE
 
 from conftest import ROOT
 from test_token_page import TEXT, _array, open_token_page
+
+FT_JOB = HELD.format(FINETUNE)  # where ui.run holds the session's fine-tune, as (inputs, job)
+
 
 pytestmark = [pytest.mark.slow]
 
@@ -105,7 +110,7 @@ def test_finetune_page_trains_a_token_head_that_the_pipeline_page_reads(token_ch
     assert not any(s.key == "data_pair_column" for s in at.selectbox)  # no sentence pairs for token data
     at.number_input(key="ft_epochs_head").set_value(4).run()
     at.button(key="ft_start").click().run()
-    job = at.session_state["ft_job"]
+    job = at.session_state[FT_JOB][1]
     assert job.wait(120)
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -199,11 +204,11 @@ def test_costly_occlusion_waits_for_the_run_button(token_checkpoint, monkeypatch
 
 def test_heavy_token_attributions_go_through_the_job_queue(token_checkpoint, monkeypatch):
     from explorer.explain import cost
-    from explorer.ui import session
+    from explorer.ui import running
 
-    started, real = [], session.start_job
+    started, real = [], running.start_job
     monkeypatch.setattr(cost, "attribution_is_heavy", lambda *a, **k: True)
-    monkeypatch.setattr(session, "start_job", lambda kind, *a: started.append(kind) or real(kind, *a))
+    monkeypatch.setattr(running, "start_job", lambda kind, *a: started.append(kind) or real(kind, *a))
     at = _attributions(token_checkpoint)
     assert at.success and started == ["attr_token"]  # lig's completeness, computed in the queue
     at.button(key="attr_grid_run").click().run()

@@ -14,7 +14,7 @@ from explorer.ui.render import (draw_chart, draw_table, headers, plain, predicti
 from explorer.ui.running import run, was_stopped
 from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, ExplainRun, Selection,
                                  Upload, data_source, data_version, drop_data_versions, use_data_version,
-                                 add_data_version, keep_widgets, lang, progress_to,
+                                 add_data_version, keep_widgets, lang,
                                  register_session_checkpoint, selection, session_checkpoint,
                                  session_checkpoint_names, session_zip, session_zip_ready, set_data_source,
                                  sticky, t, tn)
@@ -25,7 +25,7 @@ __all__ = ["ANALYSES", "AppliedMapping", "AuditRun", "DataSource", "ExplainRun",
            "current_analysis", "current_classifier_analysis", "current_head", "current_token_analysis",
            "current_vector_analysis", "data_source", "data_version", "draw_chart", "draw_table",
            "drop_data_versions", "flow_work", "head", "headers", "is_token_model", "keep_widgets", "lang", "memo",
-           "plain", "plotly_js_src", "prediction", "progress_to", "register_session_checkpoint", "run",
+           "plain", "plotly_js_src", "prediction", "register_session_checkpoint", "run",
            "run_guarded", "selection", "session_checkpoint", "session_checkpoint_names", "session_zip",
            "session_zip_ready", "set_data_source", "show_error", "show_evictions", "show_other_prompt",
            "show_refused", "step_label", "sticky", "t", "timed", "tn",

@@ -1,26 +1,30 @@
 """The one way a page runs work: ui.run asks first when the work is costly, runs it here or as a job in the
 process's one queue, shows its place in line, its progress and a Stop button, and keeps its result for the
-inputs it ran on, so that reruns (a click elsewhere, a visit to another page) find it again.
+inputs it ran on, so that reruns (a click elsewhere, a visit to another page) find it again. The only module
+that starts jobs (start_job) and follows them (tests/test_one_way_to_run.py holds this).
 
-A fine-tune, which runs for minutes while its page stays usable, is the one job followed without holding the
-page's run: follow_in_background redraws it every second in a fragment (its own Start and Stop buttons hold it
-in session state, see explorer/ui/views/finetune.py)."""
+Work that runs for minutes while its page stays usable (a fine-tune) runs in the background: ui.run starts its
+job and returns at once, and a fragment redraws the job every second without holding the page's run."""
 from __future__ import annotations
 
 from typing import Callable, Hashable, TypeVar
 
 import streamlit as st
 
-from explorer.runtime.jobs import Cancelled, Refused
+from explorer.runtime import jobs
+from explorer.runtime.jobs import Cancelled, Job, Refused
 from explorer.text.errors import ExplorerError
-from explorer.ui import session  # session.start_job read at call time: tests wrap it
+from explorer.ui import session  # session.session_alive read at call time: tests replace it
 from explorer.ui.cache import memo
-from explorer.ui.render import run_guarded
-from explorer.ui.session import lang, progress_to, stop_if_gone, t
+from explorer.ui.render import run_guarded, show_error
+from explorer.ui.session import JOBS, client_address, lang, owner, progress_to, stop_if_gone, t
 
 T = TypeVar("T")
 Progress = Callable[[float, str], None]
-Work = Callable[[Progress], T]
+# work(progress) -> result; in the background, work(report, stopping) -> result (jobs.Work): `report(item)`
+# adds to the job's history (a fine-tune's finetune.EpochReport per epoch), `stopping()` says Stop was clicked,
+# and what a stopped run keeps is the work's own (a fine-tune its best epoch).
+Work = Callable[[Progress], T] | jobs.Work
 
 # Session state per kind of work (`what`): the inputs the user agreed to for costly work, the inputs whose
 # run was stopped, and the job this session holds in the queue as (inputs, job).
@@ -29,7 +33,7 @@ AGREED, STOPPED, HELD = "_agreed_{}", "_stopped_{}", "_job_{}"
 
 def run(what: str, params: Hashable, work: Work, *, ask: str | None = None, heavy: bool = False,
         start: bool | None = None, running: str = "", stop: str | None = None, expected_s: float | None = None,
-        size=None) -> T | None:
+        size=None, background: Callable[[Job], None] | None = None, name: str | None = None) -> T | Job | None:
     """`work(progress)` for `params`, its result kept (memo) for them: a rerun returns it without running again.
     `what` names the work: its Stop button is `{what}_stop`, its "Compute anyway" `{what}_anyway`, and a session
     runs one `what` at a time.
@@ -40,7 +44,14 @@ def run(what: str, params: Hashable, work: Work, *, ask: str | None = None, heav
     unless the user stopped it for these params; False only picks up a job started by an earlier run.
     `running`: the progress bar's text until the work reports; `stop`: the Stop button's label. `expected_s`,
     `size`: the queue's estimate (jobs.Size) until one has run.
-    Returns the result, or None while there is none (not asked, not started, in line, stopped)."""
+    Returns the result, or None while there is none (not asked, not started, in line, stopped).
+
+    `background`: the work runs for minutes while the page stays usable (a fine-tune): `work(report, stopping)`
+    becomes a job named `name` when `start` is true, and this run does not wait for it; `background(job)` draws
+    it while it runs, redrawn every second (its place in line first). The page draws its own Start and Stop
+    (stop_job). Returns the job this session holds for `what` (running or done, its result on it), or None."""
+    if background is not None:
+        return _run_in_background(what, params, work, bool(start), name or what, expected_s, size, background)
     kept = memo(what, params)
     if kept is not None:
         return kept
@@ -134,7 +145,7 @@ def _run_queued(what: str, params: Hashable, work: Work, running: str, stop: str
             return work(report)
 
         try:
-            job = session.start_job(what, what, job_work, expected_s, size)
+            job = start_job(what, what, job_work, expected_s, size)
         except Refused as err:
             if err.first is None:
                 raise
@@ -151,6 +162,47 @@ def _run_queued(what: str, params: Hashable, work: Work, running: str, stop: str
     if job.why:  # stopped (its Stop button's run follows)
         st.stop()
     return job.result
+
+
+def start_job(kind: str, name: str, work: jobs.Work, expected_s: float | None = None,
+              size: jobs.Size | None = None) -> Job | None:
+    """Run `work(report, stopping)` in the background for this session, or None when every slot is taken;
+    jobs.Refused when this session already has a `kind` job, or its address its cap (HEAD_EXPLORER_CLIENT_JOBS).
+    The job stops when its tab has been disconnected for jobs.GRACE_S seconds: a closed tab's session
+    lingers in Streamlit for a reconnect, so its finalizer alone could keep a core busy for minutes."""
+    return JOBS.start(owner(), kind, name, work, alive=session.session_alive(), expected_s=expected_s,
+                      client=client_address(), size=size)
+
+
+def _run_in_background(what: str, params: Hashable, work: jobs.Work, start: bool, name: str,
+                       expected_s: float | None, size, draw: Callable[[Job], None]) -> Job | None:
+    """ui.run's background mode: start the job when asked, then follow the held one without waiting for it. A
+    start refused says so in one line and, when the session already runs one of this kind (one per session),
+    follows that one instead."""
+    ss, slot = st.session_state, HELD.format(what)
+    if start:
+        try:
+            job = start_job(what, name, work, expected_s, size)
+            if job is None:  # each job holds a core and memory: bounded per process, and so is the line
+                raise ExplorerError("jobs_busy")
+            ss[slot] = (params, job)
+        except Refused as err:
+            if err.first is not None:
+                ss[slot] = (None, err.first)  # its inputs were another run's
+            show_error(err)
+        except ExplorerError as err:
+            show_error(err)
+    follow_in_background(slot, draw)
+    held = ss.get(slot)
+    return None if held is None else held[1]
+
+
+def stop_job(what: str) -> None:
+    """The Stop button of work run in the background (a callback): its job leaves the line, or stops running
+    and keeps what the work keeps when stopped."""
+    held = st.session_state.get(HELD.format(what))
+    if held is not None:
+        held[1].stop()
 
 
 def _follow(job, what: str, params: Hashable, running: str, stop: str):
@@ -187,23 +239,27 @@ def show_queue_place(job) -> bool:
     return True
 
 
-def follow_in_background(key: str, draw: Callable[[object], None]) -> None:
-    """The job held in session state under `key`, followed without holding this run: its place and wait while in
-    line, then `draw(job)`, redrawn every second by a fragment while it runs; once it ends the whole page runs
-    again, to draw its result."""
-    ss = st.session_state
-    job = ss.get(key)
+def follow_in_background(slot: str, draw: Callable[[Job], None]) -> None:
+    """The job held in session state under `slot` (as (inputs, job)), followed without holding this run: its
+    place and wait while in line, then `draw(job)`, redrawn every second by a fragment while it runs; once it
+    ends the whole page runs again, to draw its result."""
+    job = _held_job(slot)
     running = job is not None and not job.done
 
     @st.fragment(run_every=1.0 if running else None)
     def live():
-        run_guarded(lambda: _draw_live(key, draw, running))  # a fragment's own reruns do not pass app.py's guard
+        run_guarded(lambda: _draw_live(slot, draw, running))  # a fragment's own reruns do not pass app.py's guard
 
     live()
 
 
-def _draw_live(key: str, draw: Callable[[object], None], running: bool) -> None:
-    job = st.session_state.get(key)
+def _held_job(slot: str) -> Job | None:
+    held = st.session_state.get(slot)
+    return None if held is None else held[1]
+
+
+def _draw_live(slot: str, draw: Callable[[Job], None], running: bool) -> None:
+    job = _held_job(slot)
     if job is None or show_queue_place(job):  # waiting for a slot: its place, and Stop leaves the line
         return
     draw(job)

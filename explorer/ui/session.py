@@ -113,16 +113,6 @@ def session_zip_ready(name: str) -> Callable[[], bytes] | None:
     return read
 
 
-def start_job(kind: str, name: str, work: jobs.Work, expected_s: float | None = None,
-              size: jobs.Size | None = None) -> jobs.Job | None:
-    """Run `work(progress, stop)` in the background for this session, or None when every slot is taken;
-    jobs.Refused when this session already has a `kind` job, or its address its cap (HEAD_EXPLORER_CLIENT_JOBS).
-    The job stops when its tab has been disconnected for jobs.GRACE_S seconds: a closed tab's session
-    lingers in Streamlit for a reconnect, so its finalizer alone could keep a core busy for minutes."""
-    return JOBS.start(owner(), kind, name, work, alive=_session_alive(), expected_s=expected_s,
-                      client=client_address(), size=size)
-
-
 def client_address() -> str | None:
     """The browser's address as the websocket's peer: behind a proxy on this machine that passes
     X-Forwarded-For, the visitor's (uvicorn trusts that header from 127.0.0.1); None for this machine itself (a
@@ -133,7 +123,7 @@ def client_address() -> str | None:
         return None
 
 
-def _session_alive() -> Callable[[], bool] | None:
+def session_alive() -> Callable[[], bool] | None:
     """Is this session's browser still connected? Asked from the watchdog thread, hence the ids captured
     now; None without a server (bare mode), where only the owner's finalizer stops a job."""
     from streamlit import runtime
@@ -150,7 +140,7 @@ def stop_if_gone() -> None:
     """For long work on the script thread (the label audit, attributions): end this run (st.stop) once
     its tab has been disconnected for jobs.GRACE_S seconds. Streamlit stops it only when it drops the
     session, minutes later; until then the work would keep a core for nobody."""
-    alive = _session_alive()
+    alive = session_alive()
     ss = st.session_state
     if alive is None or alive():
         ss.pop("_gone_since", None)
@@ -165,7 +155,7 @@ def stop_if_gone() -> None:
 
 def progress_to(bar) -> Callable[[float, str], None]:
     """A core `progress(fraction, message)` drawn on `bar` (clamped to [0, 1]) that also ends the run
-    once the tab is gone (stop_if_gone)."""
+    once the tab is gone (stop_if_gone). For explorer/ui/running.py, which draws every progress bar."""
     def report(frac: float, msg: str) -> None:
         stop_if_gone()
         bar.progress(min(1.0, max(0.0, frac)), text=msg)

@@ -11,12 +11,15 @@ import streamlit as st
 from explorer import plots
 from explorer.text.errors import ExplorerError
 from explorer.train.finetune import LEARNING_RATES, Settings
-from explorer.ui import (DataSource, checkpoint, plain, progress_to, register_session_checkpoint, selection,
+from explorer.runtime import jobs
+from explorer.runtime.jobs import Job
+from explorer.ui import (DataSource, checkpoint, plain, register_session_checkpoint, run, selection,
                          session_checkpoint_names, session_zip, session_zip_ready, show_error, sticky, t)
-from explorer.ui import session  # session.start_job read at call time: tests wrap it
-from explorer.ui.running import follow_in_background
+from explorer.ui.running import stop_job
 from explorer.ui.views.data import draw_pair_column
 
+FINETUNE = "fine-tune"  # ui.run's name for it: the job's kind (one per session, its estimates, the log's lines)
+START = "_ft_start_clicked"  # set by Start's callback, read once by the run it triggers
 SENTENCE_METRICS = ("loss", "val_loss", "accuracy", "f1_micro", "mse")  # finetune's history keys
 TOKEN_METRICS = ("loss", "val_loss", "precision", "recall", "f1", "accuracy")  # finetune_tags' history keys
 
@@ -33,7 +36,6 @@ def is_tag_data(src: DataSource) -> bool:
 
 def draw_finetune(src: DataSource) -> None:
     """The settings, Start and Stop, and the job below them, for either kind of data."""
-    ss = st.session_state
     tagged = is_tag_data(src)
     if tagged:
         st.caption(t("tokenhead.ft_data", name=plain(src.title()), n=len(src.labels),
@@ -55,16 +57,18 @@ def draw_finetune(src: DataSource) -> None:
         except ExplorerError as err:
             refused = err
             show_error(err)
-    job = ss.get("ft_job")  # an explorer.runtime.jobs.Job
-    running = job is not None and not job.done
-    b1, b2 = st.columns(2)
-    b1.button(t("finetune.start"), key="ft_start", on_click=_start, args=(src, options, pair),
-              disabled=running or refused is not None, type="primary")
-    b2.button(t("finetune.stop"), key="ft_stop", disabled=not running, on_click=lambda: ss["ft_job"].stop())
-    if ss.get("ft_error"):
-        show_error(ss["ft_error"])
+    b1, b2 = st.columns(2)  # drawn below, once this run's Start has started the job
     metrics = TOKEN_METRICS if tagged else SENTENCE_METRICS
-    draw_finetune_job({k: t(f"finetune.metric_{k}") for k in metrics})
+    job = draw_finetune_job(src, options, pair, {k: t(f"finetune.metric_{k}") for k in metrics})
+    running = job is not None and not job.done
+    b1.button(t("finetune.start"), key="ft_start", on_click=_ask_start,
+              disabled=running or refused is not None, type="primary")
+    b2.button(t("finetune.stop"), key="ft_stop", disabled=not running, on_click=stop_job, args=(FINETUNE,))
+
+
+def _ask_start() -> None:
+    """Start button: this click's run starts the fine-tune (draw_finetune_job), after reading its data."""
+    st.session_state[START] = True
 
 
 def draw_settings(src: DataSource, tagged: bool) -> tuple[dict, str]:
@@ -87,48 +91,37 @@ def draw_settings(src: DataSource, tagged: bool) -> tuple[dict, str]:
                 max_length=int(max_len), seed=sel.seed, early_stopping=early), pair
 
 
-def _start(src: DataSource, options: dict, pair: str) -> None:
-    """Start button: read the data, refuse in one line what cannot run (before a slot is taken), then train in
-    the background. On token data a sentence checkpoint's encoder gets a new token head, as the CLI does."""
+def prepare_finetune(src: DataSource, options: dict, pair: str) -> tuple[str, jobs.Work, jobs.Size]:
+    """Read the data and refuse in one line (ExplorerError) what cannot run, before a slot is taken: the
+    model's name, the work (work(report, stopping), reporting each epoch's finetune.EpochReport) and its size
+    (the queue's estimate: from fine-tunes of its kind and size). On token data a sentence checkpoint's encoder gets a new token head, as the CLI does."""
     from explorer.data import tags
     from explorer.data.dataset import prepare, read_csv
     from explorer.model.checkpoints import is_token_classifier
     from explorer.train.finetune import FinetuneError, check_head, check_size, finetune, session_name
     from explorer.train.finetune_tags import finetune_tags
 
-    ss = st.session_state
     sel = selection()
-    try:
-        ck = checkpoint(sel.name, sel.seed)
-        settings = Settings(**options)
-        if is_tag_data(src):
-            names = ck.model.config.id2label if is_token_classifier(ck) else None  # names numeric tags
-            data = tags.read_tags(src.bytes, id2label=names, name=src.name)
-            if settings.head != "own":  # the one head save_pretrained writes for a token classifier
-                raise FinetuneError("finetune_own_head", native="own", head=settings.head)
-            train, rows, kind = finetune_tags, len(data.words), f"tags-{settings.mode}"
-        else:
-            data = prepare(read_csv(src.bytes, name=src.name), src.text_column, src.label_column,
-                           text_pair_column=pair)
-            check_head(ck, settings)
-            train, rows, kind = finetune, len(data.texts), settings.mode
-        check_size(ck, settings, rows)  # work and memory, before a slot is taken
-    except ExplorerError as err:
-        ss["ft_error"] = err
-        return
-    model_name = session_name(sel.name, settings.mode, src.short_name(), settings.epochs)
-    try:  # one fine-tune per session: a second Start is refused and shows the first
-        new = session.start_job("fine-tune", model_name, lambda progress, stop: train(
-            ck, data, settings, on_epoch=progress, stop=stop, name=model_name),  # runs off the script thread
-            size=(kind, rows * settings.epochs))  # its estimate: from fine-tunes of its kind and size
-    except ExplorerError as err:
-        ss["ft_error"], ss["ft_job"] = err, getattr(err, "first", None) or ss.get("ft_job")
-        return
-    if new is None:  # each run holds a model copy: bounded per process, and so is the line for a slot
-        ss["ft_error"] = t("safety.training_busy")
-        return
-    ss["ft_job"], ss["ft_total"] = new, settings.epochs  # the count is known before the first epoch ends
-    ss.pop("ft_error", None)
+    ck = checkpoint(sel.name, sel.seed)
+    settings = Settings(**options)
+    if is_tag_data(src):
+        names = ck.model.config.id2label if is_token_classifier(ck) else None  # names numeric tags
+        data = tags.read_tags(src.bytes, id2label=names, name=src.name)
+        if settings.head != "own":  # the one head save_pretrained writes for a token classifier
+            raise FinetuneError("finetune_own_head", native="own", head=settings.head)
+        train, rows, kind = finetune_tags, len(data.words), f"tags-{settings.mode}"
+    else:
+        data = prepare(read_csv(src.bytes, name=src.name), src.text_column, src.label_column,
+                       text_pair_column=pair)
+        check_head(ck, settings)
+        train, rows, kind = finetune, len(data.texts), settings.mode
+    check_size(ck, settings, rows)  # work and memory, before a slot is taken
+    name = session_name(sel.name, settings.mode, src.short_name(), settings.epochs)
+
+    def work(report, stopping):  # runs off the script thread
+        return train(ck, data, settings, on_epoch=report, stop=stopping, name=name)
+
+    return name, work, (kind, rows * settings.epochs)
 
 
 def draw_model_downloads() -> None:
@@ -147,20 +140,22 @@ def draw_model_downloads() -> None:
         st.download_button(t("finetune.download"), ready, file_name=f"{pick}.zip", mime="application/zip",
                            key="ft_download", on_click="ignore")
     elif st.button(t("finetune.prepare"), key="ft_prepare"):
-        report = progress_to(st.progress(0.0, text=t("finetune.packing", name=plain(pick))))
-        try:
-            session_zip(pick, lambda frac, _msg: report(frac, t("finetune.packing", name=plain(pick))))
+        packing = t("finetune.packing", name=plain(pick))
+        try:  # started by the click, also after a Stop of an earlier one
+            run("ft_zip", pick, lambda progress: session_zip(pick, lambda frac, _msg: progress(frac, packing)),
+                start=True, running=packing)
         except ExplorerError as err:
             show_error(err)
             return
         st.rerun()  # drawn again with its download button
 
 
-def draw_epoch_progress(job) -> list[dict]:
+def draw_epoch_progress(job: Job) -> list[dict]:
     """A fine-tune's progress bar: the epoch running ("Epoch 1 of 5 running…" from the start, not "Epoch 0"),
     then the epochs done; returns the history so far."""
     hist = [report.row for report in job.progress]  # finetune.EpochReport
-    total = st.session_state.get("ft_total") or (job.progress[-1].epochs if hist else 1)
+    started, planned = st.session_state.get("ft_total", ("", 0))
+    total = planned if started == job.name else (job.progress[-1].epochs if hist else 1)
     text = t("finetune.progress", done=len(hist), total=total) if job.done or len(hist) >= total else \
         t("finetune.progress_running", epoch=len(hist) + 1, total=total)
     st.progress(len(hist) / total if hist else 0.0, text=text)
@@ -189,20 +184,29 @@ def draw_finetune_result(res, name: str) -> None:
                                                 t("finetune.count")), key="ft_confusion")
 
 
-def draw_finetune_job(names: dict[str, str]) -> None:
-    """The fine-tune below the Start button: its place in line, then the progress and curves of `names`
-    ({history key: legend}) redrawn every second, then the result, registered once as a session model (the
-    sidebar redrawn with it), and every model of this session to download."""
+def draw_finetune_job(src: DataSource, options: dict, pair: str, names: dict[str, str]) -> Job | None:
+    """The fine-tune below the Start button, started here in the run its click triggered: its place in line,
+    then the progress and curves of `names` ({history key: legend}) redrawn every second, then the result,
+    registered once as a session model (the sidebar redrawn with it), and every model of this session to
+    download. Returns the session's fine-tune (one at a time), running or done, or None."""
     ss = st.session_state
 
-    def draw_epochs(job) -> None:
+    def draw_epochs(job: Job) -> None:
         hist = draw_epoch_progress(job)
         if hist:
             st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),
                                                   t("finetune.value_axis"), *kept_mark(job)), key="ft_curve")
 
-    follow_in_background("ft_job", draw_epochs)
-    job = ss.get("ft_job")
+    start, name, work, size = ss.pop(START, False), None, None, None
+    if start:
+        try:
+            name, work, size = prepare_finetune(src, options, pair)
+        except ExplorerError as err:
+            show_error(err)
+            start = False
+    if start:  # the count is known before the first epoch ends
+        ss["ft_total"] = (name, options["epochs"])
+    job = run(FINETUNE, name, work, start=start, name=name, background=draw_epochs, size=size)
     if job is not None and job.done and job.error:
         show_error(job.error)
     elif job is not None and job.done and job.result is not None:
@@ -214,3 +218,4 @@ def draw_finetune_job(names: dict[str, str]) -> None:
             st.rerun()  # the sidebar was drawn before this page: redraw it with the new model
         draw_finetune_result(job.result, job.name)
     draw_model_downloads()
+    return job
