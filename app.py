@@ -138,6 +138,7 @@ PAGES = [
     ("pages/data.py", "data", "labels", "🗂️", False),
     ("pages/audit.py", "audit", "label-audit", "🩺", False),
     ("pages/explain_data.py", "explain_data", "dataset-explanations", "🧭", False),
+    ("pages/scan.py", "scan", "scan-report", "🩻", False),
     ("pages/finetune.py", "finetune", "fine-tune", "🏋️", False),
     ("pages/lesson.py", "lesson", "guided-lesson", "🎓", False),
     ("pages/quiz.py", "quiz", "review-quiz", "❓", False),

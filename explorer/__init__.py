@@ -10,6 +10,7 @@
     report = explorer.inspect(df, ck, text="text", label="label")
     issues = explorer.audit(df, ck, text="text", label="label")
     why = explorer.explain_data(df, ck, methods=["lig", "saliency"])  # words per label, shortcuts, faithfulness
+    report = explorer.scan(df, ck)                 # everything wrong with the model on this data, one report
 
 Importing `explorer` is light: torch, transformers and plotly load on first use of a name below.
 """
@@ -18,15 +19,15 @@ from __future__ import annotations
 import importlib
 
 __all__ = ["analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "explain_data", "inspect", "load",
-           "views"]
+           "scan", "views"]
 _API = {"analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "explain_data", "inspect", "load"}
 
 
 def __getattr__(name: str):
     if name in _API:
         return getattr(importlib.import_module("explorer.api"), name)
-    if name == "views":
-        return importlib.import_module("explorer.views")
+    if name in ("views", "scan"):  # a module (scan's package is callable: explorer.scan(df, ck))
+        return importlib.import_module(f"explorer.{name}")
     # Python's own wording (the attribute protocol, not a user-facing error: nothing to translate)
     missing = f"module {__name__!r} has no attribute {name!r}"
     raise AttributeError(missing)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from explorer.data import audit as audit_core
-from explorer.data.dataset import Table, checked_table, frame_cells, prepare
+from explorer.data.dataset import frame_table, prepare
 from explorer.data.labels import LabelReport, label_report
 from explorer.explain import attribution as attribution_core
 from explorer.explain import batched
@@ -101,14 +101,6 @@ def attribute_many(ck: Checkpoint, texts: list[str], method: str = "lig", target
                                   **options)
 
 
-def _table(df) -> Table:
-    """A DataFrame as the app reads a CSV: its cells as the reader gives them, then the reader's own checks."""
-    if not isinstance(df, pd.DataFrame):
-        raise ExplorerError("api_not_a_frame", kind=type(df).__name__)
-    # The caller already holds the frame in memory: the app's upload row limit is not theirs.
-    return checked_table(frame_cells(df), "DataFrame", max_rows=max(len(df), 1))
-
-
 @dataclass(frozen=True, eq=False)
 class DataReport(JsonResult):
     """What is wrong with a DataFrame's labels (`report`, the app's data page) as a result."""
@@ -138,7 +130,7 @@ def inspect(df: pd.DataFrame, ck: Checkpoint | None = None, text: str | None = N
     `text`/`label` name the columns (guessed when None; several 0/1 label columns as "a,b");
     `text_pair` the second text of sentence pairs (guessed from premise/hypothesis-like headers when
     None, "" for one text)."""
-    return DataReport(label_report(_table(df), text, label, None if ck is None else _checked(ck),
+    return DataReport(label_report(frame_table(df), text, label, None if ck is None else _checked(ck),
                                    text_pair_column=text_pair))
 
 
@@ -167,7 +159,7 @@ def audit(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str 
           text_pair: str | None = None) -> AuditResult:
     """Find mislabelled rows: out-of-fold predictions of linear heads on the checkpoint's frozen
     features (K `folds`), then confident learning (cleanlab). Columns as for `inspect`."""
-    data = prepare(_table(df), text, label, text_pair_column=text_pair)
+    data = prepare(frame_table(df), text, label, text_pair_column=text_pair)
     return AuditResult(audit_core.audit(_checked(ck), data, folds=folds, seed=seed, max_length=max_length))
 
 
@@ -183,5 +175,5 @@ def explain_data(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, labe
     from explorer.explain.dataset import explain_table
 
     ck = _checked(ck)
-    return explain_table(ck, _head(ck, head, seed), _table(df), text, label, text_pair, rationale, methods,
+    return explain_table(ck, _head(ck, head, seed), frame_table(df), text, label, text_pair, rationale, methods,
                          flagged=flagged, seed=seed, max_rows=max_rows)

@@ -32,7 +32,7 @@ def test_importing_explorer_stays_light():
                           "print([m for m in ('torch', 'transformers', 'plotly') if m in sys.modules])"],
                          cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines()
     assert out == ["['analyze', 'analyze_tokens', 'attribute', 'attribute_many', 'audit', 'explain_data', 'inspect', "
-                   "'load', 'views']", "[]"]
+                   "'load', 'scan', 'views']", "[]"]
 
 
 @pytest.mark.server

@@ -16,7 +16,8 @@ SCRIPT = """
 import sys
 import numpy as np
 from explorer.model.checkpoints import load_checkpoint
-from explorer.model.features import encoder_features, rank
+from explorer.model.features import encoder_features
+from explorer.model.inference import rank
 texts = {texts!r}
 feats = encoder_features(load_checkpoint(sys.argv[1]), texts, batch_size=2)
 np.save(sys.argv[2] + f".rank{{rank()}}.npy", feats)

@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "explorer"
 
 PROBLEM_TYPES = ("model.problem",)
-DATA_INPUT = ("data.dataset", "data.names", "data.tags")
+DATA_INPUT = ("data.dataset", "data.names", "data.tags", "data.words")
 LABEL_MAPPING = ("data.mapping",)
 LAYERS = ["resources", "text", "results", "runtime", PROBLEM_TYPES, DATA_INPUT, "model", LABEL_MAPPING, "explain",
-          "data", "train", "plots", "teach", "ui", "api", "views", "__init__", "cli", "__main__"]
+          "data", "train", "scan", "plots", "teach", "ui", "api", "views", "__init__", "cli", "__main__"]
 
 
 def layer_keys(entry: str | tuple[str, ...]) -> tuple[str, ...]:

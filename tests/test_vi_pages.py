@@ -18,7 +18,7 @@ PAGES = [row[0] for row in ast.literal_eval(
 CONTENT = {"app.text_default"}  # what the model reads, not UI: English on purpose (say so in vi)
 # The demo CSV's column names, offered as they are (the pair picker shows them on the Audit and Fine-tune pages too,
 # the rationale picker on Dataset explanations).
-USER_DATA = {page: {"text", "label"} for page in ("pages/data.py", "pages/audit.py", "pages/finetune.py",
+USER_DATA = {page: {"text", "label"} for page in ("pages/data.py", "pages/audit.py", "pages/finetune.py", "pages/scan.py",
                                                   "pages/explain_data.py")}
 CHART_KEYS = ("text", "name")
 

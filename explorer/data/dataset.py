@@ -236,6 +236,14 @@ def checked_table(frame: pd.DataFrame, name: str, max_rows: int = MAX_ROWS, head
     return Table(frame=frame, encoding=encoding, delimiter=delimiter, notes=notes)
 
 
+def frame_table(df) -> Table:
+    """A caller's DataFrame as the app reads a CSV: its cells as the reader gives them, then the reader's own
+    checks. The caller already holds the frame in memory, so the upload row limit is not theirs."""
+    if not isinstance(df, pd.DataFrame):
+        raise ExplorerError("api_not_a_frame", kind=type(df).__name__)
+    return checked_table(frame_cells(df), "DataFrame", max_rows=max(len(df), 1))
+
+
 def frame_cells(df: pd.DataFrame) -> pd.DataFrame:
     """A DataFrame's cells as the reader gives a CSV's (read_csv): every cell a string as pandas writes it,
     missing cells and the NA_VALUES spellings NaN, column names strings, rows numbered from 0. A copy."""

@@ -147,6 +147,16 @@ def agreement_mapping(labels: list[str], pred: np.ndarray, ck_labels: tuple[str,
             "before": float(before), "after": float(after)}
 
 
+def permuted_mapping(check: dict, ck: Checkpoint) -> dict[str, str]:
+    """The mapping an agreement_mapping `check` found (data label -> checkpoint name) when it is a permutation
+    worth acting on: it moves a label and beats the names as they are by PERMUTED_GAIN accuracy; else {}. A head
+    with new (random) weights predicts nothing about the labels: a mapping found from it would be noise."""
+    moved = any(check["identity"].get(a) != b for a, b in check["best"].items())
+    if moved and check["after"] >= check["before"] + PERMUTED_GAIN and not ck.new_weights:
+        return dict(check["best"])
+    return {}
+
+
 def _pair(text_pairs: list[str] | None, i: int) -> dict:
     """A misclassified row's second text, when the data are sentence pairs."""
     return {} if text_pairs is None else {"text_pair": text_pairs[i]}

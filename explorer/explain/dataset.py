@@ -37,6 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from explorer.data.dataset import DataError
+from explorer.data.words import contrastive_words, word_matrix
 from explorer.explain import batched
 from explorer.explain.attribution import ALIASES, METHODS, Attribution
 from explorer.explain.faithfulness import model_prob
@@ -200,7 +201,7 @@ def explain_rows(ck: Checkpoint, head: Head, texts: Sequence[str], given: Sequen
     """Every row explained and measured (this process's share, gathered under a launcher), in row order;
     also {"processes", "seconds"}. `given`: per row the checkpoint label its given label maps to.
     `rationales`: per row the marked words (rationale_words), or ()."""
-    from explorer.model.features import rank, world_size
+    from explorer.model.inference import rank, world_size
 
     methods = checked_methods(methods)
     n = len(texts)
@@ -314,7 +315,7 @@ def _probabilities(ck, head, jobs: list[tuple[int, list, bool]], progress) -> np
 
 def _gather(rows: list[RowExplanation]) -> list[RowExplanation]:
     """Every process's rows, in every process, in rank order."""
-    from explorer.model.features import all_gathered
+    from explorer.model.inference import all_gathered
 
     return [r for part in all_gathered(rows) for r in part]
 
@@ -333,6 +334,10 @@ class DatasetExplanation(JsonResult):
     flagged: frozenset = field(default_factory=frozenset)  # rows an audit flagged
     given_names: tuple[str | None, ...] = ()  # per row the given label as the data names it
     text_pairs: tuple[str, ...] | None = None  # the second text of each row (sentence pairs)
+    # data label -> the checkpoint's name for what it predicts on those rows, when the checkpoint's id2label reads
+    # permuted against the data: given labels are then read through it, and `labels` are the data's names
+    mapping: dict = field(default_factory=dict)
+    checkpoint_labels: tuple[str, ...] = ()  # the checkpoint's own names, id order
 
     @property
     def rows_per_second(self) -> float:
@@ -341,9 +346,11 @@ class DatasetExplanation(JsonResult):
     # ---- words ----
 
     def top_words(self, rows: Sequence[RowExplanation], method: str | None = None, given: bool = False,
-                  top: int = TOP_WORDS) -> list[dict]:
-        """Words by total score over `rows` (most important first): total, mean per occurrence, rows holding
-        them and the example rows where they scored highest. `given`: the scores toward the given label."""
+                  top: int = TOP_WORDS, strength: dict[str, float] | None = None) -> list[dict]:
+        """Words over `rows` (most important first): total score, mean per occurrence, rows holding them and the
+        example rows where they scored highest. `given`: the scores toward the given label. `strength`: how
+        strongly each word is tied to the label (contrastive_label_words) ranks first, the total second, so a
+        word every label shares does not win by its count."""
         method = method or self.methods[0]
         total, count, seen, best = defaultdict(float), defaultdict(int), defaultdict(set), defaultdict(list)
         for r in rows:
@@ -355,7 +362,8 @@ class DatasetExplanation(JsonResult):
                 count[w] += 1
                 seen[w].add(r.row)
                 best[w].append((-s, r.row))
-        ranked = sorted(total, key=lambda w: (-total[w], w))[:top]
+        strength = strength or {}
+        ranked = sorted(total, key=lambda w: (-strength.get(w, 0.0), -total[w], w))[:top]
         return [{"word": w, "score": round(total[w], 6), "mean": round(total[w] / count[w], 6), "rows": len(seen[w]),
                  "examples": [row for _, row in sorted(set(best[w]))[:EXAMPLES]]} for w in ranked]
 
@@ -388,6 +396,17 @@ class DatasetExplanation(JsonResult):
         return out
 
     @cached_property
+    def _word_rows(self):
+        """(rows x words presence matrix, words, (rows,) predicted ids) over the explained rows' words."""
+        x, words = word_matrix([r.words for r in self.rows])
+        return x, words, np.array([r.predicted for r in self.rows])
+
+    def contrastive_label_words(self, label: int) -> dict[str, float]:
+        """{word: chi2} for the words over-represented among the rows predicted `label` (explorer.data.words)."""
+        x, words, pred = self._word_rows
+        return {w: score for w, score, *_ in contrastive_words(x, words, pred, label)}
+
+    @cached_property
     def by_label(self) -> dict:
         out = {}
         for k, name in enumerate(self.labels):
@@ -395,7 +414,7 @@ class DatasetExplanation(JsonResult):
             missed = [r for r in self.rows if r.given == k and r.predicted != k]
             if not rows and not missed:
                 continue
-            top = self.top_words(rows)
+            top = self.top_words(rows, strength=self.contrastive_label_words(k))
             out[name] = {"rows": len(rows), "top_words": top, "shortcuts": self.shortcuts(k, top),
                          "given_rows": len(missed), "given_words": self.top_words(missed, given=True)}
         return out
@@ -471,7 +490,7 @@ class DatasetExplanation(JsonResult):
         return out
 
     def to_dict(self) -> dict:
-        d = {"labels": self.by_label, "slices": self.slices, "faithfulness": _rounded(self.faithfulness),
+        d = {"labels": self.by_label, "mapping": self.mapping, "slices": self.slices, "faithfulness": _rounded(self.faithfulness),
              "agreement": _rounded(self.agreement), "rows": len(self.rows), "seconds": round(self.seconds, 3),
              "rows_per_second": round(self.rows_per_second, 3), "processes": self.processes,
              "methods": list(self.methods), "table": self.table()}
@@ -513,19 +532,41 @@ def explain(ck: Checkpoint, head: Head, texts: Sequence[str], given_names: Seque
     methods = checked_methods(methods)
     if not texts:
         raise DataError("explain_no_rows")
-    given = None
+    given, mapping = None, {}
     if given_names is not None:
-        given = [None if g is None else _label_id(ck, checkpoint_target(g, data_type, ck).label) for g in given_names]
+        mapping = _permutation(ck, texts, given_names, text_pairs) if data_type == ProblemType.SINGLE else {}
+        given = [None if g is None else _label_id(ck, checkpoint_target(g, data_type, ck, permuted=mapping).label)
+                 for g in given_names]
     rationales = None
     if rationale_cells is not None:  # checked before the costly part
         rationales = [rationale_words(ck, c) for c in rationale_cells]
         check_rationales(ck, texts, text_pairs, rationales)
     rows, info = explain_rows(ck, head, texts, given, methods, text_pairs, rationales, seed, progress, lang)
-    return DatasetExplanation(labels=tuple(ck.labels), methods=methods, rows=tuple(rows), texts=tuple(texts),
+    back = {b: a for a, b in mapping.items()}  # checkpoint name -> the data's name for it
+    return DatasetExplanation(labels=tuple(back.get(n, n) for n in ck.labels), methods=methods, rows=tuple(rows),
+                              texts=tuple(texts), mapping=mapping, checkpoint_labels=tuple(ck.labels),
                               seconds=info["seconds"], processes=info["processes"],
                               flagged=frozenset(int(f) for f in flagged),
                               given_names=tuple(given_names) if given_names is not None else (),
                               text_pairs=tuple(text_pairs) if text_pairs is not None else None)
+
+
+def _permutation(ck: Checkpoint, texts: Sequence[str], given_names: Sequence[str | None],
+                 text_pairs: Sequence[str] | None) -> dict[str, str]:
+    """The permuted mapping the data show (explorer.data.mapping, the Data page's and the scan's check), from one
+    plain forward over the labelled rows; {} when the names agree. Read before anything is named, so no word or
+    shortcut is ever reported against a rotated name."""
+    from explorer.data.mapping import agreement_mapping, permuted_mapping
+    from explorer.data.names import name_matches
+    from explorer.model.inference import predict_ids
+
+    rows = [i for i, g in enumerate(given_names) if g is not None]
+    if len(rows) < 2:
+        return {}
+    labels = [str(given_names[i]).strip() for i in rows]
+    pred = predict_ids(ck, [texts[i] for i in rows], text_pairs=[text_pairs[i] for i in rows] if text_pairs else None)
+    check = agreement_mapping(labels, pred, ck.labels, name_matches(sorted(set(labels)), ck.labels))
+    return permuted_mapping(check, ck)
 
 
 def _label_id(ck: Checkpoint, label: str | None) -> int | None:

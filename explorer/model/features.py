@@ -24,7 +24,7 @@ import torch
 
 from explorer.model import pooling
 from explorer.model.checkpoints import fit_length, forward_inputs
-from explorer.model.inference import length_batches, predict_batches, rows_per_batch
+from explorer.model.inference import predict_shared, rank, world_size
 from explorer.model.kernel import attention_kernel
 from explorer.model.steps import Op
 from explorer.runtime import device as dev
@@ -36,14 +36,6 @@ from explorer.runtime.jobs import Progress
 # Index into the features' second axis: the pooling steps' own ops (a head reads one of them), plus "layers",
 # the normalised masked means of every layer summed, which the audit may choose and no head reads.
 POOLS = (Op.FIRST, Op.MEAN, "layers", Op.LAST)
-
-
-def world_size() -> int:
-    return int(os.environ.get("WORLD_SIZE", "1"))
-
-
-def rank() -> int:
-    return int(os.environ.get("RANK", "0"))
 
 
 def _encode(ck, enc, pairs: bool) -> torch.Tensor:
@@ -88,17 +80,10 @@ def _features(ck, texts: list[str], batch_size: int, max_length: int, progress: 
     out = np.zeros((n, len(POOLS), hidden), np.float32)
     if n == 0:
         return out
-    batches = length_batches(ck.tokenizer, texts, pairs, rows_per_batch(ck.tokenizer, ck.model, batch_size),
-                             max_length)
-    size, me = world_size(), rank()
-    share = np.array_split(np.arange(len(batches)), size)[me] if size > 1 else np.arange(len(batches))
-    out = predict_batches(ck.tokenizer, ck.model, texts, pairs, batch_size=batch_size, max_length=max_length,
-                          progress=progress, forward=lambda enc: _encode(ck, enc, pairs is not None),
-                          batches=[batches[b] for b in share], out=out)
-    if size > 1:
-        out = _gather(out, batches, share)
-        if me == 0:  # one line, so a log (and the scale-out test) can tell the pass was shared
-            print(f"features: {n} rows encoded by WORLD_SIZE={size} processes", file=sys.stderr)
+    out = predict_shared(ck.tokenizer, ck.model, texts, pairs, batch_size=batch_size, max_length=max_length,
+                         progress=progress, forward=lambda enc: _encode(ck, enc, pairs is not None), out=out)
+    if world_size() > 1 and rank() == 0:  # one line, so a log (and the scale-out test) can tell the pass was shared
+        print(f"features: {n} rows encoded by WORLD_SIZE={world_size()} processes", file=sys.stderr)
     return out
 
 
@@ -127,27 +112,3 @@ def cached_features(ck, texts: tuple[str, ...], max_length: int, pool: str = "fi
         ck, list(texts), max_length=max_length, progress=progress,
         text_pairs=None if text_pairs is None else list(text_pairs))))
     return feats[:, POOLS.index(pool)]  # (n, pools, hidden) -> (n, hidden)
-
-
-def _gather(out: np.ndarray, batches: list[np.ndarray], share: np.ndarray) -> np.ndarray:
-    """Every process's rows into every process's array, each row where one process would put it: each sends
-    its rows' indices with their values (the shares differ in size), and writes everyone's in place."""
-    rows = np.concatenate([batches[b] for b in share]) if len(share) else np.zeros(0, np.int64)
-    for got, values in all_gathered((rows, out[rows])):
-        out[got] = values
-    return out
-
-
-def all_gathered(obj) -> list:
-    """`obj` from every process, in rank order. torch.distributed's own all_gather_object: accelerate's
-    gather and reduce return their input where PartialState reads the launch as DistributedType.NO, which CPU
-    processes started by `accelerate launch --multi_gpu` are (accelerate 1.16; see cli/common.py)."""
-    import torch.distributed as dist
-    from accelerate import PartialState
-
-    PartialState()  # sets up the process group that the launcher describes in the environment
-    if not dist.is_initialized():
-        dist.init_process_group("gloo")
-    parts: list = [None] * dist.get_world_size()
-    dist.all_gather_object(parts, obj)
-    return parts

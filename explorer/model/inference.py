@@ -3,6 +3,7 @@ forward pass over texts (the label report, the audit's mapping check, what-if, t
 the kernel and architecture tests)."""
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 import numpy as np
@@ -59,6 +60,48 @@ def predict_batches(tokenizer, model, texts: list[str], text_pairs: list[str] | 
             if progress:
                 progress(done / len(batches), f"{done}/{len(batches)}")
     return out if out is not None else np.zeros((len(texts), 0), np.float32)
+
+
+def world_size() -> int:
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def rank() -> int:
+    return int(os.environ.get("RANK", "0"))
+
+
+def predict_shared(tokenizer, model, texts: list[str], text_pairs: list[str] | None = None, *, batch_size: int = 64,
+                   max_length: int = 128, progress: Progress | None = None, forward: Forward | None = None,
+                   out: np.ndarray) -> np.ndarray:
+    """predict_batches into `out` (n, ...), shared by the processes of an `accelerate launch`: each runs its share
+    of the length batches and every process ends with every row where one process puts it (all_gathered)."""
+    pads = rows_per_batch(tokenizer, model, batch_size)
+    batches = length_batches(tokenizer, texts, text_pairs, pads, max_length)
+    size = world_size()
+    share = np.array_split(np.arange(len(batches)), size)[rank()] if size > 1 else np.arange(len(batches))
+    out = predict_batches(tokenizer, model, texts, text_pairs, batch_size=batch_size, max_length=max_length,
+                          progress=progress, forward=forward, batches=[batches[b] for b in share], out=out)
+    if size > 1:
+        rows = np.concatenate([batches[b] for b in share]) if len(share) else np.zeros(0, np.int64)
+        for got, values in all_gathered((rows, out[rows])):  # the shares differ in size: indices travel too
+            out[got] = values
+    return out
+
+
+def all_gathered(obj) -> list:
+    """`obj` from every process, in rank order. torch.distributed's own all_gather_object: accelerate's
+    gather and reduce return their input where PartialState reads the launch as DistributedType.NO, which CPU
+    processes started by `accelerate launch --multi_gpu` are (accelerate 1.16; see cli/common.py)."""
+    import torch.distributed as dist
+    from accelerate import PartialState
+
+    PartialState()  # sets up the process group that the launcher describes in the environment
+    if not dist.is_initialized():
+        dist.init_process_group("gloo")
+    parts: list = [None] * dist.get_world_size()
+    dist.all_gather_object(parts, obj)
+    return parts
+
 
 
 def predict_logits(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128,

@@ -1,0 +1,27 @@
+"""Scan a checkpoint on its data: every check that applies, one report of what is wrong with the model, its
+head, its label mapping and its labels (`explorer.scan(df, ck)`, `scan_rows`, `scan_table`; the registry in
+`base.CHECKS`).
+
+Checks register in this order, which is the order they run in: the head first (no data needed), then the mapping,
+which sets how every later check reads the data's labels.
+
+The package itself is callable: `explorer.scan` names this package once anything has imported it (Python sets a
+package's submodules as its attributes), so `explorer.scan(df, ck)` calls `scan_frame` through the package.
+"""
+import sys
+import types
+
+from explorer.scan import head, mapping, labels, shortcut, robustness, calibration, duplicates, slices  # noqa: F401  (registers, in order)
+from explorer.scan.base import CHECKS, Finding
+from explorer.scan.report import ScanReport
+from explorer.scan.runner import scan_frame, scan_rows, scan_table
+
+__all__ = ["CHECKS", "Finding", "ScanReport", "scan_frame", "scan_rows", "scan_table"]
+
+
+class _CallablePackage(types.ModuleType):
+    def __call__(self, df, ck, **options) -> ScanReport:
+        return scan_frame(df, ck, **options)
+
+
+sys.modules[__name__].__class__ = _CallablePackage
