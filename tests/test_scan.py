@@ -336,3 +336,99 @@ def test_two_processes_give_the_one_process_report(tiny_root, tmp_path):
     a, b = json.loads(one.stdout), json.loads(two.stdout)
     a.pop("seconds"), b.pop("seconds")
     assert a == b
+
+
+# ---- the checks that read labels, on data built for them -------------------------------------------
+
+def _data(ck, texts, given, logits, vectors=None):
+    from explorer.scan.base import ScanData
+    n = len(texts)
+    return ScanData(ck, tuple(texts), None, tuple(given), np.asarray(logits, np.float32),
+                    np.asarray(vectors if vectors is not None else np.eye(n, 8)[:, :8], np.float32))
+
+
+def _found(data):
+    from explorer.scan.base import Found
+    found = Found()
+    found.label_ids = {n: i for i, n in enumerate(data.ck.labels)}
+    return found
+
+
+def test_generic_names_are_a_minor_finding(tiny_root, tmp_path):
+    import shutil
+    src = tiny_root / "tiny-bert"
+    out = tiny_root / "tiny-bert-generic"
+    if not out.exists():
+        shutil.copytree(src, out)
+        cfg = json.loads((out / "config.json").read_text())
+        cfg["id2label"] = {str(i): f"LABEL_{i}" for i in range(3)}
+        cfg["label2id"] = {f"LABEL_{i}": i for i in range(3)}
+        (out / "config.json").write_text(json.dumps(cfg))
+    r = scan_rows(load_checkpoint(str(out)), ["a", "b"], None, checks=["head"])
+    assert [f.severity for f in r.findings if f.check == "head.generic_names"] == ["minor"]
+    r = scan_rows(load_checkpoint(str(src)), ["a", "b"], None, checks=["head"])
+    assert not [f for f in r.findings if f.check == "head.generic_names"]
+
+
+def test_over_and_underconfidence_follow_giskards_definitions(tiny):
+    from explorer.scan.calibration import calibration, find_overconfidence, find_underconfidence, \
+        overconfidence_threshold
+    ck = tiny["bert"]  # labels alpha, beta, gamma
+    n = 40
+    given = ["alpha"] * n
+    logits = np.zeros((n, 3))
+    logits[:, 0] = 4.0                       # right and sure
+    logits[:8] = [0.0, 6.0, 0.0]             # wrong and sure: p(beta) - p(alpha) ~ 0.99 > threshold
+    logits[8:10] = [0.0, 0.1, -5.0]          # wrong, but alpha almost as likely: not overconfident
+    logits[10:16] = [1.0, 1.02, -5.0]        # wrong by a hair: the top two within 10% (underconfident)
+    data = _data(ck, [f"t{i}" for i in range(n)], given, logits)
+    c = calibration(data, _found(data))
+    p = data.probabilities
+    wrong = p.argmax(-1) != 0
+    gap = p.max(-1) - p[:, 0]
+    over = wrong & (gap > overconfidence_threshold(3))
+    assert c["overconfident_rows"] == np.flatnonzero(over).tolist() == list(range(8))
+    assert c["overconfidence_rate"] == pytest.approx(over.sum() / wrong.sum(), abs=1e-6)
+    two = -np.sort(-p, -1)[:, :2]
+    assert c["underconfident_rows"] == np.flatnonzero(two[:, 1] / two[:, 0] > 0.9).tolist()
+    found = _found(data)
+    found.calibration = c
+    assert [f.check for f in find_overconfidence(data, found, None)] == ["calibration.overconfidence"]
+    assert [f.check for f in find_underconfidence(data, found, None)] == ["calibration.underconfidence"]
+
+
+def test_a_slice_that_does_worse_is_found_and_a_fair_one_is_not(tiny):
+    from explorer.scan.slices import find_weak_slices
+    ck = tiny["bert"]
+    n = 200
+    texts = [("zonk " if i < 40 else "") + f"plain words here {i}" for i in range(n)]
+    given = ["alpha"] * n
+    logits = np.tile([3.0, 0.0, 0.0], (n, 1))
+    logits[:30] = [0.0, 3.0, 0.0]  # 30 of the 40 "zonk" rows wrong; every other row right
+    data = _data(ck, texts, given, logits)
+    found = find_weak_slices(data, _found(data), None)
+    slices = [f.fields["slice"] for f in found]
+    assert 'contains "zonk"' in slices and 'contains "plain"' not in slices
+    zonk = next(f for f in found if f.fields["slice"] == 'contains "zonk"')
+    assert zonk.fields["accuracy"] == pytest.approx(10 / 40) and zonk.fields["rows"] == list(range(40))
+
+
+def test_exact_duplicates_pair_their_rows(tiny):
+    r = scan_rows(tiny["bert"], ["Same text", "other", "same  TEXT", "more"], ["alpha", "beta", "gamma", "beta"],
+                  checks=["mapping", "duplicates"])
+    exact = [f for f in r.findings if f.check == "duplicates.exact"]
+    assert exact and exact[0].fields["pairs"] == [[0, 2]] and exact[0].severity == "minor"  # labels disagree
+
+
+@pytest.mark.slow
+def test_planted_label_flips_are_suspect_rows(planted):
+    df = scan_models.topic_frame(90, seed=7)
+    flipped = [3, 20, 47, 71]
+    cycle = {"sport": "politics", "politics": "tech", "tech": "sport"}
+    df.loc[flipped, "label"] = df.loc[flipped, "label"].map(cycle)
+    r = scan_rows(planted["topic"], df["text"].tolist(), df["label"].tolist(), checks=["mapping", "labels"])
+    found = [f for f in r.findings if f.check == "labels.suspect_rows"]
+    rows = set(found[0].fields["rows"]) if found else set()
+    # a topic model trained on other rows: it may agree with one flip's new label, but flags nothing else
+    assert rows <= set(flipped) and len(rows) >= 3, rows
+    assert not [f for f in r.findings if f.check == "mapping.permutation"]  # 4 flips are not a permutation
