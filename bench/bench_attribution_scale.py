@@ -1,4 +1,4 @@
-"""lig at scale on the embedded sentiment model: long texts, and many texts batched (issue #21).
+"""lig at scale on the embedded sentiment model: long texts, and many texts batched.
 
 Each row is a ratio against Captum's LayerIntegratedGradients (n_steps=50, its default) on the same
 model, texts and targets, measured in the same run:

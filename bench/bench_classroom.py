@@ -13,7 +13,7 @@ automatic path), so the second fine-tune and the lig runs wait in the one queue:
 student is shown a place and an estimate, and that the page answers; an attributor's time is edit -> lig drawn,
 its wait in line included.
 HEAD_EXPLORER_BENCH_QUICK=1 runs 4 edits per student instead of 10 (about 7 minutes at a load of 10 on 2 cores).
-On a machine with 2 cores or more, the server is pinned to core 0 and the clients to the others (#31: measured
+On a machine with 2 cores or more, the server is pinned to core 0 and the clients to the others (measured
 fairly, the 30 protobuf clients otherwise compete with the server they measure); the server's CPU time per edit
 gives how many students one core holds at the bench's think time.
 """

@@ -1,4 +1,4 @@
-"""Explaining a whole dataset (issue #34): `explain` (lig on every row in shared batches, the given label where
+"""Explaining a whole dataset: `explain` (lig on every row in shared batches, the given label where
 it differs, then ERASER's erasures and the random baseline in length-sorted batches) on demo tweets, in rows per
 second, against a text-by-text loop of `attribute` (lig alone, no faithfulness, no given labels) on the same rows,
 in one run. Targets: at least half the loop's rate (ours does the loop's work, the given label on wrong rows

@@ -346,7 +346,7 @@ def wait_idle(pg) -> None:
     # The run's end is not the page's: Streamlit's frontend loads element components lazily and shows a
     # Suspense placeholder (stSkeleton) until each has loaded, on a fresh browser context (a first visit) up
     # to seconds after the run ended on a busy machine. A locator used meanwhile finds whatever is mounted:
-    # "the sidebar's first text area" was Text B while Text A was still a placeholder (#31).
+    # "the sidebar's first text area" was Text B while Text A was still a placeholder.
     pg.wait_for_function(f"!document.querySelector('{SKELETON}')", timeout=90_000)
     assert pg.locator("[data-testid=stException]").count() == 0, pg.locator("[data-testid=stException]").first.inner_text()
 

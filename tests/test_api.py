@@ -37,7 +37,7 @@ def test_importing_explorer_stays_light():
 
 @pytest.mark.server
 def test_loading_prints_no_transformers_load_report_and_names_new_weights_itself():
-    """Issue 33: explorer.load("minilm-sentiment") printed transformers' LOAD REPORT ("classifier.weight |
+    """explorer.load("minilm-sentiment") once printed transformers' LOAD REPORT ("classifier.weight |
     MISSING ... Consider training") although its head then comes from the project's assets."""
     code = ("import explorer; explorer.load('minilm-sentiment', device='cpu'); print('---', flush=True); "
             "import sys; print('---', file=sys.stderr, flush=True); explorer.load('minilm', device='cpu')")

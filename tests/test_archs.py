@@ -249,7 +249,7 @@ def test_pages_mark_the_pair_boundary(arch_root, archs):
     table = at.dataframe[0].value
     assert list(table["segment"]) == ["AB"[s] for s in analyze(archs["bert"], build_head(archs["bert"]), PAIR[0],
                                                                 text_pair=PAIR[1]).segments]
-    # The charts hide special tokens by default (#33): text A's words, then text B's from just after the mark.
+    # The charts hide special tokens by default: text A's words, then text B's from just after the mark.
     a_words = list(table["token"]).index("[SEP]") - 1  # [CLS], text A's tokens, [SEP]
     specs = [json.loads(n.proto.spec) for n in at.get("plotly_chart")]
     marked = [s for s in specs if any(a.get("text") == "text B ▸" for a in s["layout"].get("annotations", []))]

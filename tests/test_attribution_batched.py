@@ -65,7 +65,7 @@ def _same(alone, many, atol=1e-5):
             # The completeness gap delta = Σ scores − (f(x) − f(baseline)) is compared in absolute terms: each
             # score and both ends agree within atol, so delta within atol per term. The relative error divides
             # it by |f(x) − f(baseline)|, which is ~1e-3 on a drawn tiny model: comparing that multiplied
-            # rounding that differs between CPUs (0.0058 against 0.0030 on another machine, #29).
+            # rounding that differs between CPUs (0.0058 against 0.0030 on another machine).
             slack = atol * (len(a.scores) + 2)
             assert m.delta == pytest.approx(a.delta, abs=slack)
             # Whether it converged may differ only where the error lies within that slack of the tolerance.

@@ -27,7 +27,7 @@ def test_score_says_why_it_explains_the_prediction(sentiment):
 
 
 def test_a_row_of_permuted_data_explains_the_class_the_data_page_mapped_it_to(sentiment):
-    """Issue 33: the Data page found "CSV positive = checkpoint neutral" on the permuted demo, yet a row
+    """The Data page found "CSV positive = checkpoint neutral" on the permuted demo, yet a row
     opened from the audit explained the checkpoint's own "positive", with no note."""
     from explorer.ui.session import DATA_KEY
 

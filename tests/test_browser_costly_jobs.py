@@ -1,4 +1,4 @@
-"""Real browser + real server (#31): what a page asks about first ("Compute anyway") runs as a job in the one
+"""Real browser + real server: what a page asks about first ("Compute anyway") runs as a job in the one
 queue. On the Lesson with a 20,000-character text its progress shows within 2 s of the click, another
 session's edit is answered while it runs, Stop ends it within 5 s (the server's own "job ended" line), and
 a second start in the same session takes no second place in the line."""

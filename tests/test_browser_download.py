@@ -1,4 +1,4 @@
-"""Issue 33, in a real browser: after a head-mode fine-tune and then a full one, "Fine-tuned model to download"
+"""In a real browser: after a head-mode fine-tune and then a full one, "Fine-tuned model to download"
 stayed on the first model and the zip held it. The picker moves to the newest, and the zip the browser saves
 is the newest model's (its folder and weights), each named for what it is."""
 import io

@@ -1,5 +1,5 @@
 """Real browser: presenter view keeps the lesson's step in view and its charts' text inside the charts,
-in English and Vietnamese (issue 19, item 4)."""
+in English and Vietnamese."""
 import pytest
 
 from explorer.teach import lesson
@@ -108,7 +108,7 @@ def test_chain_boxes_break_between_words_not_inside_them(page):
     assert chain.evaluate(BROKEN_WORDS) == []
 
 
-# ---- issue 33, item 8: each step fits the window ------------------------------------------------------
+# ---- each step fits the window ------------------------------------------------------
 
 # Element boxes in viewport pixels: every chart (its drawn svg) and its legend, the step counter, the Next button.
 STEP_BOXES = """([step, next]) => {

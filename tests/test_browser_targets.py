@@ -1,4 +1,4 @@
-"""Issue 33: a target control whose first option names a label ("its tag (B-PER)", "predicted (positive)") must
+"""a target control whose first option names a label ("its tag (B-PER)", "predicted (positive)") must
 show the label of what is explained now, in the browser: a selectbox keeps the text of its chosen option
 as it was drawn when it was chosen, so a label that changes under the same option stayed stale."""
 import pytest
@@ -55,7 +55,7 @@ def test_the_predicted_target_names_this_texts_prediction_after_the_text_changed
         box.fill(text)
         box.press("Control+Enter")
         wait_idle(page)
-        # in the method notes' expander, closed under the chart (#33): attached, not visible. The attribution may
+        # in the method notes' expander, closed under the chart: attached, not visible. The attribution may
         # run as a job after the page's run has ended, so wait for this text's explanation, not the last one's.
         note = page.get_by_text("Explaining the").first
         note.wait_for(state="attached")

@@ -1,5 +1,5 @@
 """Real browser + a server without Streamlit's source watcher (server.fileWatcherType none, the served default):
-one session uploads a CSV and trains on it, then a fresh session's sidebar text survives its page changes (#31).
+one session uploads a CSV and trains on it, then a fresh session's sidebar text survives its page changes.
 
 Before tests/conftest.py waited for the page to be mounted, this failed on main with the watcher off (5 of 10 runs,
 "the sidebar text was lost" on every page): the text had been typed into Text B, because "the sidebar's first

@@ -1,5 +1,5 @@
 """Real browser: What-if's changed text follows the sidebar's text until edited, and the word diff
-reads with spaces between words (issue 19, item 5)."""
+reads with spaces between words."""
 import pytest
 
 from explorer.text import i18n
@@ -30,7 +30,7 @@ def test_whatif_follows_the_sidebar_and_the_diff_keeps_spaces(page):
     diff = page.locator("[data-testid=stHtml]").first.inner_text()
     assert diff.startswith("i love hate this flight but and"), diff  # words as the uncased tokenizer has them
     assert page.get_by_role("button", name=T("whatif.follow_again")).count() == 1
-    # Issue 33: the original text was never shown, and the follow button was cut off in a narrow column
+    # the original text was never shown, and the follow button was cut off in a narrow column
     original = page.get_by_role("textbox", name=T("whatif.text_a"))
     assert original.input_value() == "I love this flight but" and original.is_disabled()
     button = page.get_by_role("button", name=T("whatif.follow_again"))

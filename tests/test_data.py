@@ -153,7 +153,7 @@ def test_utf16_is_named():
 
 
 def test_the_demo_csv_is_built_once_per_size():
-    """The Data page asks for the demo tweets on every run, ~0.8 s of pandas each time (#33): built once."""
+    """The Data page asks for the demo tweets on every run, ~0.8 s of pandas each time: built once."""
     from explorer.data.dataset import demo_csv
 
     assert demo_csv(20) is demo_csv(20) and demo_csv(20, permuted=True) is not demo_csv(20)

@@ -162,7 +162,7 @@ def test_finetune_page_shows_a_waiting_job_its_place_and_wait_and_stop_takes_it_
 
     release = threading.Event()
     blockers = [JOBS.start(f"other-student-{i}", "fine-tune", f"busy-{i}", lambda progress, stop: release.wait(30))
-                for i in range(JOBS.free)]  # every slot taken by other sessions (one each: #31)
+                for i in range(JOBS.free)]  # every slot taken by other sessions (one each)
     try:
         at = _app()
         at.switch_page("pages/finetune.py").run()
@@ -193,7 +193,7 @@ def _small_csv() -> bytes:
 
 
 def test_a_permuted_checkpoints_confusion_keeps_the_csvs_order_and_says_its_own(tiny_root):
-    """Issue 33: on a checkpoint whose id order differs from the CSV's, the confusion matrix's columns came in
+    """on a checkpoint whose id order differs from the CSV's, the confusion matrix's columns came in
     the checkpoint's id order, uncaptioned, so its diagonal was not "same name"."""
     import pandas as pd
     import torch
@@ -223,6 +223,6 @@ def test_a_permuted_checkpoints_confusion_keeps_the_csvs_order_and_says_its_own(
     heat = _charts(at)["CSV label vs. checkpoint prediction"]["data"][0]
     assert list(heat["x"]) == list(heat["y"]) == ["alpha", "beta", "gamma"]
     assert "its own id order is 0: gamma, 1: alpha, 2: beta" in " ".join(c.value for c in at.caption)
-    # Issue 33: a folder's path in the label was cut to "…/sent…": its last part, the path in the help
+    # a folder's path in the label was cut to "…/sent…": its last part, the path in the help
     box = at.checkbox(key="data_compare")
     assert box.label == "Check against 'tiny-rotated'" and box.help == str(folder)

@@ -213,7 +213,7 @@ def test_data_page_shows_the_guessed_pair_picker(pair_model):
     assert picker.label == "Text B / pair column (— = none)" and picker.value == "sentence2"
     src = at.session_state[DATA_KEY]
     assert (src.text_column, src.text_pair_column, src.label_column) == ("sentence1", "sentence2", "label")
-    # Issue 33: the "In use" line left the pair column out
+    # The "In use" line left the pair column out
     assert any(c.value.startswith("In use: pairs.csv · text column: sentence1 · text B column: sentence2 · label")
                for c in at.caption), [c.value for c in at.caption]
     picker.set_value("—").run()

@@ -62,7 +62,7 @@ def test_page_figures_hide_special_renormalised(sentiment):
 
 def test_tokens_page_apptest():
     at = open_page("tokens")
-    # Issue 33: the token table showed None as a special token's word, and three checkbox columns
+    # The token table showed None as a special token's word, and three checkbox columns
     table = at.dataframe[0].value
     assert list(table.columns) == ["position", "token", "id", "word", "kind"]
     assert table["word"].tolist()[0] == "" and "None" not in table["word"].astype(str).tolist()

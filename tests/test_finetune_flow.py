@@ -1,4 +1,4 @@
-"""Issue 19's fine-tune flow, library side: the kept epoch (lowest validation loss, the score breaks ties,
+"""The fine-tune flow, library side: the kept epoch (lowest validation loss, the score breaks ties,
 the last with early stopping off), the head checked before training, zips built once per model,
 changed rows between dataset versions, and the charts' axes and kept-epoch mark."""
 import numpy as np
@@ -17,7 +17,7 @@ def _row(epoch, val_loss, accuracy):
 
 
 def test_kept_epoch_is_the_lowest_validation_loss_not_the_first_best_accuracy():
-    # issue 19, item 1: accuracy peaks at epochs 1-2 while the loss keeps falling until epoch 4
+    # accuracy peaks at epochs 1-2 while the loss keeps falling until epoch 4
     hist = [_row(1, 1.05, 0.75), _row(2, 1.00, 0.75), _row(3, 0.90, 0.667), _row(4, 0.80, 0.667), _row(5, 0.85, 0.7)]
     assert kept_epoch(hist, SINGLE) == (4, "val_loss")
     assert kept_epoch(hist, SINGLE, early_stopping=False) == (5, "last")
@@ -40,7 +40,7 @@ def test_training_keeps_and_reports_the_epoch_it_names(minilm, demo, early):
     r = ft.finetune(minilm, demo, Settings(epochs=30, early_stopping=early))
     want, why = kept_epoch(r.history, r.problem_type, early)
     assert r.best_epoch == want and r.kept_by == why
-    if early:  # this run is one of issue 19's: the first best accuracy comes before the lowest loss
+    if early:  # this run is the case in point: the first best accuracy comes before the lowest loss
         first_best = max(r.history, key=lambda h: h["accuracy"])["epoch"]
         assert first_best < r.best_epoch, [(h["val_loss"], h["accuracy"]) for h in r.history]
     else:

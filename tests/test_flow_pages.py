@@ -1,4 +1,4 @@
-"""Issue 19's practitioner flow in AppTest: Fine-tune counts epochs from the start, trains the sidebar's
+"""The practitioner flow in AppTest: Fine-tune counts epochs from the start, trains the sidebar's
 head and names it, names the kept epoch, zips each session model once and offers every one; the Data
 page shows the columns it guessed and a categorical label axis; accepted audit fixes become the next
 version of the dataset that Data, Label audit and Fine-tune use."""
@@ -147,7 +147,7 @@ def test_accepted_audit_fixes_become_the_dataset_fine_tune_uses():
 
 @pytest.mark.slow
 def test_a_second_fine_tune_is_the_one_downloaded_and_each_is_named_for_what_it_is():
-    """Issue 33: after a head-mode fine-tune and then a full one, the download picker stayed on the first
+    """After a head-mode fine-tune and then a full one, the download picker stayed on the first
     model and its zip held the head-mode model. The picker follows the newest; the zip holds its weights."""
     import io
     import re
@@ -201,7 +201,7 @@ def test_model_names_say_what_they_are_and_never_repeat_within_a_second():
 
 
 def test_a_stopped_fine_tune_counts_its_epochs_against_the_planned_ones(minilm):
-    """Issue 33: after Stop at epoch 3 of 10 the page read "Kept epoch 3 of 3"."""
+    """After Stop at epoch 3 of 10 the page read "Kept epoch 3 of 3"."""
     from explorer.data.dataset import prepare
     from explorer.train.finetune import Settings, finetune
 

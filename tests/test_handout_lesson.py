@@ -1,4 +1,4 @@
-"""Issue 33, item 9: the handout is the lesson on paper. Each step's text beside its chart, a glossary, the
+"""Item 9: the handout is the lesson on paper. Each step's text beside its chart, a glossary, the
 review questions with their answers and a print stylesheet, in English and Vietnamese, read from the HTML."""
 from html.parser import HTMLParser
 

@@ -77,7 +77,7 @@ def test_unknown_kind_is_a_clear_error(tiny):
 
 
 def test_a_step_op_is_one_vocabulary():
-    """steps.Op is the one vocabulary of what a step does (#30): every named kind's and own head's steps carry an
+    """steps.Op is the one vocabulary of what a step does: every named kind's and own head's steps carry an
     Op, the strings JSON and the CLI read are its values, and a typo fails where the step is made."""
     from explorer.model.heads import HEAD_KINDS, TOKEN_HEAD_KINDS
     from explorer.model.steps import Op, Step

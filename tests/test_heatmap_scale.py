@@ -1,4 +1,4 @@
-"""Issue 33, item 7: attention heatmaps whose colours show the words. [CLS] reading itself holds most of
+"""Item 7: attention heatmaps whose colours show the words. [CLS] reading itself holds most of
 its row; were it to set the colour range, every word cell would be drawn near white. Special tokens are
 hidden by default (rows renormalised over the words), and when shown the range is set by the word cells;
 a caption says which."""

@@ -130,7 +130,7 @@ def test_a_job_thread_lowers_its_own_priority_and_not_the_servers(monkeypatch):
 
 
 def test_a_second_start_of_a_kind_the_session_already_runs_says_so_and_follows_the_first(monkeypatch):
-    """One job per session and kind (#31): a start refused because this session already has one (here started
+    """One job per session and kind: a start refused because this session already has one (here started
     behind the page's back, as by a run cut short) shows one line and that job's progress, and takes no place."""
     from explore_helpers import open_page
     from explorer.explain import whatif

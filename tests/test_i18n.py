@@ -241,7 +241,7 @@ def test_the_scans_find_a_literal():
 
 
 def test_vietnamese_spells_vector_one_way():
-    """Issue 33: "vectơ" in 24 messages and "vector" in 20 others. One spelling, the Vietnamese textbooks' "vectơ"
+    """Once "vectơ" in 24 messages and "vector" in 20 others. One spelling, the Vietnamese textbooks' "vectơ"
     (English code names such as `pooler_output` are not words of the text and stay as they are)."""
     import re
 

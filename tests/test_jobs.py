@@ -286,7 +286,7 @@ def test_a_label_audit_on_the_script_thread_ends_once_its_tab_is_gone(monkeypatc
     assert all(e == (True, "owner gone") for e in ended), ended  # no core kept for a closed tab
 
 
-# ---- fair shares (#31): one job per session and kind, a cap per client address, estimates by kind and size ----
+# ---- fair shares: one job per session and kind, a cap per client address, estimates by kind and size ----
 
 def _ending(*jobs_):
     for job in jobs_:

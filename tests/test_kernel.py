@@ -206,7 +206,7 @@ def test_every_hook_the_switch_needs_is_there():
 
 
 def test_batched_predictions_come_back_in_the_rows_order(tiny):
-    """predict_logits batches rows of similar length together (less padding, #33) and returns them in the
+    """predict_logits batches rows of similar length together (less padding) and returns them in the
     order given: each row's logits are its own, alone and unpadded, texts and sentence pairs alike."""
     ck = tiny["bert"]
     texts = ["a much longer sentence than the others in this little list of texts", "short", "mid length one",

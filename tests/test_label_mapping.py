@@ -78,7 +78,7 @@ def test_a_multi_label_swap_is_found_with_the_fix(emotions):
     good = label_report(read_csv(_csv(_emotions())), ck=emotions)
     assert good.problem_type == "multi_label_classification" and good.agreement == "macro_f1"
     assert "permuted_mapping" not in good.kinds and good.suggested_mapping == {} and good.accuracy_before > 0.8
-    # Issue 33: its config already says multi_label_classification: not told to set it, only the labels' form
+    # Its config already says multi_label_classification: not told to set it, only the labels' form
     (trap,) = [m for m in good.traps if "multi-label" in m]
     assert "already sets problem_type='multi_label_classification'" in trap and "set problem_type" not in trap
     assert any("multi-label: set problem_type" in m for m in label_report(read_csv(_csv(_emotions()))).traps)

@@ -50,8 +50,8 @@ def _installed_python(folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
     """The notebook run top to bottom in a fresh kernel started in a copy of examples/ (its outputs land there,
-    not in the checkout), on a venv with the project installed as `make setup` does, and no PYTHONPATH: issue 33
-    found its first cell failing there (ModuleNotFoundError: explorer) when only the repository root worked."""
+    not in the checkout), on a venv with the project installed as `make setup` does, and no PYTHONPATH: a
+    kernel started there must import explorer (ModuleNotFoundError when only the repository root worked)."""
     import nbformat
     from nbclient import NotebookClient
 

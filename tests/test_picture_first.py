@@ -1,4 +1,4 @@
-"""Issue 33, item 12, as a designer would: a page opens with its picture. Attributions shows its chart
+"""As a designer would: a page opens with its picture. Attributions shows its chart
 before any method note (the notes are in an expander after it); the Tokens page shows its heatmaps before
 the token table (in an expander after them)."""
 from streamlit.testing.v1 import AppTest

@@ -1,4 +1,4 @@
-"""The escaping rules of explorer.text.plain, one per surface, on the hostile payloads of issue #23,
+"""The escaping rules of explorer.text.plain, one per surface, on the hostile payloads,
 and every renderer's figure carrying no markup made from user text."""
 from __future__ import annotations
 

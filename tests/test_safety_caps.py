@@ -62,7 +62,7 @@ def test_flow_on_a_long_text_asks_first(tiny_root):
 
 
 def _titles(at) -> list[str]:
-    """Chart titles without the note on special tokens (#33: "(special tokens hidden, renormalised)")."""
+    """Chart titles without the note on special tokens ("(special tokens hidden, renormalised)")."""
     return [json.loads(c.proto.spec)["layout"]["title"]["text"].split(" (special tokens")[0]
             for c in at.get("plotly_chart")]
 

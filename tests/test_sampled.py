@@ -151,7 +151,7 @@ def test_page_offers_the_sampled_methods_and_states_their_noise(tiny_root):
     assert not at.exception, at.exception
     assert "Sampled: 64 random points on the path" in " ".join(c.value for c in at.caption)
     assert {m.label for m in at.metric} >= {"Σ attributions", "f(x) − f(baseline)"}  # its completeness, as lig's
-    # Issue 33: it warned "Not converged" on every text; a sampled method promises no completeness, so the gap
+    # It warned "Not converged" on every text; a sampled method promises no completeness, so the gap
     # is stated as information, not as a failure to converge
     assert not any("Not converged" in w.value for w in at.warning), [w.value for w in at.warning]
     assert any(i.value.startswith("Sampled, so no completeness is promised: here the scores add up to "

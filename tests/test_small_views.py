@@ -1,4 +1,4 @@
-"""Issue 19's smaller view fixes: the softmax box sums to 1 and counts text B, the mixing chart's
+"""The smaller view fixes: the softmax box sums to 1 and counts text B, the mixing chart's
 axis says cosine runs −1 to 1, the Logits page's true label starts at the prediction, "other…" with
 no path asks for one, and the faithfulness headers say which way is better in words."""
 import numpy as np

@@ -148,7 +148,7 @@ def test_soak_long_texts_every_page_whatif_and_max_finetune(browser):
         print(f"soak: every page: {watch.now():.0f} MB (peak {watch.peak:.0f})")
         # What-if edits: each edited text B is analysed and attributed.
         _go(second, "what-if")
-        # the changed text: the original beside it is shown disabled (#33)
+        # the changed text: the original beside it is shown disabled
         box = second.locator("[data-testid=stMain] [data-testid=stTextArea] textarea:not([disabled])").first
         for k in range(EDITS):
             box.fill(long_text(200 + k, 4_000))

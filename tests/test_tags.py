@@ -1,4 +1,4 @@
-"""Token data in, tag checks and token-head fine-tuning (issue 20): CoNLL and tokens/tags CSVs, subword
+"""Token data in, tag checks and token-head fine-tuning: CoNLL and tokens/tags CSVs, subword
 alignment, invalid BIO, a permuted tag map, one line for each bad input, and a fine-tuned token model
 that transformers' pipeline() loads and that gives back the tags it learnt."""
 import json
@@ -147,7 +147,7 @@ def test_tags_one_side_lacks_and_generic_names_are_reported(ner, tiny_root):
     unseen = next(i for i in report.issues if i.kind == "unseen_tags")
     assert unseen.detail == {"csv_only": ["B-GPE"], "checkpoint_only": ["B-LOC", "I-LOC"]}
     assert "CSV" not in unseen.message and "in the file only: B-GPE" in unseen.message  # not only CSVs hold tags
-    # Issue 33: valid BIO data that simply does not use some of the checkpoint's tags is not an issue, only a note
+    # valid BIO data that simply does not use some of the checkpoint's tags is not an issue, only a note
     fine = tag_report(read_tags(b"alice B-PER\nlives O\nin O\nparis B-LOC\n"), ck)
     assert "unseen_tags" not in fine.kinds and not fine.issues, fine.issues
     assert any("also has tags this file does not use (I-LOC): fine" in n for n in fine.notes), fine.notes

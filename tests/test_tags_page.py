@@ -1,4 +1,4 @@
-"""The Data page with token data (issue 20): a CoNLL upload gets the tag checks, not the sentence label
+"""The Data page with token data: a CoNLL upload gets the tag checks, not the sentence label
 report; a sentence checkpoint given it is one error line."""
 from streamlit.testing.v1 import AppTest
 

@@ -1,4 +1,4 @@
-"""Issue 19's teaching fixes: a quiz not passed by length, a pipeline chain and a handout that name the
+"""The teaching fixes: a quiz not passed by length, a pipeline chain and a handout that name the
 selected head, a handout chart without special tokens, and one Vietnamese word for "layer"."""
 import re
 
@@ -58,7 +58,7 @@ def test_quiz_page_shows_the_sessions_order_and_locks_first_answers():
     at.session_state[f"quiz_{q0.key}"] = q0.correct  # a changed answer (e.g. a stale browser tab)
     at.run()
     assert at.radio(key=f"quiz_{q0.key}").value == wrong
-    # Issue 33: locked, the answers are the first ones: one score, shown once
+    # Locked, the answers are the first ones: one score, shown once
     assert [(m.label, m.value) for m in at.metric] == [(t("quiz.first_score"), f"1/{len(lesson.QUIZ)}")]
     assert t("quiz.locked") in [c.value for c in at.caption]
     # unlocked, an answer can change; the first answers' score stays what the class first said

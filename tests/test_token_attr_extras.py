@@ -1,4 +1,4 @@
-"""Issue 33, token Attributions: the word view (the sentence page's word merge), the two downloads and the
+"""Token Attributions: the word view (the sentence page's word merge), the two downloads and the
 faithfulness table for the explained token, whose probability is read wherever deletions move it."""
 from __future__ import annotations
 

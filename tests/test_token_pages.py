@@ -1,4 +1,4 @@
-"""Issue 33, item 4: a token classifier is a first-class state on the pages built for a sentence classifier.
+"""Item 4: a token classifier is a first-class state on the pages built for a sentence classifier.
 Done here: Pipeline (no "each box below" without boxes), Pooled vector (every token's vector, the head applied
 to each) and Inside the encoder (the head read out per layer for a picked token, the attention views)."""
 from __future__ import annotations

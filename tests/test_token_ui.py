@@ -1,4 +1,4 @@
-"""Issue 20's UI gaps for token heads: the Attributions page explains one token (or an entity's token) of a
+"""The UI gaps for token heads: the Attributions page explains one token (or an entity's token) of a
 token classifier, with lig's completeness check and "every label at this token" as a grid; the Fine-tune
 page trains a token head on token data and the new model works on the Pipeline page; the Data page checks
 token data against a token checkpoint."""

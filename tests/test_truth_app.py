@@ -26,7 +26,7 @@ def test_unknown_token_is_flagged_unknown_not_special():
     at = open_page("tokens", text="I love my 🦄 today")
     table = at.dataframe[0].value
     unk = table[table["token"] == "[UNK]"]
-    kinds = [set(k.split(", ")) - {""} for k in table["kind"]]  # the flags, as one "kind" column (#33)
+    kinds = [set(k.split(", ")) - {""} for k in table["kind"]]  # the flags, as one "kind" column
     assert len(unk) == 1 and kinds[unk.index[0]] == {"unknown to the vocabulary"}
     assert "special" in kinds[0] and "special" in kinds[-1]
 

@@ -97,7 +97,7 @@ class LabeledData:
     text_pair_column: str | None = None
 
 
-@functools.lru_cache(maxsize=8)  # ~0.8 s of pandas per call, and the Data page asks on every run (#33)
+@functools.lru_cache(maxsize=8)  # ~0.8 s of pandas per call, and the Data page asks on every run
 def demo_csv(per_class: int, permuted: bool = False) -> bytes:
     """The demo tweets as CSV bytes; `permuted` renames the labels in a cycle, so the label report has
     a permuted mapping to find."""

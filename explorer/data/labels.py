@@ -75,7 +75,7 @@ class LabelReport(JsonResult):
 
 def _traps(kind: str, names: list[str], ck: Checkpoint | None = None) -> list[Message]:
     """The transformers pitfalls this data would hit; a checkpoint whose config already sets the multi-label
-    problem_type is told only what is left to get right (the labels' form), not to set it (#33)."""
+    problem_type is told only what is left to get right (the labels' form), not to set it."""
     traps = []
     if kind == ProblemType.REGRESSION:
         traps.append(Message("trap_regression"))

@@ -91,7 +91,7 @@ def checkpoint_target(value: str | float, data_type: str, ck: Checkpoint,
     name = parts[0]
     if permuted and permuted.get(name) in ck_labels and len(parts) == 1:
         # The data disagree with the names: explaining the checkpoint's own "positive" for a row whose
-        # "positive" it calls "neutral" would explain the wrong class, silently (#33).
+        # "positive" it calls "neutral" would explain the wrong class, silently.
         return Target(permuted[name], Message("target_permuted", label=name, mapped=permuted[name], name=ck.name))
     if permuted and permuted.get(name) in ck_labels:
         return Target(permuted[name], Message("target_first_permuted", label=name, mapped=permuted[name],

@@ -130,7 +130,7 @@ def tag_report(data: TagData, ck=None, max_predict: int = 2000, max_length: int 
         renames = {} if generic else name_matches(data.tag_names, ck_labels)
         extra = sorted(set(data.tag_names) - set(ck_labels) - set(renames))
         unused = sorted(set(ck_labels) - set(data.tag_names) - set(renames.values()))
-        # Only tags the checkpoint lacks are an issue: valid BIO data need not use every tag it knows (#33).
+        # Only tags the checkpoint lacks are an issue: valid BIO data need not use every tag it knows.
         if not generic and extra:
             issues.append(Issue("unseen_tags", Message("issue_unseen_tags", file_only=", ".join(extra), name=ck.name,
                                                        checkpoint_only=", ".join(unused) or "—"),

@@ -15,7 +15,7 @@ collected would keep a core busy and a slot taken; instead a job whose owner has
 `grace` seconds is told to stop, and its slot is freed when its thread ends. Each end is logged on
 one line ("job ended ..."), which is how the browser test sees the slot come back.
 
-Fair shares (issue #31): a session (an owner) has at most one job of a kind running or waiting, and a
+Fair shares: a session (an owner) has at most one job of a kind running or waiting, and a
 client address at most HEAD_EXPLORER_CLIENT_JOBS of them (0: no cap); a start past either is refused
 (Refused, naming the job it already has) instead of taking another place. A job that was asked to stop
 no longer counts: it is ending. Estimates come from finished jobs of the same kind and variant (a
