@@ -29,7 +29,6 @@ from explorer.model import checkpoints, heads  # noqa: E402
 from explorer.model.analysis import MAX_TEXT_CHARS  # noqa: E402
 from explorer.plots.common import PRESENTER_FONT, PRESENTER_TITLE  # noqa: E402
 from explorer.runtime.session_models import freeze_long_lived  # noqa: E402
-from explorer.teach import links  # noqa: E402
 from explorer.ui import t  # noqa: E402
 
 ui.boot()  # once per process (later runs skip it): torch's threads, the server's reporter, the widget gate
@@ -61,8 +60,8 @@ h3[id^=lesson-step] {scroll-margin-top: 4.5rem;}
 """ % (PRESENTER_FONT, PRESENTER_TITLE)
 SCROLL_TOP = """<script>setTimeout(() => document.querySelectorAll("[data-testid=stMain], [data-testid=stAppViewContainer]")
   .forEach(e => e.scrollTo(0, 0)), 60)</script>"""
+link = ui.read_shared_link()  # read on every run, which takes the gate's note of a dropped query every run
 if "_link_notes" not in ss:  # a session's first run: what the link it came by asks for (teach.links)
-    link = links.read_link({k: st.query_params[k] for k in st.query_params})
     ss.update(link.as_dict())
     ss["_link_notes"] = link.notes
 ss.setdefault("lang", "en")
@@ -77,7 +76,8 @@ ss.setdefault("checkpoint_other", "")
 
 def _sidebar() -> None:
     with st.sidebar:
-        st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get, **ui.sticky("lang"))
+        st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get,
+                     **ui.sticky("lang", "en", options=i18n.LANGUAGES))
         choices = list(checkpoints.REGISTRY) + ui.session_checkpoint_names() + [ui.OTHER]
         if ss["checkpoint"] not in choices:  # e.g. a session model is gone
             ss["checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
@@ -87,7 +87,8 @@ def _sidebar() -> None:
         if ss["checkpoint"] == ui.OTHER:
             st.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint",
                           **ui.sticky("checkpoint_other"))
-        st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"), **ui.sticky("head"))
+        st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"),
+                     **ui.sticky("head", "own", options=heads.KINDS))
         st.text_area(t("app.text"), height=110, max_chars=MAX_TEXT_CHARS, **ui.sticky("text"))
         if ss["lang"] != "en":  # the example stays English: the built-in models only read English
             st.caption(t("app.text_english"))
@@ -150,7 +151,6 @@ nav = st.navigation([
 if booting:
     boot.empty()  # the navigation now has its titles
 ui.show_evictions()  # a fine-tuned model dropped to stay within the memory bounds
-for note in ss.pop("_link_notes", None) or ():  # shown once, on the page the link opened
-    st.info(t(note.key, **note.kwargs()), icon=":material/link:")
+ui.show_link_notes(ss.pop("_link_notes", None) or ())  # shown once, on the page the link opened
 ss["_link_notes"] = ()
 ui.run_guarded(nav.run)  # one translated line for any unexpected error, never a traceback

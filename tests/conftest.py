@@ -380,10 +380,13 @@ def pick_folder_checkpoint(pg, folder) -> None:
     wait_idle(pg)
 
 
-def open_link(browser, url: str, idle: bool = True):
+def open_link(browser, url: str, idle: bool = True, requests: list | None = None):
     """(context, page): a new context whose first request is `url`. Not `idle`: only until the page's title
-    is drawn. A "Page not found" answer is sent before the page runs, so a dialog would be there by then."""
+    is drawn. A "Page not found" answer is sent before the page runs, so a dialog would be there by then.
+    `requests`, if given, collects the URL of every request the context makes, from the first."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    if requests is not None:
+        ctx.on("request", lambda r: requests.append(r.url))
     pg = ctx.new_page()
     pg.set_default_timeout(90_000)
     pg.goto(url)

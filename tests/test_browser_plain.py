@@ -16,8 +16,9 @@ import json
 import pytest
 
 from explorer.text import i18n
+from explorer.text.plain import WORD_JOINER
 
-from conftest import _free_port, open_app, wait_idle
+from conftest import _free_port, open_app, open_link, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -176,6 +177,35 @@ def test_every_page_keeps_user_text_plain(browser, hostile):
                 assert f"'{FORMULA}" in [row[2] for row in rows]
             bad += _check(pg, slug, origin)
             assert UNEXPECTED not in pg.locator("[data-testid=stMain]").inner_text(), slug  # the page really ran
+    finally:
+        ctx.close()
+    assert bad == [], "\n".join(bad)
+    outside = [u for u in requests if not u.startswith((origin + "/", "data:", "blob:", "about:"))]
+    assert outside == [], outside
+
+
+HOSTILE_LINKS = {  # each value fits the 40 characters a note quotes
+    "lang": [f"![x]({URL}/lang.png)", f"<img src={URL}/i.png>"],
+    "checkpoint": [f"[Sign in]({URL}/phish)", f"<a href={URL}/p>Go</a>"],
+    "lock": [f"![l]({URL}/lock.png)", f"[Sign in]({URL}/lock)"],
+}
+
+
+@pytest.mark.parametrize("param, value", [(p, v) for p, values in HOSTILE_LINKS.items() for v in values])
+def test_a_shared_links_notes_are_plain_text(browser, app_url, param, value):
+    """A link's bad value is quoted in its note: shown as typed, never a live link, an image or HTML, and
+    nothing is fetched from outside the app."""
+    from urllib.parse import urlencode
+
+    assert len(value) <= 40  # quoted whole: the live link or image would be whole too
+    origin = app_url.rstrip("/")
+    requests = []
+    ctx, pg = open_link(browser, f"{origin}/?{urlencode({param: value})}", requests=requests)
+    try:
+        note = pg.locator("[data-testid=stAlert]").filter(has_text="link")
+        assert value in note.first.inner_text().replace(WORD_JOINER, "")  # quoted as typed
+        assert note.locator("a, img").count() == 0
+        bad = _check(pg, f"?{param}={value}", origin)
     finally:
         ctx.close()
     assert bad == [], "\n".join(bad)

@@ -74,3 +74,13 @@ def test_a_vietnamese_locked_quiz_link_in_a_fresh_context(browser, app_url):
         assert first.locator("input").first.is_disabled()  # the first answer stays
     finally:
         ctx.close()
+
+
+def test_a_query_string_the_server_dropped_is_a_note_in_both_languages():
+    """Streamlit drops a query string past its limit before the session sees any of it (explorer/ui/gate.py
+    notes it); the link's reader then names it, and sets nothing."""
+    link = read_link({}, dropped=(600_013, 524_288))
+    assert link.as_dict() == {} and [n.key for n in link.notes] == ["links.query_dropped"]
+    for lang in ("en", "vi"):
+        line = t("links.query_dropped", lang, **link.notes[0].kwargs())
+        assert "600,013" in line and "524,288" in line and "\n" not in line

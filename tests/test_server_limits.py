@@ -8,12 +8,15 @@ import math
 
 import pytest
 import requests
+from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from bench.ws_client import Session, run_apart
 from conftest import serve_app
 from explorer.model.analysis import MAX_TEXT_CHARS
+from explorer.teach.lesson import QUIZ
 from explorer.text import i18n
+from explorer.text.plain import markdown as plain
 
 pytestmark = pytest.mark.server
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -125,3 +128,63 @@ def test_an_upload_past_the_limit_is_refused_before_it_is_read(url):
         assert (await s.run()).errors == []
 
     _go(url, steps)
+
+
+@pytest.mark.parametrize("page, key, value, reason", [
+    (None, "seed", dict(string_value="abc"), "input_wrong_type"),
+    (None, "text", dict(int_value=5), "input_wrong_type"),
+    ("fine-tune", "ft_lr_head", dict(double_value=1e-3), "input_wrong_type"),
+    ("attention", "tokens_layer", dict(string_value="abc"), "input_not_an_option"),
+    ("attention", "tokens_layer", dict(string_value="99"), "input_not_an_option"),
+    ("review-quiz", f"quiz_{QUIZ[0].key}", dict(string_value="no such answer"), "input_not_an_option"),
+])
+def test_a_value_its_widget_does_not_take_is_one_line_and_the_session_goes_on(url, page, key, value, reason):
+    """Streamlit stores a value of another type, or an option its widget lacks, as it came; the page's code
+    then failed on every later run of that page. The gate refuses it: one line, and the next run works."""
+    async def steps(s):
+        await s.run(page)
+        _set(s, key, **value)
+        _one_line(await s.run(), T(f"errors.{reason}", widget=key))
+        del s.values[s.widgets[key]]  # as a browser would, which shows the value the session kept
+        assert (await s.run()).errors == []
+
+    _go(url, steps)
+
+
+def _first_run(url: str, query: str, then=None):
+    """The infos of a fresh session's first run, whose address has `query`; `then(s)` after it, if given."""
+    async def main():
+        s = Session(url)
+        await s.connect()
+        try:
+            first = await s.run(query=query)
+            return first, (await then(s) if then is not None else None)
+        finally:
+            await s.close()
+
+    return run_apart(main)
+
+
+def test_a_link_too_long_for_the_server_is_a_note(url):
+    """Streamlit drops a query string past 512 Ki characters whole, without a word; the app says so."""
+    query = "lang=vi&text=" + "a" * 600_000
+    first, _ = _first_run(url, query)
+    assert first.errors == []
+    assert plain(T("links.query_dropped", chars=len(query), limit=512 * 1024)) in first.infos, first.infos
+    shorter, _ = _first_run(url, "text=" + "a" * 200_000)  # arrives, and is cut at the sidebar's limit
+    assert [i for i in shorter.infos if "200,000" in i or "200000" in i], shorter.infos
+
+
+def test_a_clients_clear_cache_clears_nothing(url):
+    """Streamlit answers a client's clear_cache by emptying every session's caches and the sender's state;
+    the server ignores it (and logs it): the session keeps its state, so its link's note is not shown again."""
+    async def then(s):
+        msg = BackMsg()
+        msg.clear_cache = True
+        await s.ws.send(msg.SerializeToString())
+        return await s.run(query="lang=fr")
+
+    first, after = _first_run(url, "lang=fr", then)
+    note = plain(T("links.bad_lang", value="fr", choices="en, vi"))
+    assert note in first.infos, first.infos
+    assert after.errors == [] and note not in after.infos, after.infos

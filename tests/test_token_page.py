@@ -14,6 +14,7 @@ from explorer.model.checkpoints import load_checkpoint
 from explorer.model.heads import build_head
 from explorer.model.token_analysis import analyze_tokens
 from explorer.text import i18n
+from explorer.text.plain import markdown as plain
 
 from conftest import ROOT, open_app, wait_idle
 
@@ -110,7 +111,8 @@ def test_lesson_step_8_uses_the_real_token_head(token_checkpoint):
     (rows,) = [d.value for d in at.dataframe if vectors in d.value.columns]
     assert rows[vectors].tolist() == [1, len(a.tokens)]
     caption = " ".join(c.value for c in at.caption)
-    assert all(f"{tok}/{tag}" in caption for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp)
+    # every token with its tag, in order, as plain text (tokens are the visitor's text)
+    assert plain(" ".join(f"{tok}/{tag}" for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp)) in caption
 
 
 @pytest.mark.browser

@@ -3,7 +3,9 @@
 `?lang=vi` (or `en`) picks the language, `?checkpoint=` one of the registry's names (never a folder or a hub
 id: a link must not make the server load something), `?text=` the sidebar's text (cut at the sidebar's
 limit), `?lock=1` (or `0`) the quiz's lock-answers mode. A bad value is ignored and named in a note; a
-parameter this module does not know is left alone (Streamlit's own, `?embed=true`, or a page's).
+parameter this module does not know is left alone (Streamlit's own, `?embed=true`, or a page's). A query
+string past Streamlit's own limit (512 Ki characters) never arrives: the server drops it whole, and the
+note says so, as the link's text was the likeliest part to make it that long.
 """
 from __future__ import annotations
 
@@ -42,10 +44,13 @@ def _shown(value: str, width: int = 40) -> str:
     return value if len(value) <= width else value[: width - 1] + "…"
 
 
-def read_link(params: Mapping[str, str]) -> Link:
-    """The settings a link's query parameters ask for; every bad value a note, never an error."""
+def read_link(params: Mapping[str, str], dropped: tuple[int, int] | None = None) -> Link:
+    """The settings a link's query parameters ask for; every bad value a note, never an error.
+    `dropped`: (its length, the limit) of a query string the server dropped before the session saw it."""
     settings: list[tuple[str, object]] = []
     notes: list[LinkNote] = []
+    if dropped is not None:
+        notes.append(LinkNote("links.query_dropped", (("chars", dropped[0]), ("limit", dropped[1]))))
     if (lang := params.get("lang")) is not None:
         if lang in LANGUAGES:
             settings.append(("lang", lang))

@@ -23,11 +23,20 @@ T = TypeVar("T")
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def shared_checkpoint(name: str, seed: int) -> checkpoints.Checkpoint:
+def _loaded(name: str) -> checkpoints.Checkpoint:
     # HEAD_EXPLORER_DEVICE (default auto: cuda, then mps, then cpu); a device not here is one line on the page.
-    loaded = checkpoints.load_checkpoint(name, seed=seed, device=device.app_device())
+    loaded = checkpoints.load_checkpoint(name, seed=checkpoints.DEFAULT_SEED, device=device.app_device())
     freeze_long_lived()  # the model lives as long as the process: out of the per-run collection
     return loaded
+
+
+# One load per name, whatever the sidebar's seed: a seed draws only the weights the checkpoint's files lack,
+# and each seed's copy shares every other tensor with the loaded one (checkpoints.reseeded): a visitor trying
+# seeds adds heads, not models, which no budget would count (the model budget counts fine-tuned models only).
+@st.cache_resource(show_spinner=False, max_entries=32)
+def shared_checkpoint(name: str, seed: int) -> checkpoints.Checkpoint:
+    base = _loaded(name)
+    return base if seed == checkpoints.DEFAULT_SEED else checkpoints.reseeded(base, seed)
 
 
 def checkpoint(name: str, seed: int = 0) -> checkpoints.Checkpoint:

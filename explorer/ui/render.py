@@ -1,7 +1,7 @@
 """Drawing on a page: user text kept literal, errors as one translated line, tables, charts, column headers."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 import streamlit as st
@@ -9,6 +9,7 @@ import streamlit as st
 from explorer.model.heads import POOLING
 from explorer.plots.common import presenter
 from explorer.model.problem import Prediction, prediction_text
+from explorer.teach import links
 from explorer.text.errors import ExplorerError
 from explorer.ui import gate
 from explorer.text.plain import markdown as plain  # user text in Markdown: the one rule, in explorer.text.plain
@@ -85,10 +86,30 @@ def show_evictions() -> None:
         st.info(t(f"safety.evicted_{why}", name=plain(name), n=MODELS.per_owner, mb=MODELS.budget_bytes // 2**20))
 
 
-def show_refused() -> None:
-    """One line per widget value the server refused for this session (explorer/ui/gate.py)."""
+def _session_id() -> str | None:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
-    for r in gate.take(ctx.session_id) if ctx is not None else ():
+    return ctx.session_id if ctx is not None else None
+
+
+def show_refused() -> None:
+    """One line per widget value the server refused for this session (explorer/ui/gate.py)."""
+    sid = _session_id()
+    for r in gate.take(sid) if sid is not None else ():
         st.error(plain(t(f"errors.{r.reason}", widget=r.key, **dict(r.fields))))
+
+
+def read_shared_link() -> links.Link:
+    """What the link this session came by asks for (explorer/teach/links.py), with a note where the server
+    dropped its query string for its size (the gate saw it; st.query_params is then empty)."""
+    sid = _session_id()
+    dropped = gate.take_dropped_query(sid) if sid is not None else None
+    return links.read_link({k: st.query_params[k] for k in st.query_params}, dropped)
+
+
+def show_link_notes(notes: Iterable[links.LinkNote]) -> None:
+    """A shared link's notes, each one line of plain text: their values come from the link, which anyone can
+    write and forward, so none of it may become a live link, an image that fetches, or HTML."""
+    for note in notes:
+        st.info(plain(t(note.key, **note.kwargs())), icon=":material/link:")

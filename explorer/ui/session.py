@@ -12,7 +12,7 @@ import hashlib
 import uuid
 import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import streamlit as st
 from streamlit.logger import get_logger
@@ -200,7 +200,7 @@ def other_is_empty() -> bool:
 _STICKY = "_sticky_keys"  # the widget keys sticky() was asked to keep, for keep_widgets()
 
 
-def sticky(key: str, default=None) -> dict:
+def sticky(key: str, default=None, options: Iterable | None = None) -> dict:
     """Widget kwargs (`key=`) for a widget whose value is kept across reruns, page switches and
     language switches: the one widget-persistence mechanism.
 
@@ -210,12 +210,23 @@ def sticky(key: str, default=None) -> dict:
     the value the user's own: it survives both. `default` is the first value: pass it here, not to
     the widget, which would warn that its value was also set through session state. Not for buttons,
     uploaders, editors or charts, whose keys cannot be set.
+
+    `options`, for a choice widget: a kept value that is not one of them (another model's layer, a value a
+    link or an older run left) is dropped before the widget or the page reads it, and `default` (or the
+    widget's own first choice) stands in: a page's code compares the value with its options.
     """
     ss = st.session_state
     ss.setdefault(_STICKY, set()).add(key)
+    if options is not None and key in ss and not _is_option(ss[key], options):
+        del ss[key]
     if default is not None:
         ss.setdefault(key, default)
     return {"key": key}
+
+
+def _is_option(value, options: Iterable) -> bool:
+    # Same type too: True == 1 and 1.0 == 1, but a selectbox of ints shows neither as one of its options.
+    return any(type(value) is type(o) and value == o for o in options)
 
 
 def keep_widgets() -> None:

@@ -64,7 +64,8 @@ def draw_label_target(a: Analysis) -> AttributionTarget:
         ss["attr_target"] = a.labels.index(want.label) if want.label in a.labels else -1
         ss["attr_target_note"] = (text, ss["attr_target"], want.note)  # kept past the rerun that follows a run
     # Sticky: re-sent each run, so the browser redraws "predicted (…)" for this text's prediction.
-    target = st.selectbox(t("attributions.target"), [-1] + list(range(len(a.labels))), **sticky("attr_target", -1),
+    targets = [-1, *range(len(a.labels))]
+    target = st.selectbox(t("attributions.target"), targets, **sticky("attr_target", -1, options=targets),
                           format_func=lambda i: t("attributions.predicted", label=ui.prediction(a.predicted))
                           if i < 0 else a.labels[i])
     note = ss.get("attr_target_note")
@@ -83,7 +84,8 @@ def draw_token_target(a: TokenAnalysis) -> AttributionTarget:
     token = choices[c1.selectbox(t("tokenhead.attr_token"), list(choices), key="attr_token_pick")]
     # Sticky: its value is re-sent each run, so the browser redraws "its tag (…)" for the token explained now; a
     # plain keyed selectbox keeps showing the option's text from when it was chosen (another token's tag).
-    label = c2.selectbox(t("attributions.target"), [-1, *range(len(a.labels))], **sticky("attr_token_label", -1),
+    targets = [-1, *range(len(a.labels))]
+    label = c2.selectbox(t("attributions.target"), targets, **sticky("attr_token_label", -1, options=targets),
                          format_func=lambda k: t("tokenhead.attr_tag", label=a.tags[token]) if k < 0 else a.labels[k])
     return AttributionTarget(int(a.predicted[token]) if label < 0 else int(label), token)
 

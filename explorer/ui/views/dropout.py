@@ -40,7 +40,8 @@ def draw_dropout(a: Analysis | PickedToken) -> None:
         return
     which = 0
     if len(where) > 1:
-        which = st.radio(t("dropout.which"), range(len(where)), **ui.sticky("dropout_which"), horizontal=True,
+        which = st.radio(t("dropout.which"), range(len(where)), **ui.sticky("dropout_which", options=range(len(where))),
+                         horizontal=True,
                          format_func=lambda i: f"#{i + 1}")
     sample = dropout.mask_sample(hd, a.hidden_states[-1], p, seed, min(which, len(where) - 1),
                                  token_ids=a.token_ids)

@@ -50,15 +50,12 @@ def draw_attention_views(a) -> None:
     ss = st.session_state
     st.subheader(t("encoder.headview_title"))
     n_layers, n_heads = a.attentions.shape[:2]
-    if ss.get("encoder_layer", 0) > n_layers:
-        ss["encoder_layer"] = n_layers
-    if ss.get("encoder_head", "all") != "all" and ss["encoder_head"] >= n_heads:
-        ss["encoder_head"] = "all"
-    ss.setdefault("encoder_layer", n_layers)
     ss.setdefault("encoder_hide_special", True)  # [CLS] and [SEP] would take most of every row
     c1, c2, c3 = st.columns(3)
-    layer = c1.selectbox(t("encoder.layer"), range(1, n_layers + 1), **sticky("encoder_layer"))
-    head = c2.selectbox(t("encoder.head"), ["all", *range(n_heads)], **sticky("encoder_head"),
+    # A kept layer or head this model lacks (another model's) starts over.
+    layers, head_choices = list(range(1, n_layers + 1)), ["all", *range(n_heads)]
+    layer = c1.selectbox(t("encoder.layer"), layers, **sticky("encoder_layer", n_layers, options=layers))
+    head = c2.selectbox(t("encoder.head"), head_choices, **sticky("encoder_head", "all", options=head_choices),
                         format_func=lambda h: t("encoder.all_heads") if h == "all" else str(h))
     hide = c3.toggle(t("encoder.hide_special"), **sticky("encoder_hide_special"))
     view = encoder.head_view(a, layer, None if head == "all" else head, hide)

@@ -77,11 +77,11 @@ def draw_settings(src: DataSource, tagged: bool) -> tuple[dict, str]:
     sel = selection()
     c1, c2, c3 = st.columns(3)
     mode = c1.radio(t("finetune.mode"), ["head", "full"], format_func=lambda m: t(f"finetune.mode_{m}"),
-                    **sticky("ft_mode", "head"))
+                    **sticky("ft_mode", "head", options=("head", "full")))
     epochs = c2.number_input(t("finetune.epochs"), 1, 500, **sticky(f"ft_epochs_{mode}", 30 if mode == "head" else 3))
     # Learning rates live on a log scale: each step moves along 1-2-5 (a number stepper adds a constant).
     lr = c3.select_slider(t("finetune.lr"), LEARNING_RATES, format_func=lambda v: f"{v:.0e}",
-                          **sticky(f"ft_lr_{mode}", 1e-3 if mode == "head" else 5e-5))
+                          **sticky(f"ft_lr_{mode}", 1e-3 if mode == "head" else 5e-5, options=LEARNING_RATES))
     c4, c5, c6 = st.columns(3)
     batch = c4.number_input(t("finetune.batch"), 1, 512, **sticky("ft_batch", 32))
     max_len = c5.number_input(t("finetune.max_length"), 8, 512, **sticky("ft_max_length", 128))

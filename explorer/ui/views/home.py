@@ -121,9 +121,9 @@ def _draw_token_pipeline(a: TokenAnalysis) -> None:
         st.warning(t("tokenhead.truncated", n=a.truncated_tokens, limit=a.max_length))
     left, right = st.columns(2)
     view = left.radio(t("tokenhead.view"), ("entities", "tokens"), horizontal=True,
-                      format_func=lambda v, lg=lang(): i18n.t(f"tokenhead.view_{v}", lg), **sticky("tokenhead_view", "entities"))
+                      format_func=lambda v, lg=lang(): i18n.t(f"tokenhead.view_{v}", lg), **sticky("tokenhead_view", "entities", options=("entities", "tokens")))
     strategy = right.selectbox(t("tokenhead.aggregation"), AGGREGATIONS, help=t("tokenhead.aggregation_help"),
-                               **sticky("tokenhead_aggregation", a.aggregation))
+                               **sticky("tokenhead_aggregation", a.aggregation, options=AGGREGATIONS))
     found = a.entities[strategy]
     if view == "entities":
         st.html(entity_html(a.text, found, a.labels, t("tokenhead.legend"), t("tokenhead.no_entities")))

@@ -201,8 +201,8 @@ def _draw_token_lesson(a: TokenAnalysis) -> None:
     draw_chart(lesson_plots.token_label_heatmap(a.logits, a.shown, a.labels, t("tokenhead.lesson_heatmap_title"),
                                            t("lesson.panel.token"), t("tokenhead.label_axis"),
                                            t("tokenhead.logit_axis")), "lesson_real_tokens")
-    st.caption(t("tokenhead.lesson_tags", tags=" ".join(
-        f"{tok}/{tag}" for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp)))
+    st.caption(t("tokenhead.lesson_tags", tags=plain(" ".join(  # tokens and tags: the text's and the model's
+        f"{tok}/{tag}" for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp))))
 
 
 def _head_sizes() -> list[tuple[str, int]]:

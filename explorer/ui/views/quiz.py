@@ -28,9 +28,10 @@ def draw_quiz() -> None:
             ss[f"quiz_{q.key}"] = first[q.key]
         # values are the catalog's option indices, shown in this session's order; sticky: an answer
         # survives a visit to the live panel ("See it live") and back
-        choice = st.radio(t("quiz.check"), lesson.option_order(n, ss["quiz_seed"]), index=None, disabled=locked,
+        order = lesson.option_order(n, ss["quiz_seed"])
+        choice = st.radio(t("quiz.check"), order, index=None, disabled=locked,
                           format_func=lambda i, o=options: o[i], on_change=_record, args=(q.key,),
-                          **sticky(f"quiz_{q.key}"))
+                          **sticky(f"quiz_{q.key}", options=order))
         if choice is not None:
             answers[q.key] = choice
             first.setdefault(q.key, choice)  # also an answer set without a click (AppTest, a restored value)

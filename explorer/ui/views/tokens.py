@@ -50,13 +50,10 @@ def _draw_cls_attention(a: Analysis) -> None:
     if flow:  # until the flow is there (asked first, in line, running) the page draws without it
         a = _with_flow(a) or a
     n_layers, n_heads = a.attentions.shape[:2]
-    if ss.get("tokens_layer", 0) > n_layers:
-        ss["tokens_layer"] = n_layers
-    ss.setdefault("tokens_layer", n_layers)
-    if ss.get("tokens_head", "all") != "all" and ss["tokens_head"] >= n_heads:
-        ss["tokens_head"] = "all"
-    layer = c1.selectbox(t("tokens.layer"), range(1, n_layers + 1), **ui.sticky("tokens_layer"))
-    head = c2.selectbox(t("tokens.head"), ["all", *range(n_heads)], **ui.sticky("tokens_head"),
+    # A kept layer or head this model lacks (another model's, or a value sent past the widget) starts over.
+    layers, heads = list(range(1, n_layers + 1)), ["all", *range(n_heads)]
+    layer = c1.selectbox(t("tokens.layer"), layers, **ui.sticky("tokens_layer", n_layers, options=layers))
+    head = c2.selectbox(t("tokens.head"), heads, **ui.sticky("tokens_head", "all", options=heads),
                         format_func=lambda h: t("tokens.all_heads") if h == "all" else str(h))
     if a.truncated_tokens:
         st.warning(tn("tokens.truncated", a.truncated_tokens, max=a.max_length))
