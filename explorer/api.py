@@ -111,7 +111,7 @@ _OPTIONS = {
     "batch_size": lambda f, v: _whole(f, "batch_size", v, COUNTS, optional=True),
     "progress": lambda f, v: _check(v is None or callable(v), f, "progress", v, "a function or None"),
 }
-_MANY_OPTIONS = ("quantity", "baseline", "n_steps", "tolerance", "batch_size", "dtype", "progress")
+_MANY_OPTIONS = ("quantity", "baseline", "n_steps", "window", "tolerance", "batch_size", "dtype", "progress")
 _ONE_OPTIONS = tuple(k for k in _OPTIONS if k != "batch_size")
 
 

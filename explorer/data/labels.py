@@ -131,7 +131,8 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
         big, small = max(counts, key=counts.get), min(counts, key=counts.get)
         issues.append(Issue("imbalance", Message("issue_imbalance", big=big, n_big=counts[big], small=small,
                                                  n_small=counts[small])))
-    ints = [int(n) for n in names if n.lstrip("-").isdigit()]
+    # An id fits int64; a longer run of digits is a name (past 4,300 digits int() raises).
+    ints = [int(n) for n in names if n.lstrip("-").isdigit() and len(n) <= 19]
     if kind == ProblemType.SINGLE and ints and len(ints) == len(names):
         ids = sorted(ints)
         if ids[0] == 1 or ids != list(range(ids[0], ids[0] + len(ids))):
