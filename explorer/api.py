@@ -78,6 +78,14 @@ def _text(function: str, argument: str, value, optional: bool = False) -> str | 
     return value
 
 
+def _items(value) -> list | None:
+    """A list of `value`'s items where it is a collection (list, tuple, array, Series, set, range), else None:
+    a string is one value, not its characters."""
+    if isinstance(value, (list, tuple, np.ndarray, pd.Series, pd.Index, set, frozenset, range)):
+        return list(value)
+    return None
+
+
 def _columns(function: str, **names) -> None:
     """Column-name arguments: each a string, or None to guess."""
     for argument, value in names.items():
@@ -211,24 +219,23 @@ def attribute_many(ck: Checkpoint, texts: list[str], method: str = "lig", target
     explorer.explain.batched.attribute_many (quantity, baseline, n_steps, tolerance, batch_size, dtype)."""
     ck = _checked(ck)
     f = "attribute_many"
-    _check(isinstance(texts, (list, tuple)) and all(isinstance(t, str) for t in texts), f, "texts", texts,
-           "a list of strings")
+    items = _items(texts)
+    _check(items is not None and all(isinstance(t, str) for t in items), f, "texts", texts, "a list of strings")
     _text(f, "method", method)
-    if isinstance(target, (list, tuple)):
-        _check(len(target) == len(texts), f, "target", target, "one label per text")
-        for one in target:
-            _target(f, ck, one)
-    else:
+    targets = _items(target)
+    if targets is None:
         _target(f, ck, target)
+    else:
+        _check(len(targets) == len(items), f, "target", target, "one label per text")
+        target = [_target(f, ck, one) for one in targets]
     _head_arg(f, head)
-    if text_pairs is not None:
-        _check(isinstance(text_pairs, (list, tuple)) and len(text_pairs) == len(texts)
-               and all(p is None or isinstance(p, str) for p in text_pairs), f, "text_pairs", text_pairs,
-               "None or one string (or None) per text")
+    pairs = _items(text_pairs)
+    _check(text_pairs is None or (pairs is not None and len(pairs) == len(items)
+                                  and all(p is None or isinstance(p, str) for p in pairs)),
+           f, "text_pairs", text_pairs, "None or one string (or None) per text")
     _whole(f, "seed", seed, SEEDS)
     _options(f, options, _MANY_OPTIONS)
-    return batched.attribute_many(ck, _head(ck, head, seed), list(texts), method, target, text_pairs=text_pairs,
-                                  **options)
+    return batched.attribute_many(ck, _head(ck, head, seed), items, method, target, text_pairs=pairs, **options)
 
 
 def _table(df) -> Table:
@@ -321,15 +328,15 @@ def explain_data(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, labe
     ck = _checked(ck)
     f = "explain_data"
     _columns(f, text=text, label=label, text_pair=text_pair, rationale=rationale)
-    methods = (methods,) if isinstance(methods, str) else methods
-    _check(isinstance(methods, (list, tuple)) and len(methods) > 0 and all(isinstance(m, str) for m in methods),
-           f, "methods", methods, "a method's name or a list of them")
+    names = [methods] if isinstance(methods, str) else _items(methods)
+    _check(bool(names) and all(isinstance(m, str) for m in names), f, "methods", methods,
+           "a method's name or a list of them")
     _whole(f, "max_rows", max_rows, COUNTS, optional=True)
     _head_arg(f, head)
     _whole(f, "seed", seed, SEEDS)
-    _check(isinstance(flagged, (list, tuple, np.ndarray, set, frozenset, range)), f, "flagged", flagged,
-           "a list of row numbers")
-    for row in flagged:
-        _whole(f, "flagged", row, (0, COUNTS[1]))
+    rows = _items(flagged)
+    _check(rows is not None, f, "flagged", flagged, "a list of row numbers")
+    flagged = [_whole(f, "flagged", row, (0, COUNTS[1])) for row in rows]
+    methods = tuple(names)
     return explain_table(ck, _head(ck, head, seed), _table(df), text, label, text_pair, rationale, methods,
                          flagged=flagged, seed=seed, max_rows=max_rows)
