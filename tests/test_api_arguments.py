@@ -83,7 +83,7 @@ def test_every_hostile_argument_is_one_explorer_error_line(base, function, argum
     start = time.perf_counter()
     with pytest.raises(ExplorerError) as err:
         getattr(explorer, function)(**{**base[function], argument: value})
-    assert time.perf_counter() - start < 10  # refused before work (n_steps=10**9 ran 93 s into a MemoryError)
+    assert time.perf_counter() - start < 10  # refused before any work
     text = str(err.value)
     assert text and "\n" not in text and len(text) < 400, text
 

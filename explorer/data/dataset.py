@@ -196,7 +196,7 @@ def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, name:
     name = name or shown
     text, encoding, notes = decode_text(data, name)
     delim = _sniff_delimiter(text)
-    try:  # the header's width before pandas reads a row: 100,000 columns once took two minutes a run
+    try:  # the header's width before pandas reads a row: parsing a very wide table is the cost being capped
         check_columns(len(next(csv.reader(io.StringIO(text, newline=""), delimiter=delim), [])), name)
     except csv.Error as err:
         raise DataError("data_malformed", name=name, detail=str(err).strip().splitlines()[0]) from None
@@ -234,7 +234,7 @@ def checked_table(frame: pd.DataFrame, name: str, max_rows: int = MAX_ROWS, head
         raise DataError("data_too_many_rows", name=name, limit=f"{max_rows:,}")
     names = [str(c).strip() for c in (frame.columns if header is None else header)]
     check_columns(max(len(names), len(frame.columns)), name)
-    twice = sorted(c for c, k in Counter(names).items() if k > 1)  # one pass: names.count was quadratic
+    twice = sorted(c for c, k in Counter(names).items() if k > 1)  # one pass: linear in the columns
     if twice:  # two columns of one name: which one "text" means would be a guess
         raise DataError("csv_duplicate_columns", name=name, columns=", ".join(twice))
     frame.columns = [str(c).strip() for c in frame.columns]
@@ -252,8 +252,8 @@ def check_columns(n: int, name: str) -> None:
 
 
 def _check_cells(frame: pd.DataFrame, name: str) -> None:
-    """Refuse a cell longer than HEAD_EXPLORER_CELL_CHARS, before anything tokenizes it: one 40 MB cell
-    took a server past 8 GB in the label report, where the 5,000-word cap (prepare) never looked."""
+    """Refuse a cell longer than HEAD_EXPLORER_CELL_CHARS, before anything tokenizes it: the label report and
+    the library's checks read every cell, and the 5,000-word cap (prepare) applies only to training data."""
     limit = env_config().cell_chars
     cells = frame.to_numpy(dtype=object).ravel()  # (rows * columns,) row by row
     lengths = np.fromiter((len(v) if isinstance(v, str) else 0 for v in cells), np.int64, len(cells))

@@ -284,9 +284,9 @@ def _check_not_pickle_only(folder: Path, name: str) -> None:
         raise CheckpointError("checkpoint_pickle_weights", name=name, file=found, command=command)
 
 
-# JSON files a checkpoint folder's loader parses whole (json.load builds every object of them in memory):
-# a 100 MB config.json once took 53 s and 3.3 GB. A shard index names each tensor once, a tokenizer.json
-# holds one vocabulary: a few MB for the largest models, well under HEAD_EXPLORER_JSON_MB.
+# JSON files a checkpoint folder's loader parses whole (json.load builds every object of them in memory,
+# tens of times the file's size). A shard index names each tensor once, a tokenizer.json holds one
+# vocabulary: a few MB for the largest models, well under HEAD_EXPLORER_JSON_MB.
 CAPPED_JSON = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
                "generation_config.json", SAFETENSORS_WEIGHTS[1], PICKLE_WEIGHTS[1])
 

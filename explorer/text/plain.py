@@ -123,8 +123,8 @@ def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
 def csv_bytes(df: pd.DataFrame, raw: bool = False, **to_csv) -> bytes:
     """`df` as UTF-8 CSV bytes (`to_csv` passed to DataFrame.to_csv, index off unless given), every
     string cell guarded by `csv_cell` unless `raw` (the CLI's --raw-csv). Always comma-separated with
-    every cell quoted, whatever the upload's delimiter: a `;` file's cell `nice film,=cmd|…` written back
-    unquoted with `;` became the formula cell `=cmd|…` in a spreadsheet that splits on commas, and a
+    every cell quoted, whatever the upload's delimiter: a `;` file's cell `nice film,=cmd|…` written
+    unquoted with `;` is the formula cell `=cmd|…` to a spreadsheet that splits on commas, while a
     quoted cell stays one cell whichever delimiter a spreadsheet splits on."""
     to_csv.setdefault("index", False)
     to_csv.update(sep=",", quoting=csv.QUOTE_ALL)
