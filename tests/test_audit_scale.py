@@ -1,13 +1,16 @@
 """Scale-out: under `accelerate launch --num_processes 2` (CPU) the feature pass is split across the
 processes and gathered, and the audit flags exactly what one process flags."""
+import inspect
 import json
 import os
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 from conftest import ROOT, accelerate_two
+from explorer.model.features import encoder_features
 from test_audit import planted
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
@@ -15,7 +18,13 @@ pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 def test_two_cpu_processes_flag_the_same_rows_as_one(tiny_root, tmp_path):
     csv = tmp_path / "planted.csv"
-    planted().head(40).to_csv(csv, index=False)
+    # Three copies told apart by a suffix: 288 rows are five feature batches, so each process runs several
+    # and the gather must put every batch's rows back in place (one batch per process hid an order bug).
+    rows = pd.concat([planted().assign(text=lambda d, k=k: d["text"] + f" ({k})") for k in range(3)],
+                     ignore_index=True)
+    batch = inspect.signature(encoder_features).parameters["batch_size"].default
+    assert len(rows) > 4 * batch  # at least two batches for each of the two processes
+    rows.to_csv(csv, index=False)
     args = ["-m", "explorer", "inspect-data", "--csv", str(csv), "--checkpoint", str(tiny_root / "tiny-bert"),
             "--label-issues", "--json"]
     env = dict(os.environ, HF_HUB_OFFLINE="1", HEAD_EXPLORER_ROOTS=str(tiny_root), OMP_NUM_THREADS="1")

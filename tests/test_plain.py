@@ -2,6 +2,7 @@
 and every renderer's figure carrying no markup made from user text."""
 from __future__ import annotations
 
+import csv
 import io
 import re
 
@@ -38,9 +39,10 @@ def test_csv_bytes_guards_string_cells_and_names_only():
     assert rows["text"].tolist() == ["'" + FORMULA, "ok", "'-2+3", ""]
     assert rows["score"].tolist() == ["-0.5", "1.0", "-2.0", "0.0"]  # numbers stay numbers
     assert rows["'@name"].tolist() == ["'@x", "'+y", "'\tz", "'-w"]
-    assert plain.csv_bytes(df, raw=True) == df.to_csv(index=False).encode()  # --raw-csv: as they came
+    # --raw-csv: cells as they came (comma-separated and quoted like every download)
+    assert plain.csv_bytes(df, raw=True) == df.to_csv(index=False, quoting=csv.QUOTE_ALL).encode()
     dup = pd.DataFrame([["=1", "=2"]], columns=["a", "a"])  # repeated names: by position
-    assert plain.csv_bytes(dup, sep=";") == b"a;a\n'=1;'=2\n"
+    assert plain.csv_bytes(dup) == b'"a","a"\n"\'=1","\'=2"\n'
     assert df["text"][0] == FORMULA  # the caller's frame is untouched
 
 

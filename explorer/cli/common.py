@@ -38,7 +38,7 @@ def target_index(ck, label: str | None) -> int | None:
         return None
     if label in ck.labels:
         return ck.labels.index(label)
-    if label.isdigit() and int(label) < len(ck.labels):
+    if label.isdigit() and len(label) <= 9 and int(label) < len(ck.labels):  # past 4,300 digits int() raises
         return int(label)
     raise UsageError("cli_unknown_target", target=label[:40], choices=", ".join(ck.labels))
 

@@ -20,6 +20,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from explorer.data.dataset import DataError, LabeledData
 from explorer.model.problem import ProblemType, metrics, score
 from explorer.model.features import POOLS, cached_features
+from explorer.runtime.budget import check_label_work
 from explorer.runtime.jobs import Progress, span
 from explorer.results import JsonResult
 from explorer.text import i18n
@@ -269,6 +270,7 @@ def audit(ck, data: LabeledData, folds: int = FOLDS, seed: int = 0, max_length: 
     """Out-of-fold predictions on the best of the feature kinds, then confident learning.
     `progress(fraction, message in lang)` is called as the work goes on."""
     folds, notes = fold_plan(data, folds)
+    check_label_work(len(data.texts), len(data.label_names), folds)
     say = progress or (lambda frac, msg: None)
     # The encoder pass dominates; the K-fold fits share the last tenth of the bar.
     encoding = span(say, 0.0, 0.9)

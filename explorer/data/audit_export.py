@@ -27,7 +27,7 @@ def corrected_frame(table: Table, found: LabelAudit, accepted) -> pd.DataFrame:
 def corrected_csv(table: Table, found: LabelAudit, accepted, raw: bool = False) -> bytes:
     """The table with the accepted suggestions applied; formula cells guarded for a spreadsheet
     (explorer.text.plain.csv_bytes) unless `raw` (the data the app reads on)."""
-    return csv_bytes(corrected_frame(table, found, accepted), raw=raw, sep=table.delimiter)
+    return csv_bytes(corrected_frame(table, found, accepted), raw=raw)
 
 
 def report_html(found: LabelAudit, accepted, source: str, lang: str = "en") -> str:

@@ -10,6 +10,7 @@ import importlib.util
 import io
 import json
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.model.problem import ProblemType
+from explorer.runtime.config import env_config, env_name
 from explorer.text.errors import ExplorerError, Message
 
 DEMO_LABELS = ("negative", "neutral", "positive")
@@ -194,6 +196,10 @@ def read_csv(source, max_bytes: int = MAX_BYTES, max_rows: int = MAX_ROWS, name:
     name = name or shown
     text, encoding, notes = decode_text(data, name)
     delim = _sniff_delimiter(text)
+    try:  # the header's width before pandas reads a row: parsing a very wide table is the cost being capped
+        check_columns(len(next(csv.reader(io.StringIO(text, newline=""), delimiter=delim), [])), name)
+    except csv.Error as err:
+        raise DataError("data_malformed", name=name, detail=str(err).strip().splitlines()[0]) from None
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delim, dtype=str, keep_default_na=False,
                             na_values=NA_VALUES, skip_blank_lines=True, nrows=max_rows + 1, engine="c")
@@ -227,12 +233,14 @@ def checked_table(frame: pd.DataFrame, name: str, max_rows: int = MAX_ROWS, head
     if len(frame) > max_rows:
         raise DataError("data_too_many_rows", name=name, limit=f"{max_rows:,}")
     names = [str(c).strip() for c in (frame.columns if header is None else header)]
-    twice = sorted({c for c in names if names.count(c) > 1})
+    check_columns(max(len(names), len(frame.columns)), name)
+    twice = sorted(c for c, k in Counter(names).items() if k > 1)  # one pass: linear in the columns
     if twice:  # two columns of one name: which one "text" means would be a guess
         raise DataError("csv_duplicate_columns", name=name, columns=", ".join(twice))
     frame.columns = [str(c).strip() for c in frame.columns]
     if len(set(frame.columns)) != len(frame.columns):
         raise DataError("data_duplicate_columns", name=name)
+    _check_cells(frame, name)
     return Table(frame=frame, encoding=encoding, delimiter=delimiter, notes=notes)
 
 
@@ -242,6 +250,34 @@ def frame_table(df) -> Table:
     if not isinstance(df, pd.DataFrame):
         raise ExplorerError("api_not_a_frame", kind=type(df).__name__)
     return checked_table(frame_cells(df), "DataFrame", max_rows=max(len(df), 1))
+
+
+def check_columns(n: int, name: str) -> None:
+    """Refuse a table wider than HEAD_EXPLORER_COLUMNS: every check and every run reads every column."""
+    limit = env_config().columns
+    if n > limit:
+        raise DataError("data_too_many_columns", name=name, n=f"{n:,}", limit=f"{limit:,}", env=env_name("columns"))
+
+
+def _check_cells(frame: pd.DataFrame, name: str) -> None:
+    """Refuse a cell longer than HEAD_EXPLORER_CELL_CHARS, before anything tokenizes it: the label report and
+    the library's checks read every cell, and the 5,000-word cap (prepare) applies only to training data."""
+    limit = env_config().cell_chars
+    cells = frame.to_numpy(dtype=object).ravel()  # (rows * columns,) row by row
+    lengths = np.fromiter((len(v) if isinstance(v, str) else 0 for v in cells), np.int64, len(cells))
+    over = np.flatnonzero(lengths > limit)
+    if len(over):
+        row, col = divmod(int(over[0]), frame.shape[1])
+        raise DataError("data_cell_too_long", name=name, row=row + 2, column=str(frame.columns[col]),
+                        n=f"{int(lengths[over[0]]):,}", limit=f"{limit:,}", env=env_name("cell_chars"))
+
+
+def check_labels(n: int) -> None:
+    """Refuse more distinct labels than HEAD_EXPLORER_LABELS before a model runs: the label report, the
+    audit and fine-tuning each hold arrays of rows x labels or labels x labels."""
+    limit = env_config().labels
+    if n > limit:
+        raise DataError("data_too_many_labels", n=f"{n:,}", limit=f"{limit:,}", env=env_name("labels"))
 
 
 def frame_cells(df: pd.DataFrame) -> pd.DataFrame:
@@ -462,6 +498,7 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
     elif kind == ProblemType.MULTI:
         parts = [label_set(v) for v in frame[label_cols[0]]]
         names = sorted_names(p for row in parts for p in row)
+        check_labels(len(names))  # before the (rows, labels) matrix
         index = {n: i for i, n in enumerate(names)}
         y = np.zeros((len(parts), len(names)), np.float32)
         for r, row in enumerate(parts):
@@ -471,6 +508,7 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
         names = sorted_names(raw)
         index = {n: i for i, n in enumerate(names)}
         y = raw.map(index).to_numpy(np.int64)
+    check_labels(len(names))
     if kind != ProblemType.REGRESSION and len(names) < 2:
         raise DataError("data_one_class", name=names[0] if names else "—", columns=", ".join(label_cols))
     pairs = tuple(frame[pair_col].str.strip()) if pair_col else None

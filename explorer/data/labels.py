@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from explorer.data.dataset import (Table, clean_label_cells, empty_set_is_valid, guess_pair_columns, label_set,
-                                   label_shape, sorted_names, split_multi)
+from explorer.data.dataset import (Table, check_labels, clean_label_cells, empty_set_is_valid, guess_pair_columns,
+                                   label_set, label_shape, sorted_names, split_multi)
 from explorer.data.mapping import (MOVED_F1_GAIN, PERMUTED_GAIN, Issue, check_kind, checkpoint_issues, fix_for,
                                    mapping_check, multi_mapping_check)
 from explorer.data.names import merge_labels, name_matches, near_duplicates, renamed
@@ -119,6 +119,7 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
             raw = pd.Series([p for v in raw for p in label_set(v)], dtype=object)
         counts = {str(k): int(v) for k, v in raw.value_counts().items()}
     names = list(counts)
+    check_labels(len(names))  # near_duplicates and the mapping compare every pair of labels
     merge = near_duplicates(counts, ck.labels if ck is not None and kind != ProblemType.REGRESSION else ())
     if merge:
         pairs = ", ".join(f"'{a}' → '{b}'" for a, b in merge.items())
@@ -130,7 +131,8 @@ def label_report(table: Table, text_column: str | None = None, label_column: str
         big, small = max(counts, key=counts.get), min(counts, key=counts.get)
         issues.append(Issue("imbalance", Message("issue_imbalance", big=big, n_big=counts[big], small=small,
                                                  n_small=counts[small])))
-    ints = [int(n) for n in names if n.lstrip("-").isdigit()]
+    # An id fits int64; a longer run of digits is a name (past 4,300 digits int() raises).
+    ints = [int(n) for n in names if n.lstrip("-").isdigit() and len(n) <= 19]
     if kind == ProblemType.SINGLE and ints and len(ints) == len(names):
         ids = sorted(ints)
         if ids[0] == 1 or ids != list(range(ids[0], ids[0] + len(ids))):
@@ -210,12 +212,12 @@ def _label_matrix(frame: pd.DataFrame, label_cols: tuple[str, ...],
 
 def corrected_csv(table: Table, report: LabelReport, raw: bool = False) -> bytes:
     """The CSV-side fix: `table` with the report's mapping applied to its labels (0/1 columns renamed,
-    label sets rewritten in their own format), in the file's delimiter, as UTF-8 bytes; formula cells
+    label sets rewritten in their own format), comma-separated and quoted, as UTF-8 bytes; formula cells
     guarded for a spreadsheet (explorer.text.plain.csv_bytes) unless `raw`."""
     mapping = dict(report.fix["csv"]) if report.fix else {}
     frame, _ = clean_label_cells(table.frame, report.label_columns)
     if len(report.label_columns) > 1:
-        return csv_bytes(frame.rename(columns=mapping), raw=raw, sep=table.delimiter)
+        return csv_bytes(frame.rename(columns=mapping), raw=raw)
     column = report.label_columns[0]
     merge = next((i.detail["merge"] for i in report.issues if i.kind == "near_duplicate_labels"), {})
     full = {**{v: mapping.get(c, c) for v, c in merge.items()}, **mapping}  # spellings merged, then mapped
@@ -224,7 +226,7 @@ def corrected_csv(table: Table, report: LabelReport, raw: bool = False) -> bytes
         frame[column] = frame[column].map(lambda v: _rename_set(v, full))
     else:
         frame = merge_labels(frame, column, full)
-    return csv_bytes(frame, raw=raw, sep=table.delimiter)
+    return csv_bytes(frame, raw=raw)
 
 
 def _rename_set(value, mapping: dict[str, str]):

@@ -300,7 +300,27 @@ def _check_not_pickle_only(folder: Path, name: str) -> None:
         raise CheckpointError("checkpoint_pickle_weights", name=name, file=found, command=command)
 
 
-INDEX_MAX_BYTES = 64 * 2**20  # a shard index names each tensor once: a few MB for the largest models
+# JSON files a checkpoint folder's loader parses whole (json.load builds every object of them in memory,
+# tens of times the file's size). A shard index names each tensor once, a tokenizer.json holds one
+# vocabulary: a few MB for the largest models, well under HEAD_EXPLORER_JSON_MB.
+CAPPED_JSON = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+               "generation_config.json", SAFETENSORS_WEIGHTS[1], PICKLE_WEIGHTS[1])
+
+
+def json_limit() -> int:
+    """HEAD_EXPLORER_JSON_MB in bytes: the most a checkpoint's JSON file may hold."""
+    return env_config().json_mb * 2**20
+
+
+def _check_json_sizes(folder: Path, name: str) -> None:
+    """Refuse a folder whose JSON files (CAPPED_JSON) pass HEAD_EXPLORER_JSON_MB, before any is read."""
+    limit = json_limit()
+    for file in CAPPED_JSON:
+        path = folder / file
+        size = path.stat().st_size if path.is_file() else 0
+        if size > limit:
+            raise CheckpointError("checkpoint_json_too_big", name=name, file=file, mb=f"{size / 2**20:,.1f}",
+                                  limit=f"{limit // 2**20:,}", env=env_name("json_mb"))
 
 
 def shard_files(folder: Path, index: str, name: str, key: str = "checkpoint_bad_index") -> list[str]:
@@ -311,10 +331,10 @@ def shard_files(folder: Path, index: str, name: str, key: str = "checkpoint_bad_
     path = folder / index
     bad = CheckpointError(key, name=name, file=index)
     try:
-        if not path.is_file() or path.stat().st_size > INDEX_MAX_BYTES:
+        if not path.is_file() or path.stat().st_size > json_limit():
             raise bad
         with path.open("rb") as fh:
-            weight_map = json.loads(fh.read(INDEX_MAX_BYTES + 1).decode("utf-8"))["weight_map"]
+            weight_map = json.loads(fh.read(json_limit() + 1).decode("utf-8"))["weight_map"]
         files = sorted(set(weight_map.values()))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):  # ValueError covers JSON and UTF-8
         raise bad from None
@@ -374,6 +394,8 @@ def _check_files_inside_roots(folder: Path, name: str) -> None:
 
 def _from_dir(path: str, name: str, seed: int, **kwargs) -> Checkpoint:
     try:
+        if Path(path).is_dir():
+            _check_json_sizes(Path(path), name)
         cfg = AutoConfig.from_pretrained(path, trust_remote_code=False, **kwargs)
         _check_numbers(cfg, name)
         _check_task(cfg, name)  # before the weights: converting a .bin that would be refused helps no one

@@ -27,6 +27,7 @@ import torch
 
 from explorer.runtime.session_models import release_memory
 from explorer.runtime.config import env_config, env_name, given
+from explorer.text.errors import ExplorerError
 
 BATCH_ENV = env_name("batch_mb")  # one request's forward batch
 # On cuda, without HEAD_EXPLORER_BATCH_MB: a quarter of the free device memory per batch, so the two job slots
@@ -254,3 +255,14 @@ def token_passes(rows: int, length: int, epochs: int = 1, full: bool = False) ->
 def chunks(n: int, size: int) -> list[range]:
     """range(n) in consecutive pieces of at most `size`."""
     return [range(i, min(n, i + size)) for i in range(0, n, max(1, size))]
+
+
+def check_label_work(rows: int, labels: int, folds: int) -> None:
+    """Refuse a label audit (or a scan over its folds) whose work, rows x labels x folds, passes
+    HEAD_EXPLORER_AUDIT_WORK, before any feature is computed: its out-of-fold probabilities, the heads'
+    logits and confident learning's arrays all grow with rows x labels, once per fold."""
+    limit = env_config().audit_work
+    need = rows * max(labels, 1) * folds
+    if need > limit:
+        raise ExplorerError("audit_work", rows=f"{rows:,}", labels=f"{labels:,}", folds=folds, need=f"{need:,}",
+                            limit=f"{limit:,}", env=env_name("audit_work"))

@@ -49,6 +49,15 @@ class Config:
     session_mb: int = _setting(256, "what one session keeps (its pages' results and its state), oldest results "
                                     "evicted first; 30 sessions fit a 24 GB machine")
     new_weights_mb: int = _setting(512, "weights a checkpoint's files lack (drawn at random), checked before loading")
+    cell_chars: int = _setting(100_000, "characters in one cell of a table (an uploaded CSV, a CLI --csv, a library "
+                                         "DataFrame), checked as it is read")
+    columns: int = _setting(1_000, "columns of a table, checked as it is read")
+    labels: int = _setting(1_000, "distinct labels in a table's label column (the label report, the audit, "
+                                  "fine-tuning), checked before any model runs")
+    audit_work: int = _setting(100_000_000, "a label audit's or scan's work: rows x labels x folds, checked "
+                                            "before it starts")
+    json_mb: int = _setting(64, "each of a checkpoint's config.json, tokenizer.json, tokenizer_config.json and "
+                                "shard index, checked before it is read")
     torch_threads: int = _setting(1, "torch intra-op threads per forward in the app")
     report_s: int = _setting(60, "seconds between the server's log lines on sessions and memory")
     device: str = _setting("auto", "the app's device: auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps",

@@ -12,12 +12,13 @@ some characters as markup, so each gets the one rule that makes those characters
   so `plotly` turns < > & into those entities. `figure_spec` applies it to every string of a figure
   except its templates, which the code writes (user text interpolated into one goes through `plotly`).
 - HTML (reports, the handout, the head view page): `html` is html.escape.
-- CSV downloads: `csv_frame`/`csv_bytes` put a ' before a string cell that a spreadsheet would read as
+- CSV downloads: comma-separated, every cell quoted (`csv_bytes`); `csv_frame`/`csv_bytes` put a ' before a string cell that a spreadsheet would read as
   a formula (OWASP's rule: a leading = + - @ tab or carriage return). Only strings, and not a string that
   is a number written out ("-0.5"): a number is data, and a spreadsheet reads it as the number it is.
 """
 from __future__ import annotations
 
+import csv
 import html as _html
 import re
 
@@ -121,6 +122,10 @@ def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 def csv_bytes(df: pd.DataFrame, raw: bool = False, **to_csv) -> bytes:
     """`df` as UTF-8 CSV bytes (`to_csv` passed to DataFrame.to_csv, index off unless given), every
-    string cell guarded by `csv_cell` unless `raw` (the CLI's --raw-csv)."""
+    string cell guarded by `csv_cell` unless `raw` (the CLI's --raw-csv). Always comma-separated with
+    every cell quoted, whatever the upload's delimiter: a `;` file's cell `nice film,=cmd|…` written
+    unquoted with `;` is the formula cell `=cmd|…` to a spreadsheet that splits on commas, while a
+    quoted cell stays one cell whichever delimiter a spreadsheet splits on."""
     to_csv.setdefault("index", False)
+    to_csv.update(sep=",", quoting=csv.QUOTE_ALL)
     return (df if raw else csv_frame(df)).to_csv(**to_csv).encode("utf-8")
