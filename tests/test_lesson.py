@@ -96,13 +96,12 @@ def test_handout_is_standalone_html(sentiment):
     assert "<script src=\"http" not in doc and "plotly" in doc.lower() and a.predicted in doc
 
 
-def test_handout_adds_word_attributions_for_the_prediction(sentiment):
-    from explorer.teach.handout import handout_with_attributions
-    from explorer.text.i18n import strings
+def test_handout_adds_the_word_chart_for_the_prediction(sentiment):
+    from explorer.teach.handout import handout_strings, handout_with_model
+    from explorer.text.i18n import strings, t
 
     a = analyze(sentiment, build_head(sentiment), "I love this wonderful car")
-    doc = {k.rsplit(".", 1)[1]: v for k, v in strings("vi").items() if k.startswith("lesson.handout_doc.")}
-    html = handout_with_attributions(sentiment, build_head(sentiment), a, [], doc)
-    title = doc["attr_title"].format(label=a.predicted)
+    html = handout_with_model(sentiment, build_head(sentiment), a, [], handout_strings(strings("vi")))
+    title = t("lesson.panel.drop_title", "vi", label=a.predicted)  # the lesson's step-10 chart: leave-one-out
     assert json.dumps(title)[1:-1] in html  # plotly embeds the figure as JSON
     assert "wonderful" in html and html.count(json.dumps(title)[1:-1]) == 1  # once, beside the lesson's last step
