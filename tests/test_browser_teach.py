@@ -52,3 +52,46 @@ def test_a_locked_quiz_keeps_first_answers_through_start_again(browser, app_url,
         assert [disabled for *_, disabled in shown] == ["true"] * lesson.N_OPTIONS, shown  # still locked
     finally:
         ctx.close()
+
+
+# Each chart as drawn: its title's words (a wrapped title's lines joined, bold or not), each trace's kind, categories, colour scale
+# and its range, and the fill of every bar: what a student compares between the screen and the paper.
+CHART = """gd => ({
+    title: (gd._fullLayout.title.text || '').replace(/<br>/g, ' ').replace(/<[^>]*>/g, '').replace(/\\s+/g, ' ').trim(),
+    traces: gd._fullData.map(tr => ({type: tr.type, x: tr.type === 'bar' ? [...tr.x].map(String) : null,
+        y: tr.type === 'bar' || tr.type === 'heatmap' ? [...tr.y].map(String) : null,
+        colorscale: JSON.stringify(tr.colorscale || (tr.marker && tr.marker.colorscale) || null),
+        range: [tr.zmin, tr.zmax, tr.marker && tr.marker.cmin, tr.marker && tr.marker.cmax].map(v => v === undefined ? null : +(+v).toPrecision(6))})),
+    fills: [...gd.querySelectorAll('.trace.bars .point path')].map(p => getComputedStyle(p).fill)})"""
+N_CHARTS = 8  # encoder, cls, logits and probabilities, fine-tuning, token heads, layers, leave-one-out
+
+
+def _charts(page, within: str) -> list[dict]:
+    page.wait_for_function(f"document.querySelectorAll('{within} .js-plotly-plot .main-svg').length >= {N_CHARTS}",
+                           timeout=120_000)
+    return [gd.evaluate(CHART) for gd in page.locator(f"{within} .js-plotly-plot").all()]
+
+
+@pytest.mark.parametrize("lang", ["en", "vi"])
+def test_the_handout_draws_each_step_chart_as_the_lesson_does(browser, app_url, lang, tmp_path):
+    """The lesson page's charts and the downloaded handout's, step by step: the same titles, the same bars in
+    the same colours, the same colour scales; step 10 is leave-one-out in both."""
+    ctx, page = open_link(browser, f"{app_url}/guided-lesson?lang={lang}")
+    try:
+        screen = _charts(page, "[data-testid=stMain]")
+        with page.expect_download(timeout=180_000) as got:
+            page.get_by_role("button", name=t("lesson.handout", lang)).click()
+        path = tmp_path / "handout.html"
+        got.value.save_as(path)
+        paper = ctx.new_page()
+        paper.goto(path.as_uri())
+        on_paper = _charts(paper, ".step")
+        step10 = paper.locator(f"#step-{lesson.STEPS.index('ablation') + 1} .js-plotly-plot").evaluate(CHART)
+    finally:
+        ctx.close()
+    assert len(screen) == N_CHARTS and [c["title"] for c in on_paper] == [c["title"] for c in screen]
+    assert all(c["fills"] for c in screen if c["traces"][0]["type"] == "bar")  # bars' colours were read
+    for drawn, handed in zip(screen, on_paper):
+        assert handed == drawn, drawn["title"]
+    before_label = t("lesson.panel.drop_title", lang, label="\0").split("\0")[0]
+    assert step10 == screen[-1] and step10["title"].startswith(before_label)  # step 10: leave-one-out
