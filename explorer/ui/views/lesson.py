@@ -27,6 +27,7 @@ PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": 
            "head": "pages/pooled.py", "probabilities": "pages/logits.py", "new_head": "pages/compare.py",
            "finetuning": "pages/finetune.py", "layers": "pages/encoder.py", "ablation": "pages/whatif.py"}
 P = "lesson.panel."
+WORDS_LINE_HEIGHT = 1.4  # presenter view's step text; Streamlit's 1.6 at the projector's type needs a scroll
 SCROLL = """<script>setTimeout(() => document.getElementById("{ID}")?.scrollIntoView({block: "start"}), 60)</script>"""
 
 
@@ -54,6 +55,10 @@ def draw_panel(step: str, a):
     # the window with their titles
     where = (st.container(),) * 2 if presenting else st.columns(2) if len(charts) == 2 else (None,)
     for (name, fig), box in zip(charts, where * len(charts)):
+        if presenting and len(charts) == 2:
+            # at half height the label axis' title goes: each bar is named by its label, and the room it took
+            # is what the value axis needs for its ticks not to overlap
+            fig = fig.update_xaxes(title_text=None)
         draw_chart(fig, f"lesson_{name}", box, height=PRESENTER_BOARD // 2 if len(charts) == 2 else None)
     if step == "encoder":
         st.caption(scale_caption(True, t))
@@ -105,7 +110,8 @@ def draw_presenter_step(a):
     ss, n = st.session_state, len(lesson.STEPS)
     i = ss.setdefault("lesson_step", 0)
     step = lesson.STEPS[i]
-    head, count, prev, nxt = st.columns([7, 2, 2, 2], vertical_alignment="center")
+    # the counter and the buttons wide enough for "Step 10 of 10" and "◀ Previous" on one line at 1280 px
+    head, count, prev, nxt = st.columns([5, 2.5, 2.5, 2.5], vertical_alignment="center")
     head.subheader(t(f"lesson.{step}.title"), anchor=f"lesson-step-{i + 1}")
     # Streamlit has no scroll call: bring this step's row into view (new step, new script)
     st.html(SCROLL.replace("{ID}", f"lesson-step-{i + 1}"), unsafe_allow_javascript=True)
@@ -115,8 +121,11 @@ def draw_presenter_step(a):
                 width="stretch")
     nxt.button(t("lesson.next"), key="lesson_next", disabled=i == n - 1, on_click=go_to, args=("lesson_step", i + 1),
                width="stretch")
-    words, board = st.columns([2, 3])
-    _draw_text(step, words)
+    # the text the wider half and its lines closer: the longest steps' text (step 9 in Vietnamese) ends inside
+    # a 720 px window
+    words, board = st.columns([5, 4])
+    st.html(f"<style>.st-key-lesson_words p {{line-height: {WORDS_LINE_HEIGHT} !important}}</style>")
+    _draw_text(step, words.container(key="lesson_words"))
     with board:
         return draw_panel(step, a)
 
