@@ -56,6 +56,16 @@ def test_quiz_gives_correct_feedback(lang):
     assert at.metric[0].value == f"1/{len(lesson.QUIZ)}"
 
 
+def test_a_locked_quiz_restarts_with_its_first_answers():
+    at = _app("en", "pages/quiz.py", quiz_lock=True)
+    q = lesson.QUIZ[0]
+    wrong = (q.correct + 1) % lesson.N_OPTIONS
+    at.radio(key=f"quiz_{q.key}").set_value(wrong).run()
+    at.button(key="quiz_again").click().run()  # locked: a new order, the first answers kept
+    assert at.radio(key=f"quiz_{q.key}").value == wrong and at.radio(key=f"quiz_{q.key}").disabled
+    assert [m.value for m in at.metric] == [f"0/{len(lesson.QUIZ)}"]  # the first answers' score, still 0
+
+
 def test_presenter_view_shows_one_step_with_next_and_previous():
     at = _app("en", "pages/lesson.py", presenter=True)
     assert [s.value for s in at.subheader] == [t("lesson.tokenizer.title")]
