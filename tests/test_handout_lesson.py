@@ -61,7 +61,7 @@ def doc(request, sentiment):
     lang = request.param
     head = build_head(sentiment)
     a = analyze(sentiment, head, "I love this wonderful car")
-    html = handout.handout_with_attributions(sentiment, head, a, [], handout.handout_strings(strings(lang)))
+    html = handout.handout_with_model(sentiment, head, a, [], handout.handout_strings(strings(lang)))
     return lang, html, Tree(html).root
 
 

@@ -56,6 +56,16 @@ def test_quiz_gives_correct_feedback(lang):
     assert at.metric[0].value == f"1/{len(lesson.QUIZ)}"
 
 
+def test_a_locked_quiz_restarts_with_its_first_answers():
+    at = _app("en", "pages/quiz.py", quiz_lock=True)
+    q = lesson.QUIZ[0]
+    wrong = (q.correct + 1) % lesson.N_OPTIONS
+    at.radio(key=f"quiz_{q.key}").set_value(wrong).run()
+    at.button(key="quiz_again").click().run()  # locked: a new order, the first answers kept
+    assert at.radio(key=f"quiz_{q.key}").value == wrong and at.radio(key=f"quiz_{q.key}").disabled
+    assert [m.value for m in at.metric] == [f"0/{len(lesson.QUIZ)}"]  # the first answers' score, still 0
+
+
 def test_presenter_view_shows_one_step_with_next_and_previous():
     at = _app("en", "pages/lesson.py", presenter=True)
     assert [s.value for s in at.subheader] == [t("lesson.tokenizer.title")]
@@ -96,13 +106,12 @@ def test_handout_is_standalone_html(sentiment):
     assert "<script src=\"http" not in doc and "plotly" in doc.lower() and a.predicted in doc
 
 
-def test_handout_adds_word_attributions_for_the_prediction(sentiment):
-    from explorer.teach.handout import handout_with_attributions
-    from explorer.text.i18n import strings
+def test_handout_adds_the_word_chart_for_the_prediction(sentiment):
+    from explorer.teach.handout import handout_strings, handout_with_model
+    from explorer.text.i18n import strings, t
 
     a = analyze(sentiment, build_head(sentiment), "I love this wonderful car")
-    doc = {k.rsplit(".", 1)[1]: v for k, v in strings("vi").items() if k.startswith("lesson.handout_doc.")}
-    html = handout_with_attributions(sentiment, build_head(sentiment), a, [], doc)
-    title = doc["attr_title"].format(label=a.predicted)
+    html = handout_with_model(sentiment, build_head(sentiment), a, [], handout_strings(strings("vi")))
+    title = t("lesson.panel.drop_title", "vi", label=a.predicted)  # the lesson's step-10 chart: leave-one-out
     assert json.dumps(title)[1:-1] in html  # plotly embeds the figure as JSON
     assert "wonderful" in html and html.count(json.dumps(title)[1:-1]) == 1  # once, beside the lesson's last step

@@ -105,7 +105,7 @@ VI_DOC = handout.handout_strings(strings("vi"))
 def vi_handout(sentiment):
     head = build_head(sentiment, "mean-linear")
     a = analyze(sentiment, head, "I love this wonderful car")
-    return handout.handout_with_attributions(sentiment, head, a, [], VI_DOC)
+    return handout.handout_with_model(sentiment, head, a, [], VI_DOC)
 
 
 def test_handout_names_the_head_by_its_steps_in_the_language(vi_handout):
@@ -113,13 +113,18 @@ def test_handout_names_the_head_by_its_steps_in_the_language(vi_handout):
     assert f"{t('app.step_mean', 'vi')} (384) → dropout (384) → classifier (3)" in vi_handout
 
 
-def test_handout_attribution_chart_lists_words_only_with_room_for_labels(sentiment, vi_handout):
-    from explorer.explain.attribution import attribute
+def test_handout_word_chart_lists_words_only_with_room_for_labels(sentiment, vi_handout):
+    from explorer.explain.whatif import leave_one_out
+    from explorer.teach.figures import step_figures
 
-    fig = handout.attribution_figure(attribute(sentiment, build_head(sentiment), "Awful. I love it"), VI_DOC)
+    head = build_head(sentiment)
+    a = analyze(sentiment, head, "Awful. I love it")
+    [(_, lesson_fig)] = step_figures("ablation", a, lambda k, **kw: t(k, "vi", **kw),
+                                     drops=leave_one_out(sentiment, head, a))
+    fig = handout.for_paper(lesson_fig)  # as the handout draws it
     labels = list(fig.data[0].y)
     assert sorted(y.split(" #")[0] for y in labels) == sorted(["awful", ".", "i", "love", "it"])  # no [CLS], [SEP]
-    assert fig.layout.yaxis.automargin is True and fig.layout.yaxis.title.text == t("lesson.handout_doc.word_axis", "vi")
+    assert fig.layout.yaxis.automargin is True and fig.layout.yaxis.title.text == t("lesson.panel.word", "vi")
     assert "wonderful #" in vi_handout and '"[CLS] #' not in vi_handout and '"automargin":true' in vi_handout
 
 

@@ -67,8 +67,9 @@ def presenter(fig: go.Figure, height: int | None = None) -> go.Figure:
         title=dict(text="<br>".join(lines), font=dict(size=PRESENTER_TITLE)),
         margin=dict(l=int((margin.l or 60) * scale), r=int((margin.r or 10) * scale) + 10,
                     t=int(PRESENTER_TITLE * 1.8 * len(lines)) + 30, b=int((margin.b or 40) * scale)))
-    out.update_xaxes(automargin=True, title=dict(standoff=10))
-    out.update_yaxes(automargin=True, title=dict(standoff=10))
+    # the x title a line below the tick labels: close under a category's name it reads as part of it
+    out.update_xaxes(automargin=True, title=dict(standoff=PRESENTER_FONT + 8))
+    out.update_yaxes(automargin=True, title=dict(standoff=PRESENTER_FONT))
     return out
 
 

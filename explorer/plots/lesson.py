@@ -24,7 +24,8 @@ def parameter_bars(counts: dict[str, int], names: dict[str, str], title: str, x_
                    y_title: str) -> go.Figure:
     bar = go.Bar(x=[names[k] for k in counts], y=list(counts.values()), text=[f"{v:,}" for v in counts.values()],
                  textposition="auto", hovertemplate="%{x}: %{y:,}<extra></extra>")
-    return figure([bar], title, x_title, y_title, height=340, margin=_MARGIN, yaxis=dict(type="log"))
+    # a tick per power of ten only: plotly labels the 2…9 between them too, and on a projector they overlap
+    return figure([bar], title, x_title, y_title, height=340, margin=_MARGIN, yaxis=dict(type="log", dtick=1))
 
 
 def token_label_heatmap(scores: np.ndarray, tokens, labels, title: str, x_title: str, y_title: str,

@@ -4,16 +4,14 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.explain import attribution
+from explorer.explain import whatif
 from explorer.model.analysis import Analysis
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.heads import POOLING, Head
-from explorer.model.problem import ProblemType, prediction_text
-from explorer.plots import encoder as encoder_plots
-from explorer.plots import lesson as lesson_plots
-from explorer.plots.attribution import sorted_bars
-from explorer.plots.common import label_bars, wrap_title
-from explorer.teach import lesson
+from explorer.model.problem import prediction_text
+from explorer.plots.attention import scale_caption
+from explorer.plots.common import wrap_title
+from explorer.teach import figures, lesson
 from explorer.text.plain import html as escape_html
 
 # The words a student meets in the lesson, in the order they come: handout.term.<key> and handout.means.<key>.
@@ -68,36 +66,35 @@ def _table(header: list[str], rows) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def step_panels(a: Analysis, strings: dict[str, str], extra: dict[str, go.Figure] | None = None) -> dict[str, list]:
-    """Each lesson step's panel for `a`, as the lesson draws it from the same numbers: {step: [figure or
-    HTML string, ...]}. `extra` adds figures that need the model (fine-tuning's parameter counts, the word
-    chart): {step: figure}."""
+def step_panels(a: Analysis, strings: dict[str, str], *, seed: int = 0, counts: dict[str, int] | None = None,
+                drops: tuple[tuple[str, ...], np.ndarray] | None = None) -> dict[str, list]:
+    """Each lesson step's panel for `a`: {step: [figure or HTML string, ...]}. The charts are the lesson's own
+    (teach.figures.step_figures, with the same `seed`, `counts` and `drops`); the tables are the lesson's in
+    HTML."""
     t, p = _t(strings), "lesson.panel."
-    sims = lesson.cls_similarity(a.hidden_states, a.special)
     steps = " → ".join(f"{strings.get('step_' + POOLING.get(name, ''), name)} ({values.shape[-1]})"
                        for name, values in a.steps)
-    own = ProblemType(a.problem_type).output  # the function the model's loss reads: softmax, sigmoid or none
     out: dict[str, list] = {
         "tokenizer": [_table([t(p + "token"), t(p + "id"), t(p + "special")],
                              [(s, i, "✓" if sp else "") for s, i, sp in zip(a.shown, a.token_ids, a.special)])],
-        "encoder": [lesson_plots.cls_by_layer(a, t), f'<p class="caption">{escape_html(t("heatmap.hidden"))}</p>'],
-        "cls": [lesson_plots.similarity_lines(sims, {k: t(p + k) for k in sims}, t(p + "cls_title"), t(p + "layer"),
-                                              t(p + "cosine"))],
         "head": [f"<p><b>{escape_html(strings.get('head', 'head'))}:</b> {escape_html(steps)}</p>"],
-        "probabilities": [_table([strings.get("label", "label"), "logit",
-                                  strings.get("value", "value") if own == "none" else own],
-                                 [(label, f"{z:.4f}", f"{s:.4f}") for label, z, s in zip(a.labels, a.logits, a.scores)]),
-                          label_bars(a.labels, a.scores, t("home.probs_title"), t("home.label_axis"), t("home.prob_axis"),
-                                     y_range=None if own == "none" else (0, 1))],
-        "token_heads": [lesson_plots.token_label_heatmap(
-            lesson.token_head_logits(a.hidden_states[-1], len(a.labels)), a.shown, a.labels, t(p + "token_title"),
-            t(p + "token"), t(p + "label"), t(p + "score"))],
-        "layers": [encoder_plots.readout(a, t)],
         "new_head": [f"<p>{escape_html(t(p + 'has_new', names=', '.join(a.new_weights)))}</p>" if a.new_weights
                      else f"<p>{escape_html(t(p + 'all_pretrained'))}</p>"],
     }
-    for step, fig in (extra or {}).items():
-        out.setdefault(step, []).append(fig)
+    for step in lesson.STEPS:
+        out.setdefault(step, []).extend(
+            fig for _, fig in figures.step_figures(step, a, t, seed=seed, counts=counts, drops=drops))
+    out["encoder"].append(f'<p class="caption">{escape_html(scale_caption(True, t))}</p>')
+    return out
+
+
+def for_paper(fig: go.Figure) -> go.Figure:
+    """A copy of a lesson chart laid out for the handout's narrower panel: the title wrapped (plotly never wraps
+    one) and the axes making room for their labels. Its data, title words and colours stay the lesson's."""
+    out = go.Figure(fig)
+    out.update_layout(title=dict(text="<br>".join(wrap_title(out.layout.title.text or "", 60))))
+    out.update_xaxes(automargin=True)
+    out.update_yaxes(automargin=True)
     return out
 
 
@@ -122,11 +119,10 @@ def _review(t, seed: int = 0) -> str:
             f'<ol class="answers">{"".join(answers)}</ol></section>')
 
 
-def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str],
-                 extra: dict[str, go.Figure] | None = None) -> str:
+def handout_html(a: Analysis, more_figures: list[go.Figure], strings: dict[str, str], **panels) -> str:
     """The lesson on paper, in one HTML file that works offline (plotly.js is inlined once): the text and its
-    prediction, then each step's text beside its panel (step_panels, plus `extra`), `figures` after them,
-    a glossary, the review questions and their answers, and a print stylesheet."""
+    prediction, then each step's text beside its panel (step_panels, given `panels`: seed, counts, drops),
+    `more_figures` after them, a glossary, the review questions and their answers, and a print stylesheet."""
     s = {k: escape_html(v) for k, v in strings.items() if isinstance(v, str)}
     t = _t(strings)
     plotted = [0]
@@ -135,15 +131,15 @@ def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str],
         if isinstance(item, str):
             return item
         plotted[0] += 1
-        return item.to_html(full_html=False, include_plotlyjs=plotted[0] == 1, config={"responsive": True})
+        return for_paper(item).to_html(full_html=False, include_plotlyjs=plotted[0] == 1, config={"responsive": True})
 
-    panels = step_panels(a, strings, extra)
+    panels = step_panels(a, strings, **panels)
     sections = "".join(
         f'<section class="step" id="step-{i + 1}"><div class="words"><h2>{escape_html(t(f"lesson.{step}.title"))}</h2>'
         f'<p>{escape_html(t(f"lesson.{step}.body"))}</p></div>'
         f'<div class="panel">{"".join(block(x) for x in panels.get(step, []))}</div></section>'
         for i, step in enumerate(lesson.STEPS))
-    more = "".join(block(fig) for fig in figures)
+    more = "".join(block(fig) for fig in more_figures)
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>{s.get('title', 'title')}</title>
 <style>{STYLE}</style>
@@ -160,36 +156,15 @@ def handout_html(a: Analysis, figures: list[go.Figure], strings: dict[str, str],
 """
 
 
-def handout_with_attributions(ck: Checkpoint, head: Head, a: Analysis, figures: list[go.Figure],
-                              strings: dict[str, str]) -> str:
-    """The handout plus what needs the model: fine-tuning's parameter counts and a word-level Integrated
-    Gradients chart for the predicted label under the last step (the slow part, so callers run it only
-    when a student asks for the file)."""
-    t, p = _t(strings), "lesson.panel."
-    counts = lesson.parameter_counts(ck.model, head)
-    shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
-    params = lesson_plots.parameter_bars(shown, {k: t(p + k) for k in shown}, t(p + "params_title"),
-                                         t(p + "option_axis"), t(p + "params_axis"))
-    words = attribution_figure(attribution.attribute(ck, head, a.text), strings)
-    return handout_html(a, figures, strings, extra={"finetuning": params, "ablation": words})
-
-
-def attribution_figure(att: attribution.Attribution, strings: dict[str, str]) -> go.Figure:
-    """The handout's word chart: a page wide figure whose title wraps and whose word labels and
-    axis title get the room they need."""
-    words, scores = _words(att)
-    fig = sorted_bars(words, scores, strings["attr_title"].format(label=att.target_label),
-                      strings["attr_axis"], strings["word_axis"])
-    fig.update_layout(title=dict(text="<br>".join(wrap_title(fig.layout.title.text, 70))), margin=dict(l=20, r=20, t=80))
-    fig.update_yaxes(automargin=True, title=dict(standoff=12))
-    return fig
-
-
-def _words(att: attribution.Attribution) -> tuple[tuple[str, ...], np.ndarray]:
-    """The words and their summed scores, without [CLS], [SEP] and the other special tokens: the chart
-    is titled "words". Word ids are kept per text, so text A's last word never merges with B's first."""
-    keep = [i for i, special in enumerate(att.special) if not special]
-    seg = att.segments or (0,) * len(att.tokens)
-    ids = [None if att.word_ids[i] is None else (seg[i], att.word_ids[i]) for i in keep]
-    return attribution.merge_words([att.tokens[i] for i in keep], ids, att.scores[keep],
-                                   [att.pieces[i] for i in keep] if att.pieces else ())
+def handout_with_model(ck: Checkpoint, head: Head, a: Analysis, more_figures: list[go.Figure],
+                       strings: dict[str, str], *, seed: int = 0,
+                       drops: tuple[tuple[str, ...], np.ndarray] | None = None) -> str:
+    """The handout with the steps that need the model: fine-tuning's parameter counts, and step 10's
+    leave-one-out chart from `drops` (the lesson's own result) or, without it, leave-one-out run here as the
+    lesson runs it by default (its first whatif.LOO_MAX_WORDS words on a long text): the slow part, so
+    callers run it only when a student asks for the file."""
+    if drops is None:
+        capped = whatif.loo_is_costly(a) and whatif.loo_words(a) > whatif.LOO_MAX_WORDS
+        drops = whatif.leave_one_out(ck, head, a, limit=whatif.LOO_MAX_WORDS if capped else None)
+    return handout_html(a, more_figures, strings, seed=seed, counts=lesson.parameter_counts(ck.model, head),
+                        drops=drops)

@@ -9,19 +9,17 @@ import dataclasses
 
 import streamlit as st
 
-from explorer import plots, ui
+from explorer import ui
 from explorer.explain import whatif
 from explorer.model.analysis import Analysis
 from explorer.model.token_analysis import TokenAnalysis
-from explorer.model.tokens import pair_boundary, token_rows
-from explorer.plots import encoder as encoder_plots
+from explorer.model.tokens import token_rows
 from explorer.plots import lesson as lesson_plots
 from explorer.plots.attention import scale_caption
-from explorer.plots.attribution import sorted_bars
 from explorer.plots.common import PRESENTER_BOARD
-from explorer.teach import handout, lesson
+from explorer.teach import figures, handout, lesson
 from explorer.text.i18n import strings
-from explorer.ui import (checkpoint, current_head, draw_chart, draw_table, head, headers, lang, plain, prediction,
+from explorer.ui import (checkpoint, current_head, draw_chart, draw_table, head, headers, lang, plain,
                          selection, step_label, t)
 
 # Where each step is explored in depth.
@@ -29,53 +27,42 @@ PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": 
            "head": "pages/pooled.py", "probabilities": "pages/logits.py", "new_head": "pages/compare.py",
            "finetuning": "pages/finetune.py", "layers": "pages/encoder.py", "ablation": "pages/whatif.py"}
 P = "lesson.panel."
+WORDS_LINE_HEIGHT = 1.4  # presenter view's step text; Streamlit's 1.6 at the projector's type needs a scroll
 SCROLL = """<script>setTimeout(() => document.getElementById("{ID}")?.scrollIntoView({block: "start"}), 60)</script>"""
 
 
-def draw_panel(step: str, a) -> None:
+def draw_panel(step: str, a):
+    """Step `step`'s panel for `a`: its table or its charts (teach.figures, which the handout draws too). Returns
+    leave-one-out's result on step "ablation" (None while there is none), for the handout to show the same."""
     sel = selection()
     presenting = bool(st.session_state.get("presenter"))
+    found = counts = None
     if step == "tokenizer":
         draw_table([{t(P + "token"): s, t(P + "id"): i, t(P + "special"): sp, t(P + "subword"): row["continues_word"]}
                for s, i, sp, row in zip(a.shown, a.token_ids, a.special, token_rows(a))])
-    elif step == "encoder":
-        draw_chart(lesson_plots.cls_by_layer(a, t), "lesson_enc")
-        st.caption(scale_caption(True, t))
-    elif step == "cls":
-        sims = lesson.cls_similarity(a.hidden_states, a.special)
-        draw_chart(lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
-                                            t(P + "layer"), t(P + "cosine")), "lesson_cls")
     elif step == "head":
         draw_head_table([(n, v.shape[-1]) for n, v in a.steps])
-    elif step == "probabilities":
-        # presenter view: one under the other at half the room each, so both fit the window with their titles
-        left, right = (st.container(),) * 2 if presenting else st.columns(2)
-        half = PRESENTER_BOARD // 2
-        draw_chart(plots.label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
-                               t("home.logit_axis")), "lesson_logits", left, height=half)
-        draw_chart(plots.label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
-                               t("home.prob_axis"), y_range=(0, 1)), "lesson_probs", right, height=half)
     elif step == "new_head":
         draw_new_head_table(a.new_weights)
     elif step == "finetuning":
         counts = lesson.parameter_counts(checkpoint(sel.name, sel.seed).model, current_head())
-        shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
-        draw_chart(lesson_plots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
-                                          t(P + "option_axis"), t(P + "params_axis")), "lesson_params")
-    elif step == "token_heads":
-        scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), sel.seed)
-        draw_chart(lesson_plots.token_label_heatmap(scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"),
-                                               t(P + "label"), t(P + "score"), pair_at=pair_boundary(a.segments),
-                                               pair_label=t("arch.boundary")), "lesson_tokens")
-    elif step == "layers":
-        draw_chart(encoder_plots.readout(a, t), "lesson_layers")
     elif step == "ablation":
         found = run_leave_one_out(a)  # asked first on a long text, then a job
         if found is None:
-            return
-        words, support = found
-        draw_chart(sorted_bars(words, support, t(P + "drop_title", label=prediction(a.predicted)), t(P + "drop_axis"),
-                          t(P + "word")), "lesson_ablation")
+            return None
+    charts = figures.step_figures(step, a, t, seed=sel.seed, counts=counts, drops=found)
+    # probabilities: side by side; in presenter view one under the other at half the room each, so both fit
+    # the window with their titles
+    where = (st.container(),) * 2 if presenting else st.columns(2) if len(charts) == 2 else (None,)
+    for (name, fig), box in zip(charts, where * len(charts)):
+        if presenting and len(charts) == 2:
+            # at half height the label axis' title goes: each bar is named by its label, and the room it took
+            # is what the value axis needs for its ticks not to overlap
+            fig = fig.update_xaxes(title_text=None)
+        draw_chart(fig, f"lesson_{name}", box, height=PRESENTER_BOARD // 2 if len(charts) == 2 else None)
+    if step == "encoder":
+        st.caption(scale_caption(True, t))
+    return found
 
 
 def draw_head_table(sizes: list[tuple[str, int]]) -> None:
@@ -100,25 +87,31 @@ def _draw_text(step: str, where) -> None:
         where.page_link(PAGE_OF[step], label=t("lesson.see_page"), icon="➡️")
 
 
-def draw_every_step(a) -> None:
-    """The lesson as one long page: each step's heading, text, panel and link."""
+def draw_every_step(a):
+    """The lesson as one long page: each step's heading, text, panel and link. Returns leave-one-out's result
+    (step 10's chart), None while there is none."""
+    found = None
     for step in lesson.STEPS:
         st.subheader(t(f"lesson.{step}.title"))
         st.write(t(f"lesson.{step}.body"))
-        draw_panel(step, a)
+        if (drawn := draw_panel(step, a)) is not None:  # only step 10 returns something
+            found = drawn
         if step in PAGE_OF:
             st.page_link(PAGE_OF[step], label=t("lesson.see_page"), icon="➡️")
         st.divider()
+    return found
 
 
-def draw_presenter_step(a) -> None:
+def draw_presenter_step(a):
     """One step, laid out for a projector (1280 × 720 and up): the heading, "Step i of n" and the buttons on
     the first row, scrolled to the window's top after each click, so Next stays where the teacher clicked it;
-    the step's text beside its panel, whose charts fit the room left (plots.common.PRESENTER_BOARD)."""
+    the step's text beside its panel, whose charts fit the room left (plots.common.PRESENTER_BOARD). Returns
+    leave-one-out's result on step 10, else None."""
     ss, n = st.session_state, len(lesson.STEPS)
     i = ss.setdefault("lesson_step", 0)
     step = lesson.STEPS[i]
-    head, count, prev, nxt = st.columns([7, 2, 2, 2], vertical_alignment="center")
+    # the counter and the buttons wide enough for "Step 10 of 10" and "◀ Previous" on one line at 1280 px
+    head, count, prev, nxt = st.columns([5, 2.5, 2.5, 2.5], vertical_alignment="center")
     head.subheader(t(f"lesson.{step}.title"), anchor=f"lesson-step-{i + 1}")
     # Streamlit has no scroll call: bring this step's row into view (new step, new script)
     st.html(SCROLL.replace("{ID}", f"lesson-step-{i + 1}"), unsafe_allow_javascript=True)
@@ -128,10 +121,13 @@ def draw_presenter_step(a) -> None:
                 width="stretch")
     nxt.button(t("lesson.next"), key="lesson_next", disabled=i == n - 1, on_click=go_to, args=("lesson_step", i + 1),
                width="stretch")
-    words, board = st.columns([2, 3])
-    _draw_text(step, words)
+    # the text the wider half and its lines closer: the longest steps' text (step 9 in Vietnamese) ends inside
+    # a 720 px window
+    words, board = st.columns([5, 4])
+    st.html(f"<style>.st-key-lesson_words p {{line-height: {WORDS_LINE_HEIGHT} !important}}</style>")
+    _draw_text(step, words.container(key="lesson_words"))
     with board:
-        draw_panel(step, a)
+        return draw_panel(step, a)
 
 
 def draw_lesson(a: Analysis | TokenAnalysis) -> None:
@@ -140,15 +136,13 @@ def draw_lesson(a: Analysis | TokenAnalysis) -> None:
     if isinstance(a, TokenAnalysis):
         _draw_token_lesson(a)
         return
-    if st.session_state.get("presenter"):
-        draw_presenter_step(a)
-    else:
-        draw_every_step(a)
+    found = draw_presenter_step(a) if st.session_state.get("presenter") else draw_every_step(a)
     doc = handout.handout_strings(strings(lang()))
-    ck, hd = checkpoint(selection().name, selection().seed), current_head()
+    sel = selection()
+    ck, hd = checkpoint(sel.name, sel.seed), current_head()
 
     def handout_file() -> str:  # runs on click, on another thread: no streamlit calls inside
-        return handout.handout_with_attributions(ck, hd, a, [], doc)
+        return handout.handout_with_model(ck, hd, a, [], doc, seed=sel.seed, drops=found)
 
     st.download_button(t("lesson.handout"), handout_file, file_name="handout.html", mime="text/html",
                        help=t("lesson.handout_help"), key="lesson_handout", on_click="ignore")

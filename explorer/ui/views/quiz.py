@@ -46,7 +46,8 @@ def draw_quiz() -> None:
     if not lock:  # locked, the answers are the first ones: one score, not the same one twice
         st.metric(t("quiz.score_now"), f"{right}/{n}")
     st.metric(t("quiz.first_score"), f"{lesson.score(first)}/{n}", help=t("quiz.first_help"))
-    st.button(t("quiz.again"), key="quiz_again", on_click=_start_again, icon=":material/restart_alt:")
+    st.button(t("quiz.again"), key="quiz_again", on_click=_start_again, icon=":material/restart_alt:",
+              help=t("quiz.again_locked") if lock else None)
 
 
 def _record(key: str) -> None:  # before the run: a locked question is drawn locked at once
@@ -56,8 +57,12 @@ def _record(key: str) -> None:  # before the run: a locked question is drawn loc
 
 
 def _start_again() -> None:
+    """A new option order; unlocked, the answers and the first answers cleared too. Locked, the first answers
+    and their score stay (and so does each locked question's answer): they are what the class is scored on,
+    and a restart that cleared them would let any student redo a question."""
     ss = st.session_state
-    for q in lesson.QUIZ:
-        ss.pop(f"quiz_{q.key}", None)
-    ss["quiz_first"] = {}
+    if not ss.get("quiz_lock", False):
+        for q in lesson.QUIZ:
+            ss.pop(f"quiz_{q.key}", None)
+        ss["quiz_first"] = {}
     ss["quiz_seed"] = secrets.randbelow(2**31)
