@@ -14,7 +14,7 @@ from explorer.ui import t
 from explorer.ui.views import explain_data as explain_view
 
 ss = st.session_state
-st.title(t("explain.title"))
+st.title(t("explain_data.title"))
 st.caption(t("explain.intro"))
 if ui.show_other_prompt():
     st.stop()
