@@ -65,7 +65,7 @@ def draw_data_in_use(src, report) -> None:
 
 def draw_label_summary(report) -> None:
     """A label report's rows, problem type, loss and label counts (the Data page)."""
-    m1, m2, m3 = st.columns(3)
+    m1, m2, m3 = st.columns([1, 2, 2])  # the loss is a class name (BCEWithLogitsLoss): a third was too narrow
     m1.metric(t("data.rows"), report.rows)
     m2.metric(t("data.problem_type"), t(f"data.ptype_{report.problem_type}"), help=report.problem_type)
     m3.metric(t("data.loss"), report.loss)
