@@ -10,11 +10,12 @@ from plotly.colors import qualitative
 from explorer.explain.encoder import HeadView
 from explorer.model.problem import ProblemType
 from explorer.text.plain import html as escape_html, plotly as esc
-from .common import SEQUENTIAL, colorbar, figure
+from .common import SEQUENTIAL, colorbar, figure, wrap_title
 
 LEVELS = 10  # line opacity steps: a weight under 5% rounds to no line (near invisible, and it keeps the trace count low)
 HEAD_COLOURS = qualitative.Dark24
 _ROW = 22  # pixels per token row in the head view
+_TITLE_CHARS = 55  # a head-view title line: fits the narrowest column it is drawn in (a 768 px window)
 
 
 def layer_readout(values: np.ndarray, labels, title: str, x_title: str, y_title: str, embeddings: str,
@@ -93,13 +94,17 @@ def head_view(v: HeadView, title: str, head_name: str, text_b: str = "", words: 
         cut = -v.boundary + 0.5
         shapes = [dict(type="line", x0=-0.9, x1=1.9, y0=cut, y1=cut, line=dict(dash="dash", color="gray"))]
         annotations = [dict(x=0.5, y=cut, text=text_b, showarrow=False, yshift=-9, font=dict(color="gray"))]
-    return figure(
-        traces, title, "", "", height=max(240, _ROW * n + 110), hovermode="closest", dragmode=False, shapes=shapes,
-        font=dict(family="sans-serif"),
-        annotations=annotations, margin=dict(l=10, r=10, t=50, b=10), plot_bgcolor="white",
+    # Left-aligned and wrapped: centred, a title wider than the chart ran off both edges.
+    lines = wrap_title(title, _TITLE_CHARS)
+    fig = figure(
+        traces, "", "", "", height=max(240, _ROW * n + 90 + 20 * len(lines)), hovermode="closest",
+        dragmode=False, shapes=shapes, font=dict(family="sans-serif"),
+        annotations=annotations, margin=dict(l=10, r=10, t=30 + 20 * len(lines), b=10), plot_bgcolor="white",
         xaxis=dict(range=[-0.9, 1.9], visible=False, fixedrange=True),
         yaxis=dict(range=[-n + 0.5, 0.5], visible=False, fixedrange=True),
         legend=dict(orientation="v", x=1.0, y=1.0))
+    fig.update_layout(title=dict(text="<br>".join(esc(line) for line in lines), x=0.01, xanchor="left"))  # past figure(): its escaping would show the <br>
+    return fig
 
 
 # On hover of a token, keep only that token's lines (outgoing from the left column, incoming to the

@@ -62,6 +62,15 @@ def draw_attention_views(a) -> None:
                         format_func=lambda h: t("encoder.all_heads") if h == "all" else str(h))
     hide = c3.toggle(t("encoder.hide_special"), **sticky("encoder_hide_special"))
     view = encoder.head_view(a, layer, None if head == "all" else head, hide)
+    starts = encoder.windows(len(view.tokens))
+    if len(starts) > 1:  # a long text: one window of tokens at a time
+        n, size = len(view.tokens), encoder.HEAD_VIEW_TOKENS
+        if ss.get("encoder_window", 0) not in starts:
+            ss["encoder_window"] = 0
+        start = st.selectbox(t("encoder.window"), starts, **sticky("encoder_window"),
+                             format_func=lambda s: f"{s + 1}–{min(s + size, n)}")
+        st.caption(t("encoder.window_note", size=size, n=n))
+        view = encoder.window(view, start)
     heads = t("encoder.all_heads") if head == "all" else f"{t('encoder.head_name')} {head}"
     title = t("encoder.headview_chart", layer=layer, heads=heads) + (t("encoder.renormalised") if hide else "")
     fig = encoder_plots.head_view(view, title, t("encoder.head_name"), t("encoder.text_b"),
