@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import ui
+from explorer import plots, ui
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import prepare, read_csv
@@ -44,6 +44,7 @@ if getattr(ss.get("audit_result"), "key", None) != key:
         ui.show_error(err)
         st.stop()
     if done is None:
+        ui.draw_example(plots.examples.audit_example(t), "audit_example")  # what the run will draw
         st.stop()
     ss["audit_result"], ss["audit_accepted"] = ui.AuditRun(key, *done), set()
 found, table = ss["audit_result"].found, ss["audit_result"].table

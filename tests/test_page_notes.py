@@ -1,5 +1,6 @@
 """What a page says beside its results: the Label audit's all-clear line on clean data and its folds input that
 logs no Streamlit warning; Compare heads' untrained-heads warning above the numbers it qualifies (AppTest)."""
+import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -56,3 +57,17 @@ def test_compare_heads_warns_about_untrained_heads_first():
     assert not at.exception and at.warning, "the default checkpoint has heads with new weights"
     kinds = [type(e).__name__ for e in _in_order(at.main)]
     assert kinds.index("Warning") < kinds.index("Dataframe"), kinds
+
+
+def test_pages_that_wait_for_a_click_show_what_will_come():
+    """Label audit, Dataset explanations and Fine-tune, before anything has run: an example chart, titled as
+    an example, under a line saying its numbers are made up; gone once there is a result (Fine-tune: a job)."""
+    from explore_helpers import open_page
+
+    for page, key in (("audit", "example.audit_title"), ("explain_data", "example.explain_title"),
+                      ("finetune", "example.finetune_title")):
+        at = open_page(page)
+        assert not at.exception and not at.error, page
+        titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+        assert i18n.t(key, "en") in titles, page
+        assert i18n.t("example.note", "en") in [c.value for c in at.caption], page

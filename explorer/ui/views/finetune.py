@@ -11,7 +11,7 @@ import streamlit as st
 from explorer import plots
 from explorer.text.errors import ExplorerError
 from explorer.train.finetune import LEARNING_RATES, Settings
-from explorer.ui import (DataSource, checkpoint, plain, progress_to, register_session_checkpoint, selection,
+from explorer.ui import (DataSource, checkpoint, draw_example, plain, progress_to, register_session_checkpoint, selection,
                          session_checkpoint_names, session_zip, session_zip_ready, show_error, sticky, t)
 from explorer.ui import session  # session.start_job read at call time: tests wrap it
 from explorer.ui.running import follow_in_background
@@ -63,6 +63,8 @@ def draw_finetune(src: DataSource) -> None:
     b2.button(t("finetune.stop"), key="ft_stop", disabled=not running, on_click=lambda: ss["ft_job"].stop())
     if ss.get("ft_error"):
         show_error(ss["ft_error"])
+    if job is None:  # nothing trained yet: what a run will draw
+        draw_example(plots.examples.finetune_example(t), "ft_example")
     metrics = TOKEN_METRICS if tagged else SENTENCE_METRICS
     draw_finetune_job({k: t(f"finetune.metric_{k}") for k in metrics})
 

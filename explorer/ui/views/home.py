@@ -86,7 +86,7 @@ def _draw_chain(a: Analysis) -> None:
           if a.pipeline_differs else []),
         (t("home.step_label"), prediction(a.predicted)),
     ]
-    st.html(chain_html(chain))
+    st.container(key="home_chain").html(chain_html(chain))  # the key: browser tests find the diagram by it
     st.caption(reads_line(a, t, plain))
     st.caption(" ".join(code(tok) for tok in a.shown))
     st.caption(f"{t('home.step_head')}: {head_desc}")
