@@ -117,3 +117,20 @@ def test_the_primary_colour_is_neither_red_nor_blue(browser, app_url):
         assert not (b > r + 60 and b > g + 60), (r, g, b)
     finally:
         ctx.close()
+
+
+CUT = """() => [...document.querySelectorAll(
+  '[data-testid=stMain] [data-testid=stMetricValue] div, [data-testid=stMain] [data-testid=stMetricLabel] p')].filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
+
+
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_the_data_page_metrics_are_not_cut_off(browser, app_url, width):
+    """The loss's class name (CrossEntropyLoss) and the problem type fit their metrics: none is cut to "…"."""
+    ctx, pg = _open(browser, app_url, width, "en")
+    try:
+        pg.goto(app_url + "/labels")
+        wait_idle(pg)
+        pg.locator("[data-testid=stMetricValue]").first.wait_for()
+        assert pg.evaluate(CUT) == []
+    finally:
+        ctx.close()

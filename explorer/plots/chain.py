@@ -15,8 +15,9 @@ _STYLE = """<style>
 .he-chain .he-step-title {font-weight: 600;}
 .he-chain .he-step-value {font-family: "Source Code Pro", monospace; font-size: 0.85em;}
 .he-chain .he-word {white-space: nowrap;}
+.he-chain .he-link {display: flex; align-items: stretch; gap: 0.25rem;}
 .he-chain .he-arrow {align-self: center; opacity: 0.7; font-size: 1.2em; padding: 0 0.1rem;}
-.he-chain.he-last .he-step:last-child {border-width: 2px;}
+.he-chain.he-last > :last-child .he-step, .he-chain.he-last > .he-step:last-child {border-width: 2px;}
 </style>"""
 
 
@@ -25,12 +26,12 @@ def _words(text: str) -> str:
 
 
 def chain_html(steps: list[tuple[str, str]]) -> str:
-    """`steps` (name, value) as boxes joined by arrows, left to right, wrapping between boxes only; the last
-    box (the label) drawn with a heavier border. Every string is plain text."""
+    """`steps` (name, value) as boxes joined by arrows, left to right, wrapping between boxes only (an arrow
+    stays with the box it points to, so a row never ends in one); the last box (the label) drawn with a
+    heavier border. Every string is plain text."""
     boxes = []
     for i, (name, value) in enumerate(steps):
-        if i:
-            boxes.append('<span class="he-arrow" aria-hidden="true">→</span>')
-        boxes.append(f'<div class="he-step" data-step="{i}"><span class="he-step-title">{_words(name)}</span>'
-                     f'<span class="he-step-value">{_words(value)}</span></div>')
+        box = (f'<div class="he-step" data-step="{i}"><span class="he-step-title">{_words(name)}</span>'
+               f'<span class="he-step-value">{_words(value)}</span></div>')
+        boxes.append(f'<div class="he-link"><span class="he-arrow" aria-hidden="true">→</span>{box}</div>' if i else box)
     return f'{_STYLE}<div class="he-chain he-last">{"".join(boxes)}</div>'
