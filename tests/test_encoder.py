@@ -203,3 +203,19 @@ def test_head_view_of_a_long_text_is_windowed_and_its_title_fits(sentiment):
     fig = plots.head_view(v, "Layer 6, all heads: token-to-token attention " * 3, "head")
     title = json.loads(fig.to_json())["layout"]["title"]
     assert title["xanchor"] == "left" and all(len(line) <= 55 for line in title["text"].split("<br>"))
+
+
+def test_model_view_of_a_long_text_clips_its_colour_range_and_says_so():
+    """A long text's block-averaged thumbnails are small weights: on a 0-1 range they were near white."""
+    import json
+
+    from explore_helpers import open_page
+    from explorer.text import i18n
+
+    long = " ".join(["The film was long and the acting was fine, but the ending felt rushed and strange."] * 18)
+    clipped = i18n.t("heatmap.clipped", "en", p="99")
+    for text, is_long in ((long, True), (TEXT, False)):
+        at = open_page("encoder", text=text)
+        heat = json.loads(at.get("plotly_chart")[-1].proto.spec)["data"][0]
+        assert (heat["zmax"] < 0.5) is is_long, heat["zmax"]
+        assert any(clipped in c.value for c in at.caption) is is_long

@@ -11,6 +11,7 @@ from explorer.explain.encoder import HeadView
 from explorer.model.problem import ProblemType
 from explorer.text.plain import html as escape_html, plotly as esc
 from .common import SEQUENTIAL, colorbar, figure, wrap_title
+from .vectors import ROBUST_PERCENTILE
 
 LEVELS = 10  # line opacity steps: a weight under 5% rounds to no line (near invisible, and it keeps the trace count low)
 HEAD_COLOURS = qualitative.Dark24
@@ -145,9 +146,11 @@ def head_view_html(fig: go.Figure, title: str, plotly_src: str | None = None) ->
 
 
 def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_name: str,
-               hover: str) -> go.Figure:
+               hover: str, clipped: bool = False) -> go.Figure:
     """tiles: (layers, heads, m, m) on one heatmap, a blank cell between tiles; a clear marker on each
-    tile carries customdata [layer (1-based), head] so a click (on_select) can open that head."""
+    tile carries customdata [layer (1-based), head] so a click (on_select) can open that head. `clipped` (a
+    long text, see plots.attention.clips): the colour range stops at the ROBUST_PERCENTILE-th percentile,
+    since a long text's block-averaged weights are small and a 0-1 range drew them near white."""
     n_layers, n_heads, m, _ = tiles.shape
     step = m + 1
     grid = np.full((n_layers * step - 1, n_heads * step - 1), np.nan, dtype=np.float32)  # float32 halves the JSON
@@ -156,7 +159,8 @@ def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_
             grid[layer * step:layer * step + m, h * step:h * step + m] = tiles[layer, h]
     centre = m / (2 * step) - 0.5  # tile k spans [k - 0.5, k - 0.5 + m/step]
     heat = go.Heatmap(z=grid, x0=-0.5 + 0.5 / step, dx=1 / step, y0=0.5 + 0.5 / step, dy=1 / step,
-                      colorscale=SEQUENTIAL, zmin=0, zmax=1, colorbar=colorbar(value_name),
+                      colorscale=SEQUENTIAL, zmin=0, zmax=_top(tiles) if clipped else 1,
+                      colorbar=colorbar(value_name),
                       hoverinfo="skip")
     layers, heads = np.meshgrid(np.arange(1, n_layers + 1), np.arange(n_heads), indexing="ij")
     pick = go.Scatter(
@@ -171,6 +175,11 @@ def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_
                              range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
                   yaxis=dict(tickmode="array", tickvals=list(range(1, n_layers + 1)),
                              range=[n_layers + 0.6, 0.4], showgrid=False, zeroline=False))
+
+
+def _top(tiles: np.ndarray) -> float:
+    top = float(np.percentile(tiles, ROBUST_PERCENTILE))
+    return top if top > 0 else 1.0
 
 
 def head_view_figure(v: HeadView, head: int | None, t) -> tuple[go.Figure, str]:

@@ -11,6 +11,8 @@ from explorer.explain import encoder
 from explorer.model.analysis import Analysis
 from explorer.model.token_analysis import TokenAnalysis, pipeline_scores
 from explorer.plots import encoder as encoder_plots
+from explorer.plots.attention import clips
+from explorer.plots.vectors import ROBUST_PERCENTILE
 from explorer.ui import draw_chart, plotly_js_src, sticky, t
 from explorer.ui.classifier import current_token_encoder, draw_token_picker
 
@@ -85,8 +87,10 @@ def draw_attention_views(a) -> None:
                        mime="text/html", help=t("encoder.download_help"), key="dl_head_view", on_click="ignore")
 
     st.subheader(t("encoder.modelview_title"))
+    clipped = clips(sum(not s for s in a.special))  # the word columns, as on the Tokens page
     st.plotly_chart(encoder_plots.model_view(encoder.model_view(a, hide), t("encoder.modelview_chart"),
                                              t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
-                                             t("encoder.modelview_hover")),
+                                             t("encoder.modelview_hover"), clipped=clipped),
                     key=MODEL_VIEW, on_select=_open_clicked_head, selection_mode="points")
-    st.caption(t("encoder.modelview_help", n=encoder.THUMB))
+    help_text = t("encoder.modelview_help", n=encoder.THUMB)
+    st.caption(f"{help_text} {t('heatmap.clipped', p=f'{ROBUST_PERCENTILE:g}')}" if clipped else help_text)
