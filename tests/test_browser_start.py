@@ -134,3 +134,25 @@ def test_the_data_page_metrics_are_not_cut_off(browser, app_url, width):
         assert pg.evaluate(CUT) == []
     finally:
         ctx.close()
+
+
+BUTTONS = """() => [...document.querySelectorAll(
+  '[data-testid=stMain] .stButton button p, [data-testid=stMain] .stDownloadButton button p')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1 || e.textContent.includes('…')).map(e => e.textContent)"""
+
+
+@pytest.mark.slow
+def test_the_audit_export_buttons_are_not_cut_off(browser, app_url):
+    """After an audit of the demo tweets: "Use the fixes as the dataset's next version" and "Download the
+    corrected CSV (0 rows changed)" are whole (side by side in thirds they were cut to "…")."""
+    ctx, pg = _open(browser, app_url, 1024, "en")
+    try:
+        pg.goto(app_url + "/label-audit")
+        wait_idle(pg)
+        pg.locator("[data-testid=stMain] button", has_text=t("audit.run", "en")).click()
+        pg.locator("[data-testid=stMain] .stDownloadButton button").first.wait_for(timeout=400_000)
+        wait_idle(pg)
+        assert pg.locator("[data-testid=stMain] .stDownloadButton button").count() >= 2  # the CSV and the report
+        assert pg.evaluate(BUTTONS) == []
+    finally:
+        ctx.close()
