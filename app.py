@@ -145,7 +145,7 @@ PAGES = [
     ("pages/quiz.py", "quiz", "review-quiz", "❓", False),
 ]
 nav = st.navigation([
-    st.Page(path, title=t(f"nav.{key}"), icon=icon, url_path=slug, default=default)
+    st.Page(path, title=t(f"{key}.title"), icon=icon, url_path=slug, default=default)
     for path, key, slug, icon, default in PAGES
 ], expanded=True)  # past twelve pages Streamlit would hide some behind "View more"; a class needs them all
 if booting:

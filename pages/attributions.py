@@ -5,7 +5,7 @@ from explorer import ui
 from explorer.ui import t
 from explorer.ui.views import attributions
 
-st.title(t("nav.attributions"))
+st.title(t("attributions.title"))
 st.caption(t("attributions.intro"))
 a = ui.current_classifier_analysis()  # a token classifier: one token, every label
 if a is not None:

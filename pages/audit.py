@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import ui
+from explorer import plots, ui
 from explorer.data.audit import audit
 from explorer.data.audit_export import corrected_csv, report_html
 from explorer.data.dataset import prepare, read_csv
@@ -24,7 +24,7 @@ src = ui.data_source()  # set by the Data page; the demo tweets until then
 name, seed = ui.selection().name, ui.selection().seed
 st.caption(t("audit.data", name=ui.plain(src.title()), checkpoint=ui.plain(name)))
 c1, c2 = st.columns(2)
-folds = int(c1.number_input(t("audit.folds"), 2, 20, 5, help=t("audit.folds_help"), **ui.sticky("audit_folds")))
+folds = int(c1.number_input(t("audit.folds"), 2, 20, help=t("audit.folds_help"), **ui.sticky("audit_folds", 5)))
 pair = data_view.draw_pair_column(c2, src.columns, src.text_pair_column)
 key = (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, pair, name, seed, folds)
 
@@ -44,6 +44,7 @@ if getattr(ss.get("audit_result"), "key", None) != key:
         ui.show_error(err)
         st.stop()
     if done is None:
+        ui.draw_example(plots.examples.audit_example(t), "audit_example")  # what the run will draw
         st.stop()
     ss["audit_result"], ss["audit_accepted"] = ui.AuditRun(key, *done), set()
 found, table = ss["audit_result"].found, ss["audit_result"].table
@@ -57,6 +58,8 @@ audit_view.draw_audit_projector(found, flag, key, seed)
 rows = audit_view.draw_audit_confusion(found)
 
 # ---- rows: a click opens the row in Attributions ---------------------------------------------
+if not len(rows) and not len(found.flagged):  # nothing flagged, no cell picked: the all-clear line of draw_audit_summary says so
+    st.stop()
 st.subheader(t("audit.rows_title"))
 target = st.radio(t("audit.open_with"), ("given", "suggested"), key="audit_open_with", horizontal=True,
                   format_func=lambda x: t(f"audit.open_{x}"))
@@ -100,7 +103,8 @@ review = pd.DataFrame({
 edited = st.data_editor(review, key="audit_review", hide_index=True, disabled=["row", "given", "suggested", "score", "text"],
                         column_config={c: st.column_config.Column(t(f"audit.col_{c}")) for c in review.columns})
 ss["audit_accepted"] = accepted = {int(r) for r in edited.loc[edited["accept"], "row"]}
-d0, d1, d2 = st.columns(3)
+# One per line: side by side in thirds, their labels ("... next version", "... (3 rows changed)") were cut.
+d0 = d1 = d2 = st.container(key="audit_exports")
 stem = src.name.rsplit(".", 1)[0]
 # Accepted fixes become the next version of the Data page's dataset: Fine-tune and a new audit use it.
 fixed_csv = corrected_csv(table, found, accepted, raw=True)  # data, as it came

@@ -5,7 +5,7 @@ import hashlib
 
 import streamlit as st
 
-from explorer import ui
+from explorer import plots, ui
 from explorer.data.dataset import read_csv
 from explorer.explain.dataset import explain_table
 from explorer.explain.attribution import METHODS
@@ -14,7 +14,7 @@ from explorer.ui import t
 from explorer.ui.views import explain_data as explain_view
 
 ss = st.session_state
-st.title(t("explain.title"))
+st.title(t("explain_data.title"))
 st.caption(t("explain.intro"))
 if ui.show_other_prompt():
     st.stop()
@@ -48,6 +48,7 @@ if getattr(ss.get("explain_result"), "key", None) != key:
         ui.show_error(err)
         st.stop()
     if done is None:
+        ui.draw_example(plots.examples.explain_example(t), "explain_example")  # what the run will draw
         st.stop()
     ss["explain_result"] = ui.ExplainRun(key, done)
 found = ss["explain_result"].found

@@ -61,3 +61,14 @@ def values(v) -> np.ndarray:
         arr = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
         return arr.reshape([int(d) for d in str(v["shape"]).split(",")]) if "shape" in v else arr
     return np.asarray(v, dtype=float) if not (isinstance(v, list) and v and isinstance(v[0], str)) else np.asarray(v)
+
+
+def chain_boxes(at: AppTest) -> list[tuple[str, str]]:
+    """The Pipeline page's chain diagram (plots.chain.chain_html) as (step name, value) pairs, in order."""
+    import html
+    import re
+
+    body = next(h.proto.body for h in at.get("html") if "he-chain" in h.proto.body)
+    words = lambda part: " ".join(html.unescape(w) for w in re.findall(r'<span class="he-word">(.*?)</span>', part))  # noqa: E731
+    return [(words(name), words(value)) for name, value in re.findall(
+        r'<span class="he-step-title">(.*?)</span><span class="he-step-value">(.*?)</span></div>', body)]

@@ -10,14 +10,14 @@ pytestmark = pytest.mark.browser
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 
 
-SLUG = {"nav.data": "labels", "nav.finetune": "fine-tune", "nav.quiz": "review-quiz"}
+SLUG = {"data.title": "labels", "finetune.title": "fine-tune", "quiz.title": "review-quiz"}
 
 
 def _go(page, key: str) -> None:
     page.locator(f"[data-testid=stSidebarNav] a[href$='/{SLUG[key]}']").first.click()
     page.wait_for_url(f"**/{SLUG[key]}")
     wait_idle(page)
-    page.get_by_role("heading", name=T(key.replace("nav.", "") + ".title")).first.wait_for()
+    page.get_by_role("heading", name=T(key)).first.wait_for()
 
 
 def _main(page) -> str:
@@ -29,7 +29,7 @@ def test_uploaded_csv_merged_in_one_click_is_kept_and_trained_on(page, tmp_path)
     rows = "\n".join(f'"text number {i} is {lab.strip().lower()}","{lab}"' for i, lab in enumerate(spellings))
     csv = tmp_path / "spellings.csv"
     csv.write_text("text,label\n" + rows + "\n")
-    _go(page, "nav.data")
+    _go(page, "data.title")
     page.get_by_test_id("stRadioGroup").get_by_text(T("data.source_upload")).click()
     wait_idle(page)
     page.locator("input[type=file]").set_input_files(str(csv))
@@ -39,23 +39,23 @@ def test_uploaded_csv_merged_in_one_click_is_kept_and_trained_on(page, tmp_path)
     wait_idle(page)
     assert sorted(chart(page, T("data.counts_title"))["data"][0]["x"]) == ["negative", "neutral", "positive"]
     assert T("data.issue_near_duplicate_labels") not in _main(page)
-    _go(page, "nav.finetune")
+    _go(page, "finetune.title")
     merged = i18n.n("data.version", 16, "en", name="spellings.csv", version=2)  # 8 "Positive" + 8 "positive "
     assert T("finetune.data", name=merged, n=3, labels="negative, neutral, positive") in _main(page)
-    _go(page, "nav.data")
+    _go(page, "data.title")
     assert "spellings.csv" in _main(page)  # not the demo tweets
     assert sorted(chart(page, T("data.counts_title"))["data"][0]["x"]) == ["negative", "neutral", "positive"]
 
 
 def test_quiz_answers_survive_see_it_live(page):
-    _go(page, "nav.quiz")
+    _go(page, "quiz.title")
     first = page.locator("[data-testid=stRadio]").first
     first.get_by_text(T("quiz.what_head.o1")).click()
     wait_idle(page)
     assert T("quiz.correct") in _main(page)
     page.get_by_role("link", name=T("quiz.see_live")).first.click()
     wait_idle(page)
-    _go(page, "nav.quiz")
+    _go(page, "quiz.title")
     # Options are shuffled per session: find the picked one by its text, not by its place.
     assert first.locator("label", has_text=T("quiz.what_head.o1")).locator("input").is_checked()
     assert T("quiz.correct") in _main(page)

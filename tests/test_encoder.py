@@ -174,3 +174,48 @@ def test_cli_summary_names_the_prediction_at_every_layer(capsys, sentiment):
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("predicted with the head on each"))
     a = analyze(sentiment, build_head(sentiment), TEXT)
     assert line.endswith(f"5: {a.labels[int(np.argmax(a.layer_logits[5]))]}, 6: {a.predicted}")
+
+
+def test_head_view_of_a_long_text_is_windowed_and_its_title_fits(sentiment):
+    """Past HEAD_VIEW_TOKENS the head view shows a window of tokens (a picker and a caption say which, of how
+    many), so its height is bounded; its title is left-aligned and wrapped, so no line runs off the chart."""
+    import json
+
+    from explore_helpers import open_page
+    from explorer.plots import encoder as plots
+
+    long = " ".join(["The film was long and the acting was fine, but the ending felt rushed and strange."] * 18)
+    at = open_page("encoder", text=long)
+    assert not at.exception and not at.error
+    picker = at.selectbox(key="encoder_window")
+    assert len(picker.options) > 1 and picker.options[0] == f"1–{encoder.HEAD_VIEW_TOKENS}"
+    n = next(c.value for c in at.caption if str(encoder.HEAD_VIEW_TOKENS) in c.value)
+    assert "long text" in n
+    frame = at.get("iframe")[0]
+    import re
+
+    height = max(int(h) for h in re.findall(r'"height":(\d+)', frame.proto.srcdoc))  # the figure's layout
+    assert height < 22 * encoder.HEAD_VIEW_TOKENS + 300
+    picker.set_value(picker.options[-1]).run()
+    assert not at.exception and at.get("iframe")[0].proto.srcdoc != frame.proto.srcdoc
+    v = encoder.window(encoder.head_view(analyze(sentiment, build_head(sentiment), long), 6), 60)
+    assert len(v.tokens) == encoder.HEAD_VIEW_TOKENS and v.weights.shape[1:] == (60, 60)
+    fig = plots.head_view(v, "Layer 6, all heads: token-to-token attention " * 3, "head")
+    title = json.loads(fig.to_json())["layout"]["title"]
+    assert title["xanchor"] == "left" and all(len(line) <= 55 for line in title["text"].split("<br>"))
+
+
+def test_model_view_of_a_long_text_clips_its_colour_range_and_says_so():
+    """A long text's block-averaged thumbnails are small weights: on a 0-1 range they were near white."""
+    import json
+
+    from explore_helpers import open_page
+    from explorer.text import i18n
+
+    long = " ".join(["The film was long and the acting was fine, but the ending felt rushed and strange."] * 18)
+    clipped = i18n.t("heatmap.clipped", "en", p="99")
+    for text, is_long in ((long, True), (TEXT, False)):
+        at = open_page("encoder", text=text)
+        heat = json.loads(at.get("plotly_chart")[-1].proto.spec)["data"][0]
+        assert (heat["zmax"] < 0.5) is is_long, heat["zmax"]
+        assert any(clipped in c.value for c in at.caption) is is_long

@@ -88,7 +88,7 @@ def test_browser_progress_words_shortcut_and_row_to_sidebar(browser, app_url, la
         wait_idle(pg)
         pg.locator("[data-testid=stSidebarNav] a[href$='/dataset-explanations']").first.click()
         wait_idle(pg)
-        assert pg.locator("[data-testid=stMain] h1").first.inner_text().strip() == T("explain.title")
+        assert pg.locator("[data-testid=stMain] h1").first.inner_text().strip() == T("explain_data.title")
         box = pg.locator("[data-testid=stSidebar]").get_by_label(T("app.text"), exact=True)  # sidebar_text, in lang
         expect(box).not_to_have_value("", timeout=90_000)
         before = box.input_value()

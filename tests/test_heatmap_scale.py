@@ -63,3 +63,22 @@ def test_lesson_step_two_says_the_special_tokens_are_hidden():
     enc = next(s for s in specs(at) if s["layout"]["title"]["text"].startswith(T("lesson.panel.enc_title")))
     assert not any("[CLS]" in x for x in enc["data"][0]["x"])
     assert T("heatmap.hidden") in [c.value for c in at.caption]
+
+
+LONG = " ".join(["The film was long and the acting was fine, but the ending felt rushed and strange."] * 18)
+
+
+def test_a_long_text_clips_the_colour_range_at_a_percentile_and_says_so(sentiment):
+    """A few cells no longer set the scale of a long text's heatmaps: it stops at the percentile, below the
+    largest word cell, and the caption under the charts names that percentile."""
+    a = analyze(sentiment, build_head(sentiment), LONG)
+    words = ~np.asarray(a.special)
+    assert plots.attention.clips(int(words.sum()))
+    figs = plots.attention.tokens_page(a, 6, None, True, T)
+    for name in ("cls", "rollout"):
+        z, zmax = _z(figs[name]), figs[name].data[0].zmax
+        assert zmax == np.percentile(z, plots.vectors.ROBUST_PERCENTILE) < z.max()
+    at = open_page("tokens", text=LONG)
+    clipped = T("heatmap.clipped", p="99")
+    assert any(c.value == f'{T("heatmap.hidden")} {clipped}' for c in at.caption)
+    assert not any(clipped in c.value for c in open_page("tokens").caption)  # a short text: the full range

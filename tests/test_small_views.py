@@ -7,7 +7,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
-from explore_helpers import open_page, specs, values
+from explore_helpers import chain_boxes, open_page, specs, values
 from explorer.model.problem import rounded_to_sum
 
 
@@ -30,7 +30,7 @@ def _app(**state) -> AppTest:
 
 def test_softmax_box_sums_to_one_and_counts_text_b():
     at = _app(text="I love it.", text_pair="Not at all.")
-    boxes = [c.value for c in at.code]
+    boxes = [value for _, value in chain_boxes(at)]
     assert boxes[0] == "10 + 11 characters (text A + text B)"
     probs = [b for b in boxes if b.count(", ") == 2][1]  # the logits box, then the softmax box
     assert round(sum(float(v) for v in probs.split(", ")), 6) == 1.0

@@ -9,6 +9,7 @@ from explorer.model.heads import build_head
 from explorer.teach import handout, lesson
 from explorer.text.i18n import catalog, strings, t
 from tests.test_lesson import _app
+from explore_helpers import chain_boxes
 
 # Picking by length: chance is 1 in N_OPTIONS; allow one question above it (12 questions: at most 4 right).
 LENGTH_BOUND = len(lesson.QUIZ) / lesson.N_OPTIONS + 1
@@ -76,8 +77,7 @@ def test_quiz_page_shows_the_sessions_order_and_locks_first_answers():
 # ---- 10: the chain names the selected head ----------------------------------------------------------
 
 def _chain(at) -> dict[str, str]:
-    titles = [m.value.strip("*") for m in at.markdown if m.value.startswith("**")]
-    return dict(zip(titles, [c.value for c in at.code]))
+    return dict(chain_boxes(at))
 
 
 @pytest.mark.parametrize("lang", ["en", "vi"])
@@ -93,7 +93,7 @@ def test_chain_names_the_checkpoints_own_modules_not_its_architecture():
     at = _app("en", "pages/home.py", head="own")
     chain = _chain(at)
     assert chain[t("home.step_head")] == "bert.pooler.dense → tanh → dropout → classifier"
-    assert chain[t("home.pooled_first", token=r"\[CLS\]")] == t("home.vector", n=384)  # Markdown-escaped
+    assert chain[t("home.pooled_first", token="[CLS]")] == t("home.vector", n=384)  # plain text in the diagram
 
 
 # ---- 10, 11: the handout ----------------------------------------------------------------------------

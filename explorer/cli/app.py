@@ -38,11 +38,16 @@ def streamlit_command(extra: list[str]) -> list[str]:
         config = tomllib.load(f)
     extra = extra[1:] if extra[:1] == ["--"] else extra
     given = {arg.split("=", 1)[0] for arg in extra if arg.startswith("--")}
-    defaults = [f"--{section}.{key}={str(value).lower() if isinstance(value, bool) else value}"
-                for section, options in config.items() for key, value in options.items()
-                if f"--{section}.{key}" not in given]
+    defaults = [f"{name}={str(value).lower() if isinstance(value, bool) else value}"
+                for name, value in _flags(config) if name not in given]
     return [sys.executable, "-c", SERVE, "run", *defaults, str(resources.APP), *extra]
 
+
+
+def _flags(table: dict, prefix: str = "--") -> list[tuple[str, object]]:
+    """(--section.key, value) for every option of a config table; nested tables ([theme.light]) as dotted names."""
+    return [flag for key, value in table.items()
+            for flag in (_flags(value, f"{prefix}{key}.") if isinstance(value, dict) else [(f"{prefix}{key}", value)])]
 
 
 def run(args) -> int:

@@ -1,7 +1,7 @@
 """Inside the encoder: the head read out at every layer, and token-to-token attention (head and model views)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -9,6 +9,9 @@ from explorer.model.analysis import Analysis
 from explorer.model.tokens import pair_boundary, visible, without_special
 
 THUMB = 32  # model-view thumbnails larger than this are averaged into THUMB × THUMB blocks
+# The head view draws a row per token: past this many it is shown a window of tokens at a time (a 333-token
+# text was a 7,000 px tall page).
+HEAD_VIEW_TOKENS = 60
 
 
 def layer_probabilities(a: Analysis) -> np.ndarray:
@@ -42,6 +45,20 @@ def head_view(a: Analysis, layer: int, head: int | None = None, hide_special: bo
     boundary = pair_boundary(a.segments, dropped) if a.segments else None
     return HeadView(layer=layer, heads=heads, tokens=visible(a.shown, a.special, hide_special), weights=weights,
                     boundary=boundary, renormalised=hide_special)
+
+
+def windows(n: int, size: int = HEAD_VIEW_TOKENS) -> list[int]:
+    """The first token of each window of at most `size` of a head view's `n` tokens."""
+    return list(range(0, max(n, 1), size))
+
+
+def window(v: HeadView, start: int, size: int = HEAD_VIEW_TOKENS) -> HeadView:
+    """Tokens start..start+size of head view `v` and the lines among them (weights as they are: lines to
+    tokens outside the window are not drawn)."""
+    end = min(start + size, len(v.tokens))
+    inside = v.boundary is not None and start < v.boundary < end
+    return replace(v, tokens=v.tokens[start:end], weights=v.weights[:, start:end, start:end],
+                   boundary=v.boundary - start if inside else None)
 
 
 def _block_mean(m: np.ndarray, size: int) -> np.ndarray:

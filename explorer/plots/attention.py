@@ -7,6 +7,16 @@ import plotly.graph_objects as go
 from explorer.text.plain import plotly as esc
 
 from .common import HIGHLIGHT, SEQUENTIAL, boundary, colorbar, figure
+from .vectors import ROBUST_PERCENTILE
+
+# Past this many word columns a handful of cells would set the colour scale and leave the rest near white:
+# the scale then stops at the ROBUST_PERCENTILE-th percentile of the word cells (scale_caption says so).
+LONG_TEXT_TOKENS = 64
+
+
+def clips(columns: int) -> bool:
+    """Whether a heatmap with this many word columns has its colour scale clipped at a percentile."""
+    return columns > LONG_TEXT_TOKENS
 
 
 def _labels(tokens) -> list[str]:
@@ -17,10 +27,14 @@ def _labels(tokens) -> list[str]:
 def word_range(values: np.ndarray, special=None) -> float:
     """The top of an attention heatmap's colour scale: the largest cell among the word columns (those not
     `special`, a bool per column). [CLS] reading itself or [SEP] can hold most of a row; were they to set
-    the range, every word cell would be drawn near white. Their cells above it take the darkest colour."""
+    the range, every word cell would be drawn near white. Their cells above it take the darkest colour.
+    A long text's range (see clips) stops at a percentile of the word cells, for the same reason."""
     values = np.asarray(values, dtype=float)  # (rows, columns)
     words = ~np.asarray(special, dtype=bool) if special is not None else np.ones(values.shape[-1], dtype=bool)
-    top = float(values[..., words].max()) if words.any() and values.size else 0.0
+    cells = values[..., words]
+    top = 0.0
+    if words.any() and values.size:
+        top = float(np.percentile(cells, ROBUST_PERCENTILE)) if clips(int(words.sum())) else float(cells.max())
     return top if top > 0 else 1.0
 
 
@@ -109,7 +123,9 @@ def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[
     return figs
 
 
-def scale_caption(hide_special: bool, t) -> str:
+def scale_caption(hide_special: bool, t, columns: int = 0) -> str:
     """What an attention heatmap's colours are read against: the words alone (special tokens hidden, rows
-    renormalised) or every token with the scale set by the word cells (word_range)."""
-    return t("heatmap.hidden") if hide_special else t("heatmap.word_scale")
+    renormalised) or every token with the scale set by the word cells (word_range); for a long text
+    (`columns` tokens drawn, see clips) also the percentile the scale stops at."""
+    said = t("heatmap.hidden") if hide_special else t("heatmap.word_scale")
+    return f"{said} {t('heatmap.clipped', p=f'{ROBUST_PERCENTILE:g}')}" if clips(columns) else said

@@ -10,11 +10,13 @@ from plotly.colors import qualitative
 from explorer.explain.encoder import HeadView
 from explorer.model.problem import ProblemType
 from explorer.text.plain import html as escape_html, plotly as esc
-from .common import SEQUENTIAL, colorbar, figure
+from .common import SEQUENTIAL, colorbar, figure, wrap_title
+from .vectors import ROBUST_PERCENTILE
 
 LEVELS = 10  # line opacity steps: a weight under 5% rounds to no line (near invisible, and it keeps the trace count low)
 HEAD_COLOURS = qualitative.Dark24
 _ROW = 22  # pixels per token row in the head view
+_TITLE_CHARS = 55  # a head-view title line: fits the narrowest column it is drawn in (a 768 px window)
 
 
 def layer_readout(values: np.ndarray, labels, title: str, x_title: str, y_title: str, embeddings: str,
@@ -93,13 +95,17 @@ def head_view(v: HeadView, title: str, head_name: str, text_b: str = "", words: 
         cut = -v.boundary + 0.5
         shapes = [dict(type="line", x0=-0.9, x1=1.9, y0=cut, y1=cut, line=dict(dash="dash", color="gray"))]
         annotations = [dict(x=0.5, y=cut, text=text_b, showarrow=False, yshift=-9, font=dict(color="gray"))]
-    return figure(
-        traces, title, "", "", height=max(240, _ROW * n + 110), hovermode="closest", dragmode=False, shapes=shapes,
-        font=dict(family="sans-serif"),
-        annotations=annotations, margin=dict(l=10, r=10, t=50, b=10), plot_bgcolor="white",
+    # Left-aligned and wrapped: centred, a title wider than the chart ran off both edges.
+    lines = wrap_title(title, _TITLE_CHARS)
+    fig = figure(
+        traces, "", "", "", height=max(240, _ROW * n + 90 + 20 * len(lines)), hovermode="closest",
+        dragmode=False, shapes=shapes, font=dict(family="sans-serif"),
+        annotations=annotations, margin=dict(l=10, r=10, t=30 + 20 * len(lines), b=10), plot_bgcolor="white",
         xaxis=dict(range=[-0.9, 1.9], visible=False, fixedrange=True),
         yaxis=dict(range=[-n + 0.5, 0.5], visible=False, fixedrange=True),
         legend=dict(orientation="v", x=1.0, y=1.0))
+    fig.update_layout(title=dict(text="<br>".join(esc(line) for line in lines), x=0.01, xanchor="left"))  # past figure(): its escaping would show the <br>
+    return fig
 
 
 # On hover of a token, keep only that token's lines (outgoing from the left column, incoming to the
@@ -140,9 +146,11 @@ def head_view_html(fig: go.Figure, title: str, plotly_src: str | None = None) ->
 
 
 def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_name: str,
-               hover: str) -> go.Figure:
+               hover: str, clipped: bool = False) -> go.Figure:
     """tiles: (layers, heads, m, m) on one heatmap, a blank cell between tiles; a clear marker on each
-    tile carries customdata [layer (1-based), head] so a click (on_select) can open that head."""
+    tile carries customdata [layer (1-based), head] so a click (on_select) can open that head. `clipped` (a
+    long text, see plots.attention.clips): the colour range stops at the ROBUST_PERCENTILE-th percentile,
+    since a long text's block-averaged weights are small and a 0-1 range drew them near white."""
     n_layers, n_heads, m, _ = tiles.shape
     step = m + 1
     grid = np.full((n_layers * step - 1, n_heads * step - 1), np.nan, dtype=np.float32)  # float32 halves the JSON
@@ -151,7 +159,8 @@ def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_
             grid[layer * step:layer * step + m, h * step:h * step + m] = tiles[layer, h]
     centre = m / (2 * step) - 0.5  # tile k spans [k - 0.5, k - 0.5 + m/step]
     heat = go.Heatmap(z=grid, x0=-0.5 + 0.5 / step, dx=1 / step, y0=0.5 + 0.5 / step, dy=1 / step,
-                      colorscale=SEQUENTIAL, zmin=0, zmax=1, colorbar=colorbar(value_name),
+                      colorscale=SEQUENTIAL, zmin=0, zmax=_top(tiles) if clipped else 1,
+                      colorbar=colorbar(value_name),
                       hoverinfo="skip")
     layers, heads = np.meshgrid(np.arange(1, n_layers + 1), np.arange(n_heads), indexing="ij")
     pick = go.Scatter(
@@ -166,6 +175,11 @@ def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_
                              range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
                   yaxis=dict(tickmode="array", tickvals=list(range(1, n_layers + 1)),
                              range=[n_layers + 0.6, 0.4], showgrid=False, zeroline=False))
+
+
+def _top(tiles: np.ndarray) -> float:
+    top = float(np.percentile(tiles, ROBUST_PERCENTILE))
+    return top if top > 0 else 1.0
 
 
 def head_view_figure(v: HeadView, head: int | None, t) -> tuple[go.Figure, str]:

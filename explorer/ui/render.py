@@ -67,6 +67,13 @@ def draw_chart(fig, key: str, where=None, height: int | None = None) -> None:
     (where or st).plotly_chart(presenter(fig, height) if st.session_state.get("presenter") else fig, key=key)
 
 
+def draw_example(fig, key: str) -> None:
+    """A page's picture of what it will draw (plots.examples), in a frame that says the numbers are an example."""
+    with st.container(border=True):
+        st.caption(t("example.note"))
+        draw_chart(fig, key)
+
+
 def headers(rows: list[dict], prefix: str) -> list[dict]:
     """Table rows from the core with their column names translated (`prefix` + column name)."""
     return [{t(prefix + k): v for k, v in row.items()} for row in rows]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from explorer.ui import lang, memo, plain, t
+from explorer.ui import lang, memo, plain, t, tn
 
 
 def draw_audit_summary(found) -> None:
@@ -20,6 +20,8 @@ def draw_audit_summary(found) -> None:
     m[2].metric(t("audit.noise"), f"{s['estimated_noise_rate']:.1%}")
     m[3].metric(t("audit.cv_accuracy"), "—" if s["cv_accuracy"] is None else f"{s['cv_accuracy']:.1%}")
     st.caption(t("audit.features_used", features=t(f"audit.pool_{found.features}")))  # too long for a metric
+    if not len(found.flagged):
+        st.success(tn("audit.all_clear", len(found.data.texts)), icon=":material/check_circle:")
 
 
 def draw_audit_projector(found, flag, key: tuple, seed: int) -> None:

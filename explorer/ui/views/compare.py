@@ -22,6 +22,9 @@ def draw_compare(a: Analysis | PickedToken) -> None:
     own = native_kind(checkpoint(name, seed)) or ""
     names = {r.kind: r.kind + (t("compare.own_mark") if r.kind == own else "") + ("" if r.new_parameters else " ✓")
              for r in results}
+    untrained = [r.kind for r in results if r.new_parameters]
+    if untrained:  # first: it says which of the numbers below mean nothing yet
+        st.warning(t("compare.untrained_note", kinds=", ".join(untrained), seed=seed), icon="⚠️")
     st.dataframe([{
         t("compare.col_head"): names[r.kind],
         t("compare.col_steps"): " → ".join(map(step_label, r.steps)),
@@ -35,6 +38,3 @@ def draw_compare(a: Analysis | PickedToken) -> None:
     st.plotly_chart(plots.logits.grouped(a.labels, {names[r.kind]: r.probs for r in results},
                                          t("compare.probs_title"), t("compare.label_axis"), t("compare.prob_axis")),
                     key="compare_probs")
-    untrained = [r.kind for r in results if r.new_parameters]
-    if untrained:
-        st.warning(t("compare.untrained_note", kinds=", ".join(untrained), seed=seed), icon="⚠️")

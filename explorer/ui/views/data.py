@@ -65,10 +65,11 @@ def draw_data_in_use(src, report) -> None:
 
 def draw_label_summary(report) -> None:
     """A label report's rows, problem type, loss and label counts (the Data page)."""
-    m1, m2, m3 = st.columns(3)
+    # The loss is a class name (CrossEntropyLoss, BCEWithLogitsLoss): in a third of the row it was cut to "…".
+    m1, m2 = st.columns([1, 2])
     m1.metric(t("data.rows"), report.rows)
     m2.metric(t("data.problem_type"), t(f"data.ptype_{report.problem_type}"), help=report.problem_type)
-    m3.metric(t("data.loss"), report.loss)
+    st.metric(t("data.loss"), report.loss)
     if report.labels:
         names, counts = zip(*report.labels)
         st.plotly_chart(plots.label_bars(names, counts, t("data.counts_title"), t("data.label_axis"),

@@ -11,6 +11,8 @@ from explorer.explain import encoder
 from explorer.model.analysis import Analysis
 from explorer.model.token_analysis import TokenAnalysis, pipeline_scores
 from explorer.plots import encoder as encoder_plots
+from explorer.plots.attention import clips
+from explorer.plots.vectors import ROBUST_PERCENTILE
 from explorer.ui import draw_chart, plotly_js_src, sticky, t
 from explorer.ui.classifier import current_token_encoder, draw_token_picker
 
@@ -59,6 +61,15 @@ def draw_attention_views(a) -> None:
                         format_func=lambda h: t("encoder.all_heads") if h == "all" else str(h))
     hide = c3.toggle(t("encoder.hide_special"), **sticky("encoder_hide_special"))
     view = encoder.head_view(a, layer, None if head == "all" else head, hide)
+    starts = encoder.windows(len(view.tokens))
+    if len(starts) > 1:  # a long text: one window of tokens at a time
+        n, size = len(view.tokens), encoder.HEAD_VIEW_TOKENS
+        if ss.get("encoder_window", 0) not in starts:
+            ss["encoder_window"] = 0
+        start = st.selectbox(t("encoder.window"), starts, **sticky("encoder_window"),
+                             format_func=lambda s: f"{s + 1}–{min(s + size, n)}")
+        st.caption(t("encoder.window_note", size=size, n=n))
+        view = encoder.window(view, start)
     heads = t("encoder.all_heads") if head == "all" else f"{t('encoder.head_name')} {head}"
     title = t("encoder.headview_chart", layer=layer, heads=heads) + (t("encoder.renormalised") if hide else "")
     fig = encoder_plots.head_view(view, title, t("encoder.head_name"), t("encoder.text_b"),
@@ -73,8 +84,10 @@ def draw_attention_views(a) -> None:
                        mime="text/html", help=t("encoder.download_help"), key="dl_head_view", on_click="ignore")
 
     st.subheader(t("encoder.modelview_title"))
+    clipped = clips(sum(not s for s in a.special))  # the word columns, as on the Tokens page
     st.plotly_chart(encoder_plots.model_view(encoder.model_view(a, hide), t("encoder.modelview_chart"),
                                              t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
-                                             t("encoder.modelview_hover")),
+                                             t("encoder.modelview_hover"), clipped=clipped),
                     key=MODEL_VIEW, on_select=_open_clicked_head, selection_mode="points")
-    st.caption(t("encoder.modelview_help", n=encoder.THUMB))
+    help_text = t("encoder.modelview_help", n=encoder.THUMB)
+    st.caption(f"{help_text} {t('heatmap.clipped', p=f'{ROBUST_PERCENTILE:g}')}" if clipped else help_text)

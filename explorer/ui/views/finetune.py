@@ -13,7 +13,7 @@ from explorer.text.errors import ExplorerError
 from explorer.train.finetune import LEARNING_RATES, Settings
 from explorer.runtime import jobs
 from explorer.runtime.jobs import Job
-from explorer.ui import (DataSource, checkpoint, plain, register_session_checkpoint, run, selection,
+from explorer.ui import (DataSource, checkpoint, draw_example, plain, register_session_checkpoint, run, selection,
                          session_checkpoint_names, session_zip, session_zip_ready, show_error, sticky, t)
 from explorer.ui.running import stop_job
 from explorer.ui.views.data import draw_pair_column
@@ -60,6 +60,8 @@ def draw_finetune(src: DataSource) -> None:
     b1, b2 = st.columns(2)  # drawn below, once this run's Start has started the job
     metrics = TOKEN_METRICS if tagged else SENTENCE_METRICS
     job = draw_finetune_job(src, options, pair, {k: t(f"finetune.metric_{k}") for k in metrics})
+    if job is None:  # nothing trained yet: what a run will draw
+        draw_example(plots.examples.finetune_example(t), "ft_example")
     running = job is not None and not job.done
     b1.button(t("finetune.start"), key="ft_start", on_click=_ask_start,
               disabled=running or refused is not None, type="primary")

@@ -8,14 +8,39 @@ import streamlit as st
 
 from explorer import plots
 from explorer.model import heads, problem
-from explorer.model.analysis import Analysis
+from explorer.model.analysis import MAX_TEXT_CHARS, Analysis
 from explorer.model.problem import PIPELINE_FUNCTIONS, ProblemType
 from explorer.model.token_analysis import AGGREGATIONS, WORD_AGGREGATIONS, TokenAnalysis
 from explorer.model.tokens import reads_line
+from explorer.plots.chain import chain_html
 from explorer.plots.token_labels import entity_html, label_heatmap
 from explorer.text import i18n
 from explorer.text.plain import csv_bytes, markdown_code as code
 from explorer.ui import draw_chart, draw_table, headers, lang, plain, prediction, selection, step_label, sticky, t, tn
+
+
+# The three ways in, each a page: (page file, message key, icon).
+ENTRY_POINTS = (("pages/lesson.py", "start.lesson", ":material/school:"),
+                ("pages/data.py", "start.check", ":material/fact_check:"),
+                ("pages/tokens.py", "start.explore", ":material/manage_search:"))
+
+
+def draw_start() -> None:
+    """Where a newcomer starts: the three ways in, then the text box itself (the sidebar's text, which sits
+    below the page list there)."""
+    st.markdown(t("start.where"))
+    for col, (page, key, icon) in zip(st.columns(len(ENTRY_POINTS)), ENTRY_POINTS):
+        with col.container(border=True, key=f"start_{key.split('.')[1]}"):
+            st.page_link(page, label=t(key), icon=icon)
+            st.caption(t(f"{key}_help"))
+    ss = st.session_state
+    ss["home_text"] = ss.get("text", "")  # whichever box was typed in last
+    st.text_area(t("start.text"), key="home_text", height=80, max_chars=MAX_TEXT_CHARS, on_change=_take_text,
+                 help=t("start.text_help"))
+
+
+def _take_text() -> None:
+    st.session_state["text"] = st.session_state["home_text"]
 
 
 def draw_pipeline(a: Analysis | TokenAnalysis) -> None:
@@ -49,7 +74,7 @@ def _draw_chain(a: Analysis) -> None:
          else tn("home.n_chars", len(a.text))),
         (t("home.step_tokens"), tn("home.n_tokens", len(a.tokens))),
         (t("home.step_encoder"), t("home.encoder_desc", layers=n_layers, heads=n_heads)),
-        (t(f"home.pooled_{pooled}", token=plain(a.shown[a.reads]) if a.reads is not None else ""),
+        (t(f"home.pooled_{pooled}", token=a.shown[a.reads] if a.reads is not None else ""),  # chain_html escapes
          t("home.vector", n=a.steps[0][1].shape[-1])),
         (t("home.step_head"), " → ".join(step_label(name) for name in step_names[1:])),
         (t("home.step_logits"), ", ".join(f"{v:.2f}" for v in a.logits[shown]) + more),
@@ -61,14 +86,7 @@ def _draw_chain(a: Analysis) -> None:
           if a.pipeline_differs else []),
         (t("home.step_label"), prediction(a.predicted)),
     ]
-    # each box as wide as its longest word (a module path, "attention"), so no word has to break;
-    # presenter view's larger type: two rows
-    per_row, box = 4 if st.session_state.get("presenter") else len(chain), st.container(key="home_chain")
-    for row in (chain[i:i + per_row] for i in range(0, len(chain), per_row)):
-        widths = [max(7, *(len(w) + 3 for w in f"{title} {value}".split())) for title, value in row]
-        for col, (title, value) in zip(box.columns(widths, gap="small"), row):
-            col.markdown(f"**{title}**")
-            col.code(value, language=None, wrap_lines=True)
+    st.container(key="home_chain").html(chain_html(chain))  # the key: browser tests find the diagram by it
     st.caption(reads_line(a, t, plain))
     st.caption(" ".join(code(tok) for tok in a.shown))
     st.caption(f"{t('home.step_head')}: {head_desc}")
