@@ -154,7 +154,7 @@ def test_features_retry_once_with_half_the_batch(tiny, monkeypatch):
     texts = [f"text number {i} " * (1 + i % 3) for i in range(8)]
     want = features.encoder_features(ck, texts, batch_size=4)
     seen: list[int] = []
-    _oom_once(monkeypatch, features, "_encode", seen, lambda a, k: len(a[1]))
+    _oom_once(monkeypatch, features, "_encode", seen, lambda a, k: len(a[1]["input_ids"]))  # rows in the batch
     got = features.encoder_features(ck, texts, batch_size=4)
     assert seen[:2] == [4, 2]  # the failing batch, then half of it
     np.testing.assert_allclose(got, want, atol=1e-5)
@@ -164,7 +164,7 @@ def test_a_second_oom_is_one_line(tiny, monkeypatch):
     from explorer.model import features
 
     seen: list[int] = []
-    _oom_once(monkeypatch, features, "_encode", seen, lambda a, k: len(a[1]), times=2)
+    _oom_once(monkeypatch, features, "_encode", seen, lambda a, k: len(a[1]["input_ids"]), times=2)
     with pytest.raises(dev.DeviceError) as err:
         features.encoder_features(tiny["bert"], ["a", "b", "c", "d"], batch_size=4)
     assert seen == [4, 2]
@@ -210,7 +210,7 @@ def test_cli_second_oom_exits_2_with_one_line(tiny_root, monkeypatch, capsys, tm
     csv = tmp_path / "d.csv"
     pd.DataFrame({"text": [f"row {i}" for i in range(12)], "label": ["a", "b"] * 6}).to_csv(csv, index=False)
     seen: list[int] = []
-    _oom_once(monkeypatch, features, "_encode", seen, lambda a, k: len(a[1]), times=2)
+    _oom_once(monkeypatch, features, "_encode", seen, lambda a, k: len(a[1]["input_ids"]), times=2)
     code = cli.main(["inspect-data", "--csv", str(csv), "--label-issues", "--checkpoint", str(tiny_root / "tiny-bert"), "--device", "cpu"])
     err = capsys.readouterr().err.strip()
     assert code == 2, err

@@ -50,6 +50,7 @@ def results(tiny, tiny_root, token_checkpoint, tmp_path_factory) -> list:
     explained = explorer.explain_data(df.assign(rationale="good"), ck, rationale="rationale", max_rows=6,
                                       methods=["saliency", "input_x_gradient"])
     report = explorer.inspect(df)
+    scanned = explorer.scan(df, ck)
     tags = tag_report(read_tags(b"Peter B-PER\nlives O\n\nBerlin B-LOC\n", name="t.conll"))
     pickled = tiny_root / "contract-bin"
     ck.model.config.save_pretrained(pickled)
@@ -58,7 +59,7 @@ def results(tiny, tiny_root, token_checkpoint, tmp_path_factory) -> list:
     conversion = convert_checkpoint(str(pickled), str(tmp_path_factory.mktemp("out") / "converted"))
     return [a, explorer.attribute(ck, TEXT, method="saliency"), sampled, sampled.sampling, ta, *ta.grouped()[:1],
             every_label(tok, tok_head, TEXT, 1, "saliency"), explorer.views.head_view(a, layer=1),
-            report, report.report, audit, audit.audit, tags, conversion, explained]
+            report, report.report, audit, audit.audit, tags, conversion, explained, scanned]
 
 
 def test_every_result_type_is_covered(results):
