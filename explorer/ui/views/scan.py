@@ -32,12 +32,10 @@ def draw_scan_summary(report) -> None:
         st.success(t("scan.all_clear"))
 
 
-def _open(report, row: int, page: str, word: str | None) -> None:
+def _open(report, row: int, page: str) -> None:
     # A callback runs before the script, so the sidebar's text widget may still be changed here.
     ss["text"] = report.texts[row]
     ss["scan_open"] = page
-    if word:
-        ss["scan_word"] = word  # the What-if and Attributions pages can show it; the text carries it either way
 
 
 def draw_findings(report, src) -> None:
@@ -65,7 +63,7 @@ def draw_findings(report, src) -> None:
                     page = DEEPER[f.check.split(".")[0]]
                     c2.button(t("scan.open_row", page=t(f"scan.page_{f.check.split('.')[0]}")),
                               key=f"scan_open_{f.check}_{k}", on_click=_open,
-                              args=(report, int(pick), page, f.fields.get("word")))
+                              args=(report, int(pick), page))
     page = ss.pop("scan_open", None)
     if page:
         st.switch_page(page)
