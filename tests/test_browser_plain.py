@@ -191,7 +191,9 @@ HOSTILE_LINKS = {  # each value fits the 40 characters a note quotes
 }
 
 
-@pytest.mark.parametrize("param, value", [(p, v) for p, values in HOSTILE_LINKS.items() for v in values])
+# Ids by position: the values name BAIT's port, drawn per process, and xdist's workers must collect the same ids.
+@pytest.mark.parametrize("param, value", [(p, v) for p, values in HOSTILE_LINKS.items() for v in values],
+                         ids=[f"{p}-{i}" for p, values in HOSTILE_LINKS.items() for i in range(len(values))])
 def test_a_shared_links_notes_are_plain_text(browser, app_url, param, value):
     """A link's bad value is quoted in its note: shown as typed, never a live link, an image or HTML, and
     nothing is fetched from outside the app."""
