@@ -82,7 +82,7 @@ def test_projector_subsamples_above_the_limit():
 def test_browser_confusion_cell_then_row_opens_attributions(page):
     before = sidebar_text(page).input_value()
     # The Data page's demo at 10 tweets per label is the CSV the audit page picks up.
-    page.locator("[data-testid=stSidebarNav] a", has_text="Data & labels").first.click()
+    page.locator("[data-testid=stSidebarNav] a", has_text="Data and labels").first.click()
     wait_idle(page)
     box = page.get_by_label("Tweets per label")
     box.fill("10")

@@ -48,7 +48,7 @@ def test_lesson_handout_download_arrives(page, app_url):
     with page.expect_download(timeout=90_000) as dl:
         page.get_by_role("button", name=i18n.t("lesson.handout", "en")).click()
     html = open(dl.value.path(), encoding="utf-8").read()
-    # the lesson's charts beside their steps: attention, [CLS] similarity, probabilities, parameters, token head,
-    # read-out, attributions (tests/test_handout_lesson.py reads the rest)
-    assert html.count('class="plotly-graph-div"') == 7
+    # the lesson's charts beside their steps: attention, [CLS] similarity, logits and probabilities, parameters,
+    # token head, read-out, leave-one-out (tests/test_handout_lesson.py reads the rest)
+    assert html.count('class="plotly-graph-div"') == 8
     assert '"colorscale":"Blues"' not in html and "rgb(8,48,107)" in html  # resolved stops, dark = most

@@ -3,7 +3,7 @@ import time
 
 from conftest import sidebar_text, wait_idle
 
-PAGES = ["Tokens & attention", "Pooled vector", "Dropout", "Logits & probabilities", "Compare heads"]
+PAGES = ["Tokens and attention", "Pooled vector", "Dropout", "Logits and probabilities", "Compare heads"]
 TEXT = "The plot was thin but the actors saved it."
 
 

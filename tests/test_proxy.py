@@ -85,7 +85,7 @@ def test_upload_download_and_page_change_through_two_replicas(browser, proxy, tm
         with page.expect_download(timeout=60_000) as dl:  # GET /media/...
             page.get_by_role("button", name=T("data.download_csv")).click()
         fixed = open(dl.value.path(), encoding="utf-8").read()
-        assert fixed.splitlines()[0] == "text,label" and fixed != csv.read_text()
+        assert fixed.splitlines()[0] == '"text","label"' and fixed != csv.read_text()  # comma-separated, quoted
         assert dl.value.suggested_filename == "permuted-corrected.csv"
         mine = _cookie(ctx)
     finally:
