@@ -2,7 +2,6 @@
 transformers.pipeline("text-classification", top_k=None), honest predictions (no label when no sigmoid
 passes 0.5; a regression's value), and the Logits page showing a one-output head's two readings."""
 import json
-import re
 
 import numpy as np
 import pytest
