@@ -6,7 +6,7 @@ from explorer.ui import t
 from explorer.ui.views import lesson
 
 st.title(t("lesson.title"))
-st.caption(t("lesson.intro"))
+lesson.draw_intro()
 a = ui.current_classifier_analysis()  # a token classifier: the steps about heads, with its real token head
 if a is not None:
     lesson.draw_lesson(a)

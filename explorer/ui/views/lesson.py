@@ -28,7 +28,12 @@ PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": 
            "finetuning": "pages/finetune.py", "layers": "pages/encoder.py", "ablation": "pages/whatif.py"}
 P = "lesson.panel."
 WORDS_LINE_HEIGHT = 1.4  # presenter view's step text; Streamlit's 1.6 at the projector's type needs a scroll
-SCROLL = """<script>setTimeout(() => document.getElementById("{ID}")?.scrollIntoView({block: "start"}), 60)</script>"""
+# Tried every 50 ms for up to 3 s until the heading is drawn (on a busy server or browser it can come after this
+# script), and scrolled once the page's fonts have loaded: text above the heading drawn first in a fallback font
+# changes height when the web font comes, which would leave the heading off the top.
+SCROLL = """<script>(() => { let n = 0; const go = () => { const h = document.getElementById("{ID}");
+  if (h) document.fonts.ready.then(() => h.scrollIntoView({block: "start"}));
+  else if (++n < 60) setTimeout(go, 50); }; setTimeout(go, 60); })()</script>"""
 
 
 def draw_panel(step: str, a):
@@ -128,6 +133,13 @@ def draw_presenter_step(a):
     _draw_text(step, words.container(key="lesson_words"))
     with board:
         return draw_panel(step, a)
+
+
+def draw_intro() -> None:
+    """The lesson's opening line, except in presenter view: there the step's row (heading, counter, buttons) comes
+    right under the title, in the window without a scroll."""
+    if not st.session_state.get("presenter"):
+        st.caption(t("lesson.intro"))
 
 
 def draw_lesson(a: Analysis | TokenAnalysis) -> None:
