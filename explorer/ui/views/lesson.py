@@ -29,10 +29,11 @@ PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": 
 P = "lesson.panel."
 WORDS_LINE_HEIGHT = 1.4  # presenter view's step text; Streamlit's 1.6 at the projector's type needs a scroll
 # Tried every 50 ms for up to 3 s until the heading is drawn (on a busy server or browser it can come after this
-# script), and scrolled once the page's fonts have loaded: text above the heading drawn first in a fallback font
-# changes height when the web font comes, which would leave the heading off the top.
+# script), then scrolled once the page's fonts have loaded, and again as the page settles (the sidebar closing
+# for the projector, charts drawn beside): a layout change after one scroll would leave the heading off the top.
 SCROLL = """<script>(() => { let n = 0; const go = () => { const h = document.getElementById("{ID}");
-  if (h) document.fonts.ready.then(() => h.scrollIntoView({block: "start"}));
+  if (h) document.fonts.ready.then(() => [0, 300, 800, 1500].forEach(ms => setTimeout(
+    () => h.isConnected && h.scrollIntoView({block: "start"}), ms)));
   else if (++n < 60) setTimeout(go, 50); }; setTimeout(go, 60); })()</script>"""
 
 
