@@ -110,17 +110,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _leave_process_group() -> None:
-    """Under `accelerate launch` the scale-out gathers open a gloo process group. Destroyed here, on every
-    rank, so its threads are joined before the interpreter exits: left to exit with it, a finished rank died
-    with "terminate called without an active exception" (SIGABRT), about one two-process run in six on a
-    loaded 2-core machine, and the launcher failed the whole command."""
-    dist = sys.modules.get("torch.distributed")  # never imported here for a command that did not use it
-    if dist is not None and dist.is_available() and dist.is_initialized():
-        try:
-            dist.destroy_process_group()
-        except Exception:  # noqa: BLE001 - the command's answer is given; the exit must not add a traceback
-            pass
+    """The scale-out's gloo group destroyed as a command ends (explorer.model.inference.leave_process_group),
+    without importing torch for a command that never gathered."""
+    if "torch.distributed" in sys.modules:
+        from explorer.model.inference import leave_process_group
 
+        leave_process_group()
 
 
 def _run(argv: list[str]) -> int:

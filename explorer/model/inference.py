@@ -3,7 +3,9 @@ forward pass over texts (the label report, the audit's mapping check, what-if, t
 the kernel and architecture tests)."""
 from __future__ import annotations
 
+import atexit
 import os
+import sys
 from typing import Callable
 
 import numpy as np
@@ -98,10 +100,25 @@ def all_gathered(obj) -> list:
     PartialState()  # sets up the process group that the launcher describes in the environment
     if not dist.is_initialized():
         dist.init_process_group("gloo")
+    atexit.unregister(leave_process_group)  # registered once, however many gathers a program runs
+    atexit.register(leave_process_group)
     parts: list = [None] * dist.get_world_size()
     dist.all_gather_object(parts, obj)
     return parts
 
+
+
+def leave_process_group() -> None:
+    """Destroy the gloo process group that the scale-out gathers open under `accelerate launch`, on every rank, so
+    its threads are joined before the interpreter exits: left to exit with it, a finished rank can die with
+    "terminate called without an active exception" (SIGABRT), and the launcher then fails the whole run. Run at
+    exit for any program that gathered (a script, a notebook's kernel), and by the CLI when a command ends."""
+    dist = sys.modules.get("torch.distributed")  # never imported here for a program that did not gather
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        try:
+            dist.destroy_process_group()
+        except Exception:  # noqa: BLE001 - the program's work is done; its exit must not add a traceback
+            pass
 
 
 def predict_logits(ck: Checkpoint, texts: list[str], batch_size: int = 64, max_length: int = 128,
