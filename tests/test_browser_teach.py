@@ -183,7 +183,7 @@ def _presenter(browser, app_url: str, lang: str):
 
 
 def _step_in_view(page, step: str, lang: str) -> None:
-    """Wait until step `step`'s heading is drawn and scrolled to the window's top, and its charts are drawn."""
+    """Wait until step `step`'s heading is drawn whole in the window, and its charts are drawn."""
     heading = page.locator("[data-testid=stMain] h3", has_text=t(f"lesson.{step}.title", lang)).first
     heading.wait_for()
     # whole in the window (a pixel above 0 allowed: scroll positions are snapped to device pixels). The row sits

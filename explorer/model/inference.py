@@ -107,7 +107,6 @@ def all_gathered(obj) -> list:
     return parts
 
 
-
 def leave_process_group() -> None:
     """Destroy the gloo process group that the scale-out gathers open under `accelerate launch`, on every rank, so
     its threads are joined before the interpreter exits: left to exit with it, a finished rank can die with
