@@ -351,6 +351,18 @@ def wait_idle(pg) -> None:
     assert pg.locator("[data-testid=stException]").count() == 0, pg.locator("[data-testid=stException]").first.inner_text()
 
 
+def upload(pg, files, name: str) -> None:
+    """Give the page's file uploader `files` (a path, or set_input_files' dicts) and wait until the page has read
+    them: until `name` (the data's name, which the Data page prints) is shown outside the uploader, whose own list
+    names the file before the app has it. On a busy machine the upload and the run it starts come later than
+    wait_idle's window for a run to begin, and a page read then is the page before the upload."""
+    pg.locator("[data-testid=stFileUploader] input[type=file]").first.set_input_files(files)
+    pg.wait_for_function("""name => [...document.querySelectorAll('[data-testid=stMain] *')].some(e =>
+        !e.children.length && !e.closest('[data-testid=stFileUploader]') && e.textContent.includes(name))""",
+                         arg=name, timeout=90_000)
+    wait_idle(pg)
+
+
 def sidebar_text(pg, label: str = "app.text"):
     """The sidebar's text area labelled by i18n key `label` (Text A by default), once it shows its value: a text
     area is mounted empty and given its value a moment later, and typing in between is overwritten."""

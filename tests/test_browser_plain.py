@@ -18,7 +18,7 @@ import pytest
 from explorer.text import i18n
 from explorer.text.plain import WORD_JOINER
 
-from conftest import _free_port, open_app, open_link, wait_idle
+from conftest import _free_port, open_app, open_link, upload, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -164,9 +164,7 @@ def test_every_page_keeps_user_text_plain(browser, hostile):
                 pg.get_by_text(T("data.source_upload"), exact=True).click()
                 wait_idle(pg)
                 name = f"![f](bait-file.png) www.bait-{BAIT}.example.csv"  # shown in captions on later pages
-                pg.locator("[data-testid=stFileUploader] input[type=file]").set_input_files(
-                    files=[{"name": name, "mimeType": "text/csv", "buffer": _csv()}])
-                wait_idle(pg)
+                upload(pg, [{"name": name, "mimeType": "text/csv", "buffer": _csv()}], ".example.csv")  # its tail: how the whole name reads is checked below
             if slug == "label-audit":
                 pg.get_by_role("button", name=T("audit.run")).click()
                 wait_idle(pg)

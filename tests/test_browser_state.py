@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 from explorer.text import i18n
 
 from browser_plots import chart
-from conftest import wait_idle
+from conftest import upload, wait_idle
 
 pytestmark = pytest.mark.browser
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -33,8 +33,7 @@ def test_uploaded_csv_merged_in_one_click_is_kept_and_trained_on(page, tmp_path)
     _go(page, "data.title")
     page.get_by_test_id("stRadioGroup").get_by_text(T("data.source_upload")).click()
     wait_idle(page)
-    page.locator("input[type=file]").set_input_files(str(csv))
-    wait_idle(page)
+    upload(page, str(csv), "spellings.csv")
     assert sorted(chart(page, T("data.counts_title"))["data"][0]["x"]) == ["Positive", "negative", "neutral", "positive", "positive "]
     page.get_by_role("button", name=T("data.merge")).click()  # once
     wait_idle(page)

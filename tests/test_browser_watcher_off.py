@@ -13,7 +13,7 @@ from explorer.text import i18n
 
 from explorer.cli import streamlit_command
 
-from conftest import DEFAULT_SERVER, open_app, sidebar_text, wait_idle, wait_until
+from conftest import DEFAULT_SERVER, open_app, sidebar_text, upload, wait_idle, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -47,8 +47,7 @@ def test_a_fresh_sessions_sidebar_text_survives_page_changes_after_another_train
     _go(a, "labels", "data.title")
     a.get_by_test_id("stRadioGroup").get_by_text(T("data.source_upload")).click()
     wait_idle(a)
-    a.locator("input[type=file]").set_input_files(str(csv))
-    wait_idle(a)
+    upload(a, str(csv), "two.csv")
     _go(a, "fine-tune", "finetune.title")
     a.get_by_role("button", name=T("finetune.start")).click()  # head mode: seconds
     ended = wait_until(lambda: [m[2] for m in ENDED.finditer(log.read_text(errors="replace"))][before:], 120,

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from playwright.sync_api import expect
 
-from conftest import ROOT, open_link, wait_idle
+from conftest import ROOT, open_link, upload, wait_idle
 from explorer.text import i18n
 from explorer.ui.session import DATA_KEY, DataSource
 from tests.shortcut_model import SHORTCUT, frame
@@ -83,9 +83,7 @@ def test_browser_progress_words_shortcut_and_row_to_sidebar(browser, app_url, la
     try:
         pg.get_by_text(T("data.source_upload"), exact=True).click()
         wait_idle(pg)
-        pg.locator("[data-testid=stFileUploader] input[type=file]").set_input_files(
-            files=[{"name": "cues.csv", "mimeType": "text/csv", "buffer": _sentiment_csv()}])
-        wait_idle(pg)
+        upload(pg, [{"name": "cues.csv", "mimeType": "text/csv", "buffer": _sentiment_csv()}], "cues.csv")
         pg.locator("[data-testid=stSidebarNav] a[href$='/dataset-explanations']").first.click()
         wait_idle(pg)
         assert pg.locator("[data-testid=stMain] h1").first.inner_text().strip() == T("explain_data.title")

@@ -9,7 +9,7 @@ from bench.bench_replicas import nginx_installed, proxied
 from explorer.data.dataset import demo_csv
 from explorer.text import i18n
 
-from conftest import open_app, open_link, shown, wait_idle
+from conftest import open_app, open_link, shown, upload, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -80,8 +80,7 @@ def test_upload_download_and_page_change_through_two_replicas(browser, proxy, tm
         wait_idle(page)
         csv = tmp_path / "permuted.csv"
         csv.write_bytes(demo_csv(20, permuted=True))  # labels renamed in a cycle: the page offers a corrected CSV
-        page.locator("input[type=file]").set_input_files(str(csv))  # POST /_stcore/upload_file
-        wait_idle(page)
+        upload(page, str(csv), "permuted.csv")  # POST /_stcore/upload_file
         with page.expect_download(timeout=60_000) as dl:  # GET /media/...
             page.get_by_role("button", name=T("data.download_csv")).click()
         fixed = open(dl.value.path(), encoding="utf-8").read()

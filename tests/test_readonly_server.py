@@ -22,7 +22,7 @@ import pytest
 from explorer import resources
 from explorer.text import i18n
 
-from conftest import ROOT, _free_port, first_visit, open_app, wait_idle, wait_until
+from conftest import ROOT, _free_port, first_visit, open_app, upload, wait_idle, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -202,9 +202,7 @@ def test_every_page_head_view_upload_and_download(server, browser):
         wait_idle(pg)
         pg.get_by_test_id("stRadioGroup").get_by_text(T("data.source_upload")).click()
         wait_idle(pg)
-        pg.locator("input[type=file]").set_input_files(str(csv))
-        wait_idle(pg)
-        assert "upload.csv" in pg.locator("[data-testid=stMain]").inner_text()
+        upload(pg, str(csv), "upload.csv")
         assert json.loads(_get(url + "/healthz")[1])["sessions"] >= 1  # this tab
     finally:
         ctx.close()
