@@ -164,7 +164,8 @@ def test_every_page_keeps_user_text_plain(browser, hostile):
                 pg.get_by_text(T("data.source_upload"), exact=True).click()
                 wait_idle(pg)
                 name = f"![f](bait-file.png) www.bait-{BAIT}.example.csv"  # shown in captions on later pages
-                upload(pg, [{"name": name, "mimeType": "text/csv", "buffer": _csv()}], ".example.csv")  # its tail: how the whole name reads is checked below
+                # waited for by its tail: how the whole name reads on the pages is what this test checks
+                upload(pg, [{"name": name, "mimeType": "text/csv", "buffer": _csv()}], ".example.csv")
             if slug == "label-audit":
                 pg.get_by_role("button", name=T("audit.run")).click()
                 wait_idle(pg)
