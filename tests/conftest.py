@@ -249,7 +249,7 @@ def wait_until(condition, timeout: float = 30.0, what: str = "the condition", ev
             return value
         if time.monotonic() >= deadline:
             pytest.fail(f"{what} did not come within {timeout:g} s")
-        time.sleep(every)
+        time.sleep(every)  # the polling step between two asks: the condition itself is what is awaited
 
 
 # The settings a served app is started with (added to the environment), one server per set and xdist worker.

@@ -134,7 +134,7 @@ def test_requests_per_address_are_limited(proxy):
     rate = int(re.search(r"rate=(\d+)r/s", conf).group(1))
     # The earlier tests' requests drain from the bucket: it drains with time alone, and a request to see whether
     # it has would go into it, so there is no condition to wait on.
-    time.sleep(burst / rate + 1)
+    time.sleep(burst / rate + 1)  # the bucket drains with time alone: no condition to ask (above)
     with ThreadPoolExecutor(8) as pool:
         codes = list(pool.map(lambda _: requests.get(url + "/", timeout=30).status_code, range(burst * 2)))
     assert codes.count(429) >= 1 and codes.count(200) >= burst, (codes.count(200), codes.count(429))
