@@ -13,7 +13,7 @@ import torch
 from explorer.data.dataset import read_csv
 from explorer.model.checkpoints import load_checkpoint
 from explorer.scan import CHECKS, scan_rows, scan_table
-from explorer.scan.calibration import ece, fit_temperature, nll
+from explorer.scan.checks.calibration import ece, fit_temperature, nll
 from explorer.scan.forward import run_rows
 from explorer.scan.transforms import TRANSFORMS, punctuation, typos
 from explorer.text.errors import ExplorerError
@@ -37,13 +37,17 @@ def checks(report, severity=None) -> list[str]:
 
 # ---- tiny models -----------------------------------------------------------------------------
 
-def test_registry_runs_head_checks_first_then_the_mapping():
-    names = [c.name for c in CHECKS]
-    assert names[:4] == ["head.new_weights", "head.generic_names", "head.output_function", "mapping.permutation"]
-    assert len(names) == len(set(names))
+def test_registry_runs_each_check_after_what_it_needs():
+    from explorer.scan.base import needed, ordered
+    run = [c.name for c in ordered(CHECKS)]
+    assert len(run) == len(set(run)) == len(CHECKS)
+    assert run[:2] == ["head.new_weights", "head.untrained"] or run[0] == "head.new_weights"
+    assert run.index("mapping.permutation") < run.index("labels.suspect_rows")
+    for c in CHECKS:
+        assert all(run.index(o.name) < run.index(c.name) for o in needed(c)), c.name
     assert {"labels.suspect_rows", "shortcut.word", "calibration.ece", "duplicates.conflicting",
-            "slices.performance"} <= set(names)
-    assert {f"robustness.{t}" for t in TRANSFORMS} <= set(names)
+            "slices.performance"} <= set(run)
+    assert {f"robustness.{t}" for t in TRANSFORMS} <= set(run)
 
 
 def test_no_rows_is_one_line(tiny):
@@ -371,7 +375,7 @@ def test_generic_names_are_a_minor_finding(tiny_root, tmp_path):
 
 
 def test_over_and_underconfidence_follow_giskards_definitions(tiny):
-    from explorer.scan.calibration import calibration, find_overconfidence, find_underconfidence, \
+    from explorer.scan.checks.calibration import calibration, find_overconfidence, find_underconfidence, \
         overconfidence_threshold
     ck = tiny["bert"]  # labels alpha, beta, gamma
     n = 40
@@ -392,13 +396,13 @@ def test_over_and_underconfidence_follow_giskards_definitions(tiny):
     two = -np.sort(-p, -1)[:, :2]
     assert c["underconfident_rows"] == np.flatnonzero(two[:, 1] / two[:, 0] > 0.9).tolist()
     found = _found(data)
-    found.calibration = c
+    found.results["calibration.ece"] = c
     assert [f.check for f in find_overconfidence(data, found, None)] == ["calibration.overconfidence"]
     assert [f.check for f in find_underconfidence(data, found, None)] == ["calibration.underconfidence"]
 
 
 def test_a_slice_that_does_worse_is_found_and_a_fair_one_is_not(tiny):
-    from explorer.scan.slices import find_weak_slices
+    from explorer.scan.checks.slices import find_weak_slices
     ck = tiny["bert"]
     n = 200
     texts = [("zonk " if i < 40 else "") + f"plain words here {i}" for i in range(n)]

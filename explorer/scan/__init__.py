@@ -2,8 +2,9 @@
 head, its label mapping and its labels (`explorer.scan(df, ck)`, `scan_rows`, `scan_table`; the registry in
 `base.CHECKS`).
 
-Checks register in this order, which is the order they run in: the head first (no data needed), then the mapping,
-which sets how every later check reads the data's labels.
+Each check is a module under `explorer/scan/checks/`, found by the package itself; checks run in the order their
+declared `needs` give: the head first (no data needed), then the mapping, which sets how every later check reads
+the data's labels.
 
 The package itself is callable: `explorer.scan` names this package once anything has imported it (Python sets a
 package's submodules as its attributes), so `explorer.scan(df, ck)` calls `scan_frame` through the package.
@@ -11,10 +12,12 @@ package's submodules as its attributes), so `explorer.scan(df, ck)` calls `scan_
 import sys
 import types
 
-from explorer.scan import head, mapping, labels, shortcut, robustness, calibration, duplicates, slices  # noqa: F401  (registers, in order)
+from explorer.scan import checks as _checks
 from explorer.scan.base import CHECKS, Finding
 from explorer.scan.report import ScanReport
 from explorer.scan.runner import scan_frame, scan_rows, scan_table
+
+_checks.load()  # registers every check module under explorer/scan/checks/
 
 __all__ = ["CHECKS", "Finding", "ScanReport", "scan_frame", "scan_rows", "scan_table"]
 

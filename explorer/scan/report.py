@@ -20,13 +20,28 @@ class ScanReport(JsonResult):
     checkpoint: str
     seconds: float
     findings: tuple[Finding, ...]  # most serious first, then in check order
-    calibration: dict
-    robustness: dict  # transform -> {flip_rate (None: not applicable), rows, examples}
+    results: dict  # check id -> what it measured (calibration.ece's figures, each robustness transform's flips)
     not_applicable: tuple[tuple[str, Message], ...]  # (check, why)
     texts: tuple[str, ...] = ()
     given: tuple[str, ...] | None = None
-    predicted: tuple[str, ...] = ()
-    tags: dict | None = None  # row tag -> rows
+    predicted: tuple[str, ...] = ()  # each row's prediction in the data's names (through a found mapping)
+    predicted_checkpoint: tuple[str, ...] = ()  # ... and in the checkpoint's own names
+    ran: tuple[str, ...] = ()  # the checks that ran (applied), in the order they ran
+
+    @property
+    def calibration(self) -> dict:
+        """calibration.ece's figures: {ece, bins, temperature, nll, nll_scaled, reliability, ...}; {} if it did not run."""
+        return self.results.get("calibration.ece") or {}
+
+    @property
+    def robustness(self) -> dict:
+        """transform -> {flip_rate (None: not applicable), rows, flipped, examples}, for each transform that ran."""
+        return {k.split(".", 1)[1]: v for k, v in self.results.items() if k.startswith("robustness.")}
+
+    @property
+    def tags(self) -> dict:
+        """Row tag (Azimuth's neighbour rules) -> rows."""
+        return (self.results.get("duplicates.conflicting") or {}).get("tags", {})
 
     def by_severity(self, severity: str) -> list[Finding]:
         return [f for f in self.findings if f.severity == severity]

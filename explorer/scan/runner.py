@@ -7,20 +7,14 @@ from typing import Sequence
 import numpy as np
 
 from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint
-from explorer.runtime.jobs import Progress
-from explorer.scan.base import CHECKS, SEVERITIES, Found, ScanData
+from explorer.runtime.jobs import Progress, span
+from explorer.scan import checks as check_modules
+from explorer.scan.base import CHECKS, SEVERITIES, Found, ScanData, as_consequence, explaining, matches, ordered
 from explorer.scan.forward import run_rows
 from explorer.scan.report import ScanReport
 from explorer.text.errors import ExplorerError, Message
 
 FORWARD_COST = 1.0  # the shared forward pass's share of the progress bar, in check costs
-
-
-def _part(progress: Progress | None, lo: float, hi: float, name: str) -> Progress:
-    def report(fraction: float, message: str) -> None:
-        if progress:
-            progress(lo + (hi - lo) * min(max(fraction, 0.0), 1.0), f"{name}: {message}" if message else name)
-    return report
 
 
 def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None = None,
@@ -31,7 +25,8 @@ def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None 
     if not len(texts):
         raise ExplorerError("scan_no_rows")
     start = time.perf_counter()
-    chosen = [c for c in CHECKS if checks is None or any(c.name.startswith(p) for p in checks)]
+    check_modules.load()
+    chosen = ordered([c for c in CHECKS if checks is None or any(matches(c.name, p) for p in checks)])
     total = FORWARD_COST + sum(c.cost for c in chosen)
     if ck.task == TOKEN_CLASSIFICATION:  # no one label per text: only the head's checks apply, none reads a pass
         logits = np.zeros((len(texts), ck.model.config.num_labels), np.float32)
@@ -39,7 +34,7 @@ def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None 
     else:
         logits, vectors = run_rows(ck, list(texts), list(pairs) if pairs is not None else None, vectors=True,
                                    batch_size=batch_size, max_length=max_length,
-                                   progress=_part(progress, 0.0, FORWARD_COST / total, "forward"))
+                                   progress=span(progress, 0.0, FORWARD_COST / total, "forward: "))
     data = ScanData(ck, tuple(texts), tuple(pairs) if pairs is not None else None,
                     tuple(given) if given is not None else None, logits, vectors, seed, batch_size, max_length)
     found = Found()
@@ -50,16 +45,25 @@ def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None 
         if why:
             skipped.append((c.name, Message(why)))
         else:
-            found.findings += c.run(data, found, _part(progress, done / total, (done + c.cost) / total, c.name))
+            new = c.run(data, found, span(progress, done / total, (done + c.cost) / total, c.name + ": ")
+                        or _silent)
+            cause = explaining(c, found)
+            found.findings += [as_consequence(f, cause) for f in new] if cause else new
         done += c.cost
     if progress:
         progress(1.0, "")
     order = {s: i for i, s in enumerate(SEVERITIES)}
     findings = sorted(found.findings, key=lambda f: order[f.severity])  # stable: check order within a severity
     return ScanReport(rows=data.rows, checkpoint=ck.name, seconds=time.perf_counter() - start,
-                      findings=tuple(findings), calibration=found.calibration, robustness=found.robustness,
+                      findings=tuple(findings), results=dict(found.results),
                       not_applicable=tuple(skipped + found.not_applicable), texts=data.texts, given=data.given,
-                      predicted=tuple(ck.labels[i] for i in data.predicted), tags=found.tags)
+                      predicted=tuple(found.names_of(data, data.predicted)),
+                      predicted_checkpoint=tuple(ck.labels[i] for i in data.predicted),
+                      ran=tuple(c.name for c in chosen if c.name not in {s for s, _ in skipped}))
+
+
+def _silent(fraction: float, message: str = "") -> None:
+    """The progress of a scan nobody listens to."""
 
 
 def scan_table(ck: Checkpoint, table, text_column: str | None = None, label_column: str | None = None,

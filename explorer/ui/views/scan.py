@@ -6,14 +6,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from explorer.scan.base import deeper_page
 from explorer.ui import draw_chart, draw_table, lang, plain, t
 
 ss = st.session_state
 ROWS_SHOWN = 50  # evidence rows listed per finding; the CSV download carries every flag
-# A finding's check -> the page that shows it in depth (a row of its evidence opens there).
-DEEPER = {"mapping": "pages/data.py", "labels": "pages/audit.py", "shortcut": "pages/attributions.py",
-          "robustness": "pages/whatif.py", "calibration": "pages/logits.py", "duplicates": "pages/attributions.py",
-          "slices": "pages/attributions.py", "head": "pages/compare.py"}
 ICONS = {"major": ":material/error:", "minor": ":material/warning:", "info": ":material/info:"}
 
 
@@ -60,7 +57,7 @@ def draw_findings(report, src) -> None:
                                 for r in rows])
                     c1, c2 = st.columns([1, 2])
                     pick = c1.selectbox(t("scan.pick_row"), rows, key=f"scan_row_{f.check}_{k}")
-                    page = DEEPER[f.check.split(".")[0]]
+                    page = deeper_page(f.check)
                     c2.button(t("scan.open_row", page=t(f"scan.page_{f.check.split('.')[0]}")),
                               key=f"scan_open_{f.check}_{k}", on_click=_open,
                               args=(report, int(pick), page))

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from explorer.scan.base import Found, Finding, ScanData, check, labelled_single, sentence_classifier
+from explorer.scan.base import READS_LABELS, Found, Finding, ScanData, check, labelled_single, sentence_classifier
 from explorer.text.errors import Message
 
 NEAR = 0.95  # cosine similarity from which two rows count as near-duplicates
@@ -51,7 +51,7 @@ def neighbours(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return out_i, out_s
 
 
-@check("duplicates.exact", sentence_classifier, cost=0.0)
+@check("duplicates.exact", sentence_classifier, cost=0.0, deeper="pages/attributions.py")
 def find_exact(data: ScanData, found: Found, progress) -> list[Finding]:
     pairs = exact_pairs(data)
     if not pairs:
@@ -61,7 +61,7 @@ def find_exact(data: ScanData, found: Found, progress) -> list[Finding]:
                     Message("scan_exact_duplicates", n=len(pairs)), {"pairs": pairs[:MAX_PAIRS]})]
 
 
-@check("duplicates.conflicting", labelled_single, cost=0.2)
+@check("duplicates.conflicting", labelled_single, cost=0.2, needs=READS_LABELS, deeper="pages/attributions.py")
 def find_conflicting(data: ScanData, found: Found, progress) -> list[Finding]:
     idx, sim = neighbours(data.vectors, NEIGHBOURS)
     given = np.asarray(data.given)
@@ -70,7 +70,7 @@ def find_conflicting(data: ScanData, found: Found, progress) -> list[Finding]:
     other = given[idx] != given[:, None] if idx.shape[1] else np.zeros((data.rows, 0), bool)
     conflicting_neighbours = np.flatnonzero(other.mean(1) >= CONFLICT_SHARE) if idx.shape[1] else np.array([], int)
     no_close = np.flatnonzero(sim[:, 0] < NO_CLOSE) if idx.shape[1] else np.array([], int)
-    found.tags = {"conflicting_neighbours": conflicting_neighbours.tolist(), "no_close_neighbour": no_close.tolist()}
+    found.results["duplicates.conflicting"] = {"tags": {"conflicting_neighbours": conflicting_neighbours.tolist(), "no_close_neighbour": no_close.tolist()}}
     if not pairs:
         return []
     return [Finding("duplicates.conflicting", "major",

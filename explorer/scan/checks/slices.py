@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import false_discovery_control, fisher_exact
 
-from explorer.scan.base import Found, Finding, ScanData, check, labelled_single
+from explorer.scan.base import READS_LABELS, Found, Finding, ScanData, check, labelled_single
 from explorer.data.words import word_matrix
 from explorer.text.errors import Message
 
@@ -33,7 +33,7 @@ def slice_masks(data: ScanData) -> dict[str, np.ndarray]:
     return masks
 
 
-@check("slices.performance", labelled_single, cost=0.1)
+@check("slices.performance", labelled_single, cost=0.1, needs=READS_LABELS, deeper="pages/attributions.py")
 def find_weak_slices(data: ScanData, found: Found, progress) -> list[Finding]:
     y = found.given_ids(data)
     keep = y >= 0

@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from explorer.data.words import WORD, contrastive_words, word_matrix
-from explorer.scan.base import Found, Finding, ScanData, check, classifier
+from explorer.scan.base import READS_LABELS, Found, Finding, ScanData, check, classifier
 from explorer.scan.forward import run_rows
 from explorer.text.errors import Message
 
@@ -36,7 +36,7 @@ def without_word(text: str, word: str) -> str:
     return re.sub(r"\s{2,}", " ", out).strip()
 
 
-@check("shortcut.word", classifier, cost=1.0)
+@check("shortcut.word", classifier, cost=1.0, needs=READS_LABELS, deeper="pages/attributions.py")
 def find_shortcuts(data: ScanData, found: Found, progress) -> list[Finding]:
     pred = data.predicted
     x, words = word_matrix(list(data.texts), MIN_ROWS)

@@ -7,7 +7,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
-from explorer.scan.base import Found, Finding, ScanData, check, labelled_single
+from explorer.scan.base import READS_LABELS, Found, Finding, ScanData, check, labelled_single
 from explorer.text.errors import Message
 
 BINS = 15
@@ -82,10 +82,10 @@ def _with_labels(data: ScanData) -> str | None:
     return labelled_single(data)
 
 
-@check("calibration.ece", _with_labels, cost=0.0)
+@check("calibration.ece", _with_labels, cost=0.0, needs=READS_LABELS, deeper="pages/logits.py")
 def find_miscalibration(data: ScanData, found: Found, progress) -> list[Finding]:
     c = calibration(data, found)
-    found.calibration = c
+    found.results["calibration.ece"] = c
     if not c["rows"]:
         return []
     value = c["ece"]
@@ -97,9 +97,9 @@ def find_miscalibration(data: ScanData, found: Found, progress) -> list[Finding]
                     | {"read_through_mapping": found.through_mapping})]
 
 
-@check("calibration.overconfidence", _with_labels, cost=0.0)
+@check("calibration.overconfidence", _with_labels, cost=0.0, needs=("calibration.ece",), deeper="pages/logits.py")
 def find_overconfidence(data: ScanData, found: Found, progress) -> list[Finding]:
-    c = found.calibration or calibration(data, found)
+    c = found.result("calibration.ece") or calibration(data, found)
     rate = c["overconfidence_rate"]
     if rate < RATE or not c["overconfident_rows"]:
         return []
@@ -108,9 +108,9 @@ def find_overconfidence(data: ScanData, found: Found, progress) -> list[Finding]
                     {"rate": rate, "rows": c["overconfident_rows"]})]
 
 
-@check("calibration.underconfidence", _with_labels, cost=0.0)
+@check("calibration.underconfidence", _with_labels, cost=0.0, needs=("calibration.ece",), deeper="pages/logits.py")
 def find_underconfidence(data: ScanData, found: Found, progress) -> list[Finding]:
-    c = found.calibration or calibration(data, found)
+    c = found.result("calibration.ece") or calibration(data, found)
     rate = c["underconfidence_rate"]
     if rate < RATE:
         return []

@@ -5,11 +5,11 @@ from __future__ import annotations
 from explorer.data.dataset import sorted_names
 from explorer.data.mapping import agreement_mapping, fix_for, permuted_mapping
 from explorer.data.names import name_matches
-from explorer.scan.base import Found, Finding, ScanData, check, labelled_single
+from explorer.scan.base import HEAD, Found, Finding, ScanData, check, labelled_single
 from explorer.text.errors import Message
 
 
-@check("mapping.permutation", labelled_single, cost=0.0)
+@check("mapping.permutation", labelled_single, cost=0.0, needs=HEAD, deeper="pages/data.py", cause="through")
 def find_permutation(data: ScanData, found: Found, progress) -> list[Finding]:
     """Fills `found.label_ids` for every later check: through the mapping the data support when it beats the
     names as they are by PERMUTED_GAIN accuracy, else the names as they are (spellings and ids included)."""

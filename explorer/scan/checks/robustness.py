@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.scan.base import Found, Finding, ScanData, check, classifier
+from explorer.scan.base import READS_LABELS, Found, Finding, ScanData, check, classifier
 from explorer.scan.forward import run_rows, token_ids
 from explorer.scan.transforms import TRANSFORMS
 from explorer.text.errors import Message
@@ -39,7 +39,7 @@ def flips(data: ScanData, name: str, progress=None) -> dict:
 def _check_one(name: str):
     def run(data: ScanData, found: Found, progress) -> list[Finding]:
         result = flips(data, name, progress)
-        found.robustness[name] = result
+        found.results[f"robustness.{name}"] = result
         rate = result["flip_rate"]
         if rate is None:
             # Not a pass: nothing was tested (case on an uncased tokenizer, no punctuation to remove).
@@ -58,4 +58,4 @@ def _check_one(name: str):
 
 
 for _name in TRANSFORMS:
-    check(f"robustness.{_name}", classifier, cost=1.0)(_check_one(_name))
+    check(f"robustness.{_name}", classifier, cost=1.0, needs=READS_LABELS, deeper="pages/whatif.py")(_check_one(_name))

@@ -9,7 +9,7 @@ import numpy as np
 from explorer.data import audit as audit_core
 from explorer.data.dataset import LabeledData
 from explorer.model.problem import ProblemType
-from explorer.scan.base import Found, Finding, ScanData, check, labelled_single
+from explorer.scan.base import READS_LABELS, Found, Finding, ScanData, check, labelled_single
 from explorer.text.errors import Message
 
 TOP_ROWS = 50  # rows a finding lists in its examples; its `rows` carry all
@@ -23,7 +23,7 @@ def _trained(data: ScanData) -> str | None:
     return "scan_na_new_head" if data.ck.new_weights else None
 
 
-@check("labels.suspect_rows", _trained, cost=0.1)
+@check("labels.suspect_rows", _trained, cost=0.1, needs=READS_LABELS, deeper="pages/audit.py")
 def find_suspect_rows(data: ScanData, found: Found, progress) -> list[Finding]:
     y = found.given_ids(data)
     keep = np.flatnonzero(y >= 0)  # rows whose label names one of the checkpoint's

@@ -9,7 +9,7 @@ from explorer.scan.base import Found, Finding, ScanData, anything, check
 from explorer.text.errors import Message
 
 
-@check("head.new_weights", anything, cost=0.0)
+@check("head.new_weights", anything, cost=0.0, deeper="pages/compare.py", cause="fold")
 def find_new_weights(data: ScanData, found: Found, progress) -> list[Finding]:
     """Weights the checkpoint's files lack were initialised at load: a head made of them is random."""
     new = tuple(data.ck.new_weights)
@@ -23,7 +23,7 @@ def find_new_weights(data: ScanData, found: Found, progress) -> list[Finding]:
                     {"weights": list(new)})]
 
 
-@check("head.generic_names", anything, cost=0.0)
+@check("head.generic_names", anything, cost=0.0, deeper="pages/data.py")
 def find_generic_names(data: ScanData, found: Found, progress) -> list[Finding]:
     """Placeholder names (LABEL_k) or an id2label that disagrees with num_labels or label2id."""
     cfg = data.ck.model.config
@@ -36,7 +36,7 @@ def find_generic_names(data: ScanData, found: Found, progress) -> list[Finding]:
     return out
 
 
-@check("head.output_function", anything, cost=0.0)
+@check("head.output_function", anything, cost=0.0, deeper="pages/logits.py")
 def find_output_function(data: ScanData, found: Found, progress) -> list[Finding]:
     """What pipeline() turns logits into, against what the training loss reads them as."""
     cfg = data.ck.model.config
