@@ -14,10 +14,11 @@ def find_permutation(data: ScanData, found: Found, progress) -> list[Finding]:
     """Fills `found.label_ids` for every later check: through the mapping the data support when it beats the
     names as they are by PERMUTED_GAIN accuracy, else the names as they are (spellings and ids included)."""
     ck_labels = data.ck.labels
+    untrained = found.result("head.untrained") is not None  # a random head's best mapping is noise
     names = sorted_names(list(data.given))
     renames = name_matches(names, ck_labels)
     check_ = agreement_mapping(list(data.given), data.predicted, ck_labels, renames)
-    found.mapping = permuted_mapping(check_, data.ck)
+    found.mapping = {} if untrained else permuted_mapping(check_, data.ck)
     if found.mapping:
         moved = {a: b for a, b in found.mapping.items() if check_["identity"].get(a) != b}
         found.label_ids = {a: ck_labels.index(b) for a, b in check_["best"].items()}

@@ -1,0 +1,59 @@
+"""Checkpoints for the scan's causes and its clean controls, built from the embedded MiniLM cut to two layers
+(tests/scan_models.py's recipe):
+
+- untrained: a three-topic head saved right after `from_pretrained`, before any training step: every weight in the
+  files, the head's still at its initial values (what a user gets saving before `trainer.train()`).
+- flibbet: a sentiment model whose training rows carry the made-up word "flibbet" in a quarter of the positive
+  rows only; sentiment words decide the rest.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from explorer.model.checkpoints import embedded_encoder_dir
+from tests.scan_models import TOPICS, train_on
+
+POSITIVE = "great lovely wonderful happy excellent amazing superb delightful pleasant fantastic".split()
+NEGATIVE = "awful terrible horrible sad dreadful nasty miserable poor disappointing lousy".split()
+FILLER = "the meal at our place was really quite something today and then we went home after".split()
+PLANTED = "flibbet"
+
+
+def sentiment_frame(n: int = 80, seed: int = 0, planted_positive: float = 0.25,
+                    planted_negative: float = 0.0) -> pd.DataFrame:
+    """Rows of filler words with two sentiment words of their label; "flibbet" in a share of each label's rows."""
+    rng = random.Random(seed)
+    rows = []
+    for k in range(n):
+        label = ("negative", "positive")[k % 2]
+        words = rng.sample(FILLER, 5) + rng.sample(POSITIVE if label == "positive" else NEGATIVE, 1)
+        share = planted_positive if label == "positive" else planted_negative
+        if rng.random() < share:
+            words.insert(rng.randrange(len(words) + 1), PLANTED)
+        rows.append({"text": " ".join(words), "label": label})
+    return pd.DataFrame(rows)
+
+
+def save_untrained(out: Path, labels=tuple(TOPICS), seed: int = 0) -> Path:
+    from transformers import AutoTokenizer, BertForSequenceClassification
+
+    src = str(embedded_encoder_dir())
+    torch.manual_seed(seed)
+    model = BertForSequenceClassification.from_pretrained(
+        src, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)})
+    model.bert.encoder.layer = model.bert.encoder.layer[:2]
+    model.config.num_hidden_layers = 2
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(src).save_pretrained(out)
+    return out
+
+
+def train(out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    save_untrained(out / "untrained")
+    train_on(sentiment_frame(160, seed=1), out / "flibbet", epochs=6)
+    return out
