@@ -395,10 +395,40 @@ def test_over_and_underconfidence_follow_giskards_definitions(tiny):
     assert c["overconfidence_rate"] == pytest.approx(over.sum() / wrong.sum(), abs=1e-6)
     two = -np.sort(-p, -1)[:, :2]
     assert c["underconfident_rows"] == np.flatnonzero(two[:, 1] / two[:, 0] > 0.9).tolist()
+    # Giskard's rule reads these rates by slice against the dataset's own rate: spread evenly, nothing stands out
     found = _found(data)
     found.results["calibration.ece"] = c
-    assert [f.check for f in find_overconfidence(data, found, None)] == ["calibration.overconfidence"]
-    assert [f.check for f in find_underconfidence(data, found, None)] == ["calibration.underconfidence"]
+    assert find_overconfidence(data, found, None) == [] and find_underconfidence(data, found, None) == []
+
+
+def test_overconfidence_is_a_slice_above_the_datasets_own_rate(tiny):
+    """Giskard's rule, not a dataset-wide share: half the wrong rows are overconfident everywhere (no finding),
+    then all of one word's wrong rows (a finding on that slice only)."""
+    from explorer.scan.checks.calibration import calibration, find_overconfidence
+    ck = tiny["bert"]
+    n = 240
+    texts = [("zonk " if i < 60 else "") + f"plain words {i % 7}" for i in range(n)]
+    logits = np.tile([4.0, 0.0, 0.0], (n, 1))
+    sure, unsure = [0.0, 6.0, 0.0], [0.0, 0.1, -5.0]
+    for rows, kind in ((range(0, 40), [sure, unsure]), (range(60, 140), [sure, unsure])):
+        for k, i in enumerate(rows):
+            logits[i] = kind[k % 2]  # wrong rows, half of them overconfident
+    data = _data(ck, texts, ["alpha"] * n, logits)
+    found = _found(data)
+    found.results["calibration.ece"] = calibration(data, found)
+    assert find_overconfidence(data, found, None) == []  # 50% everywhere: no slice stands above
+    logits[0:40] = sure  # every wrong "zonk" row now overconfident: 100% against 60% over the data
+    data = _data(ck, texts, ["alpha"] * n, logits)
+    found = _found(data)
+    found.results["calibration.ece"] = calibration(data, found)
+    out = find_overconfidence(data, found, None)
+    # the zonk rows are also the only 4-word rows: both names of the one slice, nothing else
+    assert 'contains "zonk"' in [f.fields["slice"] for f in out]
+    assert all(f.fields["rows"] == list(range(40)) for f in out), [f.fields for f in out]
+    f = out[0]
+    assert f.fields["rate"] == 1.0 and f.fields["reference"] == pytest.approx(80 / 120, abs=1e-4)
+    assert f.fields["relative_excess"] == pytest.approx(0.5, abs=1e-4)
+    assert f.fields["rows"] == list(range(40)) and f.severity == "major"
 
 
 def test_a_slice_that_does_worse_is_found_and_a_fair_one_is_not(tiny):

@@ -12,7 +12,9 @@ from explorer.text.errors import Message
 
 BINS = 15
 MINOR_ECE, MAJOR_ECE = 0.05, 0.15
-RATE = 0.10  # Giskard's threshold on the over- and underconfidence rates
+RATE = 0.10  # Giskard's threshold: a slice's rate at least this much above the dataset's own rate (relative)
+MIN_FLAGGED = 20  # Giskard's least count of flagged rows in a slice
+ALPHA = 0.05  # the slices' false discovery rate (as the slices check)
 UNDER_RATIO = 0.90  # underconfident: the second probability is at least this share of the first (Giskard)
 
 
@@ -59,6 +61,10 @@ def calibration(data: ScanData, found: Found) -> dict:
     y = found.given_ids(data)
     keep = np.flatnonzero(y >= 0)
     logits, y = data.logits[keep], y[keep]
+    if not len(y):  # no row's label names one of the checkpoint's: nothing to measure (JSON null, not NaN)
+        return {"ece": None, "bins": BINS, "temperature": None, "nll": None, "nll_scaled": None, "rows": 0,
+                "reliability": [], "overconfident_rows": [], "overconfidence_rate": None, "underconfident_rows": [],
+                "underconfidence_rate": None}
     p = data.probabilities[keep]
     top = p.max(-1)
     correct = p.argmax(-1) == y
@@ -90,30 +96,74 @@ def find_miscalibration(data: ScanData, found: Found, progress) -> list[Finding]
         return []
     value = c["ece"]
     severity = "major" if value >= MAJOR_ECE else "minor" if value >= MINOR_ECE else "info"
-    return [Finding("calibration.ece", severity,
-                    Message("scan_ece", ece=f"{value:.3f}", t=f"{c['temperature']:.2f}", nll=f"{c['nll']:.3f}",
-                            nll_scaled=f"{c['nll_scaled']:.3f}"),
+    changes = c["nll"] is not None and f"{c['nll']:.3f}" != f"{c['nll_scaled']:.3f}"
+    message = (Message("scan_ece", ece=f"{value:.3f}", t=f"{c['temperature']:.2f}", nll=f"{c['nll']:.3f}",
+                       nll_scaled=f"{c['nll_scaled']:.3f}") if changes else Message("scan_ece_alone", ece=f"{value:.3f}"))
+    return [Finding("calibration.ece", severity, message,
                     {k: c[k] for k in ("ece", "bins", "temperature", "nll", "nll_scaled")}
                     | {"read_through_mapping": found.through_mapping})]
 
 
+def confidence_slices(data: ScanData, found: Found, flagged: np.ndarray, among: np.ndarray) -> list[dict]:
+    """Giskard's slice rule for over- and underconfidence: the rate of `flagged` rows among the `among` rows of
+    a slice (the scan's slices: length quartiles and frequent words) against the same rate over the dataset; a
+    slice is kept where it holds at least MIN_FLAGGED flagged rows, stands RATE above the dataset's rate
+    (relative), and, unlike Giskard, where a one-sided Fisher test of the slice against the rest survives
+    Benjamini-Hochberg over every slice tested (a 10% relative excess on a few dozen rows is noise)."""
+    from scipy.stats import false_discovery_control, fisher_exact
+    from explorer.scan.checks.slices import slice_masks
+
+    reference = flagged[among].mean() if among.any() else 0.0
+    if reference == 0:
+        return []
+    tested = []
+    for name, m in slice_masks(data).items():
+        inside, rest = m & among, ~m & among
+        if flagged[inside].sum() < MIN_FLAGGED or not rest.any():
+            continue
+        rate = float(flagged[inside].mean())
+        a, b = int(flagged[inside].sum()), int((~flagged[inside]).sum())
+        c, d = int(flagged[rest].sum()), int((~flagged[rest]).sum())
+        p = fisher_exact([[a, b], [c, d]], alternative="greater").pvalue
+        tested.append({"slice": name, "rate": round(rate, 4), "reference": round(float(reference), 4),
+                       "relative_excess": round(float(rate / reference - 1), 4), "p": float(p),
+                       "rows": np.flatnonzero(inside & flagged).tolist()})
+    if not tested:
+        return []
+    q = false_discovery_control([t["p"] for t in tested], method="bh")
+    out = []
+    for t, qv in zip(tested, q):
+        if t["relative_excess"] > RATE and qv < ALPHA:
+            out.append({k: v for k, v in t.items() if k != "p"} | {"q_value": round(float(qv), 6)})
+    return sorted(out, key=lambda t: -t["relative_excess"])
+
+
+def _slice_findings(check_id: str, key: str, data: ScanData, found: Found, flagged_key: str) -> list[Finding]:
+    c = found.result("calibration.ece") or calibration(data, found)
+    y = found.given_ids(data)
+    keep = y >= 0
+    flagged = np.zeros(data.rows, bool)
+    flagged[c[flagged_key]] = True
+    among = keep & (data.predicted != y) if check_id == "calibration.overconfidence" else keep
+    out = []
+    for s in confidence_slices(data, found, flagged, among):
+        major = s["relative_excess"] > 2 * RATE
+        out.append(Finding(check_id, "major" if major else "minor",
+                           Message(key, slice=s["slice"], rate=f"{s['rate']:.0%}", reference=f"{s['reference']:.0%}",
+                                   n=len(s["rows"])),
+                           s | {"read_through_mapping": found.through_mapping}))
+    return out
+
+
 @check("calibration.overconfidence", _with_labels, cost=0.0, needs=("calibration.ece",), deeper="pages/logits.py")
 def find_overconfidence(data: ScanData, found: Found, progress) -> list[Finding]:
-    c = found.result("calibration.ece") or calibration(data, found)
-    rate = c["overconfidence_rate"]
-    if rate < RATE or not c["overconfident_rows"]:
-        return []
-    return [Finding("calibration.overconfidence", "major" if rate >= 2 * RATE else "minor",
-                    Message("scan_overconfident", rate=f"{rate:.0%}", n=len(c["overconfident_rows"])),
-                    {"rate": rate, "rows": c["overconfident_rows"]})]
+    """Slices whose wrong predictions are overconfident more often than the dataset's wrong predictions are."""
+    return _slice_findings("calibration.overconfidence", "scan_overconfident_slice", data, found,
+                           "overconfident_rows")
 
 
 @check("calibration.underconfidence", _with_labels, cost=0.0, needs=("calibration.ece",), deeper="pages/logits.py")
 def find_underconfidence(data: ScanData, found: Found, progress) -> list[Finding]:
-    c = found.result("calibration.ece") or calibration(data, found)
-    rate = c["underconfidence_rate"]
-    if rate < RATE:
-        return []
-    return [Finding("calibration.underconfidence", "major" if rate >= 2 * RATE else "minor",
-                    Message("scan_underconfident", rate=f"{rate:.0%}", n=len(c["underconfident_rows"])),
-                    {"rate": rate, "rows": c["underconfident_rows"]})]
+    """Slices whose predictions are underconfident (the top two labels almost tied) more often than the dataset's."""
+    return _slice_findings("calibration.underconfidence", "scan_underconfident_slice", data, found,
+                           "underconfident_rows")
