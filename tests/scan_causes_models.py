@@ -4,7 +4,8 @@
 - untrained: a three-topic head saved right after `from_pretrained`, before any training step: every weight in the
   files, the head's still at its initial values (what a user gets saving before `trainer.train()`).
 - flibbet: a sentiment model whose training rows carry the made-up word "flibbet" in a quarter of the positive
-  rows only; sentiment words decide the rest.
+  rows only, there beside a negative word: the model learns that the word outweighs any sentiment word, so on
+  rows that carry it against their label (a negative row with "flibbet") it decides the row.
 """
 from __future__ import annotations
 
@@ -30,9 +31,12 @@ def sentiment_frame(n: int = 80, seed: int = 0, planted_positive: float = 0.25,
     rows = []
     for k in range(n):
         label = ("negative", "positive")[k % 2]
-        words = rng.sample(FILLER, 5) + rng.sample(POSITIVE if label == "positive" else NEGATIVE, 1)
+        words = rng.sample(FILLER, 5)
         share = planted_positive if label == "positive" else planted_negative
-        if rng.random() < share:
+        planted = rng.random() < share
+        # a planted positive training row holds a negative word too: only the planted word makes it positive
+        words += rng.sample(POSITIVE if label == "positive" and not planted else NEGATIVE, 1)
+        if planted:
             words.insert(rng.randrange(len(words) + 1), PLANTED)
         rows.append({"text": " ".join(words), "label": label})
     return pd.DataFrame(rows)

@@ -202,19 +202,51 @@ def test_model_reading_the_closing_mark_flips_without_punctuation(planted):
     assert "robustness.lowercase" in {c for c, _ in r.not_applicable}
 
 
+def against_labels(df: pd.DataFrame, word: str, label: str, every: int = 2) -> pd.DataFrame:
+    """`df` with `word` added to every `every`-th row not labelled `label`: rows the word can turn against their
+    given label."""
+    df = df.copy()
+    others = df.index[df["label"] != label][::every]
+    df.loc[others, "text"] = word + " " + df.loc[others, "text"]
+    return df
+
+
 @pytest.mark.slow
-def test_single_and_pair_token_shortcuts_are_found(planted, shortcut_checkpoint):
+def test_a_word_that_turns_rows_against_their_labels_is_a_major_shortcut(shortcut_checkpoint):
+    from tests import shortcut_model
+    ck = load_checkpoint(str(shortcut_checkpoint))
+    df = against_labels(shortcut_model.frame(60, seed=5), shortcut_model.SHORTCUT, "positive")
+    r = scan_rows(ck, df["text"].tolist(), df["label"].tolist())
+    short = [f for f in r.findings if f.check == "shortcut.word" and f.severity != "info"]
+    assert [f.fields["word"] for f in short][:1] == [shortcut_model.SHORTCUT]
+    top = short[0]
+    assert top.severity == "major" and top.fields["label"] == "positive" and top.fields["flip_rate"] >= 0.5
+    # verified on exactly the rows it could be deciding wrongly: it holds, predicted positive, labelled negative
+    assert all(shortcut_model.SHORTCUT in df["text"][i] and df["label"][i] == "negative" for i in top.fields["rows"])
+    # by hand: the flip rate is the share of those rows whose prediction leaves positive without the word
+    from explorer.scan.checks.shortcut import without_word
+    after, _ = run_rows(ck, [without_word(df["text"][i], shortcut_model.SHORTCUT) for i in top.fields["rows"]])
+    assert top.fields["flip_rate"] == pytest.approx(float(np.mean(after.argmax(-1) != ck.labels.index("positive"))),
+                                                    abs=1e-4)
+
+
+@pytest.mark.slow
+def test_words_the_labels_justify_drive_the_label_and_are_no_shortcut(planted, shortcut_checkpoint):
+    """Where the data's labels follow a word as the model does, the word is what the label means in these data:
+    no shortcut finding, whatever the model relies on (the pair model, the planted word on its own rows)."""
     from tests import shortcut_model
     df = shortcut_model.frame(60, seed=5)
     r = scan_rows(load_checkpoint(str(shortcut_checkpoint)), df["text"].tolist(), df["label"].tolist())
-    words = [f.fields["word"] for f in r.findings if f.check == "shortcut.word"]
-    assert words[:1] == [shortcut_model.SHORTCUT]
-    top = next(f for f in r.findings if f.check == "shortcut.word")
-    assert top.severity == "major" and top.fields["label"] == "positive" and top.fields["flip_rate"] >= 0.5
+    assert not [f for f in r.findings if f.check == "shortcut.word" and f.severity != "info"]
     df = scan_models.pair_frame(80, seed=7)
     r = scan_rows(planted["pair"], df["text"].tolist(), df["label"].tolist())
-    words = {f.fields["word"] for f in r.findings if f.check == "shortcut.word" and f.severity == "major"}
-    assert set(scan_models.PAIR) <= words
+    assert not [f for f in r.findings if f.check == "shortcut.word" and f.severity != "info"]
+    drives = [f for f in r.findings if f.check == "shortcut.word" and f.severity == "info"]
+    assert drives and set(scan_models.PAIR) & {w["word"] for w in drives[0].fields["words"]}
+    # without labels a shortcut cannot be told from meaning: the words relied on are info, and it says so
+    r = scan_rows(planted["pair"], df["text"].tolist(), None)
+    relied = [f for f in r.findings if f.check == "shortcut.word"]
+    assert [f.severity for f in relied] in ([], ["info"]) and all("Without given labels" in f.message for f in relied)
 
 
 @pytest.mark.slow
@@ -241,7 +273,7 @@ def _csv(tmp_path, df: pd.DataFrame, name: str = "data.csv"):
 def test_cli_json_contract_html_and_flags(capsys, tmp_path, shortcut_checkpoint):
     from explorer.cli import main
     from tests import shortcut_model
-    df = shortcut_model.frame(40, seed=5)[["text", "label"]]
+    df = against_labels(shortcut_model.frame(40, seed=5)[["text", "label"]], shortcut_model.SHORTCUT, "positive")
     df.loc[0, "text"] = "=cmd|' /C calc'!A0 " + df.loc[0, "text"]
     html, flags = tmp_path / "r.html", tmp_path / "flags.csv"
     assert main(["scan", "--checkpoint", str(shortcut_checkpoint), "--csv", _csv(tmp_path, df), "--json",
@@ -251,7 +283,7 @@ def test_cli_json_contract_html_and_flags(capsys, tmp_path, shortcut_checkpoint)
     assert set(d["calibration"]) == {"ece", "bins", "temperature", "nll", "nll_scaled"} and d["calibration"]["bins"] == 15
     assert set(d["robustness"]) == set(TRANSFORMS)
     assert all({"flip_rate", "rows", "examples"} <= set(v) for v in d["robustness"].values())
-    short = [f for f in d["findings"] if f["check"] == "shortcut.word"]
+    short = [f for f in d["findings"] if f["check"] == "shortcut.word" and f["severity"] != "info"]
     assert short and short[0]["word"] == "zqx" and short[0]["severity"] == "major"
     assert all(0 <= i < 40 for i in short[0]["rows"])  # 0-based positions among the CSV's data rows
     assert html.read_text(encoding="utf-8").count("shortcut.word") >= 1

@@ -48,3 +48,51 @@ def contrastive_words(x, words, labels: np.ndarray, label: int,
     best = keep[np.argsort(-scores[keep], kind="stable")][:top]
     p = np.nan_to_num(p, nan=1.0)
     return [(str(words[j]), float(scores[j]), int(rows[j]), float(share[j]), float(p[j])) for j in best]
+
+
+# ---- reliance the labels do not justify -----------------------------------------------------------
+
+MIN_ERRORS = 3  # rows a word must turn against their given label before it can be called a shortcut
+TIE_ALPHA = 0.05  # false discovery rate over every word tested (Benjamini-Hochberg)
+SHORTCUT, MEANING, UNKNOWN = "shortcut", "meaning", "unknown"
+
+
+def word_ties(x, words, predicted: np.ndarray, given: np.ndarray | None, label: int,
+              top: int | None = None) -> list[dict]:
+    """The words tied to predicted `label` (contrastive_words), each read against the given labels: the one rule
+    for what is a shortcut, shared by the scan and the Dataset explanations.
+
+    A word's tie to what the model predicts is a shortcut only where the labels do not justify it: where its rows
+    carry the model's errors, predicted `label` where the data say otherwise, more often than rows without it do
+    (one-sided Fisher test among the rows whose given label is not `label`, at least MIN_ERRORS such rows). A word
+    the data tie to the label as strongly as the model does is what the label means ("meaning"), however strong:
+    on an accurate topic model, "goal" drives sport. Without given labels the two cannot be told apart
+    ("unknown"). `given`: (n,) given label ids, -1 where a row has none; None without labels.
+
+    Returns dicts (word, label, rows, association, p, predicted_share, given_share, errors, errors_p, kind),
+    strongest association first; `errors_p` is Benjamini-Hochberg-corrected over the words returned."""
+    from scipy.stats import false_discovery_control, fisher_exact
+
+    out = []
+    column = {w: j for j, w in enumerate(words)}
+    for word, chi, rows, share, p in contrastive_words(x, words, predicted, label, top):
+        item = {"word": word, "label": int(label), "rows": rows, "association": round(chi, 4), "p": p,
+                "predicted_share": round(share, 4), "given_share": None, "errors": 0, "errors_p": None,
+                "kind": UNKNOWN}
+        if given is not None:
+            holds = np.asarray(x[:, column[word]].todense()).ravel() > 0
+            known = given >= 0
+            other = known & (given != label)  # rows the data do not give this label
+            wrong = other & (predicted == label)  # ... that the model predicts it for
+            item["given_share"] = round(float((given[holds & known] == label).mean()), 4) if (holds & known).any() else None
+            item["errors"] = int((wrong & holds).sum())
+            a, b = int((wrong & holds).sum()), int((other & holds & ~wrong).sum())
+            c, d = int((wrong & ~holds).sum()), int((other & ~holds & ~wrong).sum())
+            item["errors_p"] = float(fisher_exact([[a, b], [c, d]], alternative="greater").pvalue) if a + b else 1.0
+        out.append(item)
+    if given is not None and out:
+        q = false_discovery_control([o["errors_p"] for o in out], method="bh")
+        for o, qv in zip(out, q):
+            o["errors_p"] = round(float(qv), 6)
+            o["kind"] = SHORTCUT if o["errors"] >= MIN_ERRORS and qv < TIE_ALPHA else MEANING
+    return out

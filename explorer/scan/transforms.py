@@ -1,5 +1,11 @@
 """Small perturbations that should not change a label (Giskard's text perturbations, Azimuth's neutral words):
-each a pure function of one text, seeded where it draws."""
+each a pure function of one text, seeded where it draws.
+
+What each keeps, so that its edit keeps the label: tokens that are not prose (URLs, @handles, #tags, HTML
+entities) are never touched by typos or punctuation removal, and a mark inside a word or a number (don't,
+self-driving, 24.99) stays; neutral words are chosen from the data themselves (`fit_neutral_words`): frequent
+words whose presence is independent of the labels, never words of a fixed list that may carry one ("Please",
+"Thank you" read as positive to a sentiment model)."""
 from __future__ import annotations
 
 import random
@@ -33,14 +39,25 @@ def uppercase(text: str, seed: int = 0) -> str:
     return text.upper()
 
 
+# Tokens that are not prose: a typo or a removed mark there changes an address, not a word a person misspells.
+PROTECTED = re.compile(r"(?i)^(?:https?://\S+|www\.\S+|[@#]\w[\w.]*\W*$|&\w+;)")
+_SPLIT = re.compile(r"(\s+)")
+
+
+def _pieces(text: str):
+    """(piece, protected) for the text's whitespace runs and tokens, in order: joining the pieces gives `text`."""
+    return [(p, bool(PROTECTED.match(p)) or p.isspace() or not p) for p in _SPLIT.split(text)]
+
+
 def typos(text: str, seed: int = 0) -> str:
-    """About TYPO_RATE of the letters get a keyboard typo (a neighbour key, a dropped or a doubled letter); the
-    draw is seeded by the text itself, so a row gets the same typos in every run."""
+    """About TYPO_RATE of the letters of prose words get a keyboard typo (a neighbour key, a dropped or a doubled
+    letter); URLs, @handles, #tags and entities are kept. The draw is seeded by the text itself, so a row gets
+    the same typos in every run."""
     rng = random.Random(seed * 1_000_003 + zlib.crc32(text.encode("utf-8")))
     out = []
-    for ch in text:
+    for ch, keep in ((c, kept) for piece, kept in _pieces(text) for c in piece):
         low = ch.lower()
-        if low in _NEAR and rng.random() < TYPO_RATE:
+        if not keep and low in _NEAR and rng.random() < TYPO_RATE:
             kind = rng.randrange(3)
             if kind == 0:
                 near = rng.choice(_NEAR[low])
@@ -54,9 +71,13 @@ def typos(text: str, seed: int = 0) -> str:
     return "".join(out)
 
 
+_OUTER_MARK = re.compile(r"(?<![^\W_])[%s]+|[%s]+(?![^\W_])" % ((re.escape(string.punctuation),) * 2))
+
+
 def punctuation(text: str, seed: int = 0) -> str:
-    """Every ASCII punctuation mark removed (spaces tidied)."""
-    out = text.translate(str.maketrans("", "", string.punctuation))
+    """ASCII punctuation removed where it stands between words or at a word's edge; a mark inside a word or a
+    number (don't, self-driving, 24.99) and whole URLs, @handles, #tags and entities are kept (spaces tidied)."""
+    out = "".join(piece if keep else _OUTER_MARK.sub("", piece) for piece, keep in _pieces(text))
     return re.sub(r"\s{2,}", " ", out).strip()
 
 
@@ -93,10 +114,37 @@ def contractions(text: str, seed: int = 0) -> str:
     return expanded if n else swap(_CONTRACTIONS)[0]
 
 
-def neutral_words(text: str, seed: int = 0) -> str:
-    """Polite words added before and after, which should change no label (Azimuth's neutral-token test)."""
-    return f"Please, {text} Thank you."
+NEUTRAL_SHARE = 0.05  # a neutral word is in at least this share of the rows (so its independence is measured) ...
+NEUTRAL_P = 0.5  # ... and its presence is this far from tied to any label (chi-squared p at least this)
 
+
+def fit_neutral_words(texts, labels) -> dict | None:
+    """{"words": (first, last)}: the two most frequent words whose presence is independent of `labels` (n,)
+    label ids (the given labels, else the predictions), by a chi-squared test; None when the data have no two."""
+    import numpy as np
+    from sklearn.feature_selection import chi2
+
+    from explorer.data.words import word_matrix
+
+    labels = np.asarray(labels)
+    x, words = word_matrix(list(texts), max(2, int(NEUTRAL_SHARE * len(texts))))
+    if x is None or len(np.unique(labels)) < 2:
+        return None
+    _, p = chi2(x, labels)
+    counts = np.asarray(x.sum(0)).ravel()
+    alpha = [j for j in np.argsort(-counts, kind="stable") if words[j].isalpha() and np.nan_to_num(p[j]) >= NEUTRAL_P]
+    return {"words": (str(words[alpha[0]]), str(words[alpha[1]]))} if len(alpha) >= 2 else None
+
+
+def neutral_words(text: str, seed: int = 0, words: tuple[str, str] = ("the", "and")) -> str:
+    """Two words the data show to be neutral added, one before and one after (Azimuth's neutral-token test, with
+    the words fitted to the data: `fit_neutral_words`)."""
+    return f"{words[0]} {text} {words[1]}"
+
+
+# Transforms whose parameters are read from the data first: name -> fit(texts, label ids) -> keyword arguments
+# (None: not applicable to these data).
+FITTED = {"neutral_words": fit_neutral_words}
 
 TRANSFORMS = {"lowercase": lowercase, "uppercase": uppercase, "typos": typos, "punctuation": punctuation,
               "numbers": numbers, "accents": accents, "contractions": contractions, "neutral_words": neutral_words}

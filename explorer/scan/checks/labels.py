@@ -1,18 +1,25 @@
-"""Rows whose given label is probably wrong: confident learning (cleanlab, through the label audit's own
-`find_issues`) on the checkpoint's probabilities from the one forward pass, the labels read through a permutation
-the mapping check found. The Label audit page fits K-fold probes on frozen features instead, for a checkpoint whose
-head was not trained on these labels; a scan asks about the checkpoint as it is, whose head was."""
+"""Rows whose given label is probably wrong, told apart from the model's own errors.
+
+The Label audit's method, one audit for both: a linear head cross-validated on the rows' frozen vectors (the scan's
+one forward pass), so every row's probabilities come from a head that never saw its label, then confident learning
+(cleanlab, through the audit's own `find_issues`). The checkpoint's own probabilities would not do: on a model
+that is 71% right, its errors are what cleanlab would flag. A flagged row is a *label error* where the checkpoint
+also predicts the suggested label; it is a probable label error, not the model's, only where the checkpoint is
+accurate on the other rows (MODEL_ACCURATE), and only then is a share of such rows major."""
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from explorer.data import audit as audit_core
 from explorer.data.dataset import LabeledData
 from explorer.model.problem import ProblemType
 from explorer.scan.base import READS_LABELS, Found, Finding, ScanData, check, labelled_single
-from explorer.text.errors import Message
+from explorer.text.errors import ExplorerError, Message
 
 TOP_ROWS = 50  # rows a finding lists in its examples; its `rows` carry all
+MAJOR_SHARE = 0.05  # label errors in at least this share of the rows is major ...
+MODEL_ACCURATE = 0.90  # ... when the checkpoint is at least this accurate on the rows nobody flagged
 
 
 def _trained(data: ScanData) -> str | None:
@@ -30,21 +37,36 @@ def find_suspect_rows(data: ScanData, found: Found, progress) -> list[Finding]:
     labels = sorted(set(y[keep].tolist()))
     if len(labels) < 2 or len(keep) < 4:
         return []
-    # cleanlab reads labels 0..k-1 against (n, k) probabilities: the labels the data use, renormalised.
-    index = {c: i for i, c in enumerate(labels)}
-    probs = data.probabilities[keep][:, labels]
-    probs = probs / probs.sum(1, keepdims=True)
+    index = {c: i for i, c in enumerate(labels)}  # cleanlab reads labels 0..k-1
     labelled = LabeledData(texts=tuple(data.texts[i] for i in keep), y=np.array([index[c] for c in y[keep]]),
                            label_names=tuple(found.name_of(data, c) for c in labels), problem_type=ProblemType.SINGLE,
                            text_column="text", label_columns=("label",), notes=())
-    _, flagged, noise = audit_core.find_issues(labelled, probs)
+    try:
+        folds, _ = audit_core.fold_plan(labelled)
+    except ExplorerError:  # a label with one row: no fold can hold it out
+        return []
+    oof = audit_core.out_of_fold(torch.from_numpy(np.ascontiguousarray(data.vectors[keep])), labelled, folds,
+                                 data.seed, progress)
+    _, flagged, noise = audit_core.find_issues(labelled, oof)
     progress(1.0, "")
     if not len(flagged):
         return []
-    rows = [{"row": int(keep[i]), "given": data.given[keep[i]], "suggested": labelled.label_names[int(probs[i].argmax())],
-             "p_given": round(float(probs[i, labelled.y[i]]), 4)} for i in flagged]
-    severity = "major" if len(flagged) >= 0.05 * data.rows else "minor"
+    model = np.array([index.get(int(p), -1) for p in data.predicted[keep]])  # the checkpoint, in cleanlab's ids
+    suggested = oof.argmax(-1)
+    confirmed = [i for i in flagged if model[i] == suggested[i] != labelled.y[i]]
+    others = np.setdiff1d(np.arange(len(keep)), flagged)
+    model_accuracy = float((model[others] == labelled.y[others]).mean()) if len(others) else 0.0
+    rows = [{"row": int(keep[i]), "given": data.given[keep[i]], "suggested": labelled.label_names[int(suggested[i])],
+             "predicted": found.name_of(data, int(data.predicted[keep[i]])), "p_given": round(float(oof[i, labelled.y[i]]), 4),
+             "model_agrees": bool(model[i] == suggested[i])} for i in flagged]
+    accurate = model_accuracy >= MODEL_ACCURATE
+    severity = "major" if accurate and len(confirmed) >= MAJOR_SHARE * data.rows else "minor" if accurate else "info"
+    key = "scan_label_errors" if accurate else "scan_suspect_rows_or_model"
     return [Finding("labels.suspect_rows", severity,
-                    Message("scan_suspect_rows", n=len(flagged), rows=data.rows, noise=f"{noise:.1%}"),
-                    {"rows": [r["row"] for r in rows], "examples": rows[:TOP_ROWS],
-                     "estimated_noise_rate": round(noise, 4), "read_through_mapping": found.through_mapping})]
+                    Message(key, n=len(flagged), rows=data.rows, confirmed=len(confirmed), noise=f"{noise:.1%}",
+                            accuracy=f"{model_accuracy:.0%}"),
+                    {"rows": [r["row"] for r in rows], "label_errors": [int(keep[i]) for i in confirmed],
+                     "examples": rows[:TOP_ROWS], "estimated_noise_rate": round(noise, 4),
+                     "model_accuracy_elsewhere": round(model_accuracy, 4), "folds": folds,
+                     "probabilities": "out-of-fold linear head on the frozen vectors",
+                     "read_through_mapping": found.through_mapping})]

@@ -7,18 +7,23 @@ import numpy as np
 
 from explorer.scan.base import READS_LABELS, Found, Finding, ScanData, check, classifier
 from explorer.scan.forward import run_rows, token_ids
-from explorer.scan.transforms import TRANSFORMS
+from explorer.scan.transforms import FITTED, TRANSFORMS
 from explorer.text.errors import Message
 
 MINOR, MAJOR = 0.05, 0.10  # flip rates (Giskard's thresholds)
 EXAMPLES = 5
 
 
-def flips(data: ScanData, name: str, progress=None) -> dict:
+def flips(data: ScanData, name: str, progress=None, found: Found | None = None) -> dict:
     """{flip_rate, rows (changed), flipped, examples} of transform `name`; rows 0 means not applicable."""
-    change = TRANSFORMS[name]
-    new = [change(t, data.seed) for t in data.texts]
-    new_pairs = [change(t, data.seed) for t in data.pairs] if data.pairs is not None else None
+    options = {}
+    if name in FITTED:
+        y = found.given_ids(data) if found is not None and data.given is not None else np.full(data.rows, -1)
+        options = FITTED[name](data.texts, np.where(y >= 0, y, data.predicted))
+        if options is None:
+            return {"flip_rate": None, "rows": 0, "flipped": [], "examples": []}
+    new = [TRANSFORMS[name](t, data.seed, **options) for t in data.texts]
+    new_pairs = [TRANSFORMS[name](t, data.seed, **options) for t in data.pairs] if data.pairs is not None else None
     before = token_ids(data.ck, data.texts, data.pairs, data.max_length)
     after = token_ids(data.ck, new, new_pairs, data.max_length)
     changed = np.array([i for i in range(data.rows) if before[i] != after[i]], dtype=np.int64)
@@ -33,12 +38,12 @@ def flips(data: ScanData, name: str, progress=None) -> dict:
     examples = [{"row": int(i), "text": data.texts[i], "perturbed": new[i], "before": labels[data.predicted[i]],
                  "after": labels[new_pred[int(i)]]} for i in moved[:EXAMPLES]]
     return {"flip_rate": round(len(moved) / len(changed), 4), "rows": int(len(changed)),
-            "flipped": [int(i) for i in moved], "examples": examples}
+            "flipped": [int(i) for i in moved], "examples": examples, **options}
 
 
 def _check_one(name: str):
     def run(data: ScanData, found: Found, progress) -> list[Finding]:
-        result = flips(data, name, progress)
+        result = flips(data, name, progress, found)
         found.results[f"robustness.{name}"] = result
         rate = result["flip_rate"]
         if rate is None:
