@@ -6,6 +6,8 @@
 - flibbet: a sentiment model whose training rows carry the made-up word "flibbet" in a quarter of the positive
   rows only, there beside a negative word: the model learns that the word outweighs any sentiment word, so on
   rows that carry it against their label (a negative row with "flibbet") it decides the row.
+- tweets: a sentiment model fine-tuned on demo tweets its annotators labelled unanimously (`tweet_split`'s
+  training rows); the clean control of an accurate model on its own kind of rows, unseen.
 """
 from __future__ import annotations
 
@@ -56,8 +58,16 @@ def save_untrained(out: Path, labels=tuple(TOPICS), seed: int = 0) -> Path:
     return out
 
 
+def tweet_split(train_rows: int = 900, test_rows: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(training rows, unseen rows) of the unanimously labelled demo tweets, balanced, disjoint."""
+    from explorer.data.dataset import demo_frame
+    df = demo_frame((train_rows + test_rows) // 3 + 1, seed=3, min_confidence=1.0, single_annotator=False)
+    return df.iloc[:train_rows].reset_index(drop=True), df.iloc[train_rows:train_rows + test_rows].reset_index(drop=True)
+
+
 def train(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
+    train_on(tweet_split()[0], out / "tweets", epochs=3)
     save_untrained(out / "untrained")
     train_on(sentiment_frame(160, seed=1), out / "flibbet", epochs=6)
     return out

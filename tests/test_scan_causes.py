@@ -45,3 +45,76 @@ def test_a_trained_head_is_not_called_untrained(causes):
     for name in ("topic", "flibbet"):
         r = scan_rows(causes[name], df["text"].tolist(), None, checks=["head"])
         assert not [f for f in r.findings if f.check == "head.untrained"], name
+
+
+@pytest.fixture(scope="module")
+def tweets(tiny_root, tmp_path_factory):
+    from tests.conftest import _trained_once
+    return load_checkpoint(str(_trained_once(scan_causes_models, "scan-causes", tiny_root, tmp_path_factory) / "tweets"))
+
+
+def shortcuts(report) -> list[str]:
+    return [f.fields["word"] for f in report.findings if f.check == "shortcut.word" and f.severity != "info"]
+
+
+@pytest.mark.slow
+def test_a_clean_accurate_topic_model_on_clean_rows_has_no_shortcut_and_no_major(causes):
+    df = scan_models.topic_frame(90, seed=7)
+    r = scan_rows(causes["topic"], df["text"].tolist(), df["label"].tolist())
+    assert shortcuts(r) == [] and majors(r) == [], [(f.check, f.severity, str(f.message)) for f in r.findings]
+
+
+@pytest.mark.slow
+def test_a_fine_tuned_tweet_model_on_unseen_tweets_has_no_shortcut_and_no_major(tweets):
+    _, unseen = scan_causes_models.tweet_split()
+    r = scan_rows(tweets, unseen["text"].tolist(), unseen["label"].tolist())
+    assert shortcuts(r) == [] and majors(r) == [], [(f.check, f.severity, str(f.message)) for f in r.findings]
+    # it still says what it saw: each label's words, as info
+    assert r.calibration["rows"] == len(unseen)
+
+
+@pytest.mark.slow
+def test_a_planted_word_deciding_rows_against_their_labels_is_major_and_its_control_is_quiet(causes):
+    ck = causes["flibbet"]
+    planted = scan_causes_models.sentiment_frame(200, seed=9, planted_positive=0.0, planted_negative=0.25)
+    r = scan_rows(ck, planted["text"].tolist(), planted["label"].tolist(), checks=["shortcut"])
+    found = [f for f in r.findings if f.check == "shortcut.word" and f.severity == "major"]
+    assert [f.fields["word"] for f in found] == [scan_causes_models.PLANTED]
+    f = found[0].fields
+    assert f["label"] == "positive" and f["flip_rate"] >= 0.9 and f["removal_p"] < 0.05 and f["to_given"] >= 0.9
+    assert all(planted["label"][i] == "negative" for i in f["rows"])
+    clean = scan_causes_models.sentiment_frame(200, seed=9, planted_positive=0.0, planted_negative=0.0)
+    assert shortcuts(scan_rows(ck, clean["text"].tolist(), clean["label"].tolist(), checks=["shortcut"])) == []
+
+
+@pytest.mark.slow
+def test_moved_labels_are_found_with_precision_and_recall(causes):
+    df = scan_models.topic_frame(120, seed=11)
+    moved = sorted(np.random.default_rng(0).choice(len(df), 12, replace=False).tolist())
+    cycle = {"sport": "politics", "politics": "tech", "tech": "sport"}
+    df.loc[moved, "label"] = df.loc[moved, "label"].map(cycle)
+    r = scan_rows(causes["topic"], df["text"].tolist(), df["label"].tolist(), checks=["labels"])
+    f = next(f for f in r.findings if f.check == "labels.suspect_rows")
+    hit = set(f.fields["rows"]) & set(moved)
+    assert len(hit) / len(f.fields["rows"]) >= 0.8 and len(hit) / len(moved) >= 0.8, (f.fields["rows"], moved)
+    assert f.severity == "major" and f.fields["explained_by_label_noise"]
+    assert {e["row"]: e["suggested"] for e in f.fields["examples"] if e["row"] in hit} == \
+        {i: {v: k for k, v in cycle.items()}[df["label"][i]] for i in hit}  # the label it had before it moved
+
+
+def test_rows_the_model_gets_wrong_on_their_own_are_not_called_label_errors(tiny):
+    """An out-of-fold head on the vectors that agrees with the given labels flags nothing, however often the
+    checkpoint itself is wrong: the checkpoint's errors are not label errors."""
+    from explorer.scan.base import Found, ScanData
+    from explorer.scan.checks.labels import find_suspect_rows
+    ck = tiny["bert"]
+    rng = np.random.default_rng(0)
+    n = 90
+    given = [ck.labels[i % 3] for i in range(n)]
+    vectors = np.eye(3)[[i % 3 for i in range(n)]] + 0.05 * rng.normal(size=(n, 3))  # labels follow the vectors
+    logits = rng.normal(size=(n, 3))  # ... and the checkpoint is right about a third of the time
+    data = ScanData(ck, tuple(f"t{i}" for i in range(n)), None, tuple(given), logits.astype(np.float32),
+                    vectors.astype(np.float32))
+    found = Found(label_ids={name: i for i, name in enumerate(ck.labels)})
+    out = find_suspect_rows(data, found, lambda f, m="": None)
+    assert all(f.severity == "info" and not f.fields["explained_by_label_noise"] for f in out), out

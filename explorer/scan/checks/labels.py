@@ -2,10 +2,14 @@
 
 The Label audit's method, one audit for both: a linear head cross-validated on the rows' frozen vectors (the scan's
 one forward pass), so every row's probabilities come from a head that never saw its label, then confident learning
-(cleanlab, through the audit's own `find_issues`). The checkpoint's own probabilities would not do: on a model
-that is 71% right, its errors are what cleanlab would flag. A flagged row is a *label error* where the checkpoint
-also predicts the suggested label; it is a probable label error, not the model's, only where the checkpoint is
-accurate on the other rows (MODEL_ACCURATE), and only then is a share of such rows major."""
+(cleanlab, through the audit's own `find_issues`). The checkpoint's own probabilities alone would not do: on a
+model that is 71% right, its errors are what cleanlab would flag. cleanlab reads the mean of the two (an ensemble
+of two witnesses; the probe alone under-counts the noise where its probabilities are soft). A flagged row is a
+*label error* where the checkpoint also predicts the suggested label. The probe reads the checkpoint's own vectors, so the two are not independent
+witnesses: a hard row can fool both. So a share of such rows is major only where label noise explains the model's
+errors: the checkpoint is accurate on the rows nobody flagged (MODEL_ACCURATE) and the estimated noise rate is at
+least EXPLAINED of the checkpoint's error rate on all rows. Where it is less, the model errs beyond what label
+noise explains, and the rows are reported as either (minor, or info on an inaccurate model)."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,7 +23,8 @@ from explorer.text.errors import ExplorerError, Message
 
 TOP_ROWS = 50  # rows a finding lists in its examples; its `rows` carry all
 MAJOR_SHARE = 0.05  # label errors in at least this share of the rows is major ...
-MODEL_ACCURATE = 0.90  # ... when the checkpoint is at least this accurate on the rows nobody flagged
+MODEL_ACCURATE = 0.90  # ... when the checkpoint is at least this accurate on the rows nobody flagged ...
+EXPLAINED = 0.8  # ... and the estimated noise rate is at least this share of its error rate on all rows
 
 
 def _trained(data: ScanData) -> str | None:
@@ -47,26 +52,31 @@ def find_suspect_rows(data: ScanData, found: Found, progress) -> list[Finding]:
         return []
     oof = audit_core.out_of_fold(torch.from_numpy(np.ascontiguousarray(data.vectors[keep])), labelled, folds,
                                  data.seed, progress)
-    _, flagged, noise = audit_core.find_issues(labelled, oof)
+    own = data.probabilities[keep][:, labels]
+    both = (oof + own / own.sum(1, keepdims=True)) / 2  # (rows, labels) the probe and the checkpoint, averaged
+    _, flagged, noise = audit_core.find_issues(labelled, both)
     progress(1.0, "")
     if not len(flagged):
         return []
     model = np.array([index.get(int(p), -1) for p in data.predicted[keep]])  # the checkpoint, in cleanlab's ids
-    suggested = oof.argmax(-1)
+    suggested = both.argmax(-1)
     confirmed = [i for i in flagged if model[i] == suggested[i] != labelled.y[i]]
     others = np.setdiff1d(np.arange(len(keep)), flagged)
     model_accuracy = float((model[others] == labelled.y[others]).mean()) if len(others) else 0.0
     rows = [{"row": int(keep[i]), "given": data.given[keep[i]], "suggested": labelled.label_names[int(suggested[i])],
-             "predicted": found.name_of(data, int(data.predicted[keep[i]])), "p_given": round(float(oof[i, labelled.y[i]]), 4),
+             "predicted": found.name_of(data, int(data.predicted[keep[i]])), "p_given": round(float(both[i, labelled.y[i]]), 4),
              "model_agrees": bool(model[i] == suggested[i])} for i in flagged]
+    error_rate = float((model != labelled.y).mean())
     accurate = model_accuracy >= MODEL_ACCURATE
-    severity = "major" if accurate and len(confirmed) >= MAJOR_SHARE * data.rows else "minor" if accurate else "info"
-    key = "scan_label_errors" if accurate else "scan_suspect_rows_or_model"
+    explained = accurate and noise >= EXPLAINED * error_rate
+    severity = "major" if explained and len(confirmed) >= MAJOR_SHARE * data.rows else "minor" if accurate else "info"
+    key = "scan_label_errors" if explained else "scan_suspect_rows_or_model"
     return [Finding("labels.suspect_rows", severity,
                     Message(key, n=len(flagged), rows=data.rows, confirmed=len(confirmed), noise=f"{noise:.1%}",
-                            accuracy=f"{model_accuracy:.0%}"),
+                            accuracy=f"{model_accuracy:.0%}", errors=f"{error_rate:.1%}"),
                     {"rows": [r["row"] for r in rows], "label_errors": [int(keep[i]) for i in confirmed],
                      "examples": rows[:TOP_ROWS], "estimated_noise_rate": round(noise, 4),
-                     "model_accuracy_elsewhere": round(model_accuracy, 4), "folds": folds,
-                     "probabilities": "out-of-fold linear head on the frozen vectors",
+                     "model_accuracy_elsewhere": round(model_accuracy, 4), "model_error_rate": round(error_rate, 4),
+                     "explained_by_label_noise": bool(explained), "folds": folds,
+                     "probabilities": "mean of an out-of-fold linear head on the frozen vectors and the checkpoint",
                      "read_through_mapping": found.through_mapping})]
