@@ -1,5 +1,5 @@
-"""Calibration against the given labels (read through a found mapping): expected calibration error over 15
-equal-width bins of the top probability (Guo et al. 2017), a temperature fitted by NLL on one half of the rows
+"""Calibration against the given labels, read through a found mapping: the expected calibration error over 15
+equal-width bins of the top probability (as Guo and others, 2017, define it), a temperature fitted by NLL on one half of the rows
 and judged on the other, and Giskard's over- and underconfidence rates."""
 from __future__ import annotations
 
