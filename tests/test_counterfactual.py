@@ -218,3 +218,33 @@ def test_token_classifiers_and_regression_are_refused(tiny_root, sentiment):
     import dataclasses
     with pytest.raises(CounterfactualError, match="regression"):
         goal_for(dataclasses.replace(a, problem_type=ProblemType.REGRESSION), None)
+
+
+def test_the_cli_one_text_and_a_csv(tmp_path, capsys):
+    import pandas as pd
+
+    from explorer import cli
+
+    assert cli.main(["counterfactual", "--text", "I love this movie", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["flipped"] and d["text"] == apply_edits("I love this movie", [Edit(0, **{k: v for k, v in e.items()
+                                                                             if k in ("start", "end", "old", "new")})
+                                                                        for e in d["edits"]])
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_text("text,label\nI love this movie,positive\n=1+2 what a terrible day,negative\n")
+    assert cli.main(["counterfactual", "--csv", str(src), "--text-column", "text", "--target", "neutral",
+                     "--max-edits", "2", "--out-csv", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("row 0: ") and any(line.startswith("row 1: ") for line in lines)
+    rows = pd.read_csv(out, keep_default_na=False)
+    assert list(rows["row"]) == [0, 1] and rows["text"][1].startswith("'=1+2")  # a formula cell, guarded
+    assert set(rows.columns) >= {"counterfactual", "flipped", "minimal", "edits", "edit_list", "predicted_after"}
+    before = out.read_bytes()
+    assert cli.main(["counterfactual", "--csv", str(src), "--text-column", "text", "--out-csv", str(out)]) == 2
+    assert out.read_bytes() == before  # never overwritten
+    assert "already exists" in capsys.readouterr().err
+    for bad in (["--text", "x", "--csv", str(src)], ["--csv", str(src)], [], ["--text", "x", "--max-edits", "11"],
+                ["--text", "x", "--target", "happy"]):
+        assert cli.main(["counterfactual", *bad]) == 2
+        err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert len(err) == 1 and err[0].startswith("error:"), bad
