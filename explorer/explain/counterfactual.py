@@ -203,6 +203,7 @@ class Runs:
         return self.goal.margins(np.stack(self.run(sets))) if sets else np.zeros(0)
 
     def tick(self, fraction: float, message: str) -> None:
+        """Progress: `message` is only numbers (edits tried of the most), so each front end words it its own way."""
         if self.progress is not None:
             self.progress(fraction, message)
 
@@ -300,10 +301,10 @@ def search(ck: Checkpoint, head: Head, text: str, text_pair: str, goal: Goal, ma
     ok = lambda edits: _one_per_word(edits) and _words_left(edits, counts)  # noqa: E731
     base = runs.run([frozenset()])[0]
     singles = [frozenset([w.deletion()]) for w in slots if ok([w.deletion()])]
-    runs.tick(0.05, "leave-one-out")
+    runs.tick(0.05, "")
     order = loo_order(goal, base, np.stack(runs.run(singles))) if singles else np.zeros(0, int)
     top = [next(iter(singles[k])) for k in order[:TOP_WORDS]]
-    runs.tick(0.15, "substitutions")
+    runs.tick(0.15, "")
     subs = substitutions(ck, head, enc, ids, slots, goal)
     runs.forwards += 1  # the gradient's forward (and backward)
     rng = np.random.default_rng(seed)
@@ -337,7 +338,7 @@ def search(ck: Checkpoint, head: Head, text: str, text_pair: str, goal: Goal, ma
         beam = level[:BEAM]
         if not beam:
             break
-    runs.tick(0.9, "minimal")
+    runs.tick(0.9, "")
     if not flips:
         closest = best(list(tried)) if tried else frozenset()
         return Found(closest, False, False, runs.forwards)
