@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from explorer.explain.attribution import Forward, _embed
+from explorer.explain.attribution import Forward, embed_ids
 from explorer.explain.whatif import batch_logits
 from explorer.model import analysis as analysis_core
 from explorer.model.analysis import Analysis, encode, token_info
@@ -251,7 +251,7 @@ def substitutions(ck: Checkpoint, head: Head, enc, ids: list[int], slots: list[S
     if not len(vocab):
         return []
     forward = Forward(ck, head, 0, "logit", None, enc)
-    x = _embed(ck, ids).requires_grad_(True)  # (1, seq, hidden)
+    x = embed_ids(ck, ids).requires_grad_(True)  # (1, seq, hidden)
     with torch.enable_grad():
         goal.margin(forward.logits(x))[0].backward()
     pos = torch.tensor([s.token for s in slots], device=x.device)
