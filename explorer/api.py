@@ -1,4 +1,5 @@
-"""The public API (re-exported by `explorer`): load, analyze, attribute, attribute_many, inspect, audit, explain_data.
+"""The public API (re-exported by `explorer`): load, analyze, attribute, attribute_many, inspect, audit, explain_data,
+counterfactual.
 
 Each function is a thin layer over the core the app and the CLI use (explorer/model, explain, data),
 so a notebook sees the same numbers as they do. Every result is a frozen dataclass with `to_dict()`

@@ -165,6 +165,10 @@ def test_the_head_view_holds_the_analyses_numbers(sentiment):
     assert [s["name"] for s in view["steps"]] == [n for n, _ in a.steps]
     np.testing.assert_allclose(view["pooled"]["before"], a.steps[0][1], atol=1e-5)
     np.testing.assert_allclose(view["pooled"]["after"], b.steps[0][1], atol=1e-5)
+    for step, (_, x), (_, y) in zip(view["steps"], a.steps, b.steps):  # what the page's steps table shows
+        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        assert step["change_norm"] == pytest.approx(np.linalg.norm(y - x), rel=1e-4, abs=1e-6)
+        assert step["cosine"] == pytest.approx(x @ y / np.linalg.norm(x) / np.linalg.norm(y), abs=1e-5)
     change = plain_logits(sentiment, r.text) - plain_logits(sentiment, r.original)
     np.testing.assert_allclose([view["logit_change"][n] for n in sentiment.labels], change, atol=1e-4)
     split = view["last_step"]["labels"]
