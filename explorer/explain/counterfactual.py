@@ -300,6 +300,8 @@ def search(ck: Checkpoint, head: Head, text: str, text_pair: str, goal: Goal, ma
     counts = {s: sum(1 for w in slots if w.side == s) for s in {w.side for w in slots}}
     ok = lambda edits: _one_per_word(edits) and _words_left(edits, counts)  # noqa: E731
     base = runs.run([frozenset()])[0]
+    # Leave-one-out run here, not by whatif.leave_one_out: that one glues the text around each cut word
+    # (whatif._cut), which two cuts cannot share, while these deletions are spans that any subset applies.
     singles = [frozenset([w.deletion()]) for w in slots if ok([w.deletion()])]
     runs.tick(0.05, "")
     order = loo_order(goal, base, np.stack(runs.run(singles))) if singles else np.zeros(0, int)
