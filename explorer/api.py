@@ -356,5 +356,5 @@ def counterfactual(ck: Checkpoint, text: str, *, text_pair: str | None = None, t
     _target(f, ck, target)
     _whole(f, "max_edits", max_edits, (1, core.MAX_EDITS))
     _whole(f, "seed", seed, SEEDS)
-    return core.counterfactual(ck, build_head(ck, "own"), text, text_pair or "", None if target is None else int(target),
-                               max_edits=max_edits, seed=seed)
+    return core.counterfactual(ck, build_head(ck, "own"), text, text_pair=text_pair or "",
+                               target=None if target is None else int(target), max_edits=max_edits, seed=seed)

@@ -97,12 +97,21 @@ def test_a_tiny_trained_model_flips_on_its_shortcut(shortcut_checkpoint):
 
 
 def test_the_sentiment_checkpoint_flips_minimally(sentiment):
+    from explorer.explain.counterfactual import whole_words
+
     head = build_head(sentiment, "own")
+    vocab = set(whole_words(sentiment.tokenizer)[1])
+    kinds = set()
     for text in SENTIMENT_TEXTS:
-        r = counterfactual(sentiment, head, text, max_edits=3)
+        seen: list[float] = []
+        r = counterfactual(sentiment, head, text, max_edits=3, progress=lambda frac, msg: seen.append(frac))
         check(sentiment, r)
         assert r.flipped and r.minimal, text
-        assert all(e.kind in ("delete", "replace") for e in r.edits)
+        assert seen == sorted(seen) and seen[-1] == 1.0  # a job's bar only moves forward, and ends full
+        for e in r.edits:
+            kinds.add(e.kind)
+            assert e.kind == "delete" or (e.new in vocab and e.new.isalpha() and not e.new.startswith("##"))
+    assert kinds == {"delete", "replace"}  # both kinds of edit found on these texts
 
 
 def test_a_target_label_is_reached(sentiment):

@@ -75,7 +75,8 @@ def run(args) -> int:
     target = target_index(ck, args.target)
     rows = []
     for i, text in enumerate(texts):
-        r = counterfactual(ck, head, text, pairs[i] if pairs else "", target, max_edits=args.max_edits, seed=args.seed)
+        r = counterfactual(ck, head, text, text_pair=pairs[i] if pairs else "", target=target,
+                           max_edits=args.max_edits, seed=args.seed)
         rows.append(_row(i, r))
         if args.json:
             print(json.dumps({"row": i, **r.to_dict()} if args.csv else r.to_dict(), ensure_ascii=False), flush=True)

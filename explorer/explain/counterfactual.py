@@ -291,7 +291,7 @@ def _one_per_word(edits) -> bool:
     return len({(e.side, e.start) for e in edits}) == len(edits)
 
 
-def search(ck: Checkpoint, head: Head, text: str, text_pair: str, goal: Goal, max_edits: int,
+def search(ck: Checkpoint, head: Head, text: str, text_pair: str, goal: Goal, *, max_edits: int,
            progress: Progress | None = None, seed: int = 0) -> Found:
     """The smallest edit set found that flips `goal` (module docstring), shrunk to a minimal one; or, when
     nothing within `max_edits` flips, the closest set tried. `seed` breaks ties between equally good sets."""
@@ -470,7 +470,7 @@ class Counterfactual(JsonResult):
         return HTML(page, "Counterfactual").save(path)
 
 
-def counterfactual(ck: Checkpoint, head: Head, text: str, text_pair: str = "", target: int | None = None,
+def counterfactual(ck: Checkpoint, head: Head, text: str, *, text_pair: str = "", target: int | None = None,
                    max_edits: int = 3, seed: int = 0, progress: Progress | None = None) -> Counterfactual:
     """The smallest edit found that flips `text`'s prediction (to `target` where given), checked by a plain forward
     of the edited text, with the head's view of the change. Token classifiers are refused."""
@@ -479,7 +479,7 @@ def counterfactual(ck: Checkpoint, head: Head, text: str, text_pair: str = "", t
     start = time.perf_counter()
     before = analysis_core.analyze(ck, head, text, text_pair=text_pair or None)
     goal = goal_for(before, target)
-    found = search(ck, head, text, text_pair or "", goal, max_edits, progress, seed)
+    found = search(ck, head, text, text_pair or "", goal, max_edits=max_edits, progress=progress, seed=seed)
     edits = tuple(sorted(found.edits))
     new_text, new_pair = apply_edits(text, edits, 0), apply_edits(text_pair or "", edits, 1)
     after = analysis_core.analyze(ck, head, new_text, text_pair=new_pair or None)  # forward_passes counts both

@@ -178,7 +178,7 @@ def draw_counterfactual(a: Analysis) -> None:
         ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)
         running = t("counterfactual.running")
         r = ui.run("counterfactual", params, lambda p: counterfactual(
-            ck, hd, sel.text, sel.text_pair, target, max_edits=max_edits, seed=sel.seed,
+            ck, hd, sel.text, text_pair=sel.text_pair, target=target, max_edits=max_edits, seed=sel.seed,
             progress=lambda frac, msg: p(frac, f"{running} {msg}".strip())),
             heavy=True, start=pressed, running=running)
     except ExplorerError as err:
