@@ -261,3 +261,28 @@ def test_the_cli_one_text_and_a_csv(tmp_path, capsys):
         assert cli.main(["counterfactual", *bad]) == 2
         err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
         assert len(err) == 1 and err[0].startswith("error:"), bad
+
+
+@pytest.mark.parametrize("ptype", [ProblemType.SINGLE, ProblemType.MULTI])
+@pytest.mark.parametrize("target", [None, 0, 2])
+def test_a_positive_margin_is_exactly_a_flip_by_the_problem_types_rule(ptype, target):
+    from explorer.explain.counterfactual import Goal
+
+    labels = ("a", "b", "c")
+    rng = np.random.default_rng(0)
+    original = np.array([0.7, -1.2, 0.3])  # single-label: "a"; multi-label: {"a", "c"}
+    if ptype is ProblemType.SINGLE and target == 0:
+        target = 1  # the predicted label is no target
+    goal = Goal(ptype, labels, original, target)
+    rows = rng.normal(scale=1.5, size=(2000, 3))
+    before = ptype.predict(original, labels)
+    for z, m in zip(rows, goal.margins(rows)):
+        after = ptype.predict(z, labels)
+        if target is None:
+            flipped = after != before
+        elif ptype is ProblemType.MULTI:
+            flipped = (labels[target] in after) != (labels[target] in before)
+        else:
+            flipped = after == labels[target]
+        assert (m > 0) == flipped, (z, m)
+    assert goal.margins(original[None])[0] < 0  # the original itself never flips
