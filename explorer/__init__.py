@@ -11,6 +11,7 @@
     issues = explorer.audit(df, ck, text="text", label="label")
     why = explorer.explain_data(df, ck, methods=["lig", "saliency"])  # words per label, shortcuts, faithfulness
     report = explorer.scan(df, ck)                 # everything wrong with the model on this data, one report
+    cf = explorer.counterfactual(ck, "a wonderful film")  # the smallest edit that flips it
 
 Importing `explorer` is light: torch, transformers and plotly load on first use of a name below.
 """
@@ -18,9 +19,10 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "explain_data", "inspect", "load",
-           "scan", "views"]
-_API = {"analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "explain_data", "inspect", "load"}
+__all__ = ["analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "counterfactual", "explain_data", "inspect",
+           "load", "scan", "views"]
+_API = {"analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "counterfactual", "explain_data", "inspect",
+        "load"}
 
 
 def __getattr__(name: str):

@@ -1,4 +1,5 @@
-"""The public API (re-exported by `explorer`): load, analyze, attribute, attribute_many, inspect, audit, explain_data.
+"""The public API (re-exported by `explorer`): load, analyze, attribute, attribute_many, inspect, audit, explain_data,
+counterfactual.
 
 Each function is a thin layer over the core the app and the CLI use (explorer/model, explain, data),
 so a notebook sees the same numbers as they do. Every result is a frozen dataclass with `to_dict()`
@@ -130,7 +131,7 @@ def _options(function: str, options: dict, allowed: tuple[str, ...]) -> None:
         _OPTIONS[name](function, value)
 
 __all__ = ["AuditResult", "DataReport", "analyze", "analyze_tokens", "attribute", "attribute_many", "audit",
-           "explain_data", "inspect", "load"]
+           "counterfactual", "explain_data", "inspect", "load"]
 
 
 def load(name: str, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Checkpoint:
@@ -334,3 +335,26 @@ def explain_data(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, labe
     methods = tuple(names)
     return explain_table(ck, _head(ck, head, seed), frame_table(df), text, label, text_pair, rationale, methods,
                          flagged=flagged, seed=seed, max_rows=max_rows)
+
+
+def counterfactual(ck: Checkpoint, text: str, *, text_pair: str | None = None, target: int | str | None = None,
+                   max_edits: int = 3, seed: int = 0):
+    """The smallest set of word deletions and substitutions found that flips `text`'s prediction (to `target`, a
+    label's index or name, where given), on either side of a sentence pair, with the checkpoint's own head: its
+    edits as spans of the original text, whether no strict subset of them flips (`minimal`), the probabilities
+    before and after, and the head's view of the change (explorer.explain.counterfactual). Where nothing within
+    `max_edits` flips it, `flipped` is False and the closest set tried is returned."""
+    from explorer.explain import counterfactual as core
+
+    ck = _checked(ck)
+    f = "counterfactual"
+    _text(f, "text", text)
+    _text(f, "text_pair", text_pair, optional=True)
+    if isinstance(target, str):
+        _check(target in ck.labels, f, "target", target, "a label of the checkpoint: " + ", ".join(ck.labels)[:200])
+        target = ck.labels.index(target)
+    _target(f, ck, target)
+    _whole(f, "max_edits", max_edits, (1, core.MAX_EDITS))
+    _whole(f, "seed", seed, SEEDS)
+    return core.counterfactual(ck, build_head(ck, "own"), text, text_pair=text_pair or "",
+                               target=None if target is None else int(target), max_edits=max_edits, seed=seed)

@@ -1,4 +1,5 @@
-"""What-if: a second text (or an edited copy of the first) side by side, and a live "drop this word"."""
+"""What-if: a second text (or an edited copy of the first) side by side, a live "drop this word", and the smallest
+change that flips the prediction."""
 import streamlit as st
 
 from explorer import ui
@@ -12,3 +13,4 @@ if a is not None:
     if ui.selection().text_pair:
         st.info(t("whatif.pair_kept"))
     whatif.draw_whatif(a, whatif.draw_second_text(ui.selection().text))
+    whatif.draw_counterfactual(a)

@@ -31,8 +31,8 @@ def test_importing_explorer_stays_light():
     out = subprocess.run([sys.executable, "-c", "import sys, explorer; print(sorted(explorer.__all__)); "
                           "print([m for m in ('torch', 'transformers', 'plotly') if m in sys.modules])"],
                          cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines()
-    assert out == ["['analyze', 'analyze_tokens', 'attribute', 'attribute_many', 'audit', 'explain_data', 'inspect', "
-                   "'load', 'scan', 'views']", "[]"]
+    assert out == ["['analyze', 'analyze_tokens', 'attribute', 'attribute_many', 'audit', 'counterfactual', "
+                   "'explain_data', 'inspect', 'load', 'scan', 'views']", "[]"]
 
 
 @pytest.mark.server

@@ -46,6 +46,8 @@ TABLE = {
                      "rationale": OPTIONAL_TEXT, "methods": [5, [], [5], None, NAN],
                      "max_rows": OPTIONAL_WHOLE + [0], "head": HEAD, "seed": WHOLE,
                      "flagged": [5, ["a"], [-1], NAN, [HUGE]]},
+    "counterfactual": {"ck": CK, "text": TEXT, "text_pair": OPTIONAL_TEXT, "target": ["positive", NAN, -1, 3, HUGE, 1.0],
+                       "max_edits": WHOLE + [0, 11, 10**9], "seed": WHOLE},
 }
 CASES = [(f, a, i) for f, args in TABLE.items() for a, values in args.items() for i in range(len(values))]
 
@@ -66,7 +68,8 @@ def base(tiny, tiny_root):
     return {"load": dict(name=str(tiny_root / "tiny-bert")), "analyze": dict(ck=ck, text="a fine day"),
             "analyze_tokens": dict(ck=ck, text="a fine day"), "attribute": dict(ck=ck, text="a fine day"),
             "attribute_many": dict(ck=ck, texts=["a fine day", "a sad day"]), "inspect": dict(df=df),
-            "audit": dict(df=df, ck=ck), "explain_data": dict(df=df, ck=ck)}
+            "audit": dict(df=df, ck=ck), "explain_data": dict(df=df, ck=ck),
+            "counterfactual": dict(ck=ck, text="a fine day")}
 
 
 def _shown(value) -> str:

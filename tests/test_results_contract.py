@@ -59,7 +59,8 @@ def results(tiny, tiny_root, token_checkpoint, tmp_path_factory) -> list:
     conversion = convert_checkpoint(str(pickled), str(tmp_path_factory.mktemp("out") / "converted"))
     return [a, explorer.attribute(ck, TEXT, method="saliency"), sampled, sampled.sampling, ta, *ta.grouped()[:1],
             every_label(tok, tok_head, TEXT, 1, "saliency"), explorer.views.head_view(a, layer=1),
-            report, report.report, audit, audit.audit, tags, conversion, explained, scanned]
+            report, report.report, audit, audit.audit, tags, conversion, explained, scanned,
+            explorer.counterfactual(ck, TEXT, max_edits=1)]
 
 
 def test_every_result_type_is_covered(results):

@@ -1,4 +1,4 @@
-"""Command line: `head-explorer analyze|attribute|train-sentiment|inspect-data|scan|explain-data|finetune|convert-checkpoint|config|app ...`
+"""Command line: `head-explorer analyze|attribute|counterfactual|train-sentiment|inspect-data|scan|explain-data|finetune|convert-checkpoint|config|app ...`
 (or `python -m explorer ...`): one module per command (its parser and its `run`), what they share in common.py.
 
 Bad input exits with code 2 and one line on stderr, never a traceback.
@@ -13,15 +13,16 @@ import threading
 import traceback
 import warnings
 
-from explorer.cli import (analyze, app, attribute, config, convert, explain_data, finetune, inspect_data, scan,
-                          train_sentiment)
+from explorer.cli import (analyze, app, attribute, config, convert, counterfactual, explain_data, finetune,
+                          inspect_data, scan, train_sentiment)
 from explorer.cli.app import SERVE, streamlit_command
 from explorer.cli.common import UsageError
 from explorer.text.errors import ExplorerError
 
 __all__ = ["SERVE", "UsageError", "build_parser", "main", "streamlit_command"]
 
-COMMANDS = (analyze, attribute, train_sentiment, inspect_data, scan, explain_data, finetune, convert, config, app)  # in --help's order
+COMMANDS = (analyze, attribute, counterfactual, train_sentiment, inspect_data, scan, explain_data, finetune, convert, config,
+            app)  # in --help's order
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -221,7 +221,7 @@ class Forward:
     def logits(self, embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch, labels), float32
         n = embeds.shape[0]
         extra = {k: v.expand(n, -1) for k, v in self.extra.items()}
-        # The path's points are float32 (_embed); the model reads them in its own dtype, and its logits come back
+        # The path's points are float32 (embed_ids); the model reads them in its own dtype, and its logits come back
         # in float32: Captum's and our sums over steps and hidden dimensions, and lig's completeness rule, are
         # float32 (or wider) arithmetic whatever precision the forwards ran in (explorer/runtime/precision.py).
         with attention_kernel(self.ck, "sdpa"):  # no attention weights read: the fast kernel
@@ -247,7 +247,7 @@ class Forward:
         return quantity_of(logits, self.target, self.quantity, self.ptype).double().cpu().numpy()
 
 
-def _embed(ck: Checkpoint, ids: list[int]) -> torch.Tensor:  # (1, seq, hidden) float32 (Forward.logits)
+def embed_ids(ck: Checkpoint, ids: list[int]) -> torch.Tensor:  # (1, seq, hidden) float32 (Forward.logits)
     with torch.no_grad():
         return ck.model.get_input_embeddings()(torch.tensor([ids], device=ck.model.device)).detach().float()
 
@@ -345,8 +345,8 @@ class Inputs:
 def prepare_inputs(ck: Checkpoint, text: str, text_pair: str | None, baseline: str) -> Inputs:
     enc, dropped = encode(ck, text, text_pair)
     ids, special, word_ids = token_info(ck, enc)
-    x = _embed(ck, ids)
-    b = torch.zeros_like(x) if baseline == "zero" else _embed(ck, baseline_ids(ck, ids, special, baseline))
+    x = embed_ids(ck, ids)
+    b = torch.zeros_like(x) if baseline == "zero" else embed_ids(ck, baseline_ids(ck, ids, special, baseline))
     if baseline == "zero":  # keep the specials here too, so every baseline treats them alike
         keep = torch.tensor(special, device=x.device).view(1, -1, 1)
         b = torch.where(keep, x, b)

@@ -156,12 +156,12 @@ def _cut(text: str, span) -> str:
     return left + glue + right
 
 
-def batch_logits(ck: Checkpoint, head: Head, texts: list[str], text_pair: str = "",
+def batch_logits(ck: Checkpoint, head: Head, texts: list[str], text_pair: str | list[str] = "",
                  progress: Progress | None = None) -> np.ndarray:
     """(len(texts), labels): padded forward passes over the texts (each paired with `text_pair` if
-    given), in batches that fit HEAD_EXPLORER_BATCH_MB at the longest text's length (predict_batches: masked
-    padding changes nothing, so each row's logits are its own)."""
-    pairs = [text_pair] * len(texts) if text_pair else None
+    given, or with its own where it is a list), in batches that fit HEAD_EXPLORER_BATCH_MB at the longest text's
+    length (predict_batches: masked padding changes nothing, so each row's logits are its own)."""
+    pairs = list(text_pair) if isinstance(text_pair, list) else [text_pair] * len(texts) if text_pair else None
     limit = max_length(ck)
     seq = max(len(ids) for ids in ck.tokenizer(texts, pairs, truncation=True, max_length=limit)["input_ids"])
 

@@ -14,6 +14,7 @@ from explorer.plots import logits as logit_plots, whatif as whatif_plots
 from explorer.plots.attribution import sorted_bars
 from explorer.plots.token_labels import entity_html
 from explorer.text.errors import ExplorerError
+from explorer.text.plain import html as escape_html
 from explorer.ui import analysis, checkpoint, draw_table, head, headers, memo, plain, selection, show_error, t
 
 ss = st.session_state
@@ -143,3 +144,88 @@ def _draw_tag_changes(text_a: str, text_b: str) -> None:
                     "word_b": row.b.text if row.b else "", "tag_b": r.tags_b[row.b.word_id] if row.b else "",
                     "changed": r.changed(row)} for row in r.rows], "tokenpages.col_"))
     st.caption(t("tokenpages.whatif_changed", changed=sum(map(r.changed, r.rows)), words=len(r.rows)))
+
+
+def _use_text(text: str, text_pair: str) -> None:
+    # A callback runs before the script, so the sidebar's text widgets may still be changed here.
+    ss["text"] = text
+    if text_pair:
+        ss["text_pair"] = text_pair
+
+
+def draw_counterfactual(a: Analysis) -> None:
+    """"Find the smallest change that flips it": a queued job (ui.run) for the sidebar's text, then the edited
+    text with each edit marked, the probabilities before and after, how the head saw it, and "use this text"."""
+    from explorer.explain.counterfactual import MAX_EDITS, counterfactual
+    from explorer.plots.vectors import strips
+
+    if isinstance(a, TokenAnalysis):  # a token classifier has no one label to flip
+        return
+    st.subheader(t("counterfactual.title"), anchor=False)
+    st.caption(t("counterfactual.intro"))
+    sel = selection()
+    labels = a.labels
+    # A single-label text is already its predicted label: that one is no target.
+    choices = [None, *(k for k in range(len(labels))
+                       if a.problem_type is not ProblemType.SINGLE or labels[k] != a.predicted)]
+    c1, c2 = st.columns(2)
+    target = c1.selectbox(t("counterfactual.target"), choices, **ui.sticky("cf_target", None, choices),
+                          format_func=lambda k: t("counterfactual.any_label") if k is None else labels[k])
+    max_edits = int(c2.number_input(t("counterfactual.max_edits"), 1, MAX_EDITS, **ui.sticky("cf_max_edits", 3)))
+    pressed = st.button(t("counterfactual.find"), key="cf_find", type="primary")
+    params = (sel.name, sel.head_name, sel.seed, sel.text, sel.text_pair, target, max_edits)
+    try:
+        ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)
+        running = t("counterfactual.running")
+        r = ui.run("counterfactual", params, lambda p: counterfactual(
+            ck, hd, sel.text, text_pair=sel.text_pair, target=target, max_edits=max_edits, seed=sel.seed,
+            progress=lambda frac, msg: p(frac, f"{running} {msg}".strip())),
+            heavy=True, start=pressed, running=running)
+    except ExplorerError as err:
+        show_error(err)
+        return
+    if r is None:
+        return
+    before, after = plain(ui.prediction(r.predicted_before)), plain(ui.prediction(r.predicted_after))
+    if r.flipped:
+        st.success(t("counterfactual.flipped", edits=len(r.edits), passes=r.forward_passes, before=before, after=after))
+        if not r.minimal:
+            st.info(t("counterfactual.not_minimal"))
+    else:
+        st.warning(t("counterfactual.not_flipped", max=r.max_edits, passes=r.forward_passes))
+    st.html(r.marked_html(0) + f"<div style='font-size:small;color:gray'>{escape_html(t('counterfactual.legend'))}</div>")
+    if r.original_pair:
+        st.caption(t("counterfactual.pair_legend"))
+        st.html(r.marked_html(1))
+    if r.edits:
+        st.caption(t("counterfactual.edits_table"))
+        draw_table(headers([{"side": t(f"counterfactual.side_{e.to_dict()['side']}"),
+                             "kind": t(f"counterfactual.kind_{e.kind}"), "old": e.old, "new": e.new}
+                            for e in r.edits], "counterfactual.col_"))
+    st.button(t("counterfactual.use"), key="cf_use", on_click=_use_text, args=(r.text, r.text_pair),
+              help=t("counterfactual.use_help"), disabled=not r.edits)
+    m1, m2 = st.columns(2)
+    m1.metric(t("counterfactual.before"), before)
+    m2.metric(t("counterfactual.after"), after)
+    regression = r.problem_type == ProblemType.REGRESSION
+    st.plotly_chart(logit_plots.grouped(labels, {t("counterfactual.before"): r.before, t("counterfactual.after"): r.after},
+                                        t("counterfactual.probs_title"), t("home.label_axis"), t("home.prob_axis"),
+                                        y_range=None if regression else (0, 1)), key="cf_probs")
+
+    st.subheader(t("counterfactual.head_title"), anchor=False)
+    st.caption(t("counterfactual.head_help"))
+    view = r.head
+    draw_table(headers([{"step": s["name"], "change_norm": s["change_norm"], "cosine": s["cosine"]}
+                        for s in view["steps"]], "counterfactual.col_"))
+    pooled = view["pooled"]
+    st.plotly_chart(strips({t("counterfactual.before"): pooled["before"], t("counterfactual.after"): pooled["after"]},
+                           t("counterfactual.pooled_title"), t("counterfactual.dimension"), "",
+                           t("counterfactual.value")), key="cf_pooled")
+    change = view["logit_change"]
+    draw_table(headers([{"label": n, "logit_change": change[n]} for n in labels], "counterfactual.col_"))
+    if view["last_step"]:
+        label = max(labels, key=lambda n: abs(change[n]))  # the label whose logit moved most
+        parts = view["last_step"]["labels"][label]["features"]
+        st.plotly_chart(sorted_bars([str(f["feature"]) for f in parts], [f["contribution"] for f in parts],
+                                    t("counterfactual.split_title", label=label), t("counterfactual.col_contribution"),
+                                    t("counterfactual.col_feature")), key="cf_split")
