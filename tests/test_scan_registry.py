@@ -46,9 +46,10 @@ print(json.dumps({{"short": short.to_dict(), "clean": clean.to_dict(), "ran": li
 
 def test_a_check_id_is_registered_once_and_a_cause_is_a_known_kind():
     from explorer.scan.base import check
-    with pytest.raises(ValueError, match="twice"):
+    from explorer.text.errors import ExplorerError
+    with pytest.raises(ExplorerError, match="twice"):
         check("head.untrained", lambda d: None)(lambda *a: [])
-    with pytest.raises(ValueError, match="cause"):
+    with pytest.raises(ExplorerError, match="cause"):
         check("x.new", lambda d: None, cause="sometimes")(lambda *a: [])
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from explorer.model.checkpoints import Checkpoint
 from explorer.model.problem import ProblemType
 from explorer.runtime.jobs import Progress
-from explorer.text.errors import Message
+from explorer.text.errors import ExplorerError, Message
 
 SEVERITIES = ("major", "minor", "info")  # most serious first: the report's order
 CONSEQUENCE_CAP = "minor"  # the most serious a consequence of a found cause may be
@@ -137,7 +137,8 @@ class Check:
     @property
     def title(self) -> Message:
         """Its human title (`errors.scan_title_<id>` in the catalogs, dots as underscores)."""
-        return Message("scan_title_" + self.name.replace(".", "_"))
+        key = "scan_title_" + self.name.replace(".", "_")
+        return Message(key)
 
 
 CHECKS: list[Check] = []
@@ -147,9 +148,9 @@ def check(name: str, applies: Callable[[ScanData], str | None], cost: float = 1.
           needs: Sequence[str] = (), deeper: str | None = None, cause: str | None = None):
     """Register a check function under `name`."""
     if any(c.name == name for c in CHECKS):
-        raise ValueError(f"scan check {name!r} registered twice")
+        raise ExplorerError("scan_check_twice", name=name)
     if cause not in (None, "through", "fold"):
-        raise ValueError(f"scan check {name!r}: cause must be None, 'through' or 'fold'")
+        raise ExplorerError("scan_check_cause", name=name, cause=str(cause))
 
     def register(run):
         CHECKS.append(Check(name, applies, run, cost, tuple(needs), deeper, cause))
@@ -184,7 +185,7 @@ def ordered(chosen: Sequence[Check]) -> list[Check]:
     while left:
         free = next((c for c in left if all(o in out for o in needed(c) if o.name in seen)), None)
         if free is None:
-            raise ValueError("scan checks need each other in a circle: " + ", ".join(c.name for c in left))
+            raise ExplorerError("scan_check_circle", names=", ".join(c.name for c in left))
         out.append(free)
         left.remove(free)
     return out
