@@ -3,7 +3,7 @@ import streamlit as st
 
 from explorer import ui
 from explorer.ui import t
-from explorer.ui.views import scan as scan_view, whatif
+from explorer.ui.views import whatif, scan as scan_view
 
 st.title(t("whatif.title"))
 st.caption(t("whatif.intro"))
