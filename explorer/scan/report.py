@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 import pandas as pd
 
@@ -27,12 +28,20 @@ NLL_DIGITS = 3  # the precision the calibration sentence shows the held-out NLL 
 SAME_TEMPERATURE = 0.01  # |T - 1| below this changes no probability a person would read
 
 
+@lru_cache(maxsize=None)  # a page asks for every finding's title on every run; a title never changes
 def check_title(check_id: str) -> Message | str:
     """A check's human title (`errors.scan_title_<id>`, dots as underscores); the id itself for a check the
     catalogs do not title yet."""
     from explorer.text import i18n
     key = "scan_title_" + check_id.replace(".", "_")
-    return Message(key) if f"errors.{key}" in i18n.strings("en") else check_id
+    return Message(key) if f"errors.{key}" in i18n.catalog("en").messages else check_id
+
+
+@lru_cache(maxsize=None)
+def title_in(check_id: str, lang: str) -> str:
+    """check_title in `lang`."""
+    title = check_title(check_id)
+    return title.message(lang) if isinstance(title, Message) else title
 
 
 def shown_value(key: str, value, message: Message | str | None = None) -> str:
@@ -109,12 +118,12 @@ class ScanReport(JsonResult):
         skipped = {c for c, _ in self.not_applicable}
         return [c for c in self.ran if c not in found and c not in skipped]
 
-    @property
+    @cached_property  # read for every row shown
     def renamed(self) -> bool:
         """Does the data's name for some prediction differ from the checkpoint's (a found mapping, a spelling)?"""
         return any(a != b for a, b in zip(self.predicted, self.predicted_checkpoint))
 
-    @property
+    @cached_property
     def suggested(self) -> dict[int, str]:
         """Row -> the label the suspect-rows check suggests for it (the rows its examples list)."""
         return {int(e["row"]): str(e["suggested"]) for f in self.findings if f.check == "labels.suspect_rows"
@@ -323,9 +332,7 @@ class ScanReport(JsonResult):
         return "".join(out)
 
 def _title_html(check_id: str, lang: str) -> str:
-    title = check_title(check_id)
-    shown = title.message(lang) if isinstance(title, Message) else title
-    return f"<b>{escape_html(shown)}</b> <small>{escape_html(check_id)}</small>"
+    return f"<b>{escape_html(title_in(check_id, lang))}</b> <small>{escape_html(check_id)}</small>"
 
 
 def _headers(rows: list[dict], lang: str) -> list[dict]:

@@ -10,8 +10,8 @@ import streamlit as st
 
 from explorer import ui
 from explorer.scan.base import Finding, deeper_page
-from explorer.scan.report import ScanReport, check_title
-from explorer.text.errors import ExplorerError, Message
+from explorer.scan.report import ScanReport, title_in
+from explorer.text.errors import ExplorerError
 from explorer.ui import draw_chart, draw_table, headers, lang, plain, selection, t
 
 ss = st.session_state
@@ -61,8 +61,7 @@ def draw_scan_summary(report: ScanReport) -> None:
 
 def title(check_id: str) -> str:
     """A check's human title in the session's language."""
-    shown = check_title(check_id)
-    return shown.message(lang()) if isinstance(shown, Message) else shown
+    return title_in(check_id, lang())
 
 
 def draw_findings(report: ScanReport, one_text: bool = True) -> None:
