@@ -21,8 +21,10 @@ from test_vi_pages import english_left, shown
 
 LONG_FLOAT = re.compile(r"\d\.\d{5,}")  # a float shown as Python prints it
 CHECK_ID = re.compile(r"^[a-z_]+\.[a-z_]+\b")
-TITLES = {"en": {"mapping.permutation": "Label mapping", "head.new_weights": "Head weights initialised at random"},
-          "vi": {"mapping.permutation": "Ánh xạ nhãn", "head.new_weights": "Trọng số head được khởi tạo ngẫu nhiên"}}
+TITLES = {"en": {"mapping.permutation": "Label mapping",
+                 "head.new_weights": "Head weights initialised at random"},
+          "vi": {"mapping.permutation": "Ánh xạ nhãn",
+                 "head.new_weights": "Trọng số head được khởi tạo ngẫu nhiên"}}
 EXPLAINS = {"en": "What this explains", "vi": "Điều này giải thích"}
 ROTATION = {"negative": "neutral", "neutral": "positive", "positive": "negative"}  # demo_csv(permuted=True)'s cycle
 
@@ -151,7 +153,8 @@ def _report() -> ScanReport:
                 {"rate": 0.007462686567164179, "rows": [1]}),
         Finding("duplicates.conflicting", "major", Message("scan_conflicting_duplicates", n=1, near="0.95"),
                 {"pairs": [[0, 2]], "similarity": [0.987654]}),
-        Finding("robustness.typos", "minor", Message("scan_robust_flips", transform="typos", rate="33%", n=1, rows=3),
+        Finding("robustness.typos", "minor",
+                Message("scan_robust_flips", transform="typos", rate="33%", n=1, rows=3),
                 {"flip_rate": 0.3333, "rows": [2]}, because="head.new_weights"),
         Finding("head.new_weights", "major", Message("scan_new_weights", n=1, names="classifier.weight", name="ck"),
                 {"weights": ["classifier.weight"]}))
@@ -162,7 +165,8 @@ def _report() -> ScanReport:
                       given=("sport", "politics", "tech"), predicted=("sport", "sport", "sport"),
                       predicted_checkpoint=("tech", "tech", "tech"),
                       ran=("head.new_weights", "mapping.permutation", "calibration.ece",
-                           "calibration.overconfidence", "duplicates.conflicting", "robustness.typos", "slices.performance"))
+                           "calibration.overconfidence", "duplicates.conflicting", "robustness.typos",
+                           "slices.performance"))
 
 
 def test_numbers_are_rounded_as_the_message_rounds_them():

@@ -261,16 +261,18 @@ class ScanReport(JsonResult):
                                  + "".join(f"<li>{self._finding_html(c, lang)}</li>" for c in explained) + "</ul>")
                 parts.append("</li>")
             parts.append("</ul>")
-        if self.found_nothing():
-            parts.append(f"<h2>{escape_html(t('scan.found_nothing', lang))} ({len(self.found_nothing())})</h2><ul>"
-                         + "".join(f"<li>{_title_html(c, lang)}</li>" for c in self.found_nothing()) + "</ul>")
-        if self.calibration.get("reliability"):
+        clean = self.found_nothing()
+        if clean:
+            parts.append(f"<h2>{escape_html(t('scan.found_nothing', lang))} ({len(clean)})</h2><ul>"
+                         + "".join(f"<li>{_title_html(c, lang)}</li>" for c in clean) + "</ul>")
+        bins = self.calibration.get("reliability")
+        if bins:
             parts.append(f"<h2>{escape_html(t('scan.reliability', lang))}</h2>"
-                         f"<p>{escape_html(self.calibration_caption(lang))}</p>" + reliability_svg(self.calibration["reliability"])
-                         + html_table([{t("scan.bin", lang): f"{b['lo']:.2f}–{b['hi']:.2f}", t("scan.rows", lang): b["rows"],
+                         f"<p>{escape_html(self.calibration_caption(lang))}</p>" + reliability_svg(bins)
+                         + html_table([{t("scan.bin", lang): f"{b['lo']:.2f}–{b['hi']:.2f}",
+                                        t("scan.rows", lang): b["rows"],
                                         t("scan.confidence", lang): f"{b['confidence']:.3f}",
-                                        t("scan.accuracy", lang): f"{b['accuracy']:.3f}"}
-                                       for b in self.calibration["reliability"]]))
+                                        t("scan.accuracy", lang): f"{b['accuracy']:.3f}"} for b in bins]))
         if self.robustness:
             parts.append(f"<h2>{escape_html(t('scan.robustness', lang))}</h2>"
                          + html_table([{t("scan.transform", lang): k,
@@ -311,8 +313,8 @@ class ScanReport(JsonResult):
             out.append(html_table([{t("scan.field", lang): k, t("scan.value", lang): v} for k, v in evidence.items()]))
         fix = self.mapping_fix(f)
         if fix:
-            out.append(html_table([{t("scan.data_label", lang): r["data"], t("scan.checkpoint_label", lang): r["checkpoint"]}
-                                   for r in fix["rows"]])
+            out.append(html_table([{t("scan.data_label", lang): r["data"],
+                                    t("scan.checkpoint_label", lang): r["checkpoint"]} for r in fix["rows"]])
                        + f"<h4>{escape_html(t('data.fix_title', lang))}</h4>"
                        + f"<p>{escape_html(t('scan.fix_side', lang, side=t('scan.side_' + fix['side'], lang)))}</p>"
                        + (f"<p>{escape_html(fix['advice'].message(lang))}</p>" if fix["advice"] else "")
