@@ -13,7 +13,7 @@ from explorer.data.dataset import prepare, read_csv
 from explorer.data.mapping import checkpoint_target
 from explorer.text.errors import ExplorerError
 from explorer.ui import t, tn
-from explorer.ui.views import audit as audit_view, data as data_view
+from explorer.ui.views import audit as audit_view, data as data_view, scan as scan_view
 
 ss = st.session_state
 st.title(t("audit.title"))
@@ -23,13 +23,15 @@ if ui.show_other_prompt():
 src = ui.data_source()  # set by the Data page; the demo tweets until then
 name, seed = ui.selection().name, ui.selection().seed
 st.caption(t("audit.data", name=ui.plain(src.title()), checkpoint=ui.plain(name)))
+scan_view.draw_landing_note("pages/audit.py")
+autostart = ss.pop("audit_autostart", False)  # opened from the scan's suspect rows: the audit runs at once
 c1, c2 = st.columns(2)
 folds = int(c1.number_input(t("audit.folds"), 2, 20, help=t("audit.folds_help"), **ui.sticky("audit_folds", 5)))
 pair = data_view.draw_pair_column(c2, src.columns, src.text_pair_column)
 key = (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, pair, name, seed, folds)
 
 if getattr(ss.get("audit_result"), "key", None) != key:
-    pressed = st.button(t("audit.run"), key="audit_run", type="primary")
+    pressed = st.button(t("audit.run"), key="audit_run", type="primary") or autostart
     ck, lang = ui.checkpoint(name, seed), ui.lang()
 
     def work(progress):  # in a job slot (explorer/runtime/jobs.py): a class's audits wait in line

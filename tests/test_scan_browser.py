@@ -1,13 +1,20 @@
 """The Scan page in Chromium, in English and Vietnamese: the Data page's demo with its label names swapped is
-scanned as one job (its progress shown, Stop ends it, a new scan finishes), the swap is the first major finding,
-a row opens on the Data page with its text in the sidebar, and the downloaded HTML report opens on its own."""
+scanned as one job (its progress shown, Stop ends it); then a CSV with its labels rotated and two rows copied under
+other labels is scanned to the end: the mapping is the first major finding under its human title, the downloaded
+HTML report shows the mapping table, the config to paste and the pointed rows' text, and each "open in…" link lands
+on a page that shows its finding (Logits' true label is the row's given label, What-if's text B the perturbed text,
+a pair as What-if's two texts, the Label audit already run)."""
+import io
+import re
+
+import pandas as pd
 import pytest
 
-from conftest import wait_idle
-
-WORDS = {"en": dict(run="Scan", stop="Stop the scan", permuted="looks permuted", report="Scan report",
-                    open="Open this row in"),
-         "vi": dict(run="Quét", stop="Dừng quét", permuted="hoán vị", report="Báo cáo quét", open="Mở dòng này trong")}
+from conftest import upload, wait_idle
+from explorer.scan.transforms import TRANSFORMS
+from explorer.text.i18n import t
+from explorer.text.plain import html as escape_html
+from test_scan_page import ROTATION, TITLES, rotated_csv
 
 
 def _text(page) -> str:
@@ -41,44 +48,96 @@ def _demo_swapped(page, per_class: int) -> None:
         wait_idle(page)
 
 
+def _finding(page, check: str):
+    """The expander of `check`'s finding (found by the check id in its small print), opened."""
+    exp = page.locator("[data-testid=stExpander]").filter(
+        has=page.locator("[data-testid=stCaptionContainer]", has_text=re.compile(rf"^{re.escape(check)}$"))).first
+    if not exp.locator("details").first.evaluate("d => d.open"):
+        exp.locator("summary").first.click()
+    return exp
+
+
+def _land(page, check: str, slug: str, lang: str) -> str:
+    """Open `check`'s first row (or pair) on its page; the scan's note there."""
+    _to_scan(page)
+    exp = _finding(page, check)
+    exp.get_by_role("button", name=re.compile(f"^({re.escape(t('scan.open_row', lang, page='@'))}|"
+                                              f"{re.escape(t('scan.open_pair', lang, page='@'))})"
+                                              .replace("@", ".*"))).click()
+    page.wait_for_url(f"**/{slug}", timeout=60_000)
+    wait_idle(page)
+    note = page.locator("[data-testid=stMain] [data-testid=stAlert]").filter(
+        has_text=t("scan.landed_pair", lang, a=0, b=0, given_a="", given_b="").split(":")[0]).first
+    note.wait_for(timeout=90_000)
+    return note.inner_text()
+
+
+def _main_texts(page) -> list[str]:
+    boxes = page.locator("[data-testid=stMain] textarea")
+    return [boxes.nth(i).input_value() for i in range(boxes.count())]
+
+
 @pytest.mark.parametrize("lang", ["en", "vi"])
 def test_scan_page_in_chromium(page, app_url, browser, lang, tmp_path):
-    w = WORDS[lang]
     if lang == "vi":
         page.goto(f"{app_url}/?lang=vi")
         wait_idle(page)
-    before = _text(page)
+    _text(page)
     _demo_swapped(page, 60)
     _to_scan(page)
     # a scan of 180 tweets runs long enough to be stopped: its progress shows, Stop ends it, nothing is reported
-    page.get_by_role("button", name=w["run"], exact=True).click()
-    page.get_by_role("button", name=w["stop"]).wait_for(timeout=60_000)
+    page.get_by_role("button", name=t("scan.run", lang), exact=True).click()
+    page.get_by_role("button", name=t("scan.stop", lang)).wait_for(timeout=60_000)
     page.locator("[data-testid=stProgress]").first.wait_for(timeout=60_000)
-    page.get_by_role("button", name=w["stop"]).click()
-    page.get_by_role("button", name=w["stop"]).wait_for(state="detached", timeout=60_000)
+    page.get_by_role("button", name=t("scan.stop", lang)).click()
+    page.get_by_role("button", name=t("scan.stop", lang)).wait_for(state="detached", timeout=60_000)
     wait_idle(page)
     assert page.get_by_text("mapping.permutation").count() == 0
-    # a smaller scan that finishes: the swap is a major finding, open at the top
-    _demo_swapped(page, 10)
+    # a CSV that finishes: the rotation is the first major finding, under its human title
+    _go(page, "labels")
+    page.get_by_text(t("data.source_upload", lang), exact=True).click()
+    wait_idle(page)
+    upload(page, [{"name": "rotated.csv", "mimeType": "text/csv", "buffer": rotated_csv()}], "rotated.csv")
     _to_scan(page)
-    page.get_by_role("button", name=w["run"], exact=True).click()
+    page.get_by_role("button", name=t("scan.run", lang), exact=True).click()
     page.locator("[data-testid=stExpander]", has_text="mapping.permutation").first.wait_for(timeout=180_000)
     wait_idle(page)
-    first = page.locator("[data-testid=stExpander] summary").first.inner_text()  # the first finding listed
-    assert "mapping.permutation:" in first and w["permuted"] in first
-    # the HTML report, downloaded and opened on its own: the same findings, no script
+    first = page.locator("[data-testid=stExpander] summary").first.inner_text().splitlines()[-1]  # after its icon
+    assert first.startswith(TITLES[lang]["mapping.permutation"]) and "mapping.permutation" not in first
+    # the HTML report, downloaded and opened on its own: the mapping table, the config, the rows' text; no script
     with page.expect_download() as got:
         page.locator("[data-testid=stDownloadButton] button").first.click()
     path = tmp_path / "report.html"
     got.value.save_as(path)
     html = path.read_text(encoding="utf-8")
-    assert "<script" not in html.lower() and "mapping.permutation" in html
+    csv = pd.read_csv(io.BytesIO(rotated_csv()))
+    assert "<script" not in html.lower() and "<small>mapping.permutation</small>" in html
+    assert all(f"<td>{a}</td><td>{b}</td>" in html for a, b in ROTATION.items())  # data label, checkpoint's name
+    assert "&quot;id2label&quot;" in html and escape_html(csv["text"][0]) in html
     other = browser.new_page()
     other.goto(path.as_uri())
-    assert other.locator("h1").inner_text() == w["report"]
+    assert other.locator("h1").inner_text() == t("scan.report_title", lang)
+    assert other.get_by_text(t("scan.data_label", lang), exact=True).count() >= 1
     other.close()
-    # a row of the finding opens on the Data page, its text in the sidebar
-    page.get_by_role("button", name=w["open"]).first.click()
-    page.wait_for_url("**/labels", timeout=60_000)
-    wait_idle(page)
-    assert _text(page) != before
+    # overconfidence -> Logits: the row's given label, as the checkpoint names it, is the true label
+    note = _land(page, "calibration.overconfidence", "probabilities", lang)
+    row = int(csv.index[csv["text"] == _text(page)][0])
+    given = csv["label"][row]
+    assert f"'{given}'" in note
+    target = page.locator("[data-testid=stMain] [data-testid=stSelectbox]").filter(
+        has_text=t("logits.target_label", lang)).first.locator("input").input_value()
+    assert target == ROTATION[given], target
+    # a typo flip -> What-if: text B is the row after the typos, as the scan made it
+    note = _land(page, "robustness.typos", "what-if", lang)
+    a, b = _main_texts(page)[:2]
+    assert a == _text(page) and b == TRANSFORMS["typos"](a, 0) and b != a and "typos" in note
+    # a conflicting pair -> What-if: both rows side by side, both labels in the note
+    note = _land(page, "duplicates.conflicting", "what-if", lang)
+    assert _main_texts(page)[:2] == [csv["text"][0], csv["text"][30]]
+    assert f"'{csv['label'][0]}'" in note and f"'{csv['label'][30]}'" in note
+    # suspect rows -> Label audit, already run: its rows table without a click
+    _land(page, "labels.suspect_rows", "label-audit", lang)
+    flagged = page.locator("[data-testid=stMetric]").filter(has_text=t("audit.flagged", lang)).first
+    flagged.wait_for(timeout=90_000)  # the audit's summary: it ran on landing, no click
+    assert int(flagged.locator("[data-testid=stMetricValue]").inner_text()) >= 1
+    assert page.locator("[data-testid=stMain] [data-testid=stDataFrame]").count() >= 1  # its flagged rows

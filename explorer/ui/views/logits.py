@@ -43,6 +43,10 @@ def _draw_readings_and_losses(a: Analysis) -> None:
     draw_pipeline_readings(a)
 
     st.subheader(t("logits.loss_title"))
+    want = ss.pop("true_label", None)  # a row opened from the scan: its given label, read once on landing
+    if want is not None and want in a.labels:
+        ss["logits_ptype"] = a.problem_type
+        ss["logits_target_label"], ss["logits_target_picked"] = a.labels.index(want), True
     ss.setdefault("logits_ptype", a.problem_type)
     ptype = st.selectbox(t("logits.ptype"), P.PROBLEM_TYPES, **ui.sticky("logits_ptype"),
                          format_func=lambda p: f"{p} → {P.ProblemType(p).loss_name}")
