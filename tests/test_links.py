@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.model.analysis import MAX_TEXT_CHARS
-from explorer.teach.links import read_link
+from explorer.teach.links import class_query, read_link
 from explorer.text.i18n import t
 
 from conftest import open_link, wait_idle
@@ -56,6 +56,28 @@ def test_the_app_applies_a_link_once_and_notes_bad_values():
     at.session_state["lang"] = "en"  # the student's own choice afterwards is not undone by the link
     at.run()
     assert at.session_state["lang"] == "en" and not [i for i in at.info if "nowhere" in i.value]
+
+
+def test_a_class_query_names_only_what_differs_from_a_fresh_session():
+    assert class_query("vi", True) == {"lang": "vi", "lock": "1"}
+    assert class_query("en", True) == {"lock": "1"} and class_query("en", False) == {}
+    assert class_query("xx", False) == {}  # never a language the app does not have
+
+
+def test_the_address_keeps_a_class_language_and_lock_after_the_query_is_dropped():
+    """Streamlit's navigation drops the query; the next run writes the class's back, and only the class's: a
+    student's own language switch afterwards takes `lang` out of the address again."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params.update({"lang": "vi", "lock": "1", "embed": "true"})
+    at.run()
+    for key in ("lang", "lock"):
+        at.query_params.pop(key)  # as a page switch leaves the address
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {k: at.query_params.get(k) for k in ("lang", "lock", "embed")} == {"lang": "vi", "lock": "1", "embed": "true"}
+    at.session_state["lang"] = "en"
+    at.run()
+    assert "lang" not in at.query_params and at.query_params.get("lock") == "1"
 
 
 @pytest.mark.browser

@@ -6,6 +6,10 @@ limit), `?lock=1` (or `0`) the quiz's lock-answers mode. A bad value is ignored 
 parameter this module does not know is left alone (Streamlit's own, `?embed=true`, or a page's). A query
 string past Streamlit's own limit (512 Ki characters) never arrives: the server drops it whole, and the
 note says so, as the link's text was the likeliest part to make it that long.
+
+A class's two settings, its language and the lock, then travel on: class_query is what every address the app
+shows carries (the address bar after each page's run, the sidebar's and the pages' links), so a reload, a link
+opened in a new tab or one a student copies keeps the class's language and its lock.
 """
 from __future__ import annotations
 
@@ -76,3 +80,13 @@ def read_link(params: Mapping[str, str], dropped: tuple[int, int] | None = None)
         else:
             notes.append(LinkNote("links.bad_lock", (("value", _shown(lock)),)))
     return Link(tuple(settings), tuple(notes))
+
+
+CLASS_PARAMETERS = ("lang", "lock")  # what class_query writes, and takes out of an address when not set
+
+
+def class_query(lang: str, locked: bool) -> dict[str, str]:
+    """The query parameters a class's addresses carry for a session in `lang` with the quiz `locked`: only
+    what differs from a fresh session's defaults (English, unlocked), so an address without a class stays bare."""
+    out = {"lang": lang} if lang != "en" and lang in LANGUAGES else {}
+    return out | ({"lock": "1"} if locked else {})
