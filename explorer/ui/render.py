@@ -61,11 +61,14 @@ def draw_table(rows: list[dict], **grid) -> None:
         st.dataframe(rows, hide_index=True, **grid)
 
 
-def draw_chart(fig, key: str, where=None, height: int | None = None) -> None:
+def draw_chart(fig, key: str, where=None, height: int | None = None, *, title_chars: int | None = None) -> None:
     """st.plotly_chart (in `where`, a column or container), laid out for presenter view when it is on:
     larger type that the figure itself makes room for, not only CSS, no taller than `height` px (default:
-    the room a projector leaves, see plots.common.presenter)."""
-    (where or st).plotly_chart(presenter(fig, height) if st.session_state.get("presenter") else fig, key=key)
+    the room a projector leaves, see plots.common.presenter), its title wrapped at `title_chars` (default: what
+    half a projector's window holds)."""
+    if st.session_state.get("presenter"):
+        fig = presenter(fig, height, **({"title_chars": title_chars} if title_chars else {}))
+    (where or st).plotly_chart(fig, key=key)
 
 
 def draw_example(fig, key: str) -> None:
@@ -135,7 +138,8 @@ def keep_class_links() -> None:
     """The class's language and quiz lock (teach.links.class_query) in the address bar, written after every page
     switch (Streamlit's navigation drops the query) and taken out when no longer set, so a reload keeps them; and
     in every page link's address (CLASS_LINKS). Draws a script in the sidebar: call it inside `st.sidebar`'s run."""
-    want = links.class_query(lang(), bool(st.session_state.get("quiz_lock")))
+    ss = st.session_state
+    want = links.class_query(lang() if ss.get("lang_from_link") else None, bool(ss.get("quiz_lock")))
     query = st.query_params
     for key in links.CLASS_PARAMETERS:
         if key in want and query.get(key) != want[key]:
