@@ -124,20 +124,29 @@ def read_shared_link() -> links.Link:
 # own navigation, which drops the query; keep_class_links writes it back on the new page's run. Watched, because
 # Streamlit draws links anew on every page; an address is changed only when it differs, so the watch settles.
 CLASS_LINKS = """<script>(() => { window.__classQuery = {QUERY};
-  const fix = () => { for (const a of document.querySelectorAll('[data-testid=stSidebarNav] a, [data-testid=stPageLink] a')) {
-    const u = new URL(a.getAttribute('href') || '', location.href);
-    if (u.origin !== location.origin) continue;
-    for (const k of {KEYS}) { const v = window.__classQuery[k]; v === undefined ? u.searchParams.delete(k) : u.searchParams.set(k, v); }
-    if (u.href !== a.href) a.setAttribute('href', u.href); } };
-  if (!window.__classLinks) { window.__classLinks = new MutationObserver(fix);
-    window.__classLinks.observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['href']}); }
+  const fix = () => {
+    for (const a of document.querySelectorAll('[data-testid=stSidebarNav] a, [data-testid=stPageLink] a')) {
+      const u = new URL(a.getAttribute('href') || '', location.href);
+      if (u.origin !== location.origin) continue;
+      for (const k of {KEYS}) {
+        const v = window.__classQuery[k];
+        v === undefined ? u.searchParams.delete(k) : u.searchParams.set(k, v);
+      }
+      if (u.href !== a.href) a.setAttribute('href', u.href);
+    } };
+  if (!window.__classLinks) {
+    window.__classLinks = new MutationObserver(fix);
+    window.__classLinks.observe(document.body, {subtree: true, childList: true, attributes: true,
+                                                attributeFilter: ['href']});
+  }
   fix(); })()</script>"""
 
 
 def keep_class_links() -> None:
     """The class's language and quiz lock (teach.links.class_query) in the address bar, written after every page
     switch (Streamlit's navigation drops the query) and taken out when no longer set, so a reload keeps them; and
-    in every page link's address (CLASS_LINKS). Draws a script in the sidebar: call it inside `st.sidebar`'s run."""
+    in every page link's address (CLASS_LINKS, a script drawn at the sidebar's end; its values are class_query's
+    own, a language code and "1", never a link's text)."""
     ss = st.session_state
     want = links.class_query(lang() if ss.get("lang_from_link") else None, bool(ss.get("quiz_lock")))
     query = st.query_params
@@ -146,8 +155,8 @@ def keep_class_links() -> None:
             query[key] = want[key]
         elif key not in want and key in query:
             del query[key]
-    st.sidebar.html(CLASS_LINKS.replace("{QUERY}", json.dumps(want)).replace("{KEYS}", json.dumps(links.CLASS_PARAMETERS)),
-                    unsafe_allow_javascript=True)
+    script = CLASS_LINKS.replace("{QUERY}", json.dumps(want)).replace("{KEYS}", json.dumps(links.CLASS_PARAMETERS))
+    st.sidebar.html(script, unsafe_allow_javascript=True)
 
 
 def show_link_notes(notes: Iterable[links.LinkNote]) -> None:
