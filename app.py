@@ -97,6 +97,7 @@ def _sidebar() -> None:
         st.number_input(t("app.seed"), min_value=0, max_value=2**31 - 1, step=1, **ui.sticky("seed"))
         st.toggle(t("app.presenter"), help=t("app.presenter_help"), on_change=_presenter_changed,
                   **ui.sticky("presenter"))
+        ui.keep_class_links()  # a class's language and lock stay in the address: a reload or a new tab keeps them
 
 
 def _presenter_changed() -> None:

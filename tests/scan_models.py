@@ -59,8 +59,8 @@ def pair_frame(n: int = 64, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def train_on(df: pd.DataFrame, out: Path, epochs: int = 10, seed: int = 0) -> Path:
-    """Fine-tune two layers of the embedded MiniLM on `df` (text, label) with Trainer; save_pretrained to `out`."""
+def train_on(df: pd.DataFrame, out: Path, epochs: int = 10, seed: int = 0, layers: int = 2) -> Path:
+    """Fine-tune `layers` layers of the embedded MiniLM on `df` (text, label) with Trainer; save_pretrained to `out`."""
     from transformers import (AutoTokenizer, BertForSequenceClassification, DataCollatorWithPadding, Trainer,
                               TrainingArguments)
 
@@ -70,8 +70,8 @@ def train_on(df: pd.DataFrame, out: Path, epochs: int = 10, seed: int = 0) -> Pa
     torch.manual_seed(seed)
     model = BertForSequenceClassification.from_pretrained(
         src, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={n: i for i, n in enumerate(labels)})
-    model.bert.encoder.layer = model.bert.encoder.layer[:2]
-    model.config.num_hidden_layers = 2
+    model.bert.encoder.layer = model.bert.encoder.layer[:layers]
+    model.config.num_hidden_layers = layers
     model.bert.embeddings.requires_grad_(False)  # Adam on the 30522x384 word table would dominate each step
     rows = [{**tok(t), "labels": labels.index(y)} for t, y in zip(df["text"], df["label"])]
     args = TrainingArguments(output_dir=str(out.with_name(out.name + "-trainer")), num_train_epochs=epochs,

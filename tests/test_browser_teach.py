@@ -1,5 +1,6 @@
-"""Real browser, a class's tools in English and Vietnamese: the quiz's lock cannot be undone by a student, and
-the handout draws each lesson step's chart as the lesson page does."""
+"""Real browser, a class's tools in English and Vietnamese: the quiz's lock cannot be undone by a student (not by
+"start again", a reload or a new tab), the class's language and lock stay in every address, and the handout draws
+each lesson step's chart as the lesson page does."""
 import contextlib
 import os
 from pathlib import Path
@@ -37,28 +38,61 @@ def _pick(page, question: int, option: int, mouse: bool = False) -> None:
     wait_idle(page)
 
 
+def _q1_options(page) -> list[tuple[str, str | None, str | None]]:
+    """Question 1's options as shown: (text, data-selected, data-disabled)."""
+    options = page.locator("[data-testid=stRadio]").first.locator("[data-testid=stRadioOption]")
+    return [(o.inner_text().strip(), o.get_attribute("data-selected"), o.get_attribute("data-disabled"))
+            for o in options.all()]
+
+
+def _assert_q1_locked_on(page, lang: str, wrong: int) -> None:
+    """Question 1 shows the wrong first answer picked, every option closed, and the first-answer score 0."""
+    shown, q1 = _q1_options(page), lesson.QUIZ[0]
+    assert [text for text, selected, _ in shown if selected == "true"] == [t(f"quiz.{q1.key}.o{wrong}", lang)], shown
+    assert [disabled for *_, disabled in shown] == ["true"] * lesson.N_OPTIONS, shown
+    assert _first_score(page) == f"0/{len(lesson.QUIZ)}"
+
+
 @pytest.mark.parametrize("lang", ["en", "vi"])
-def test_a_locked_quiz_keeps_first_answers_through_start_again(browser, app_url, lang):
-    """The walk of the issue: on a teacher's locked link, Q1 answered wrong, "start again", Q1 answered right.
-    The first answer stays picked and locked, and the first-answer score stays 0."""
+def test_a_locked_quiz_keeps_first_answers_through_start_again_a_reload_and_a_new_tab(browser, app_url, lang):
+    """The walks of the issues: on a teacher's locked link, Q1 answered wrong, "start again", Q1 answered right.
+    The first answer stays picked and locked, and the first-answer score stays 0; so it does after F5, and in a new
+    tab of the same browser that reaches the quiz through another page's sidebar (every link the app draws there
+    carries the class's language and lock) and is reloaded there."""
     ctx, page = open_link(browser, f"{app_url}/review-quiz?lang={lang}&lock=1")
     page.lang = lang
+    query = f"?lang={lang}&lock=1"
     try:
-        n, q1 = len(lesson.QUIZ), lesson.QUIZ[0]
+        q1 = lesson.QUIZ[0]
         wrong = next(i for i in range(lesson.N_OPTIONS) if i != q1.correct)
         _pick(page, 0, wrong)
-        assert _first_score(page) == f"0/{n}"
+        assert _first_score(page) == f"0/{len(lesson.QUIZ)}"
         again = page.get_by_role("button", name=t("quiz.again", lang))
         if again.count():  # where restarting is offered, a student uses it
             again.click()
             wait_idle(page)
         _pick(page, 0, q1.correct, mouse=True)
-        assert _first_score(page) == f"0/{n}"
-        options = page.locator("[data-testid=stRadio]").first.locator("[data-testid=stRadioOption]")
-        shown = [(o.inner_text().strip(), o.get_attribute("data-selected"), o.get_attribute("data-disabled"))
-                 for o in options.all()]
-        assert [text for text, selected, _ in shown if selected == "true"] == [t(f"quiz.{q1.key}.o{wrong}", lang)]
-        assert [disabled for *_, disabled in shown] == ["true"] * lesson.N_OPTIONS, shown  # still locked
+        _assert_q1_locked_on(page, lang, wrong)
+        page.reload()
+        wait_idle(page)
+        _assert_q1_locked_on(page, lang, wrong)
+        tab = ctx.new_page()
+        tab.lang = lang
+        tab.goto(f"{app_url}/labels?lang={lang}&lock=1")
+        wait_idle(tab)
+        hrefs = tab.locator("[data-testid=stSidebarNav] a").evaluate_all("as => as.map(a => a.href)")
+        assert len(hrefs) > 10 and all(h.endswith(query) for h in hrefs), hrefs
+        tab.locator("[data-testid=stSidebarNav] a[href*='/review-quiz?']").click()
+        tab.wait_for_url(lambda u: u.endswith("/review-quiz" + query))  # the query, dropped by the switch, is back
+        wait_idle(tab)
+        tab.reload()
+        wait_idle(tab)
+        main = tab.locator("[data-testid=stMain]")
+        assert main.locator("h1").first.inner_text().strip() == t("quiz.title", lang)
+        assert t("links.locked_by_link", lang) in main.inner_text()
+        _assert_q1_locked_on(tab, lang, wrong)
+        live = main.locator("[data-testid=stPageLink] a").evaluate_all("as => as.map(a => a.href)")
+        assert live and all(h.endswith(query) for h in live), live  # the questions' "see it live" links too
     finally:
         ctx.close()
 
@@ -118,7 +152,8 @@ def test_the_handout_draws_each_step_chart_as_the_lesson_does(browser, app_url, 
 
 
 # What a projector's window shows badly on one presenter step: a button or the step counter cut or wrapped,
-# the step's text (up to its "see the page" link) running past the window's bottom, and in each chart two
+# the step's text (up to its "see the page" link) running past the window's bottom, a table wider than its box
+# (a column cut off) or a cell's text cut, a chart's title running past the chart's edge, and in each chart two
 # tick labels of one axis, or an axis title and that axis' tick labels, drawn over each other.
 STEP_FAULTS = r"""([counterText, body]) => {
     const MIN_GAP = 8;  // px: half a line of the projector's chart type
@@ -145,8 +180,20 @@ STEP_FAULTS = r"""([counterText, body]) => {
             .map(e => e.getBoundingClientRect().bottom));
         if (bottom > window.innerHeight + 1) bad.push(['text past the window', Math.round(bottom)]);
     }
+    for (const box of main.querySelectorAll('[data-testid=stTable]')) {
+        const table = box.querySelector('table'), edge = Math.min(box.getBoundingClientRect().right, innerWidth);
+        if (table.getBoundingClientRect().right > edge + 1)
+            bad.push(['table cut', [...table.querySelectorAll('th')].map(th => th.textContent).join(' | ')]);
+        for (const cell of table.querySelectorAll('th, td'))
+            if (cell.scrollWidth > cell.clientWidth + 1) bad.push(['cell cut', cell.textContent]);
+    }
     for (const gd of main.querySelectorAll('.js-plotly-plot')) {
         const title = (gd._fullLayout.title.text || '').replace(/<[^>]*>/g, ' ');
+        const svg = gd.querySelector('svg.main-svg').getBoundingClientRect();
+        for (const line of gd.querySelectorAll('.gtitle')) {
+            const r = line.getBoundingClientRect();
+            if (r.left < svg.left - 1 || r.right > svg.right + 1) bad.push(['title cut', line.textContent]);
+        }
         for (const ax of ['x', 'y']) {
             for (const layer of gd.querySelectorAll(`.${ax}axislayer-above, .${ax}axislayer-below`)) {
                 // a slanted label's box is not its outline: boxes of neighbours overlap by construction
@@ -200,7 +247,7 @@ def _step_in_view(page, step: str, lang: str) -> None:
 @pytest.mark.parametrize("lang", ["en", "vi"])
 def test_presenter_steps_read_whole_on_a_projector(browser, app_url, lang):
     """Each of the 10 steps at 1280 × 720: buttons and the counter whole on one line, the text inside the window,
-    no tick labels drawn over each other or over their axis title. In English, the pictures under docs/img/ are
+    every table column and chart title whole, no tick labels drawn over each other or over their axis title. In English, the pictures under docs/img/ are
     these steps (written with HEAD_EXPLORER_WRITE_SCREENSHOTS=1, otherwise checked to be there)."""
     ctx, page = _presenter(browser, app_url, lang)
     n, faults = len(lesson.STEPS), {}

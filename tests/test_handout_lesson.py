@@ -80,6 +80,24 @@ def test_each_step_has_its_text_beside_its_chart(doc):
     assert charts >= 7  # encoder, cls, probabilities, fine-tuning, token heads, layers, the word chart
 
 
+def test_a_step_that_speaks_of_a_table_shows_one(doc, sentiment):
+    """The handout says only what it shows: a step whose text speaks of a table has one in its panel; step 6's
+    is the lesson's table of the head's layers, with its columns and one row per layer."""
+    lang, _, root = doc
+    word = {"en": "table", "vi": "bảng"}[lang]
+    steps = root.all("section", "step")
+    speaking = [step for section, step in zip(steps, lesson.STEPS) if word in section.children[0].words().lower()]
+    assert "new_head" in speaking
+    assert [step for section, step in zip(steps, lesson.STEPS)
+            if step in speaking and not section.children[1].all("table")] == []
+    rows = steps[lesson.STEPS.index("new_head")].all("table")[0].all("tr")
+    assert [th.words() for th in rows[0].all("th")] == [
+        t(f"lesson.panel.{c}", lang) for c in ("name_col", "shape_col", "params_col", "pretrained_col")]
+    layers = build_head(sentiment).parameters_table()
+    assert [[td.words() for td in tr.all("td")][:3] for tr in rows[1:]] == [
+        [r["name"], r["shape"], str(r["params"])] for r in layers]
+
+
 def test_glossary_review_questions_and_answers(doc):
     lang, _, root = doc
     terms = root.all("dl", "glossary")[0]

@@ -66,6 +66,15 @@ def test_a_locked_quiz_restarts_with_its_first_answers():
     assert [m.value for m in at.metric] == [f"0/{len(lesson.QUIZ)}"]  # the first answers' score, still 0
 
 
+def test_first_answers_come_back_from_a_cookie_and_a_forged_one_is_cut():
+    first = {lesson.QUIZ[0].key: 2, lesson.QUIZ[5].key: 0}
+    text = lesson.first_answers_text(first | {"nope": 1})
+    assert lesson.read_first_answers(text) == first
+    assert set(text) <= set("abcdefghijklmnopqrstuvwxyz_-.0123456789")  # a cookie's value, unquoted
+    forged = f"{lesson.QUIZ[1].key}-{lesson.N_OPTIONS}.{lesson.QUIZ[2].key}-x.nope-1.;{lesson.QUIZ[3].key}-1"
+    assert lesson.read_first_answers(forged) == {} and lesson.read_first_answers("") == {}
+
+
 def test_presenter_view_shows_one_step_with_next_and_previous():
     at = _app("en", "pages/lesson.py", presenter=True)
     assert [s.value for s in at.subheader] == [t("lesson.tokenizer.title")]

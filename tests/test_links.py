@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.model.analysis import MAX_TEXT_CHARS
-from explorer.teach.links import read_link
+from explorer.teach.links import class_query, read_link
 from explorer.text.i18n import t
 
 from conftest import open_link, wait_idle
@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_good_values_set_the_session():
     link = read_link({"lang": "vi", "checkpoint": "minilm", "text": "Một câu", "lock": "1", "x": "ignored"})
-    assert link.as_dict() == {"lang": "vi", "checkpoint": "minilm", "text": "Một câu", "quiz_lock": True,
-                              "quiz_lock_from_link": True}
+    assert link.as_dict() == {"lang": "vi", "lang_from_link": True, "checkpoint": "minilm", "text": "Một câu",
+                              "quiz_lock": True, "quiz_lock_from_link": True}
     assert link.notes == ()
     assert read_link({"lock": "0"}).as_dict() == {"quiz_lock": False, "quiz_lock_from_link": False}
     assert read_link({}).as_dict() == {} and read_link({"embed": "true"}).notes == ()
@@ -56,6 +56,35 @@ def test_the_app_applies_a_link_once_and_notes_bad_values():
     at.session_state["lang"] = "en"  # the student's own choice afterwards is not undone by the link
     at.run()
     assert at.session_state["lang"] == "en" and not [i for i in at.info if "nowhere" in i.value]
+
+
+def test_a_class_query_names_the_class_settings_only():
+    assert class_query("vi", True) == {"lang": "vi", "lock": "1"} and class_query("en", False) == {"lang": "en"}
+    assert class_query(None, True) == {"lock": "1"} and class_query(None, False) == {}  # no language from a link
+    assert class_query("xx", False) == {}  # never a language the app does not have
+
+
+def test_the_address_keeps_a_class_language_and_lock_after_the_query_is_dropped():
+    """Streamlit's navigation drops the query; the next run writes the class's back, and only the class's: a
+    student's own language switch afterwards is the language the address carries; a session that came without a
+    language in its link keeps its pick to itself (no `lang` in its address)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params.update({"lang": "vi", "lock": "1", "embed": "true"})
+    at.run()
+    for key in ("lang", "lock"):
+        at.query_params.pop(key)  # as a page switch leaves the address
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    kept = {k: at.query_params.get(k) for k in ("lang", "lock", "embed")}
+    assert kept == {"lang": "vi", "lock": "1", "embed": "true"}
+    at.session_state["lang"] = "en"
+    at.run()
+    assert at.query_params.get("lang") == "en" and at.query_params.get("lock") == "1"
+    bare = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    bare.run()
+    bare.session_state["lang"] = "vi"
+    bare.run()
+    assert not bare.exception and dict(bare.query_params) == {}
 
 
 @pytest.mark.browser

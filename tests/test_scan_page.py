@@ -115,17 +115,11 @@ def _open(at: AppTest, check: str) -> AppTest:
     return at
 
 
-def test_each_link_lands_on_a_page_that_shows_its_finding(monkeypatch):
-    # 32 tweets hold no overconfident slice by the detector's own bar (20 flagged rows, a Fisher test): lowered
-    # here, so a calibration finding with rows exists and its link can be followed (the link is under test)
-    from explorer.scan.checks import calibration
-    monkeypatch.setattr(calibration, "MIN_FLAGGED", 1)
-    monkeypatch.setattr(calibration, "ALPHA", 1.01)
-    monkeypatch.setattr(calibration, "RATE", -1.0)
+def test_each_link_lands_on_a_page_that_shows_its_finding():
     at = _scanned()
     csv = pd.read_csv(io.BytesIO(rotated_csv()))
-    # overconfidence -> Logits, the row's given label (the checkpoint's name for it) as the true label
-    at = _open(at, "calibration.overconfidence")
+    # miscalibration -> Logits: its most confident wrong row, the given label (the checkpoint's name) as true label
+    at = _open(at, "calibration.ece")
     row = int(csv.index[csv["text"] == at.session_state["text"]][0])
     target = at.selectbox(key="logits_target_label")
     assert target.format_func(target.value) == ROTATION[csv["label"][row]]

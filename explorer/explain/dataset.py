@@ -219,7 +219,9 @@ def explain_rows(ck: Checkpoint, head: Head, texts: Sequence[str], given: Sequen
         def report(done: float, _msg: str) -> None:
             rate = done / 0.8 * len(rows) / max(time.perf_counter() - start, 1e-9)
             say(done, i18n.t("explain.progress", lang, step=what, rate=f"{rate:.1f}"))
-        return span(report, k * share, (k + 1) * share)
+        reporter = span(report, k * share, (k + 1) * share)
+        reporter(0.0, "")  # the part is named as it starts (its first batch's report comes after the batch)
+        return reporter
 
     first = batched.attribute_many(ck, head, [texts[r] for r in rows], methods[0], None, text_pairs=pairs,
                                    progress=part(0, methods[0]))

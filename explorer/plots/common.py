@@ -24,6 +24,8 @@ _MARGIN = dict(l=60, r=10, t=50, b=40)
 # numbers), so titles, tick labels and colour-bar titles get room for the text as it is drawn.
 PRESENTER_FONT, PRESENTER_TITLE = 17, 23
 PRESENTER_TITLE_CHARS = 45  # a wrapped title line: fits a half-width chart on a 1280 px projector
+TITLE_LINE = 1.3  # plotly's line height, in ems of the title's type
+TITLE_PAD, TITLE_GAP = 12, 24  # px above a presenter chart's title, and between its last line and the plot
 # The tallest presenter chart, in px: what a 1280 × 720 window leaves under Streamlit's top bar and a lesson
 # step's heading row (a 1920 × 1080 one leaves more, so the same chart fits there too).
 PRESENTER_BOARD = 440
@@ -49,24 +51,30 @@ def wrap_title(title: str, width: int) -> list[str]:
     return textwrap.wrap(title.replace("<br>", " "), width) or [title]
 
 
-def presenter(fig: go.Figure, height: int | None = None) -> go.Figure:
-    """A copy of `fig` for the back of the classroom: larger type, the title wrapped onto lines that fit,
+def presenter(fig: go.Figure, height: int | None = None, *, title_chars: int = PRESENTER_TITLE_CHARS) -> go.Figure:
+    """A copy of `fig` for the back of the classroom: larger type, the title wrapped onto lines that fit
+    (`title_chars` a line: less for a chart narrower than half a 1280 px window),
     axes and colour bars that make room for their labels (automargin), the height to match but no more
     than `height` px (default PRESENTER_BOARD), and a legend in rows under the plot, where a long name
     wraps to a row of its own instead of running past the chart's right edge."""
     out = go.Figure(fig)
     title = out.layout.title.text or ""
-    lines = wrap_title(title, PRESENTER_TITLE_CHARS)
+    lines = wrap_title(title, title_chars)
     scale = PRESENTER_FONT / 12  # plotly's default type is 12 px
     tall = int((out.layout.height or 450) * scale) + PRESENTER_TITLE * (len(lines) - 1)
     margin = out.layout.margin
     if sum(1 for tr in out.data if tr.showlegend is not False and tr.name) > 1:
         out.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.25, yanchor="top"))
+    high, block = min(tall, height or PRESENTER_BOARD), int(PRESENTER_TITLE * TITLE_LINE * len(lines))
     out.update_layout(
-        font=dict(size=PRESENTER_FONT), height=min(tall, height or PRESENTER_BOARD),
-        title=dict(text="<br>".join(lines), font=dict(size=PRESENTER_TITLE)),
+        font=dict(size=PRESENTER_FONT), height=high,
+        # the first line's baseline a line's type below TITLE_PAD, the others under it: plotly anchors a wrapped title
+        # by its first line (yanchor "bottom"), and its own place for one keeps the lines' middle a fixed height over
+        # the plot, so a third line ran into the plot
+        title=dict(text="<br>".join(lines), font=dict(size=PRESENTER_TITLE), yref="container", yanchor="bottom",
+                   y=1 - (TITLE_PAD + PRESENTER_TITLE) / high),
         margin=dict(l=int((margin.l or 60) * scale), r=int((margin.r or 10) * scale) + 10,
-                    t=int(PRESENTER_TITLE * 1.8 * len(lines)) + 30, b=int((margin.b or 40) * scale)))
+                    t=TITLE_PAD + block + TITLE_GAP, b=int((margin.b or 40) * scale)))
     # the x title a line below the tick labels: close under a category's name it reads as part of it
     out.update_xaxes(automargin=True, title=dict(standoff=PRESENTER_FONT + 8))
     out.update_yaxes(automargin=True, title=dict(standoff=PRESENTER_FONT))

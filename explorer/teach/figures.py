@@ -25,6 +25,13 @@ def parameter_figure(counts: dict[str, int], t: Callable[..., str]) -> go.Figure
                                        t(P + "option_axis"), t(P + "params_axis"))
 
 
+def new_head_table(rows: list[dict], t: Callable[..., str]) -> list[dict[str, object]]:
+    """Step "new_head"'s table, as the lesson and the handout show it: each layer of the head (Head.parameters_table's
+    rows), its shape and parameter count, and whether the checkpoint brought its weights, under translated names."""
+    return [{t(P + "name_col"): r["name"], t(P + "shape_col"): r["shape"], t(P + "params_col"): r["params"],
+             t(P + "pretrained_col"): t(P + "yes") if r["pretrained"] else t(P + "no")} for r in rows]
+
+
 def step_figures(step: str, a, t: Callable[..., str], *, seed: int = 0, counts: dict[str, int] | None = None,
                  drops: tuple[tuple[str, ...], np.ndarray] | None = None) -> list[tuple[str, go.Figure]]:
     """Step `step`'s charts for analysis `a`, each with a short name (the lesson's chart key is lesson_<name>):

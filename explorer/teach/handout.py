@@ -67,10 +67,11 @@ def _table(header: list[str], rows) -> str:
 
 
 def step_panels(a: Analysis, strings: dict[str, str], *, seed: int = 0, counts: dict[str, int] | None = None,
-                drops: tuple[tuple[str, ...], np.ndarray] | None = None) -> dict[str, list]:
+                drops: tuple[tuple[str, ...], np.ndarray] | None = None,
+                head_rows: list[dict] | None = None) -> dict[str, list]:
     """Each lesson step's panel for `a`: {step: [figure or HTML string, ...]}. The charts are the lesson's own
     (teach.figures.step_figures, with the same `seed`, `counts` and `drops`); the tables are the lesson's in
-    HTML."""
+    HTML, step "new_head"'s from `head_rows` (the head's Head.parameters_table) where given."""
     t, p = _t(strings), "lesson.panel."
     steps = " → ".join(f"{strings.get('step_' + POOLING.get(name, ''), name)} ({values.shape[-1]})"
                        for name, values in a.steps)
@@ -81,6 +82,9 @@ def step_panels(a: Analysis, strings: dict[str, str], *, seed: int = 0, counts: 
         "new_head": [f"<p>{escape_html(t(p + 'has_new', names=', '.join(a.new_weights)))}</p>" if a.new_weights
                      else f"<p>{escape_html(t(p + 'all_pretrained'))}</p>"],
     }
+    if head_rows:
+        table = figures.new_head_table(head_rows, t)
+        out["new_head"].insert(0, _table(list(table[0]), [list(row.values()) for row in table]))
     for step in lesson.STEPS:
         out.setdefault(step, []).extend(
             fig for _, fig in figures.step_figures(step, a, t, seed=seed, counts=counts, drops=drops))
@@ -121,7 +125,7 @@ def _review(t, seed: int = 0) -> str:
 
 def handout_html(a: Analysis, more_figures: list[go.Figure], strings: dict[str, str], **panels) -> str:
     """The lesson on paper, in one HTML file that works offline (plotly.js is inlined once): the text and its
-    prediction, then each step's text beside its panel (step_panels, given `panels`: seed, counts, drops),
+    prediction, then each step's text beside its panel (step_panels, given `panels`: seed, counts, drops, head_rows),
     `more_figures` after them, a glossary, the review questions and their answers, and a print stylesheet."""
     s = {k: escape_html(v) for k, v in strings.items() if isinstance(v, str)}
     t = _t(strings)
@@ -159,12 +163,12 @@ def handout_html(a: Analysis, more_figures: list[go.Figure], strings: dict[str, 
 def handout_with_model(ck: Checkpoint, head: Head, a: Analysis, more_figures: list[go.Figure],
                        strings: dict[str, str], *, seed: int = 0,
                        drops: tuple[tuple[str, ...], np.ndarray] | None = None) -> str:
-    """The handout with the steps that need the model: fine-tuning's parameter counts, and step 10's
-    leave-one-out chart from `drops` (the lesson's own result) or, without it, leave-one-out run here as the
-    lesson runs it by default (its first whatif.LOO_MAX_WORDS words on a long text): the slow part, so
+    """The handout with the steps that need the model: the head's layers (step 6), fine-tuning's parameter counts,
+    and step 10's leave-one-out chart from `drops` (the lesson's own result) or, without it, leave-one-out run here
+    as the lesson runs it by default (its first whatif.LOO_MAX_WORDS words on a long text): the slow part, so
     callers run it only when a student asks for the file."""
     if drops is None:
         capped = whatif.loo_is_costly(a) and whatif.loo_words(a) > whatif.LOO_MAX_WORDS
         drops = whatif.leave_one_out(ck, head, a, limit=whatif.LOO_MAX_WORDS if capped else None)
     return handout_html(a, more_figures, strings, seed=seed, counts=lesson.parameter_counts(ck.model, head),
-                        drops=drops)
+                        drops=drops, head_rows=head.parameters_table())

@@ -50,6 +50,24 @@ def is_correct(question: Question, choice: int | None) -> bool:
     return choice is not None and int(choice) == question.correct
 
 
+def first_answers_text(first: dict[str, int]) -> str:
+    """First answers ({question key: option index}) as a cookie's value: `key-option` pairs joined by dots,
+    characters a cookie's value may hold without quoting; a key this quiz does not have is left out."""
+    keys = {q.key for q in QUIZ}
+    return ".".join(f"{k}-{int(v)}" for k, v in first.items() if k in keys)
+
+
+def read_first_answers(text: str) -> dict[str, int]:
+    """The first answers in a cookie's value (first_answers_text). The browser keeps it, so anyone can write it:
+    a pair naming a question this quiz does not have, or an option out of range, is left out."""
+    keys, out = {q.key for q in QUIZ}, {}
+    for pair in text.split("."):
+        key, _, option = pair.rpartition("-")
+        if key in keys and option.isdigit() and int(option) < N_OPTIONS:
+            out.setdefault(key, int(option))
+    return out
+
+
 def option_order(question: int, seed: int) -> tuple[int, ...]:
     """The order one session shows question number `question`'s options in: a permutation of
     range(N_OPTIONS), fixed by (seed, question), so the right answer's place tells nothing and a page

@@ -6,6 +6,11 @@ limit), `?lock=1` (or `0`) the quiz's lock-answers mode. A bad value is ignored 
 parameter this module does not know is left alone (Streamlit's own, `?embed=true`, or a page's). A query
 string past Streamlit's own limit (512 Ki characters) never arrives: the server drops it whole, and the
 note says so, as the link's text was the likeliest part to make it that long.
+
+A class's two settings, its language and the lock, then travel on: class_query is what every address the app
+shows carries (the address bar after each page's run, the sidebar's and the pages' links), so a reload, a link
+opened in a new tab or one a student copies keeps the class's language and its lock. A session that came
+without them keeps its language to itself: a reload of a bare address opens in English, as it always has.
 """
 from __future__ import annotations
 
@@ -53,7 +58,7 @@ def read_link(params: Mapping[str, str], dropped: tuple[int, int] | None = None)
         notes.append(LinkNote("links.query_dropped", (("chars", dropped[0]), ("limit", dropped[1]))))
     if (lang := params.get("lang")) is not None:
         if lang in LANGUAGES:
-            settings.append(("lang", lang))
+            settings += [("lang", lang), ("lang_from_link", True)]
         else:
             notes.append(LinkNote("links.bad_lang", (("value", _shown(lang)), ("choices", ", ".join(LANGUAGES)))))
     if (name := params.get("checkpoint")) is not None:
@@ -76,3 +81,13 @@ def read_link(params: Mapping[str, str], dropped: tuple[int, int] | None = None)
         else:
             notes.append(LinkNote("links.bad_lock", (("value", _shown(lock)),)))
     return Link(tuple(settings), tuple(notes))
+
+
+CLASS_PARAMETERS = ("lang", "lock")  # what class_query writes, and takes out of an address when not set
+
+
+def class_query(lang: str | None, locked: bool) -> dict[str, str]:
+    """The query parameters a class's addresses carry: the session's language `lang` where a link set one (None
+    where none did: then no `lang`, even if the student picked one), and `lock` while the quiz is `locked`."""
+    out = {"lang": lang} if lang in LANGUAGES else {}
+    return out | ({"lock": "1"} if locked else {})

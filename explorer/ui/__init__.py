@@ -9,8 +9,8 @@ from explorer.ui.cache import (ANALYSES, analysis, cached_flow, checkpoint, curr
                                flow_work, head, memo, plotly_js_src, show_other_prompt, timed)
 from explorer.ui.classifier import (PickedToken, current_classifier_analysis, current_token_analysis,
                                     current_vector_analysis, is_token_model)
-from explorer.ui.render import (draw_chart, draw_example, draw_table, headers, plain, prediction, read_shared_link,
-                                run_guarded, show_error, show_evictions, show_link_notes, show_refused, step_label)
+from explorer.ui.render import (draw_chart, draw_example, draw_table, headers, keep_class_links, plain, prediction,
+                                read_shared_link, run_guarded, show_error, show_evictions, show_link_notes, show_refused, step_label)
 from explorer.ui.running import run, was_stopped
 from explorer.ui.session import (JOBS, MODELS, OTHER, AppliedMapping, AuditRun, DataSource, ExplainRun, Selection,
                                  Upload, data_source, data_version, drop_data_versions, use_data_version,
@@ -24,7 +24,7 @@ __all__ = ["ANALYSES", "AppliedMapping", "AuditRun", "DataSource", "ExplainRun",
            "PickedToken", "Selection", "Upload", "add_data_version", "analysis", "boot", "cached_flow", "checkpoint",
            "current_analysis", "current_classifier_analysis", "current_head", "current_token_analysis",
            "current_vector_analysis", "data_source", "data_version", "draw_chart", "draw_example", "draw_table",
-           "drop_data_versions", "flow_work", "head", "headers", "is_token_model", "keep_widgets", "lang", "memo",
+           "drop_data_versions", "flow_work", "head", "headers", "is_token_model", "keep_class_links", "keep_widgets", "lang", "memo",
            "plain", "plotly_js_src", "prediction", "read_shared_link", "register_session_checkpoint", "run",
            "run_guarded", "selection", "session_checkpoint", "session_checkpoint_names", "session_zip",
            "session_zip_ready", "set_data_source", "show_error", "show_evictions", "show_link_notes", "show_other_prompt",

@@ -1,6 +1,7 @@
 """Drawing on a page: user text kept literal, errors as one translated line, tables, charts, column headers."""
 from __future__ import annotations
 
+import json
 from typing import Callable, Iterable
 
 import numpy as np
@@ -60,11 +61,14 @@ def draw_table(rows: list[dict], **grid) -> None:
         st.dataframe(rows, hide_index=True, **grid)
 
 
-def draw_chart(fig, key: str, where=None, height: int | None = None) -> None:
+def draw_chart(fig, key: str, where=None, height: int | None = None, *, title_chars: int | None = None) -> None:
     """st.plotly_chart (in `where`, a column or container), laid out for presenter view when it is on:
     larger type that the figure itself makes room for, not only CSS, no taller than `height` px (default:
-    the room a projector leaves, see plots.common.presenter)."""
-    (where or st).plotly_chart(presenter(fig, height) if st.session_state.get("presenter") else fig, key=key)
+    the room a projector leaves, see plots.common.presenter), its title wrapped at `title_chars` (default: what
+    half a projector's window holds)."""
+    if st.session_state.get("presenter"):
+        fig = presenter(fig, height, **({"title_chars": title_chars} if title_chars else {}))
+    (where or st).plotly_chart(fig, key=key)
 
 
 def draw_example(fig, key: str) -> None:
@@ -113,6 +117,46 @@ def read_shared_link() -> links.Link:
     sid = _session_id()
     dropped = gate.take_dropped_query(sid) if sid is not None else None
     return links.read_link({k: st.query_params[k] for k in st.query_params}, dropped)
+
+
+# The sidebar's page links and the pages' own (st.page_link) carry the class's query too, for a link opened in a
+# new tab or copied: Streamlit draws their addresses bare and has no option for it. A click on one is Streamlit's
+# own navigation, which drops the query; keep_class_links writes it back on the new page's run. Watched, because
+# Streamlit draws links anew on every page; an address is changed only when it differs, so the watch settles.
+CLASS_LINKS = """<script>(() => { window.__classQuery = {QUERY};
+  const fix = () => {
+    for (const a of document.querySelectorAll('[data-testid=stSidebarNav] a, [data-testid=stPageLink] a')) {
+      const u = new URL(a.getAttribute('href') || '', location.href);
+      if (u.origin !== location.origin) continue;
+      for (const k of {KEYS}) {
+        const v = window.__classQuery[k];
+        v === undefined ? u.searchParams.delete(k) : u.searchParams.set(k, v);
+      }
+      if (u.href !== a.href) a.setAttribute('href', u.href);
+    } };
+  if (!window.__classLinks) {
+    window.__classLinks = new MutationObserver(fix);
+    window.__classLinks.observe(document.body, {subtree: true, childList: true, attributes: true,
+                                                attributeFilter: ['href']});
+  }
+  fix(); })()</script>"""
+
+
+def keep_class_links() -> None:
+    """The class's language and quiz lock (teach.links.class_query) in the address bar, written after every page
+    switch (Streamlit's navigation drops the query) and taken out when no longer set, so a reload keeps them; and
+    in every page link's address (CLASS_LINKS, a script drawn at the sidebar's end; its values are class_query's
+    own, a language code and "1", never a link's text)."""
+    ss = st.session_state
+    want = links.class_query(lang() if ss.get("lang_from_link") else None, bool(ss.get("quiz_lock")))
+    query = st.query_params
+    for key in links.CLASS_PARAMETERS:
+        if key in want and query.get(key) != want[key]:
+            query[key] = want[key]
+        elif key not in want and key in query:
+            del query[key]
+    script = CLASS_LINKS.replace("{QUERY}", json.dumps(want)).replace("{KEYS}", json.dumps(links.CLASS_PARAMETERS))
+    st.sidebar.html(script, unsafe_allow_javascript=True)
 
 
 def show_link_notes(notes: Iterable[links.LinkNote]) -> None:

@@ -13,6 +13,7 @@ from explorer.text.errors import Message
 BINS = 15
 MINOR_ECE, MAJOR_ECE = 0.05, 0.15
 RATE = 0.10  # Giskard's threshold: a slice's rate at least this much above the dataset's own rate (relative)
+WORST_ROWS = 20  # the most confident wrong rows a miscalibration finding points at
 MIN_FLAGGED = 20  # Giskard's least count of flagged rows in a slice
 ALPHA = 0.05  # the slices' false discovery rate (as the slices check)
 UNDER_RATIO = 0.90  # underconfident: the second probability is at least this share of the first (Giskard)
@@ -63,7 +64,7 @@ def calibration(data: ScanData, found: Found) -> dict:
     logits, y = data.logits[keep], y[keep]
     if not len(y):  # no row's label names one of the checkpoint's: nothing to measure (JSON null, not NaN)
         return {"ece": None, "bins": BINS, "temperature": None, "nll": None, "nll_scaled": None, "rows": 0,
-                "reliability": [], "overconfident_rows": [], "overconfidence_rate": None, "underconfident_rows": [],
+                "reliability": [], "overconfident_rows": [], "confident_wrong_rows": [], "overconfidence_rate": None, "underconfident_rows": [],
                 "underconfidence_rate": None}
     p = data.probabilities[keep]
     top = p.max(-1)
@@ -76,11 +77,14 @@ def calibration(data: ScanData, found: Found) -> dict:
     gap = top - p[np.arange(len(y)), y]  # (n,) 0 where the prediction is right
     wrong = ~correct
     over = wrong & (gap > overconfidence_threshold(p.shape[1]))
+    wrong_rows = np.flatnonzero(wrong)
+    confident_wrong = keep[wrong_rows[np.argsort(-top[wrong_rows], kind="stable")]]  # most confident first
     two = -np.sort(-p, axis=-1)[:, :2]
     under = two[:, 1] / np.maximum(two[:, 0], 1e-12) > UNDER_RATIO
     return {"ece": round(value, 6), "bins": BINS, "temperature": round(t, 6), "nll": round(nll(logits[held], y[held]), 6),
             "nll_scaled": round(nll(logits[held], y[held], t), 6), "rows": int(len(y)), "reliability": bins,
             "overconfident_rows": keep[over].tolist(), "overconfidence_rate": round(float(over.sum() / max(wrong.sum(), 1)), 6),
+            "confident_wrong_rows": confident_wrong.tolist(),
             "underconfident_rows": keep[under].tolist(), "underconfidence_rate": round(float(under.mean()) if len(y) else 0.0, 6)}
 
 
@@ -99,9 +103,10 @@ def find_miscalibration(data: ScanData, found: Found, progress) -> list[Finding]
     changes = c["nll"] is not None and f"{c['nll']:.3f}" != f"{c['nll_scaled']:.3f}"
     message = (Message("scan_ece", ece=f"{value:.3f}", t=f"{c['temperature']:.2f}", nll=f"{c['nll']:.3f}",
                        nll_scaled=f"{c['nll_scaled']:.3f}") if changes else Message("scan_ece_alone", ece=f"{value:.3f}"))
-    return [Finding("calibration.ece", severity, message,
-                    {k: c[k] for k in ("ece", "bins", "temperature", "nll", "nll_scaled")}
-                    | {"read_through_mapping": found.through_mapping})]
+    fields = {k: c[k] for k in ("ece", "bins", "temperature", "nll", "nll_scaled")}
+    if severity != "info":  # the rows that make it: the most confident wrong predictions, most confident first
+        fields["rows"] = c["confident_wrong_rows"][:WORST_ROWS]
+    return [Finding("calibration.ece", severity, message, fields | {"read_through_mapping": found.through_mapping})]
 
 
 def confidence_slices(data: ScanData, found: Found, flagged: np.ndarray, among: np.ndarray) -> list[dict]:

@@ -28,6 +28,12 @@ PAGE_OF = {"tokenizer": "pages/tokens.py", "encoder": "pages/tokens.py", "cls": 
            "finetuning": "pages/finetune.py", "layers": "pages/encoder.py", "ablation": "pages/whatif.py"}
 P = "lesson.panel."
 WORDS_LINE_HEIGHT = 1.4  # presenter view's step text; Streamlit's 1.6 at the projector's type needs a scroll
+# Presenter view's panel is 4/9 of the row (462 px at 1280 px): a chart title's line holds about 42 characters of
+# Vietnamese at the projector's type; fewer leave room for wide letters.
+BOARD_TITLE_CHARS = 38
+# Steps whose panel is a table of four columns: 5/9 of the row, which they need whole at 1280 px; their text is
+# short enough to end inside the window in the narrower half.
+WIDE_PANELS = {"new_head"}
 # Tried every 50 ms for up to 3 s until the heading is drawn (on a busy server or browser it can come after this
 # script), then scrolled once the page's fonts have loaded, and again as the page settles (the sidebar closing
 # for the projector, charts drawn beside): a layout change after one scroll would leave the heading off the top.
@@ -65,7 +71,8 @@ def draw_panel(step: str, a):
             # at half height the label axis' title goes: each bar is named by its label, and the room it took
             # is what the value axis needs for its ticks not to overlap
             fig = fig.update_xaxes(title_text=None)
-        draw_chart(fig, f"lesson_{name}", box, height=PRESENTER_BOARD // 2 if len(charts) == 2 else None)
+        draw_chart(fig, f"lesson_{name}", box, height=PRESENTER_BOARD // 2 if len(charts) == 2 else None,
+                   title_chars=BOARD_TITLE_CHARS)
     if step == "encoder":
         st.caption(scale_caption(True, t))
     return found
@@ -79,8 +86,10 @@ def draw_head_table(sizes: list[tuple[str, int]]) -> None:
 def draw_new_head_table(new_weights: tuple[str, ...]) -> None:
     """Step "new_head": the sidebar's head's parameters, and which of them transformers initialised anew."""
     rows = current_head().parameters_table()
-    draw_table([{t(P + "name_col"): r["name"], t(P + "shape_col"): r["shape"], t(P + "params_col"): r["params"],
-            t(P + "pretrained_col"): t(P + "yes") if r["pretrained"] else t(P + "no")} for r in rows])
+    if st.session_state.get("presenter"):  # a layer's dotted name and a shape's sum may break at a dot or a plus
+        rows = [r | {"name": r["name"].replace(".", ".\u200b"), "shape": r["shape"].replace("+", "+\u200b")}
+                for r in rows]
+    draw_table(figures.new_head_table(rows, t))
     if new_weights:
         st.warning(t(P + "has_new", names=plain(", ".join(new_weights))))
     else:
@@ -129,7 +138,7 @@ def draw_presenter_step(a):
                width="stretch")
     # the text the wider half and its lines closer: the longest steps' text (step 9 in Vietnamese) ends inside
     # a 720 px window
-    words, board = st.columns([5, 4])
+    words, board = st.columns([4, 5] if step in WIDE_PANELS else [5, 4])
     st.html(f"<style>.st-key-lesson_words p {{line-height: {WORDS_LINE_HEIGHT} !important}}</style>")
     _draw_text(step, words.container(key="lesson_words"))
     with board:

@@ -9,6 +9,12 @@ import streamlit as st
 from explorer.teach import lesson
 from explorer.ui import sticky, t
 
+# Locked, the first answers are kept where the browser keeps them: a session cookie, sent with every page the
+# browser opens on this server (a reload, a new tab: each a new session here), so neither undoes the lock. A
+# session cookie, not a dated one, so a shared classroom computer forgets them when its browser is closed.
+FIRST_COOKIE = "head_explorer_quiz_first"
+KEEP_FIRST = "<script>document.cookie = '{NAME}={VALUE}; path=/; samesite=strict'</script>"
+
 
 def draw_quiz() -> None:
     """Every question, the two scores and "start again"."""
@@ -18,6 +24,9 @@ def draw_quiz() -> None:
     # Only a teacher's link with ?lock=1 (teach.links) locks answers, for every student who opens it: a toggle of
     # the student's own would let each one unlock them again.
     lock = bool(ss.get("quiz_lock", False))
+    if lock:  # what this browser answered first, in an earlier session (st.context.cookies: as the session began)
+        for key, choice in lesson.read_first_answers(st.context.cookies.get(FIRST_COOKIE, "")).items():
+            first.setdefault(key, choice)
     st.caption(t("links.locked_by_link" if lock else "quiz.lock_how"))
     answers = {}
     for n, q in enumerate(lesson.QUIZ):
@@ -48,6 +57,9 @@ def draw_quiz() -> None:
     st.metric(t("quiz.first_score"), f"{lesson.score(first)}/{n}", help=t("quiz.first_help"))
     st.button(t("quiz.again"), key="quiz_again", on_click=_start_again, icon=":material/restart_alt:",
               help=t("quiz.again_locked") if lock else None)
+    if lock and first:  # in the sidebar: an element of no height there, none among the questions
+        st.sidebar.html(KEEP_FIRST.replace("{NAME}", FIRST_COOKIE).replace("{VALUE}", lesson.first_answers_text(first)),
+                        unsafe_allow_javascript=True)
 
 
 def _record(key: str) -> None:  # before the run: a locked question is drawn locked at once
