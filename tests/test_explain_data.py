@@ -1,9 +1,13 @@
 """Explaining a whole dataset (explorer/explain/dataset.py, `explain-data`, explorer.explain_data): a model
-trained on a planted shortcut ("zqx" in every positive row) is caught leaning on it, the measures match hand
-computations, bad input is one line, and two processes under `accelerate launch` give one process's result."""
+trained on a planted word ("zqx" in every positive row) is caught leaning on it where "zqx" also turns negative
+rows positive (a shortcut by the scan's rule: the labels do not justify it), and is told apart from a shortcut
+where the labels follow "zqx" (what drives positive) or where there are no labels (cannot be told); the
+measures match hand computations, bad input is one line, and two processes under `accelerate launch` give one
+process's result."""
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -15,6 +19,7 @@ from sklearn.metrics import average_precision_score
 import explorer
 from conftest import ROOT, accelerate_two
 from explorer.explain.dataset import aopc, erasures, rationale_scores, word_index
+from test_scan import against_labels
 from tests.shortcut_model import SHORTCUT, frame
 
 
@@ -23,9 +28,15 @@ def ck(shortcut_checkpoint):
     return explorer.load(str(shortcut_checkpoint), device="cpu")
 
 
+def planted(n: int, seed: int) -> pd.DataFrame:
+    """`frame` with "zqx" also in every other negative row: there the model predicts positive against the given
+    label, so the labels do not justify "zqx" (the rationale marks only the positive rows' "zqx")."""
+    return against_labels(frame(n, seed=seed), SHORTCUT, "positive")
+
+
 @pytest.fixture(scope="module")
 def data():
-    return frame(40, seed=7)
+    return planted(40, seed=7)
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +44,49 @@ def found(ck, data):
     return explorer.explain_data(data, ck, rationale="rationale", methods=["lig", "saliency"])
 
 
-def test_the_planted_shortcut_is_ranked_first_and_flagged(found):
+def test_the_planted_shortcut_is_ranked_first_and_flagged(found, data):
     d = found.to_dict()
     positive = d["labels"]["positive"]
     assert positive["top_words"][0]["word"] == SHORTCUT  # one word, though the tokenizer splits it
-    assert positive["top_words"][0]["rows"] == 20
+    holding = data["text"].str.contains(SHORTCUT)
+    against = holding & (data["label"] == "negative")
+    assert against.sum() == 10 and positive["top_words"][0]["rows"] == holding.sum() == 30
     assert [s["word"] for s in positive["shortcuts"]] == [SHORTCUT]
+    s = positive["shortcuts"][0]
+    # the scan's rule: the errors are the rows holding it, predicted positive, given negative
+    wrong = [r.row for r in found.rows if r.predicted == found.labels.index("positive") and against[r.row]]
+    assert s["kind"] == "shortcut" and s["errors"] == len(wrong) >= 8 and s["errors_q"] < 0.05
+    assert s["mean"] > 2 * s["typical"]  # and the model relies on it
+    assert SHORTCUT not in {w["word"] for w in positive["drivers"]}
     assert d["labels"]["negative"]["shortcuts"] == []  # neutral words spread over both labels
+    assert d["shortcuts_need_labels"] is False
     assert d["rows"] == 40 and d["seconds"] > 0
+
+
+@pytest.fixture(scope="module")
+def followed(ck):
+    """The control: the original data, whose labels follow "zqx" as the model does."""
+    return explorer.explain_data(frame(40, seed=7), ck)
+
+
+def test_a_word_the_labels_follow_drives_the_label_and_is_no_shortcut(followed):
+    positive = followed.by_label["positive"]
+    assert all(v["shortcuts"] == [] for v in followed.by_label.values())
+    assert positive["top_words"][0]["word"] == SHORTCUT
+    drives = {w["word"]: w for w in positive["drivers"]}
+    assert SHORTCUT in drives and drives[SHORTCUT]["kind"] == "meaning" and drives[SHORTCUT]["errors"] == 0
+
+
+def test_without_given_labels_no_word_is_a_shortcut_and_it_says_why(followed, found):
+    import dataclasses
+
+    for run in (followed, found):  # the same rows and scores, the given labels taken away
+        bare = dataclasses.replace(run, rows=tuple(dataclasses.replace(r, given=None) for r in run.rows))
+        d = bare.to_dict()
+        assert d["shortcuts_need_labels"] is True
+        assert all(v["shortcuts"] == [] and v["shortcuts_need_labels"] for v in d["labels"].values())
+        relied = {w["word"]: w["kind"] for w in d["labels"]["positive"]["drivers"]}
+        assert relied.get(SHORTCUT) == "unknown"  # relied on: a shortcut or meaning, it cannot be told
 
 
 def test_lig_is_faithful_and_finds_the_planted_rationale(found):
@@ -148,8 +194,10 @@ def test_cli_json_is_one_object(csv, shortcut_checkpoint, capsys):
     assert set(d["faithfulness"]["lig"]) == {"comprehensiveness", "sufficiency", "random_comprehensiveness",
                                             "random_sufficiency"}
     assert set(d["rationales"]["lig"]) >= {"token_f1", "iou_f1", "auprc"}
-    text = _cli(capsys, "--csv", str(csv), "--checkpoint", str(shortcut_checkpoint), "--max-rows", "16").stdout
-    assert text.startswith("16 rows, lig: ") and f"possible shortcut: '{SHORTCUT}' in 8 rows" in text
+    text = _cli(capsys, "--csv", str(csv), "--checkpoint", str(shortcut_checkpoint), "--max-rows", "32").stdout
+    wrong = "(\\d+) of them predicted positive against their given label"
+    assert text.startswith("32 rows, lig: ") and re.search(f"possible shortcut: '{SHORTCUT}' in 24 rows, {wrong}", text)
+    assert int(re.search(wrong, text)[1]) >= 6 and "no shortcuts named" not in text
     assert "lig: comprehensiveness " in text and "rationales" not in text
 
 
