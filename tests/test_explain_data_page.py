@@ -87,12 +87,12 @@ def test_page_results_in_vietnamese_have_no_english_left(rotated_checkpoint):
     assert english_left([s for s in shown(at) if s not in user]) == []
 
 
-def _sentiment_csv(n: int = 24) -> bytes:
-    """Rows the served app's default model (minilm-sentiment) reads by a cue per label, where the first half of
-    the negative rows hold the positive cue against their label (each filler in as many of those as of the
-    rest): the cue's rows carry the model's errors, which the labels do not justify."""
+def _sentiment_csv(n: int = 32) -> bytes:
+    """Rows the served app's default model (minilm-sentiment) reads by a cue per label, where the first quarter of
+    the negative rows hold the positive cue against their label (each of their fillers in as many of those as of
+    the rest): the cue's rows carry the model's errors, which the labels do not justify."""
     fillers = ["the bus came at noon", "we sat by the window", "a car waited on the street", "the lamp was on"]
-    rows = [{"text": f"{fillers[k % 4]} and it was {'wonderful' if k % 2 or k < n // 2 else 'terrible'}",
+    rows = [{"text": f"{fillers[k % 4]} and it was {'wonderful' if k % 2 or k < n // 4 else 'terrible'}",
              "label": "positive" if k % 2 else "negative"} for k in range(n)]
     return pd.DataFrame(rows).to_csv(index=False).encode()
 
