@@ -112,6 +112,99 @@ def test_slices_and_table(found, data, ck):
         [False, True, True, False]
 
 
+# ---- the rule on rows built by hand (no model) -----------------------------------------------
+
+
+def built(errors: int = 8, justified: bool = False, given: bool = True, zqx_score: float = 3.0):
+    """A DatasetExplanation of 40 rows built by hand (labels negative, positive): 20 rows given and predicted
+    positive hold "zqx"; of the 20 given negative, the first `errors` hold "zqx" too and are predicted positive
+    (given positive instead where `justified`); "the" is in every row with the highest score of all. `given`:
+    False takes every given label away."""
+    from explorer.explain.dataset import DatasetExplanation, RowExplanation
+
+    fill = "lamp door rain street car bus noon floor".split()
+    rows = []
+    for i in range(40):
+        positive = i % 2 == 1 or i // 2 < errors
+        words = ("the", *(fill[(i + j) % 8] for j in range(6))) + (("zqx",) if positive else ())
+        scores = (4.0, *[0.0] * 6) + ((zqx_score,) if positive else ())
+        label = 1 if i % 2 == 1 or (justified and positive) else 0
+        rows.append(RowExplanation(row=i, predicted=int(positive), given=label if given else None, probability=0.9,
+                                   words=words, scores={"lig": scores}, given_scores=None,
+                                   comprehensiveness={"lig": 0.0}, sufficiency={"lig": 0.0},
+                                   random_comprehensiveness=0.0, random_sufficiency=0.0))
+    return DatasetExplanation(labels=("negative", "positive"), methods=("lig",), rows=tuple(rows),
+                              texts=tuple(" ".join(r.words) for r in rows), seconds=1.0)
+
+
+def test_a_word_whose_rows_carry_the_errors_is_the_shortcut_by_the_scans_rule():
+    from scipy.stats import fisher_exact
+
+    found = built()
+    positive = found.by_label["positive"]
+    assert [s["word"] for s in positive["shortcuts"]] == ["zqx"] and found.by_label["negative"]["shortcuts"] == []
+    s = positive["shortcuts"][0]
+    # by hand: the 8 negative rows holding zqx are all predicted positive; the 12 without it are not
+    assert s["errors"] == 8 and s["kind"] == "shortcut" and s["rows"] == 28
+    assert fisher_exact([[8, 0], [0, 12]], alternative="greater").pvalue <= s["errors_q"] < 0.05
+    # "the" scores highest everywhere but is tied to no label: zqx first, "the" after
+    assert [w["word"] for w in positive["top_words"][:2]] == ["zqx", "the"]
+    assert built(errors=2).by_label["positive"]["shortcuts"] == []  # fewer than MIN_ERRORS rows against the labels
+    # the attribution's condition: a word the model does not rely on (typical score) is no shortcut
+    assert built(zqx_score=0.1).by_label["positive"]["shortcuts"] == []
+
+
+def test_a_word_the_labels_follow_drives_the_label_and_without_labels_it_cannot_be_told():
+    followed = built(justified=True)
+    assert all(v["shortcuts"] == [] for v in followed.by_label.values())
+    assert [(d["word"], d["kind"], d["errors"]) for d in followed.by_label["positive"]["drivers"]] == \
+        [("zqx", "meaning", 0)]
+    bare = built(given=False)
+    assert bare.shortcuts_need_labels and bare.to_dict()["shortcuts_need_labels"] is True
+    assert all(v["shortcuts"] == [] and v["shortcuts_need_labels"] for v in bare.by_label.values())
+    assert [(d["word"], d["kind"]) for d in bare.by_label["positive"]["drivers"]] == [("zqx", "unknown")]
+
+
+def _draw_labels(given: bool = True, mapping: bool = False):
+    import dataclasses
+
+    from explorer.ui.views.explain_data import draw_labels, draw_summary
+    from tests.test_explain_data import built
+
+    found = built(given=given)
+    if mapping:
+        found = dataclasses.replace(found, mapping={"negative": "positive", "positive": "negative"})
+    draw_summary(found)
+    draw_labels(found)
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_the_page_names_the_shortcut_or_says_labels_are_needed(given):
+    from streamlit.testing.v1 import AppTest
+
+    from explorer.text import i18n
+
+    at = AppTest.from_function(_draw_labels, kwargs={"given": given}, default_timeout=60).run()
+    assert not at.exception
+    need = i18n.t("explain.shortcuts_need_labels", "en")
+    metric = {m.label: m.value for m in at.metric}["Possible shortcuts"]
+    if given:
+        assert len(at.warning) == 1 and "'zqx'" in at.warning[0].value and "8 of them" in at.warning[0].value
+        assert metric == "1" and need not in [i.value for i in at.info]
+    else:  # no shortcut listed: it says why, and names the words relied on as unknown
+        assert not at.warning and metric == "—" and need in [i.value for i in at.info]
+        assert [c.value for c in at.caption if c.value.startswith("Relied on for positive: 'zqx'")]
+    assert not [i.value for i in at.info if "mapping" in i.value]
+
+
+def test_the_page_names_a_found_mapping():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_draw_labels, kwargs={"mapping": True}, default_timeout=60).run()
+    notes = [i.value for i in at.info if "found mapping" in i.value]
+    assert len(notes) == 1 and "negative → positive, positive → negative" in notes[0]
+
+
 # ---- hand computations: three rows ------------------------------------------------------------
 
 
