@@ -1,9 +1,13 @@
 """Explaining a whole dataset (explorer/explain/dataset.py, `explain-data`, explorer.explain_data): a model
-trained on a planted shortcut ("zqx" in every positive row) is caught leaning on it, the measures match hand
-computations, bad input is one line, and two processes under `accelerate launch` give one process's result."""
+trained on a planted word ("zqx" in every positive row) is caught leaning on it where "zqx" also turns negative
+rows positive (a shortcut by the scan's rule: the labels do not justify it), and is told apart from a shortcut
+where the labels follow "zqx" (what drives positive) or where there are no labels (cannot be told); the
+measures match hand computations, bad input is one line, and two processes under `accelerate launch` give one
+process's result."""
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -15,6 +19,7 @@ from sklearn.metrics import average_precision_score
 import explorer
 from conftest import ROOT, accelerate_two
 from explorer.explain.dataset import aopc, erasures, rationale_scores, word_index
+from test_scan import against_labels
 from tests.shortcut_model import SHORTCUT, frame
 
 
@@ -23,9 +28,15 @@ def ck(shortcut_checkpoint):
     return explorer.load(str(shortcut_checkpoint), device="cpu")
 
 
+def planted(n: int, seed: int) -> pd.DataFrame:
+    """`frame` with "zqx" also in every other negative row: there the model predicts positive against the given
+    label, so the labels do not justify "zqx" (the rationale marks only the positive rows' "zqx")."""
+    return against_labels(frame(n, seed=seed), SHORTCUT, "positive")
+
+
 @pytest.fixture(scope="module")
 def data():
-    return frame(40, seed=7)
+    return planted(40, seed=7)
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +44,49 @@ def found(ck, data):
     return explorer.explain_data(data, ck, rationale="rationale", methods=["lig", "saliency"])
 
 
-def test_the_planted_shortcut_is_ranked_first_and_flagged(found):
+def test_the_planted_shortcut_is_ranked_first_and_flagged(found, data):
     d = found.to_dict()
     positive = d["labels"]["positive"]
     assert positive["top_words"][0]["word"] == SHORTCUT  # one word, though the tokenizer splits it
-    assert positive["top_words"][0]["rows"] == 20
+    holding = data["text"].str.contains(SHORTCUT)
+    against = holding & (data["label"] == "negative")
+    assert against.sum() == 10 and positive["top_words"][0]["rows"] == holding.sum() == 30
     assert [s["word"] for s in positive["shortcuts"]] == [SHORTCUT]
+    s = positive["shortcuts"][0]
+    # the scan's rule: the errors are the rows holding it, predicted positive, given negative
+    wrong = [r.row for r in found.rows if r.predicted == found.labels.index("positive") and against[r.row]]
+    assert s["kind"] == "shortcut" and s["errors"] == len(wrong) >= 8 and s["errors_q"] < 0.05
+    assert s["mean"] > 2 * s["typical"]  # and the model relies on it
+    assert SHORTCUT not in {w["word"] for w in positive["drivers"]}
     assert d["labels"]["negative"]["shortcuts"] == []  # neutral words spread over both labels
+    assert d["shortcuts_need_labels"] is False
     assert d["rows"] == 40 and d["seconds"] > 0
+
+
+@pytest.fixture(scope="module")
+def followed(ck):
+    """The control: the original data, whose labels follow "zqx" as the model does."""
+    return explorer.explain_data(frame(40, seed=7), ck)
+
+
+def test_a_word_the_labels_follow_drives_the_label_and_is_no_shortcut(followed):
+    positive = followed.by_label["positive"]
+    assert all(v["shortcuts"] == [] for v in followed.by_label.values())
+    assert positive["top_words"][0]["word"] == SHORTCUT
+    drives = {w["word"]: w for w in positive["drivers"]}
+    assert SHORTCUT in drives and drives[SHORTCUT]["kind"] == "meaning" and drives[SHORTCUT]["errors"] == 0
+
+
+def test_without_given_labels_no_word_is_a_shortcut_and_it_says_why(followed, found):
+    import dataclasses
+
+    for run in (followed, found):  # the same rows and scores, the given labels taken away
+        bare = dataclasses.replace(run, rows=tuple(dataclasses.replace(r, given=None) for r in run.rows))
+        d = bare.to_dict()
+        assert d["shortcuts_need_labels"] is True
+        assert all(v["shortcuts"] == [] and v["shortcuts_need_labels"] for v in d["labels"].values())
+        relied = {w["word"]: w["kind"] for w in d["labels"]["positive"]["drivers"]}
+        assert relied.get(SHORTCUT) == "unknown"  # relied on: a shortcut or meaning, it cannot be told
 
 
 def test_lig_is_faithful_and_finds_the_planted_rationale(found):
@@ -64,6 +110,99 @@ def test_slices_and_table(found, data, ck):
     flagged = explorer.explain_data(data, ck, max_rows=8, flagged=[1, 2])
     assert flagged.slices["flagged"]["rows"] == 2 and [r["flagged"] for r in flagged.table()][:4] == \
         [False, True, True, False]
+
+
+# ---- the rule on rows built by hand (no model) -----------------------------------------------
+
+
+def built(errors: int = 8, justified: bool = False, given: bool = True, zqx_score: float = 3.0):
+    """A DatasetExplanation of 40 rows built by hand (labels negative, positive): 20 rows given and predicted
+    positive hold "zqx"; of the 20 given negative, the first `errors` hold "zqx" too and are predicted positive
+    (given positive instead where `justified`); "the" is in every row with the highest score of all. `given`:
+    False takes every given label away."""
+    from explorer.explain.dataset import DatasetExplanation, RowExplanation
+
+    fill = "lamp door rain street car bus noon floor".split()
+    rows = []
+    for i in range(40):
+        positive = i % 2 == 1 or i // 2 < errors
+        words = ("the", *(fill[(i + j) % 8] for j in range(6))) + (("zqx",) if positive else ())
+        scores = (4.0, *[0.0] * 6) + ((zqx_score,) if positive else ())
+        label = 1 if i % 2 == 1 or (justified and positive) else 0
+        rows.append(RowExplanation(row=i, predicted=int(positive), given=label if given else None, probability=0.9,
+                                   words=words, scores={"lig": scores}, given_scores=None,
+                                   comprehensiveness={"lig": 0.0}, sufficiency={"lig": 0.0},
+                                   random_comprehensiveness=0.0, random_sufficiency=0.0))
+    return DatasetExplanation(labels=("negative", "positive"), methods=("lig",), rows=tuple(rows),
+                              texts=tuple(" ".join(r.words) for r in rows), seconds=1.0)
+
+
+def test_a_word_whose_rows_carry_the_errors_is_the_shortcut_by_the_scans_rule():
+    from scipy.stats import fisher_exact
+
+    found = built()
+    positive = found.by_label["positive"]
+    assert [s["word"] for s in positive["shortcuts"]] == ["zqx"] and found.by_label["negative"]["shortcuts"] == []
+    s = positive["shortcuts"][0]
+    # by hand: the 8 negative rows holding zqx are all predicted positive; the 12 without it are not
+    assert s["errors"] == 8 and s["kind"] == "shortcut" and s["rows"] == 28
+    assert fisher_exact([[8, 0], [0, 12]], alternative="greater").pvalue <= s["errors_q"] < 0.05
+    # "the" scores highest everywhere but is tied to no label: zqx first, "the" after
+    assert [w["word"] for w in positive["top_words"][:2]] == ["zqx", "the"]
+    assert built(errors=2).by_label["positive"]["shortcuts"] == []  # fewer than MIN_ERRORS rows against the labels
+    # the attribution's condition: a word the model does not rely on (typical score) is no shortcut
+    assert built(zqx_score=0.1).by_label["positive"]["shortcuts"] == []
+
+
+def test_a_word_the_labels_follow_drives_the_label_and_without_labels_it_cannot_be_told():
+    followed = built(justified=True)
+    assert all(v["shortcuts"] == [] for v in followed.by_label.values())
+    assert [(d["word"], d["kind"], d["errors"]) for d in followed.by_label["positive"]["drivers"]] == \
+        [("zqx", "meaning", 0)]
+    bare = built(given=False)
+    assert bare.shortcuts_need_labels and bare.to_dict()["shortcuts_need_labels"] is True
+    assert all(v["shortcuts"] == [] and v["shortcuts_need_labels"] for v in bare.by_label.values())
+    assert [(d["word"], d["kind"]) for d in bare.by_label["positive"]["drivers"]] == [("zqx", "unknown")]
+
+
+def _draw_labels(given: bool = True, mapping: bool = False):
+    import dataclasses
+
+    from explorer.ui.views.explain_data import draw_labels, draw_summary
+    from tests.test_explain_data import built
+
+    found = built(given=given)
+    if mapping:
+        found = dataclasses.replace(found, mapping={"negative": "positive", "positive": "negative"})
+    draw_summary(found)
+    draw_labels(found)
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_the_page_names_the_shortcut_or_says_labels_are_needed(given):
+    from streamlit.testing.v1 import AppTest
+
+    from explorer.text import i18n
+
+    at = AppTest.from_function(_draw_labels, kwargs={"given": given}, default_timeout=60).run()
+    assert not at.exception
+    need = i18n.t("explain.shortcuts_need_labels", "en")
+    metric = {m.label: m.value for m in at.metric}["Possible shortcuts"]
+    if given:
+        assert len(at.warning) == 1 and "'zqx'" in at.warning[0].value and "8 of them" in at.warning[0].value
+        assert metric == "1" and need not in [i.value for i in at.info]
+    else:  # no shortcut listed: it says why, and names the words relied on as unknown
+        assert not at.warning and metric == "—" and need in [i.value for i in at.info]
+        assert [c.value for c in at.caption if c.value.startswith("Relied on for positive: 'zqx'")]
+    assert not [i.value for i in at.info if "mapping" in i.value]
+
+
+def test_the_page_names_a_found_mapping():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_draw_labels, kwargs={"mapping": True}, default_timeout=60).run()
+    notes = [i.value for i in at.info if "found mapping" in i.value]
+    assert len(notes) == 1 and "negative → positive, positive → negative" in notes[0]
 
 
 # ---- hand computations: three rows ------------------------------------------------------------
@@ -148,8 +287,10 @@ def test_cli_json_is_one_object(csv, shortcut_checkpoint, capsys):
     assert set(d["faithfulness"]["lig"]) == {"comprehensiveness", "sufficiency", "random_comprehensiveness",
                                             "random_sufficiency"}
     assert set(d["rationales"]["lig"]) >= {"token_f1", "iou_f1", "auprc"}
-    text = _cli(capsys, "--csv", str(csv), "--checkpoint", str(shortcut_checkpoint), "--max-rows", "16").stdout
-    assert text.startswith("16 rows, lig: ") and f"possible shortcut: '{SHORTCUT}' in 8 rows" in text
+    text = _cli(capsys, "--csv", str(csv), "--checkpoint", str(shortcut_checkpoint), "--max-rows", "32").stdout
+    wrong = "(\\d+) of them predicted positive against their given label"
+    assert text.startswith("32 rows, lig: ") and re.search(f"possible shortcut: '{SHORTCUT}' in 24 rows, {wrong}", text)
+    assert int(re.search(wrong, text)[1]) >= 6 and "no shortcuts named" not in text
     assert "lig: comprehensiveness " in text and "rationales" not in text
 
 

@@ -60,13 +60,21 @@ def run(args) -> int:
         return 0
     print(f"{len(result.rows)} rows, {', '.join(result.methods)}: {result.seconds:.1f} s "
           f"({result.rows_per_second:.1f} rows/s)")
+    if result.mapping:
+        print("given labels read through a found mapping (data -> checkpoint): "
+              + ", ".join(f"{a} -> {b}" for a, b in result.mapping.items()))
+    if result.shortcuts_need_labels:
+        print("no shortcuts named: without given labels a shortcut cannot be told from what the label means")
     for name, v in result.by_label.items():
         words = ", ".join(f"{w['word']} ({w['score']:.2f}, {w['rows']} row{'s' if w['rows'] != 1 else ''})"
                           for w in v["top_words"][:8])
         print(f"{name} ({v['rows']} rows): {words}")
         for s in v["shortcuts"]:
-            print(f"  possible shortcut: {s['word']!r} in {s['rows']} rows, {s['precision']:.0%} of them {name} "
-                  f"(base rate {s['base_rate']:.0%})")
+            print(f"  possible shortcut: {s['word']!r} in {s['rows']} rows, {s['errors']} of them predicted {name} "
+                  f"against their given label")
+        if v["drivers"]:
+            what = "relied on (shortcut or meaning: no labels)" if v["shortcuts_need_labels"] else "drives it"
+            print(f"  {what}: " + ", ".join(repr(d["word"]) for d in v["drivers"]))
     for m, f in result.faithfulness.items():
         print(f"{m}: comprehensiveness {f['comprehensiveness']:.3f} (random {f['random_comprehensiveness']:.3f}), "
               f"sufficiency {f['sufficiency']:.3f} (random {f['random_sufficiency']:.3f})")

@@ -6,6 +6,12 @@ texts share batches, each text refined to 1%); rows whose given label differs ar
 given label with the first method. Words are the readable words of explorer/model/readable.py (a word's
 pieces merged, specials left out), so "zqx" is one word however it splits.
 
+Words per label: the words significantly tied to the predicted label (chi-squared, Benjamini-Hochberg) come first,
+by their total score; words every label shares after. A shortcut follows the scan's one rule
+(explorer.data.words.word_ties): a tied word whose rows carry the model's errors against the given labels; words
+the labels tie to the label as the model does are what drives it. Without given labels the two cannot be told
+apart, and no word is called a shortcut.
+
 Measures, per method, over the rows (each a mean over rows):
 - Faithfulness, ERASER's (DeYoung et al., 2020): comprehensiveness is the predicted label's probability
   drop when the top k% of the words (every token of each) are deleted, sufficiency the drop when only
@@ -37,7 +43,7 @@ from typing import Sequence
 import numpy as np
 
 from explorer.data.dataset import DataError
-from explorer.data.words import contrastive_words, word_matrix
+from explorer.data.words import SHORTCUT, TIE_ALPHA, word_matrix, word_ties
 from explorer.explain import batched
 from explorer.explain.attribution import ALIASES, METHODS, Attribution
 from explorer.explain.faithfulness import model_prob
@@ -54,14 +60,10 @@ FRACTIONS = (0.01, 0.05, 0.10, 0.20, 0.50)  # ERASER's AOPC bins
 DEFAULT_METHODS = ("lig",)
 TOP_WORDS = 15  # words listed per label and slice
 EXAMPLES = 3  # example rows per word
-# A shortcut: a word among a label's TOP_WORDS whose mean score is at least SHORTCUT_SCORE times the mean of
-# every word in the label's rows (high attribution, not a word that merely co-occurs), seen in at least
-# SHORTCUT_ROWS rows, whose rows carry the label at least SHORTCUT_LIFT times as often as all rows do, and
-# more often than the base rate explains (one-sided binomial test, p below SHORTCUT_P).
+# A shortcut is decided by the scan's rule (explorer.data.words.word_ties: the word's rows carry the model's errors
+# beyond what rows without it do); the explanation adds the attribution's evidence that the model relies on the
+# word: its mean score over the label's rows is at least SHORTCUT_SCORE times the mean of every word there.
 SHORTCUT_SCORE = 2.0
-SHORTCUT_ROWS = 3
-SHORTCUT_LIFT = 1.5
-SHORTCUT_P = 0.01
 STEP_ROWS = 512  # erasure sequences per forward, at most
 MARK = re.compile(r"\*([^*]+)\*")  # rationale as the text with marked words: *like this*
 
@@ -348,11 +350,11 @@ class DatasetExplanation(JsonResult):
     # ---- words ----
 
     def top_words(self, rows: Sequence[RowExplanation], method: str | None = None, given: bool = False,
-                  top: int = TOP_WORDS, strength: dict[str, float] | None = None) -> list[dict]:
+                  top: int | None = TOP_WORDS, first: frozenset | set = frozenset()) -> list[dict]:
         """Words over `rows` (most important first): total score, mean per occurrence, rows holding them and the
-        example rows where they scored highest. `given`: the scores toward the given label. `strength`: how
-        strongly each word is tied to the label (contrastive_label_words) ranks first, the total second, so a
-        word every label shares does not win by its count."""
+        example rows where they scored highest. `given`: the scores toward the given label. `first`: words ranked
+        ahead of the rest (a label's tied words, `tied_words`), each group by its total, so a word every label
+        shares does not win by its count."""
         method = method or self.methods[0]
         total, count, seen, best = defaultdict(float), defaultdict(int), defaultdict(set), defaultdict(list)
         for r in rows:
@@ -364,49 +366,72 @@ class DatasetExplanation(JsonResult):
                 count[w] += 1
                 seen[w].add(r.row)
                 best[w].append((-s, r.row))
-        strength = strength or {}
-        ranked = sorted(total, key=lambda w: (-strength.get(w, 0.0), -total[w], w))[:top]
+        ranked = sorted(total, key=lambda w: (w not in first, -total[w], w))[:top]
         return [{"word": w, "score": round(total[w], 6), "mean": round(total[w] / count[w], 6), "rows": len(seen[w]),
                  "examples": [row for _, row in sorted(set(best[w]))[:EXAMPLES]]} for w in ranked]
 
-    def shortcuts(self, label: int, top: list[dict]) -> list[dict]:
-        """`top`'s words (a label's top words) that score high and whose presence predicts the label far beyond
-        its base rate."""
-        from scipy.stats import binomtest
-
-        n = len(self.rows)
-        scores = [s for r in self.rows if r.predicted == label for s in r.scores[self.methods[0]]]
-        typical = max(float(np.mean(scores)) if scores else 0.0, 0.0)
-        base = sum(r.predicted == label for r in self.rows) / n
-        holders = defaultdict(set)
-        for r in self.rows:
-            for w in set(r.words):
-                holders[w].add(r.row)
-        pred = {r.row: r.predicted for r in self.rows}
-        out = []
-        for item in top:
-            rows = holders[item["word"]]
-            hits = sum(pred[r] == label for r in rows)
-            if item["mean"] <= SHORTCUT_SCORE * typical or len(rows) < SHORTCUT_ROWS or base >= 1:
-                continue
-            precision = hits / len(rows)
-            p = binomtest(hits, len(rows), base, alternative="greater").pvalue
-            if precision >= SHORTCUT_LIFT * base and p < SHORTCUT_P:
-                out.append({"word": item["word"], "rows": len(rows), "mean": item["mean"],
-                            "typical": round(typical, 6), "precision": round(precision, 6),
-                            "base_rate": round(base, 6), "lift": round(precision / base, 6), "p_value": float(p)})
-        return out
+    @property
+    def has_given(self) -> bool:
+        """Whether any row has a given label the checkpoint's labels can read (without, shortcuts are unknown)."""
+        return any(r.given is not None for r in self.rows)
 
     @cached_property
     def _word_rows(self):
-        """(rows x words presence matrix, words, (rows,) predicted ids) over the explained rows' words."""
+        """(rows x words presence matrix, words, (rows,) predicted ids, (rows,) given ids, -1 where a row has
+        none, or None without given labels) over the explained rows' words."""
         x, words = word_matrix([r.words for r in self.rows])
-        return x, words, np.array([r.predicted for r in self.rows])
+        given = np.array([-1 if r.given is None else r.given for r in self.rows]) if self.has_given else None
+        return x, words, np.array([r.predicted for r in self.rows]), given
 
-    def contrastive_label_words(self, label: int) -> dict[str, float]:
-        """{word: chi2} for the words over-represented among the rows predicted `label` (explorer.data.words)."""
-        x, words, pred = self._word_rows
-        return {w: score for w, score, *_ in contrastive_words(x, words, pred, label)}
+    @cached_property
+    def ties(self) -> dict[int, list[dict]]:
+        """{label id: its word ties (explorer.data.words.word_ties: the scan's one rule, each with its kind,
+        shortcut, meaning or unknown), each with `q`: the tie's p Benjamini-Hochberg-corrected over every
+        label's ties, as the scan corrects them}."""
+        from scipy.stats import false_discovery_control
+
+        x, words, pred, given = self._word_rows
+        out = {k: word_ties(x, words, pred, given, k) for k in np.unique(pred).tolist()}
+        flat = [t for ts in out.values() for t in ts]
+        if flat:
+            for t, q in zip(flat, false_discovery_control([t["p"] for t in flat], method="bh")):
+                t["q"] = round(float(q), 6)
+        return out
+
+    def tied_words(self, label: int) -> dict[str, dict]:
+        """{word: its tie} for the words significantly tied to predicted `label` (q below TIE_ALPHA)."""
+        return {t["word"]: t for t in self.ties.get(label, []) if t["q"] < TIE_ALPHA}
+
+    def _relied(self, label: int, top: list[dict]) -> list[tuple[dict, dict, float]]:
+        """(word item, its tie, typical) for `top`'s words that are tied to `label` and that the model relies on:
+        mean score at least SHORTCUT_SCORE times the typical word's in the label's rows."""
+        scores = [s for r in self.rows if r.predicted == label for s in r.scores[self.methods[0]]]
+        typical = max(float(np.mean(scores)) if scores else 0.0, 0.0)
+        tied = self.tied_words(label)
+        return [(item, tied[item["word"]], typical) for item in top
+                if item["word"] in tied and item["mean"] > SHORTCUT_SCORE * typical]
+
+    def shortcuts(self, label: int, top: list[dict]) -> list[dict]:
+        """`top`'s words (a label's words, top_words) that are shortcuts for predicted `label` by the scan's one
+        rule (explorer.data.words.word_ties): tied to the label where the labels do not justify it, its rows
+        carrying the model's errors (predicted `label` against their given label, at least MIN_ERRORS rows)
+        beyond what rows without it do (Fisher, Benjamini-Hochberg). The attribution is the second condition,
+        the explanation's counterpart of the scan's removal check: the model relies on the word (mean score at
+        least SHORTCUT_SCORE times the typical word's). Without given labels a shortcut cannot be told from what
+        the label means: none (see `shortcuts_need_labels`)."""
+        return [_tie_fields(item, tie, typical) for item, tie, typical in self._relied(label, top)
+                if tie["kind"] == SHORTCUT]
+
+    def drivers(self, label: int, top: list[dict]) -> list[dict]:
+        """`top`'s words tied to `label` that the model relies on and that are no shortcut: with given labels,
+        what the label means in these data (kind "meaning"); without, "unknown"."""
+        return [_tie_fields(item, tie, typical) for item, tie, typical in self._relied(label, top)
+                if tie["kind"] != SHORTCUT]
+
+    @property
+    def shortcuts_need_labels(self) -> bool:
+        """No word can be called a shortcut: without given labels a shortcut cannot be told from meaning."""
+        return not self.has_given
 
     @cached_property
     def by_label(self) -> dict:
@@ -416,8 +441,9 @@ class DatasetExplanation(JsonResult):
             missed = [r for r in self.rows if r.given == k and r.predicted != k]
             if not rows and not missed:
                 continue
-            top = self.top_words(rows, strength=self.contrastive_label_words(k))
-            out[name] = {"rows": len(rows), "top_words": top, "shortcuts": self.shortcuts(k, top),
+            ranked = self.top_words(rows, top=None, first=set(self.tied_words(k)))
+            out[name] = {"rows": len(rows), "top_words": ranked[:TOP_WORDS], "shortcuts": self.shortcuts(k, ranked),
+                         "drivers": self.drivers(k, ranked), "shortcuts_need_labels": self.shortcuts_need_labels,
                          "given_rows": len(missed), "given_words": self.top_words(missed, given=True)}
         return out
 
@@ -492,7 +518,7 @@ class DatasetExplanation(JsonResult):
         return out
 
     def to_dict(self) -> dict:
-        d = {"labels": self.by_label, "mapping": self.mapping, "slices": self.slices, "faithfulness": _rounded(self.faithfulness),
+        d = {"labels": self.by_label, "shortcuts_need_labels": self.shortcuts_need_labels, "mapping": self.mapping, "slices": self.slices, "faithfulness": _rounded(self.faithfulness),
              "agreement": _rounded(self.agreement), "rows": len(self.rows), "seconds": round(self.seconds, 3),
              "rows_per_second": round(self.rows_per_second, 3), "processes": self.processes,
              "methods": list(self.methods), "table": self.table()}
@@ -508,6 +534,13 @@ class DatasetExplanation(JsonResult):
         rows = [{"label": name, "rows": v["rows"], "top words": ", ".join(w["word"] for w in v["top_words"][:8]),
                  "shortcuts": ", ".join(s["word"] for s in v["shortcuts"])} for name, v in self.by_label.items()]
         return html_table(rows, f"{len(self.rows)} rows, {', '.join(self.methods)}, {self.rows_per_second:.1f} rows/s")
+
+
+def _tie_fields(item: dict, tie: dict, typical: float) -> dict:
+    """One word of a label, as shortcuts and drivers list it: its attribution and its tie (word_ties)."""
+    return {"word": item["word"], "rows": tie["rows"], "mean": item["mean"], "typical": round(typical, 6),
+            "predicted_share": tie["predicted_share"], "given_share": tie["given_share"], "errors": tie["errors"],
+            "errors_q": tie["errors_p"], "association": tie["association"], "q": tie["q"], "kind": tie["kind"]}
 
 
 def _mean(values) -> float | None:

@@ -1,4 +1,4 @@
-"""The Dataset explanations page (pages/explain_data.py), its sections: per-label words and possible shortcuts,
+"""The Dataset explanations page (pages/explain_data.py), its sections: per-label words and shortcuts,
 slices, each method's faithfulness, agreement and rationale scores, and the rows (a click puts one into the
 sidebar)."""
 from __future__ import annotations
@@ -25,19 +25,28 @@ def draw_summary(found: DatasetExplanation) -> None:
     wrong = found.slices.get("wrong", {}).get("rows", 0)
     judged = sum(r.given is not None for r in found.rows)
     m[2].metric(t("explain.accuracy"), f"{1 - wrong / judged:.1%}" if judged else "—")
-    m[3].metric(t("explain.shortcuts"), sum(len(v["shortcuts"]) for v in found.by_label.values()))
+    m[3].metric(t("explain.shortcuts"), "—" if found.shortcuts_need_labels else
+                sum(len(v["shortcuts"]) for v in found.by_label.values()))
 
 
 def draw_labels(found: DatasetExplanation) -> None:
-    """Per predicted label: its words, its possible shortcuts, and the words toward it on rows given it but
-    predicted otherwise."""
+    """Per predicted label: its words, its shortcuts by the scan's rule (or why none can be named: no given
+    labels), the words that drive it, and the words toward it on rows given it but predicted otherwise."""
     st.subheader(t("explain.labels_title"))
+    if found.mapping:
+        pairs = ", ".join(f"{plain(a)} → {plain(b)}" for a, b in found.mapping.items())
+        st.info(t("explain.mapping", pairs=pairs), icon=":material/swap_horiz:")
+    if found.shortcuts_need_labels:
+        st.info(t("explain.shortcuts_need_labels"), icon=":material/info:")
     for name, v in found.by_label.items():
         words = ", ".join(plain(w["word"]) for w in v["top_words"][:5])
         st.markdown(f"**{plain(name)}** · {t('explain.label_rows', n=v['rows'])} · {words}")
         for s in v["shortcuts"]:
             st.warning(t("explain.shortcut", word=plain(s["word"]), rows=s["rows"], label=plain(name),
-                         share=f"{s['precision']:.0%}", base=f"{s['base_rate']:.0%}"), icon=":material/warning:")
+                         errors=s["errors"]), icon=":material/warning:")
+        if v["drivers"]:
+            key = "explain.relied" if v["shortcuts_need_labels"] else "explain.drivers"
+            st.caption(t(key, label=plain(name), words=", ".join(f"'{plain(d['word'])}'" for d in v["drivers"])))
         if v["top_words"]:
             draw_table(_words(v["top_words"]), key=f"explain_words_{name}")
         if v["given_rows"]:
