@@ -498,3 +498,22 @@ def test_planted_label_flips_are_suspect_rows(planted):
     # a topic model trained on other rows: it may agree with one flip's new label, but flags nothing else
     assert rows <= set(flipped) and len(rows) >= 3, rows
     assert not [f for f in r.findings if f.check == "mapping.permutation"]  # 4 flips are not a permutation
+
+
+def test_a_words_tie_is_pearsons_two_by_two_test():
+    """contrastive_words' statistic and p-value equal scipy's chi2_contingency (no correction) on each word's
+    present/absent x label/other table, and a word in every row of a common label and nowhere else ranks first."""
+    from scipy.stats import chi2_contingency
+    from explorer.data.words import contrastive_words, word_matrix
+    rng = np.random.default_rng(3)
+    texts = [" ".join(rng.choice(list("abcdefgh"), 4)) + (" zqx" if i % 4 else "") for i in range(40)]
+    labels = np.array([1 if i % 4 else 0 for i in range(40)])  # zqx: exactly the rows of label 1, three in four
+    x, words = word_matrix(texts)
+    out = contrastive_words(x, words, labels, 1)
+    assert out[0][0] == "zqx" and out[0][4] < 1e-8
+    for word, stat, rows, share, p in out:
+        holds = np.asarray(x[:, list(words).index(word)].todense()).ravel() > 0
+        table = [[np.sum(holds & (labels == 1)), np.sum(holds & (labels != 1))],
+                 [np.sum(~holds & (labels == 1)), np.sum(~holds & (labels != 1))]]
+        want = chi2_contingency(table, correction=False)
+        assert stat == pytest.approx(want.statistic, rel=1e-9) and p == pytest.approx(want.pvalue, rel=1e-6, abs=1e-12)

@@ -30,23 +30,30 @@ def word_matrix(docs: Sequence, min_rows: int = 1, lowercase: bool = True):
 def contrastive_words(x, words, labels: np.ndarray, label: int,
                       top: int | None = None) -> list[tuple[str, float, int, float, float]]:
     """The words most tied to `label` among `labels` (n,): (word, chi2, rows holding it, share of those rows
-    with `label`, p-value), strongest first; only words over-represented in the label's rows (chi2 is
-    two-sided)."""
-    from sklearn.feature_selection import chi2
+    with `label`, p-value), strongest first; only words over-represented in the label's rows.
+
+    The tie is Pearson's chi-squared test of the 2x2 table of word present/absent against label yes/no (one
+    degree of freedom, no continuity correction), vectorised over every word. Not sklearn's `chi2`: on a binary
+    feature it reads only the rows that hold the word, so a word in every row of a label and nowhere else (a
+    perfect tie) scores weakly when the label is common."""
+    from scipy.stats import chi2 as chi2_dist
 
     if x is None or not len(words):
         return []
     yes = np.asarray(labels) == label
     if yes.all() or not yes.any():
         return []
-    scores, p = chi2(x, yes)
-    rows = np.asarray(x.sum(0)).ravel()
-    hits = np.asarray(x[yes.nonzero()[0]].sum(0)).ravel()
-    share = hits / np.maximum(rows, 1)
-    scores = np.nan_to_num(scores)
+    n, n_yes = float(len(yes)), float(yes.sum())
+    rows = np.asarray(x.sum(0)).ravel().astype(float)
+    a = np.asarray(x[yes.nonzero()[0]].sum(0)).ravel().astype(float)  # word, label
+    b = rows - a  # word, other labels
+    c, d = n_yes - a, (n - n_yes) - b  # no word: label, other labels
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = np.nan_to_num(n * (a * d - b * c) ** 2 / (rows * (n - rows) * n_yes * (n - n_yes)))
+    p = chi2_dist.sf(scores, 1)
+    share = a / np.maximum(rows, 1)
     keep = np.flatnonzero(share > yes.mean())
     best = keep[np.argsort(-scores[keep], kind="stable")][:top]
-    p = np.nan_to_num(p, nan=1.0)
     return [(str(words[j]), float(scores[j]), int(rows[j]), float(share[j]), float(p[j])) for j in best]
 
 
