@@ -118,21 +118,27 @@ NEUTRAL_SHARE = 0.05  # a neutral word is in at least this share of the rows (so
 NEUTRAL_P = 0.5  # ... and its presence is this far from tied to any label (chi-squared p at least this)
 
 
-def fit_neutral_words(texts, labels) -> dict | None:
+def fit_neutral_words(texts, labels, predicted=None) -> dict | None:
     """{"words": (first, last)}: the two most frequent words whose presence is independent of `labels` (n,)
-    label ids (the given labels, else the predictions), by a chi-squared test; None when the data have no two."""
+    label ids (the given labels, else the predictions) and of the model's `predicted` ids, by chi-squared tests;
+    None when the data have no two. Both: a word the data leave untied can still be one the model leans on
+    (a topical hashtag), and adding it would test the shortcut, not neutrality."""
     import numpy as np
     from sklearn.feature_selection import chi2
 
     from explorer.data.words import word_matrix
 
-    labels = np.asarray(labels)
     x, words = word_matrix(list(texts), max(2, int(NEUTRAL_SHARE * len(texts))))
-    if x is None or len(np.unique(labels)) < 2:
+    if x is None:
         return None
-    _, p = chi2(x, labels)
+    untied = np.ones(len(words), bool)
+    for ids in (labels, predicted):
+        ids = np.asarray(ids) if ids is not None else None
+        if ids is None or len(np.unique(ids)) < 2:
+            continue
+        untied &= np.nan_to_num(chi2(x, ids)[1]) >= NEUTRAL_P
     counts = np.asarray(x.sum(0)).ravel()
-    alpha = [j for j in np.argsort(-counts, kind="stable") if words[j].isalpha() and np.nan_to_num(p[j]) >= NEUTRAL_P]
+    alpha = [j for j in np.argsort(-counts, kind="stable") if words[j].isalpha() and untied[j]]
     return {"words": (str(words[alpha[0]]), str(words[alpha[1]]))} if len(alpha) >= 2 else None
 
 
@@ -142,7 +148,8 @@ def neutral_words(text: str, seed: int = 0, words: tuple[str, str] = ("the", "an
     return f"{words[0]} {text} {words[1]}"
 
 
-# Transforms whose parameters are read from the data first: name -> fit(texts, label ids) -> keyword arguments
+# Transforms whose parameters are read from the data first: name -> fit(texts, label ids, predicted ids) -> keyword
+# arguments
 # (None: not applicable to these data).
 FITTED = {"neutral_words": fit_neutral_words}
 

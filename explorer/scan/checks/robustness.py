@@ -19,7 +19,7 @@ def flips(data: ScanData, name: str, progress=None, found: Found | None = None) 
     options = {}
     if name in FITTED:
         y = found.given_ids(data) if found is not None and data.given is not None else np.full(data.rows, -1)
-        options = FITTED[name](data.texts, np.where(y >= 0, y, data.predicted))
+        options = FITTED[name](data.texts, np.where(y >= 0, y, data.predicted), data.predicted)
         if options is None:
             return {"flip_rate": None, "rows": 0, "flipped": [], "examples": []}
     new = [TRANSFORMS[name](t, data.seed, **options) for t in data.texts]
