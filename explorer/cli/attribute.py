@@ -1,13 +1,10 @@
 """`attribute`: every row of a CSV attributed, rows in shared batches, one line (or JSON object) per row as it is done."""
 from __future__ import annotations
 
-import json
-
 from explorer.cli.common import (SEED, bounded, device_option, dtype_option, method_name, pair_options,
                                  quiet_transformers)
 
 ATTRIBUTE_ROWS = 32  # rows per attribute_many call: their points share batches; each call's lines then print
-
 
 
 def add_parser(sub) -> None:
@@ -35,6 +32,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from explorer.results import strict_json
     from explorer.data.dataset import read_csv, texts_of
     from explorer.explain.batched import attribute_many
     from explorer.model.checkpoints import load_checkpoint
@@ -50,7 +48,7 @@ def run(args) -> int:
                                text_pairs=[pairs[i] for i in rows] if pairs else None, dtype=args.dtype)
         for i, r in zip(rows, found):
             if args.json:
-                print(json.dumps({"row": i, **r.to_dict()}), flush=True)
+                print(strict_json({"row": i, **r.to_dict()}), flush=True)
             else:
                 warn = "" if r.converged is not False else f"  (not converged: error {r.error:.2%})"
                 print(f"row {i}: {r.target_label}: " + " ".join(f"{tok}={v:+.3f}" for tok, v in zip(r.shown, r.scores))

@@ -60,6 +60,10 @@ def new_weights(a) -> str | None:
 def bounded(kind, lo, hi):
     """An argparse type: a finite number of `kind` within [lo, hi], else one clear line."""
     def parse(text: str):
+        digits = text.strip().lstrip("+-")
+        if digits.isascii() and digits.isdigit() and len(digits) > 30:  # int() refuses past 4,300 digits
+            shown = f"{text.strip()[:12]}… ({len(digits):,} digits)"
+            raise argparse.ArgumentTypeError(str(UsageError("cli_out_of_range", value=shown, lo=lo, hi=hi)))
         try:
             value = kind(text)
         except ValueError:

@@ -72,8 +72,11 @@ def calibration(data: ScanData, found: Found) -> dict:
     over = wrong & (gap > overconfidence_threshold(p.shape[1]))
     two = -np.sort(-p, axis=-1)[:, :2]
     under = two[:, 1] / np.maximum(two[:, 0], 1e-12) > UNDER_RATIO
-    return {"ece": round(value, 6), "bins": BINS, "temperature": round(t, 6), "nll": round(nll(logits[held], y[held]), 6),
-            "nll_scaled": round(nll(logits[held], y[held], t), 6), "rows": int(len(y)), "reliability": bins,
+    # No held-out row (no given label the checkpoint's names match): the NLL of an empty set is undefined, None
+    undefined = not len(held)
+    return {"ece": round(value, 6), "bins": BINS, "temperature": round(t, 6),
+            "nll": None if undefined else round(nll(logits[held], y[held]), 6),
+            "nll_scaled": None if undefined else round(nll(logits[held], y[held], t), 6), "rows": int(len(y)), "reliability": bins,
             "overconfident_rows": keep[over].tolist(), "overconfidence_rate": round(float(over.sum() / max(wrong.sum(), 1)), 6),
             "underconfident_rows": keep[under].tolist(), "underconfidence_rate": round(float(under.mean()) if len(y) else 0.0, 6)}
 
