@@ -41,6 +41,8 @@ def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None 
     skipped: list[tuple[str, Message]] = []
     done = FORWARD_COST
     for c in chosen:
+        if progress:  # a stop check between checks too, whether or not the check reports
+            progress(done / total, c.name + ": ")
         why = c.applies(data)
         if why:
             skipped.append((c.name, Message(why)))
