@@ -158,23 +158,23 @@ def attribute_many(ck: Checkpoint, texts: list[str], method: str = "lig", target
     explorer.explain.batched.attribute_many (quantity, baseline, n_steps, tolerance, batch_size, dtype)."""
     ck = _checked(ck)
     f = "attribute_many"
-    items = items(texts)
-    check(items is not None and all(isinstance(t, str) for t in items), f, "texts", texts, "a list of strings")
+    listed = items(texts)
+    check(listed is not None and all(isinstance(t, str) for t in listed), f, "texts", texts, "a list of strings")
     text_arg(f, "method", method)
     targets = items(target)
     if targets is None:
         _target(f, ck, target)
     else:
-        check(len(targets) == len(items), f, "target", target, "one label per text")
+        check(len(targets) == len(listed), f, "target", target, "one label per text")
         target = [_target(f, ck, one) for one in targets]
     _head_arg(f, head)
     pairs = items(text_pairs)
-    check(text_pairs is None or (pairs is not None and len(pairs) == len(items)
+    check(text_pairs is None or (pairs is not None and len(pairs) == len(listed)
                                   and all(p is None or isinstance(p, str) for p in pairs)),
            f, "text_pairs", text_pairs, "None or one string (or None) per text")
     whole(f, "seed", seed, SEEDS)
     _options(f, options, _MANY_OPTIONS)
-    return batched.attribute_many(ck, _head(ck, head, seed), items, method, target, text_pairs=pairs, **options)
+    return batched.attribute_many(ck, _head(ck, head, seed), listed, method, target, text_pairs=pairs, **options)
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,7 +33,8 @@ def check_options(function: str, ck, *, seed, batch_size, max_length, progress, 
     known = [c.name for c in CHECKS]
     for w in wanted:
         if not any(matches(name, w) for name in known):
-            raise ExplorerError("scan_unknown_check", check=w[:60], known=", ".join(known))
+            groups = ", ".join(dict.fromkeys(name.split(".")[0] for name in known))  # the full list runs past a line
+            raise ExplorerError("scan_unknown_check", check=w[:60], known=groups, example=known[0])
     return wanted
 
 
