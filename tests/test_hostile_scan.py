@@ -306,3 +306,26 @@ def test_owners_gone_free_their_running_scans_within_grace_and_one_batch(tiny):
 
 def _past_a_batch(job) -> bool:
     return job.done or any(p["msg"].startswith("forward: ") and p["frac"] > 0 for p in list(job.progress))
+
+
+# ---- a long scan's progress on the command line ----------------------------------------------------------------
+
+def test_the_cli_shows_progress_and_the_time_left_only_on_a_terminal(work, csv, tiny_root, capsys, monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal, piped = Terminal(), sys.stderr
+    monkeypatch.setattr(sys, "stderr", terminal)
+    got = cli.main(["scan", "--csv", csv, *_ck_args(tiny_root), "--json"])
+    drawn = terminal.getvalue()
+    assert got == 0, drawn[-300:]
+    assert "scan " in drawn and " left" in drawn and "forward: " in drawn, drawn[-300:]
+    monkeypatch.setattr(sys, "stderr", piped)
+    capsys.readouterr()
+    assert cli.main(["scan", "--csv", csv, *_ck_args(tiny_root), "--json"]) == 0
+    out = capsys.readouterr()
+    assert " left" not in out.err and _strict(out.out)["rows"] == 8  # piped: stderr keeps to its n/a lines
