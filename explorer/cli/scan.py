@@ -37,14 +37,15 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from explorer.results import check_new_files, strict_json, write_new_files
+
+    # Refused before any costly work, torch's import included: a missing folder, a taken name, the same path twice.
+    check_new_files([p for p in (args.out, args.out_csv) if p is not None])
     from explorer.data.dataset import read_csv
     from explorer.model.checkpoints import load_checkpoint
-    from explorer.results import check_new_files, strict_json, write_new_files
     from explorer.scan import scan_table
 
     quiet_transformers()
-    outputs = [p for p in (args.out, args.out_csv) if p is not None]
-    check_new_files(outputs)  # refused before any costly work: a missing folder, a taken name, the same path twice
     table = read_csv(args.csv, max_rows=args.max_rows)
     note = single_label_note(table, args.label_column)
     if note:
