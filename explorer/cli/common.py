@@ -36,9 +36,11 @@ def target_index(ck, label: str | None) -> int | None:
     """--target: a label name of the checkpoint, or its index."""
     if label is None:
         return None
+    from explorer.data.mapping import is_id
+
     if label in ck.labels:
         return ck.labels.index(label)
-    if label.isdigit() and len(label) <= 9 and int(label) < len(ck.labels):  # past 4,300 digits int() raises
+    if is_id(label) and int(label) < len(ck.labels):
         return int(label)
     raise UsageError("cli_unknown_target", target=label[:40], choices=", ".join(ck.labels))
 
