@@ -76,8 +76,10 @@ def test_no_label_matching_the_checkpoint_prints_strict_json_with_null_figures(w
     printed = capsys.readouterr().out
     assert "NaN" not in printed and "Infinity" not in printed
     got = _strict(printed)
-    if got["calibration"]:  # ran with no row whose label the checkpoint names: the NLL of no rows is undefined
-        assert got["calibration"]["nll"] is None and got["calibration"]["nll_scaled"] is None
+    # no row whose label the checkpoint names: the NLL of no rows is undefined, null, and the report says why
+    assert got["calibration"]["nll"] is None and got["calibration"]["nll_scaled"] is None
+    assert {"check": "calibration.ece", "why": "no row's label is one of the checkpoint's names: its NLL and "
+            "calibration are undefined (null)"} in got["not_applicable"]
     report = explorer.scan(df, tiny["bert"], label="label")
     assert _strict(report.to_json()) == _strict(json.dumps(_strict(report.to_json())))
 

@@ -89,7 +89,8 @@ def _with_labels(data: ScanData) -> str | None:
 def find_miscalibration(data: ScanData, found: Found, progress) -> list[Finding]:
     c = calibration(data, found)
     found.results["calibration.ece"] = c
-    if not c["rows"]:
+    if not c["rows"]:  # the reason its figures are null
+        found.not_applicable.append(("calibration.ece", Message("scan_calibration_no_rows")))
         return []
     value = c["ece"]
     severity = "major" if value >= MAJOR_ECE else "minor" if value >= MINOR_ECE else "info"
