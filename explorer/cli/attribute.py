@@ -1,14 +1,13 @@
 """`attribute`: every row of a CSV attributed, rows in shared batches, one line (or JSON object) per row as it is done."""
 from __future__ import annotations
 
-from explorer.cli.common import (SEED, bounded, device_option, dtype_option, method_name, pair_options,
-                                 quiet_transformers)
+from explorer.cli.common import (SEED, bounded, device_option, dtype_option, max_rows_option, method_name,
+                                 pair_options, quiet_transformers)
 
 ATTRIBUTE_ROWS = 32  # rows per attribute_many call: their points share batches; each call's lines then print
 
 
 def add_parser(sub) -> None:
-    from explorer.data.dataset import MAX_ROWS
     from explorer.model.checkpoints import DEFAULT_CHECKPOINT
     from explorer.model.heads import KINDS
 
@@ -24,8 +23,7 @@ def add_parser(sub) -> None:
                    type=method_name,
                    help="attribute each row's predicted label's logit (default lig, refined to ≤ 1%% completeness)")
     r.add_argument("--steps", type=bounded(int, 1, 10_000), help="lig: this many Gauss-Legendre steps, not adaptive")
-    r.add_argument("--max-rows", type=bounded(int, 1, 10**9), default=MAX_ROWS,
-                   help=f"read at most this many rows (default {MAX_ROWS:,}, the app's limit)")
+    max_rows_option(r)
     r.add_argument("--seed", type=SEED, default=0, help="seed for new head weights")
     r.add_argument("--json", action="store_true", help="print one JSON object per row, as each is done")
     r.set_defaults(func=run)

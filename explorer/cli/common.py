@@ -111,6 +111,14 @@ def dtype_option(parser: argparse.ArgumentParser) -> None:
                              "Precision section states how far each lands from float32")
 
 
+def max_rows_option(parser: argparse.ArgumentParser) -> None:
+    """--max-rows: what it does, in its help (a longer CSV is refused, not cut)."""
+    from explorer.data.dataset import MAX_ROWS
+
+    parser.add_argument("--max-rows", type=bounded(int, 1, 10**9), default=MAX_ROWS,
+                        help=f"refuse a CSV of more rows than this (default {MAX_ROWS:,}, the app's limit)")
+
+
 def pair_options(parser: argparse.ArgumentParser) -> None:
     from explorer.data.dataset import PAIR_NAMES
 

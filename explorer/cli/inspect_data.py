@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from explorer.cli.common import (UsageError, bounded, device_option, dtype_option, is_main_process, pair_options,
-                                 quiet_transformers, tag_data, tag_options, token_data)
+from explorer.cli.common import (UsageError, bounded, device_option, dtype_option, is_main_process, max_rows_option,
+                                 pair_options, quiet_transformers, tag_data, tag_options, token_data)
 
 
 def add_parser(sub) -> None:
-    from explorer.data.dataset import MAX_ROWS
-
     d = sub.add_parser("inspect-data", help="report what is wrong with a CSV's labels")
     d.add_argument("--csv", required=True)
     d.add_argument("--text-column")
@@ -23,8 +21,7 @@ def add_parser(sub) -> None:
     d.add_argument("--label-issues", action="store_true",
                    help="also find mislabelled rows (K-fold heads on the checkpoint's frozen features + cleanlab)")
     d.add_argument("--folds", type=bounded(int, 1, 100), default=5, help="folds for --label-issues (default 5)")
-    d.add_argument("--max-rows", type=bounded(int, 1, 10**9), default=MAX_ROWS,
-                   help=f"read at most this many rows (default {MAX_ROWS:,}, the app's limit)")
+    max_rows_option(d)
     d.add_argument("--show", type=bounded(int, 0, 10**6), default=20, help="label issues listed without --json")
     d.add_argument("--out-csv", help="write the CSV with the suggested mapping applied to this new file "
                                      "(needs --checkpoint; an existing file is never overwritten)")

@@ -9,13 +9,11 @@ from __future__ import annotations
 import contextlib
 import sys
 
-from explorer.cli.common import (UsageError, bounded, device_option, is_main_process, pair_options,
+from explorer.cli.common import (UsageError, bounded, device_option, is_main_process, max_rows_option, pair_options,
                                  quiet_transformers)
 
 
 def add_parser(sub) -> None:
-    from explorer.data.dataset import MAX_ROWS
-
     s = sub.add_parser("scan", help="one report of what is wrong with a checkpoint on a CSV and its labels")
     s.add_argument("--checkpoint", required=True)
     s.add_argument("--csv", required=True)
@@ -24,8 +22,7 @@ def add_parser(sub) -> None:
                                           "(without one, only the checks that need none run)")
     pair_options(s)
     device_option(s)
-    s.add_argument("--max-rows", type=bounded(int, 1, 10**9), default=MAX_ROWS,
-                   help=f"refuse a CSV of more rows than this (default {MAX_ROWS:,}, the app's limit)")
+    max_rows_option(s)
     s.add_argument("--batch-size", type=bounded(int, 1, 4096), default=64, help="rows per forward pass (default 64)")
     s.add_argument("--seed", type=bounded(int, 0, 2**31 - 1), default=0,
                    help="seeds the typos, splits and samples: a whole number from 0 to 2,147,483,647 (default 0)")
