@@ -146,7 +146,7 @@ def check_new_files(paths) -> list[str]:
 
 def write_new_files(files: Mapping) -> None:
     """Write each of `files` ({path: bytes}) as a new file, all of them or none: check_new_files first, then each
-    into a temporary file beside its path (created O_EXCL|O_NOFOLLOW, as mkstemp does), then each linked into
+    into a new hidden file beside its path (O_CREAT|O_EXCL|O_NOFOLLOW, _new_temporary), then each linked into
     place, which fails where the path appeared meanwhile (link never follows a link at its destination). On
     any failure, Ctrl+C included, every file this call placed is removed again. Errors name the paths as
     given, never a temporary one."""
@@ -174,7 +174,8 @@ def write_new_files(files: Mapping) -> None:
         if isinstance(err, FileExistsError):
             raise _output_error("output_exists", current) from None
         if isinstance(err, OSError):
-            raise ExplorerError("output_failed", path=str(current)[:200], reason=err.strerror or type(err).__name__) from None
+            reason = err.strerror or type(err).__name__
+            raise ExplorerError("output_failed", path=str(current)[:200], reason=reason) from None
         raise
     finally:
         for tmp in temps:

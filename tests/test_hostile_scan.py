@@ -135,7 +135,8 @@ def test_a_bad_output_path_is_refused_before_the_scan_and_nothing_is_written(wor
     args = ["scan", "--csv", csv, *_ck_args(tiny_root), "--out", out] + (["--out-csv", out_csv] if out_csv else [])
     assert cli.main(args) == 2
     _one_error(capsys, needle)
-    assert {p: p.read_bytes() if p.is_file() else None for p in work.iterdir()} == before  # nothing new, nothing changed
+    after = {p: p.read_bytes() if p.is_file() else None for p in work.iterdir()}
+    assert after == before  # nothing new, nothing changed
     assert os.path.islink("link.csv") and stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 

@@ -64,7 +64,8 @@ def _identity_target(name: str, ck_labels: tuple[str, ...], renames: dict[str, s
     return None
 
 
-ID_DIGITS = 9  # an id has at most this many digits: int() refuses a label past 4,300 digits, and no head has 10**9 labels
+# An id has at most this many digits: no head has 10**9 labels, and int() refuses a label past 4,300 digits.
+ID_DIGITS = 9
 
 
 def is_id(name: str) -> bool:

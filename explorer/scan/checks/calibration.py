@@ -76,7 +76,8 @@ def calibration(data: ScanData, found: Found) -> dict:
     undefined = not len(held)
     return {"ece": round(value, 6), "bins": BINS, "temperature": round(t, 6),
             "nll": None if undefined else round(nll(logits[held], y[held]), 6),
-            "nll_scaled": None if undefined else round(nll(logits[held], y[held], t), 6), "rows": int(len(y)), "reliability": bins,
+            "nll_scaled": None if undefined else round(nll(logits[held], y[held], t), 6),
+            "rows": int(len(y)), "reliability": bins,
             "overconfident_rows": keep[over].tolist(), "overconfidence_rate": round(float(over.sum() / max(wrong.sum(), 1)), 6),
             "underconfident_rows": keep[under].tolist(), "underconfidence_rate": round(float(under.mean()) if len(y) else 0.0, 6)}
 
