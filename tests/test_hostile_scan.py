@@ -244,10 +244,13 @@ def test_a_named_label_column_is_read_as_one_label_per_row_and_says_so(work, tin
     assert report.given == tuple(v.removesuffix(".0") for v in labels)  # "1.0" and "1" are one class
 
 
-def test_a_cell_of_100000_characters_of_words_is_scanned(tiny):
+def test_a_cell_of_100000_characters_of_words_is_scanned(work, tiny_root, tiny, capsys):
     words = ("word " * 20_000).strip()  # 100,000 characters, 20,000 words: within the documented cell cap
     df = pd.DataFrame({"text": [words, "short one", "another", "last"], "label": ["alpha", "beta"] * 2})
     assert explorer.scan(df, tiny["bert"], label="label", checks=["head"]).rows == 4
+    df.to_csv("long.csv", index=False)
+    assert cli.main(["scan", "--csv", "long.csv", *_ck_args(tiny_root), "--label-column", "label", "--json"]) == 0
+    assert _strict(capsys.readouterr().out)["rows"] == 4
 
 
 # ---- the command line's numbers --------------------------------------------------------------------------------
