@@ -1,5 +1,6 @@
 """The public API (re-exported by `explorer`): load, analyze, attribute, attribute_many, inspect, audit, explain_data,
-counterfactual.
+counterfactual, scan (also `explorer.scan(df, ck)`, the callable package, which checks its arguments through the same
+function).
 
 Each function is a thin layer over the core the app and the CLI use (explorer/model, explain, data),
 so a notebook sees the same numbers as they do. Every result is a frozen dataclass with `to_dict()`
@@ -9,11 +10,9 @@ so a notebook sees the same numbers as they do. Every result is a frozen datacla
 from __future__ import annotations
 
 import logging
-import math
 import os
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from explorer.data import audit as audit_core
@@ -27,99 +26,37 @@ from explorer.model.analysis import Analysis
 from explorer.model.checkpoints import DEFAULT_SEED, Checkpoint, load_checkpoint
 from explorer.model.heads import Head, build_head
 from explorer.results import JsonResult, html_table
+from explorer.runtime.arguments import COUNTS, FOLDS, LENGTHS, SEEDS, STEPS, check, columns, flag, items, real, whole
+from explorer.runtime.arguments import text as text_arg
 from explorer.text.errors import ExplorerError
 
 log = logging.getLogger("explorer")
 
-# Every argument of the public functions is checked here, before any work, so a caller gets one
-# ExplorerError line for a wrong type, a NaN, a sign or a range, never what the core happens to raise
-# deep inside (an AttributeError in the loader, a MemoryError minutes into a 10**9-step integral).
-SEEDS = (0, 2**32 - 1)  # what numpy, torch and sklearn all accept (the CLI's --seed)
-STEPS = (1, 10_000)  # lig's fixed steps (the CLI's --steps)
-FOLDS = (2, 100)
-LENGTHS = (1, 100_000)  # tokens per text (the CLI's --max-length)
-COUNTS = (1, 2**31 - 1)  # rows, samples, batch sizes, windows, token positions
-
-
-def _shown(value) -> str:
-    """`value` in a message: short, and never str() of a huge int (past 4,300 digits Python refuses it)."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and int(value).bit_length() > 64:
-        return f"a whole number of about {int(int(value).bit_length() * math.log10(2)):,} digits"
-    if value is None or isinstance(value, (str, bytes, bool, int, float, np.number)):
-        return repr(value)[:40]
-    return type(value).__name__
-
-
-def _check(ok: bool, function: str, argument: str, value, expected: str) -> None:
-    if not ok:
-        raise ExplorerError("api_argument", function=function, argument=argument, expected=expected,
-                            value=_shown(value))
-
-
-def _whole(function: str, argument: str, value, bounds: tuple[int, int], optional: bool = False) -> int | None:
-    """`value` as an int within `bounds`; None passes where `optional`."""
-    if optional and value is None:
-        return None
-    lo, hi = bounds
-    ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and lo <= value <= hi
-    _check(ok, function, argument, value, f"a whole number from {lo:,} to {hi:,}" + (" or None" if optional else ""))
-    return int(value)
-
-
-def _real(function: str, argument: str, value, above: float, most: float) -> float:
-    """`value` as a finite float in (above, most]."""
-    ok = (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-          and math.isfinite(value) and above < value <= most)
-    _check(ok, function, argument, value, f"a finite number above {above} and at most {most}")
-    return float(value)
-
-
-def _text(function: str, argument: str, value, optional: bool = False) -> str | None:
-    _check(isinstance(value, str) or (optional and value is None), function, argument, value,
-           "a string or None" if optional else "a string")
-    return value
-
-
-def _items(value) -> list | None:
-    """A list of `value`'s items where it is a collection (list, tuple, array, Series, set, range), else None:
-    a string is one value, not its characters."""
-    if isinstance(value, (list, tuple, np.ndarray, pd.Series, pd.Index, set, frozenset, range)):
-        return list(value)
-    return None
-
-
-def _columns(function: str, **names) -> None:
-    """Column-name arguments: each a string, or None to guess."""
-    for argument, value in names.items():
-        _text(function, argument, value, optional=True)
-
-
-def _flag(function: str, argument: str, value) -> bool:
-    _check(isinstance(value, (bool, np.bool_)), function, argument, value, "True or False")
-    return bool(value)
+# Every argument is checked before any work (explorer/runtime/arguments.py): one ExplorerError line for a wrong
+# type, a NaN, a sign or a range.
 
 
 def _head_arg(function: str, head) -> None:
-    _check(isinstance(head, (str, Head)), function, "head", head, "a head kind's name or a Head")
+    check(isinstance(head, (str, Head)), function, "head", head, "a head kind's name or a Head")
 
 
 def _target(function: str, ck: Checkpoint, target) -> int | None:
-    return _whole(function, "target", target, (0, max(len(ck.labels) - 1, 0)), optional=True)
+    return whole(function, "target", target, (0, max(len(ck.labels) - 1, 0)), optional=True)
 
 
 # The options attribute and attribute_many pass on to the core, each with its check.
 _OPTIONS = {
-    "quantity": lambda f, v: _text(f, "quantity", v),
-    "baseline": lambda f, v: _text(f, "baseline", v),
-    "n_steps": lambda f, v: _whole(f, "n_steps", v, STEPS, optional=True),
-    "window": lambda f, v: _whole(f, "window", v, COUNTS),
-    "tolerance": lambda f, v: _real(f, "tolerance", v, 0.0, 1.0),
-    "n_samples": lambda f, v: _whole(f, "n_samples", v, COUNTS, optional=True),
-    "seed": lambda f, v: _whole(f, "seed", v, SEEDS),
-    "target_token": lambda f, v: _whole(f, "target_token", v, (0, COUNTS[1]), optional=True),
-    "dtype": lambda f, v: _text(f, "dtype", v, optional=True),
-    "batch_size": lambda f, v: _whole(f, "batch_size", v, COUNTS, optional=True),
-    "progress": lambda f, v: _check(v is None or callable(v), f, "progress", v, "a function or None"),
+    "quantity": lambda f, v: text_arg(f, "quantity", v),
+    "baseline": lambda f, v: text_arg(f, "baseline", v),
+    "n_steps": lambda f, v: whole(f, "n_steps", v, STEPS, optional=True),
+    "window": lambda f, v: whole(f, "window", v, COUNTS),
+    "tolerance": lambda f, v: real(f, "tolerance", v, 0.0, 1.0),
+    "n_samples": lambda f, v: whole(f, "n_samples", v, COUNTS, optional=True),
+    "seed": lambda f, v: whole(f, "seed", v, SEEDS),
+    "target_token": lambda f, v: whole(f, "target_token", v, (0, COUNTS[1]), optional=True),
+    "dtype": lambda f, v: text_arg(f, "dtype", v, optional=True),
+    "batch_size": lambda f, v: whole(f, "batch_size", v, COUNTS, optional=True),
+    "progress": lambda f, v: check(v is None or callable(v), f, "progress", v, "a function or None"),
 }
 _MANY_OPTIONS = ("quantity", "baseline", "n_steps", "window", "tolerance", "batch_size", "dtype", "progress")
 _ONE_OPTIONS = tuple(k for k in _OPTIONS if k != "batch_size")
@@ -127,11 +64,11 @@ _ONE_OPTIONS = tuple(k for k in _OPTIONS if k != "batch_size")
 
 def _options(function: str, options: dict, allowed: tuple[str, ...]) -> None:
     for name, value in options.items():
-        _check(name in allowed, function, "option", name, "one of " + ", ".join(allowed))
+        check(name in allowed, function, "option", name, "one of " + ", ".join(allowed))
         _OPTIONS[name](function, value)
 
 __all__ = ["AuditResult", "DataReport", "analyze", "analyze_tokens", "attribute", "attribute_many", "audit",
-           "counterfactual", "explain_data", "inspect", "load"]
+           "counterfactual", "explain_data", "inspect", "load", "scan"]
 
 
 def load(name: str, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Checkpoint:
@@ -140,10 +77,10 @@ def load(name: str, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Ch
     cpu), or "cpu", "cuda", "cuda:N", "mps". `seed` draws any weights the checkpoint lacks, reproducibly.
     Weights it had to draw are named in one logged warning (transformers' own LOAD REPORT is left out: it
     also lists the weights minilm-sentiment then loads from its assets)."""
-    _check(isinstance(name, (str, os.PathLike)), "load", "name", name, "a name or a folder")
+    check(isinstance(name, (str, os.PathLike)), "load", "name", name, "a name or a folder")
     name = os.fspath(name)
-    _text("load", "device", device, optional=True)
-    _whole("load", "seed", seed, SEEDS)
+    text_arg("load", "device", device, optional=True)
+    whole("load", "seed", seed, SEEDS)
     ck = load_checkpoint(name, seed=seed, device=device)
     if ck.new_weights:
         log.warning("%s: new, random weights (%s) drawn from seed %s: its predictions mean nothing until it is "
@@ -169,12 +106,12 @@ def analyze(ck: Checkpoint, text: str, head: str | Head = "own", text_pair: str 
     The Analysis holds tokens, hidden states, attentions, rollout, logits and probabilities. `dtype`: "float32"
     (the model's own when None), "bfloat16" or "float16" (explorer/runtime/precision.py; the README's "Precision")."""
     ck = _checked(ck)
-    _text("analyze", "text", text)
+    text_arg("analyze", "text", text)
     _head_arg("analyze", head)
-    _text("analyze", "text_pair", text_pair, optional=True)
-    _flag("analyze", "flow", flow)
-    _whole("analyze", "seed", seed, SEEDS)
-    _text("analyze", "dtype", dtype, optional=True)
+    text_arg("analyze", "text_pair", text_pair, optional=True)
+    flag("analyze", "flow", flow)
+    whole("analyze", "seed", seed, SEEDS)
+    text_arg("analyze", "dtype", dtype, optional=True)
     return analysis_core.analyze(ck, _head(ck, head, seed), text, flow=flow, text_pair=text_pair, dtype=dtype)
 
 
@@ -187,10 +124,10 @@ def analyze_tokens(ck: Checkpoint, text: str, head: str | Head = "own", aggregat
     from explorer.model.token_analysis import analyze_tokens as core
 
     ck = _checked(ck)
-    _text("analyze_tokens", "text", text)
+    text_arg("analyze_tokens", "text", text)
     _head_arg("analyze_tokens", head)
-    _text("analyze_tokens", "aggregation", aggregation)
-    _whole("analyze_tokens", "seed", seed, SEEDS)
+    text_arg("analyze_tokens", "aggregation", aggregation)
+    whole("analyze_tokens", "seed", seed, SEEDS)
     return core(ck, _head(ck, head, seed), text, aggregation)
 
 
@@ -203,12 +140,12 @@ def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None
     (quantity, baseline, n_steps, window, tolerance, n_samples, seed, dtype; target_token, required for a token
     classifier)."""
     ck = _checked(ck)
-    _text("attribute", "text", text)
-    _text("attribute", "method", method)
+    text_arg("attribute", "text", text)
+    text_arg("attribute", "method", method)
     _target("attribute", ck, target)
     _head_arg("attribute", head)
-    _text("attribute", "text_pair", text_pair, optional=True)
-    _whole("attribute", "seed", seed, SEEDS)
+    text_arg("attribute", "text_pair", text_pair, optional=True)
+    whole("attribute", "seed", seed, SEEDS)
     _options("attribute", options, _ONE_OPTIONS)
     return attribution_core.attribute(ck, _head(ck, head, seed), text, method, target, text_pair=text_pair, **options)
 
@@ -222,23 +159,23 @@ def attribute_many(ck: Checkpoint, texts: list[str], method: str = "lig", target
     explorer.explain.batched.attribute_many (quantity, baseline, n_steps, tolerance, batch_size, dtype)."""
     ck = _checked(ck)
     f = "attribute_many"
-    items = _items(texts)
-    _check(items is not None and all(isinstance(t, str) for t in items), f, "texts", texts, "a list of strings")
-    _text(f, "method", method)
-    targets = _items(target)
+    listed = items(texts)
+    check(listed is not None and all(isinstance(t, str) for t in listed), f, "texts", texts, "a list of strings")
+    text_arg(f, "method", method)
+    targets = items(target)
     if targets is None:
         _target(f, ck, target)
     else:
-        _check(len(targets) == len(items), f, "target", target, "one label per text")
+        check(len(targets) == len(listed), f, "target", target, "one label per text")
         target = [_target(f, ck, one) for one in targets]
     _head_arg(f, head)
-    pairs = _items(text_pairs)
-    _check(text_pairs is None or (pairs is not None and len(pairs) == len(items)
+    pairs = items(text_pairs)
+    check(text_pairs is None or (pairs is not None and len(pairs) == len(listed)
                                   and all(p is None or isinstance(p, str) for p in pairs)),
            f, "text_pairs", text_pairs, "None or one string (or None) per text")
-    _whole(f, "seed", seed, SEEDS)
+    whole(f, "seed", seed, SEEDS)
     _options(f, options, _MANY_OPTIONS)
-    return batched.attribute_many(ck, _head(ck, head, seed), items, method, target, text_pairs=pairs, **options)
+    return batched.attribute_many(ck, _head(ck, head, seed), listed, method, target, text_pairs=pairs, **options)
 
 
 @dataclass(frozen=True, eq=False)
@@ -270,7 +207,7 @@ def inspect(df: pd.DataFrame, ck: Checkpoint | None = None, text: str | None = N
     `text`/`label` name the columns (guessed when None; several 0/1 label columns as "a,b");
     `text_pair` the second text of sentence pairs (guessed from premise/hypothesis-like headers when
     None, "" for one text)."""
-    _columns("inspect", text=text, label=label, text_pair=text_pair)
+    columns("inspect", text=text, label=label, text_pair=text_pair)
     return DataReport(label_report(frame_table(df), text, label, None if ck is None else _checked(ck),
                                    text_pair_column=text_pair))
 
@@ -301,10 +238,10 @@ def audit(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str 
     """Find mislabelled rows: out-of-fold predictions of linear heads on the checkpoint's frozen
     features (K `folds`), then confident learning (cleanlab). Columns as for `inspect`."""
     ck = _checked(ck)
-    _columns("audit", text=text, label=label, text_pair=text_pair)
-    _whole("audit", "folds", folds, FOLDS)
-    _whole("audit", "seed", seed, SEEDS)
-    _whole("audit", "max_length", max_length, LENGTHS)
+    columns("audit", text=text, label=label, text_pair=text_pair)
+    whole("audit", "folds", folds, FOLDS)
+    whole("audit", "seed", seed, SEEDS)
+    whole("audit", "max_length", max_length, LENGTHS)
     data = prepare(frame_table(df), text, label, text_pair_column=text_pair)
     return AuditResult(audit_core.audit(ck, data, folds=folds, seed=seed, max_length=max_length))
 
@@ -322,16 +259,16 @@ def explain_data(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, labe
 
     ck = _checked(ck)
     f = "explain_data"
-    _columns(f, text=text, label=label, text_pair=text_pair, rationale=rationale)
-    names = [methods] if isinstance(methods, str) else _items(methods)
-    _check(bool(names) and all(isinstance(m, str) for m in names), f, "methods", methods,
+    columns(f, text=text, label=label, text_pair=text_pair, rationale=rationale)
+    names = [methods] if isinstance(methods, str) else items(methods)
+    check(bool(names) and all(isinstance(m, str) for m in names), f, "methods", methods,
            "a method's name or a list of them")
-    _whole(f, "max_rows", max_rows, COUNTS, optional=True)
+    whole(f, "max_rows", max_rows, COUNTS, optional=True)
     _head_arg(f, head)
-    _whole(f, "seed", seed, SEEDS)
-    rows = _items(flagged)
-    _check(rows is not None, f, "flagged", flagged, "a list of row numbers")
-    flagged = [_whole(f, "flagged", row, (0, COUNTS[1])) for row in rows]
+    whole(f, "seed", seed, SEEDS)
+    rows = items(flagged)
+    check(rows is not None, f, "flagged", flagged, "a list of row numbers")
+    flagged = [whole(f, "flagged", row, (0, COUNTS[1])) for row in rows]
     methods = tuple(names)
     return explain_table(ck, _head(ck, head, seed), frame_table(df), text, label, text_pair, rationale, methods,
                          flagged=flagged, seed=seed, max_rows=max_rows)
@@ -348,13 +285,26 @@ def counterfactual(ck: Checkpoint, text: str, *, text_pair: str | None = None, t
 
     ck = _checked(ck)
     f = "counterfactual"
-    _text(f, "text", text)
-    _text(f, "text_pair", text_pair, optional=True)
+    text_arg(f, "text", text)
+    text_arg(f, "text_pair", text_pair, optional=True)
     if isinstance(target, str):
-        _check(target in ck.labels, f, "target", target, "a label of the checkpoint: " + ", ".join(ck.labels)[:200])
+        check(target in ck.labels, f, "target", target, "a label of the checkpoint: " + ", ".join(ck.labels)[:200])
         target = ck.labels.index(target)
     _target(f, ck, target)
-    _whole(f, "max_edits", max_edits, (1, core.MAX_EDITS))
-    _whole(f, "seed", seed, SEEDS)
+    whole(f, "max_edits", max_edits, (1, core.MAX_EDITS))
+    whole(f, "seed", seed, SEEDS)
     return core.counterfactual(ck, build_head(ck, "own"), text, text_pair=text_pair or "",
                                target=None if target is None else int(target), max_edits=max_edits, seed=seed)
+
+
+def scan(df: pd.DataFrame, ck: Checkpoint, *, text: str | None = None, label: str | None = None,
+         text_pair: str | None = None, seed: int = 0, batch_size: int = 64, max_length: int = 128, progress=None,
+         checks=None):
+    """Every check of the scan that applies to `ck` on a DataFrame's rows, as one ScanReport; the same function as
+    `explorer.scan(df, ck)`. Columns as for `inspect`; `seed` for typos, splits and samples; `batch_size` rows
+    per forward pass; `max_length` tokens per row; `progress(fraction, message)` may raise to stop; `checks`:
+    only the checks whose id is or starts with one of these (an unknown one is an error that lists the known)."""
+    from explorer.scan.arguments import scan as checked_scan
+
+    return checked_scan(df, ck, text=text, label=label, text_pair=text_pair, seed=seed, batch_size=batch_size,
+                        max_length=max_length, progress=progress, checks=checks)

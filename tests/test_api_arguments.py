@@ -48,6 +48,9 @@ TABLE = {
                      "flagged": [5, ["a"], [-1], NAN, [HUGE]]},
     "counterfactual": {"ck": CK, "text": TEXT, "text_pair": OPTIONAL_TEXT, "target": ["positive", NAN, -1, 3, HUGE, 1.0],
                        "max_edits": WHOLE + [0, 11, 10**9], "seed": WHOLE},
+    "scan": {"df": DF, "ck": CK, "text": OPTIONAL_TEXT, "label": OPTIONAL_TEXT, "text_pair": OPTIONAL_TEXT,
+             "seed": WHOLE, "batch_size": WHOLE + [0], "max_length": WHOLE + [0, -5], "progress": [5, "x"],
+             "checks": [5, "nope", ["nope"], [5], [], NAN]},
 }
 CASES = [(f, a, i) for f, args in TABLE.items() for a, values in args.items() for i in range(len(values))]
 
@@ -57,7 +60,7 @@ def test_the_table_covers_every_public_function_and_argument():
 
     assert set(TABLE) == set(api.__all__) - {"AuditResult", "DataReport"}
     for name, args in TABLE.items():
-        named = {p for p, v in inspect.signature(getattr(explorer, name)).parameters.items() if v.kind != v.VAR_KEYWORD}
+        named = {p for p, v in inspect.signature(getattr(api, name)).parameters.items() if v.kind != v.VAR_KEYWORD}
         assert named <= set(args), (name, named - set(args))
 
 
@@ -69,7 +72,7 @@ def base(tiny, tiny_root):
             "analyze_tokens": dict(ck=ck, text="a fine day"), "attribute": dict(ck=ck, text="a fine day"),
             "attribute_many": dict(ck=ck, texts=["a fine day", "a sad day"]), "inspect": dict(df=df),
             "audit": dict(df=df, ck=ck), "explain_data": dict(df=df, ck=ck),
-            "counterfactual": dict(ck=ck, text="a fine day")}
+            "counterfactual": dict(ck=ck, text="a fine day"), "scan": dict(df=df, ck=ck)}
 
 
 def _shown(value) -> str:
@@ -99,6 +102,15 @@ def test_the_cli_exits_2_with_one_line_for_a_huge_number(tiny_root, capsys, args
     assert cli.main([*args, "--checkpoint", str(tiny_root / "tiny-bert")]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and err[0].startswith("error:") and "unexpected" not in err[0]
+
+
+def test_the_callable_package_and_api_scan_are_one_function(base):
+    """explorer.scan(df, ck) (the package) goes through api.scan's checks: the same refusal, word for word."""
+    with pytest.raises(ExplorerError) as package:
+        explorer.scan(**{**base["scan"], "seed": -1})
+    with pytest.raises(ExplorerError) as function:
+        api.scan(**{**base["scan"], "seed": -1})
+    assert str(package.value) == str(function.value)
 
 
 def test_a_label_of_thousands_of_digits_is_a_name(tmp_path, capsys):

@@ -200,7 +200,7 @@ def test_cli_out_csv_writes_a_fixed_csv(permuted_csv, tmp_path, capsys):
 @pytest.mark.parametrize("extra,target,message", [
     (["--checkpoint", "minilm-sentiment"], "taken.csv", "already exists"),
     ([], "taken.csv", "needs --checkpoint"),
-    (["--checkpoint", "minilm-sentiment"], "no/such/folder.csv", "No such file or directory: '{out}'")])
+    (["--checkpoint", "minilm-sentiment"], "no/such/folder.csv", "'{out}': its folder does not exist")])
 def test_cli_out_csv_bad_input_is_one_line_and_writes_nothing(permuted_csv, tmp_path, capsys, extra, target, message):
     (tmp_path / "taken.csv").write_bytes(b"keep me")
     out = tmp_path / target

@@ -3,7 +3,6 @@ and entities; optionally its attributions)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 
 from explorer.cli.common import (SEED, UsageError, bounded, device_option, dtype_option, method_name, new_weights,
@@ -85,6 +84,7 @@ def read_as(function: str) -> str:
 
 def analyze_tokens_command(args, ck, head) -> int:
     """analyze for a token classifier: tags per token and entities as pipeline() groups them."""
+    from explorer.results import strict_json
     from explorer.model.token_analysis import DEFAULT_AGGREGATION, analyze_tokens
 
     if args.text_pair is not None or args.flow:
@@ -127,11 +127,12 @@ def analyze_tokens_command(args, ck, head) -> int:
             lines.append(f"every label at token {args.target_token}:")
             lines += [f"  {lab}: " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(grid.shown, row))
                       for lab, row in zip(grid.labels, grid.scores)]
-    print(json.dumps(out) if args.json else "\n".join(lines))
+    print(strict_json(out) if args.json else "\n".join(lines))
     return 0
 
 
 def run(args) -> int:
+    from explorer.results import strict_json
     from explorer.model import attention
     from explorer.model.analysis import analyze
     from explorer.model.checkpoints import TOKEN_CLASSIFICATION, load_checkpoint
@@ -176,5 +177,5 @@ def run(args) -> int:
             rho = "n/a" if s.agreement is None else f"{s.agreement:.2f}"
             text += (f"\nsampled: {s.n_samples} samples, seed {s.seed}; Spearman over words against "
                         f"seed {s.second_seed}: {rho}")
-    print(json.dumps(out) if args.json else text)
+    print(strict_json(out) if args.json else text)
     return 0

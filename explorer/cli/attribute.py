@@ -1,17 +1,13 @@
 """`attribute`: every row of a CSV attributed, rows in shared batches, one line (or JSON object) per row as it is done."""
 from __future__ import annotations
 
-import json
-
-from explorer.cli.common import (SEED, bounded, device_option, dtype_option, method_name, pair_options,
-                                 quiet_transformers)
+from explorer.cli.common import (SEED, bounded, device_option, dtype_option, max_rows_option, method_name,
+                                 pair_options, quiet_transformers)
 
 ATTRIBUTE_ROWS = 32  # rows per attribute_many call: their points share batches; each call's lines then print
 
 
-
 def add_parser(sub) -> None:
-    from explorer.data.dataset import MAX_ROWS
     from explorer.model.checkpoints import DEFAULT_CHECKPOINT
     from explorer.model.heads import KINDS
 
@@ -27,14 +23,14 @@ def add_parser(sub) -> None:
                    type=method_name,
                    help="attribute each row's predicted label's logit (default lig, refined to ≤ 1%% completeness)")
     r.add_argument("--steps", type=bounded(int, 1, 10_000), help="lig: this many Gauss-Legendre steps, not adaptive")
-    r.add_argument("--max-rows", type=bounded(int, 1, 10**9), default=MAX_ROWS,
-                   help=f"read at most this many rows (default {MAX_ROWS:,}, the app's limit)")
+    max_rows_option(r)
     r.add_argument("--seed", type=SEED, default=0, help="seed for new head weights")
     r.add_argument("--json", action="store_true", help="print one JSON object per row, as each is done")
     r.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from explorer.results import strict_json
     from explorer.data.dataset import read_csv, texts_of
     from explorer.explain.batched import attribute_many
     from explorer.model.checkpoints import load_checkpoint
@@ -50,7 +46,7 @@ def run(args) -> int:
                                text_pairs=[pairs[i] for i in rows] if pairs else None, dtype=args.dtype)
         for i, r in zip(rows, found):
             if args.json:
-                print(json.dumps({"row": i, **r.to_dict()}), flush=True)
+                print(strict_json({"row": i, **r.to_dict()}), flush=True)
             else:
                 warn = "" if r.converged is not False else f"  (not converged: error {r.error:.2%})"
                 print(f"row {i}: {r.target_label}: " + " ".join(f"{tok}={v:+.3f}" for tok, v in zip(r.shown, r.scores))

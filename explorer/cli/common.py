@@ -36,9 +36,11 @@ def target_index(ck, label: str | None) -> int | None:
     """--target: a label name of the checkpoint, or its index."""
     if label is None:
         return None
+    from explorer.data.mapping import is_id
+
     if label in ck.labels:
         return ck.labels.index(label)
-    if label.isdigit() and len(label) <= 9 and int(label) < len(ck.labels):  # past 4,300 digits int() raises
+    if is_id(label) and int(label) < len(ck.labels):
         return int(label)
     raise UsageError("cli_unknown_target", target=label[:40], choices=", ".join(ck.labels))
 
@@ -60,6 +62,10 @@ def new_weights(a) -> str | None:
 def bounded(kind, lo, hi):
     """An argparse type: a finite number of `kind` within [lo, hi], else one clear line."""
     def parse(text: str):
+        digits = text.strip().lstrip("+-")
+        if digits.isascii() and digits.isdigit() and len(digits) > 30:  # int() refuses past 4,300 digits
+            shown = f"{text.strip()[:12]}… ({len(digits):,} digits)"
+            raise argparse.ArgumentTypeError(str(UsageError("cli_out_of_range", value=shown, lo=lo, hi=hi)))
         try:
             value = kind(text)
         except ValueError:
@@ -103,6 +109,14 @@ def dtype_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", type=parse, default=DEFAULT_DTYPE,
                         help=f"the forwards' precision: {', '.join(DTYPES)} (default {DEFAULT_DTYPE}); the README's "
                              "Precision section states how far each lands from float32")
+
+
+def max_rows_option(parser: argparse.ArgumentParser) -> None:
+    """--max-rows: what it does, in its help (a longer CSV is refused, not cut)."""
+    from explorer.data.dataset import MAX_ROWS
+
+    parser.add_argument("--max-rows", type=bounded(int, 1, 10**9), default=MAX_ROWS,
+                        help=f"refuse a CSV of more rows than this (default {MAX_ROWS:,}, the app's limit)")
 
 
 def pair_options(parser: argparse.ArgumentParser) -> None:

@@ -1,8 +1,6 @@
 """`config`: the settings as the environment gives them (every HEAD_EXPLORER_* variable, its value, its meaning)."""
 from __future__ import annotations
 
-import json
-
 
 def add_parser(sub) -> None:
     c = sub.add_parser("config", help="print the settings read from HEAD_EXPLORER_* environment variables",
@@ -13,11 +11,12 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from explorer.results import strict_json
     from explorer.runtime.config import env_config
 
     rows = env_config().rows()
     if args.json:
-        print(json.dumps({name: value for name, value, _ in rows}))
+        print(strict_json({name: value for name, value, _ in rows}))
         return 0
     width = max(len(name) for name, _, _ in rows)
     for name, value, doc in rows:

@@ -1,8 +1,6 @@
 """`convert-checkpoint`: a folder's pickle weights (pytorch_model.bin) written as safetensors in a new folder."""
 from __future__ import annotations
 
-import json
-
 
 def add_parser(sub) -> None:
     c = sub.add_parser("convert-checkpoint", help="write a folder's pytorch_model.bin weights as safetensors",
@@ -16,11 +14,12 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from explorer.results import strict_json
     from explorer.model.convert import convert_checkpoint
 
     done = convert_checkpoint(args.checkpoint, args.out)
     if args.json:
-        print(json.dumps(done.to_dict()))
+        print(strict_json(done.to_dict()))
     else:
         print(f"wrote {done.out}: {done.tensors} tensors in {', '.join(done.weights)}; copied: "
               f"{', '.join(done.copied) or 'nothing'}; left behind: {', '.join(done.skipped) or 'nothing'}")

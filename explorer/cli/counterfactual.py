@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 from explorer.cli.common import SEED, UsageError, bounded, device_option, pair_options, quiet_transformers
 
@@ -58,12 +57,14 @@ def run(args) -> int:
     from explorer.explain.counterfactual import counterfactual
     from explorer.model.checkpoints import load_checkpoint
     from explorer.model.heads import build_head
+    from explorer.results import strict_json
 
     quiet_transformers()
     if (args.text is None) == (args.csv is None) or (args.csv is not None and not args.text_column):
         raise UsageError("cli_counterfactual_input")
-    if args.out_csv is not None and os.path.lexists(args.out_csv):  # refused before any costly work
-        raise UsageError("out_csv_exists", path=args.out_csv)
+    if args.out_csv is not None:  # refused before any costly work: a new file in an existing folder
+        from explorer.results import check_new_files
+        check_new_files([args.out_csv])
     if args.csv is not None:
         from explorer.data.dataset import read_csv, texts_of
 
@@ -79,14 +80,14 @@ def run(args) -> int:
                            max_edits=args.max_edits, seed=args.seed)
         rows.append(_row(i, r))
         if args.json:
-            print(json.dumps({"row": i, **r.to_dict()} if args.csv else r.to_dict(), ensure_ascii=False), flush=True)
+            print(strict_json({"row": i, **r.to_dict()} if args.csv else r.to_dict(), ensure_ascii=False), flush=True)
         else:
             print((f"row {i}: " if args.csv else "") + _line(r), flush=True)
     if args.out_csv is not None:
         import pandas as pd
 
-        from explorer.cli.inspect_data import write_new
+        from explorer.results import write_new_files
         from explorer.text.plain import csv_bytes
 
-        write_new(args.out_csv, csv_bytes(pd.DataFrame(rows)))
+        write_new_files({args.out_csv: csv_bytes(pd.DataFrame(rows))})
     return 0

@@ -2,7 +2,6 @@
 method's faithfulness, agreement and (with a rationale column) agreement with annotators."""
 from __future__ import annotations
 
-import json
 import sys
 
 from explorer.cli.common import bounded, device_option, is_main_process, pair_options, quiet_transformers
@@ -39,6 +38,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from explorer.results import strict_json
     from explorer.data.dataset import read_csv
     from explorer.explain.dataset import explain_table
     from explorer.model.checkpoints import load_checkpoint
@@ -56,7 +56,7 @@ def run(args) -> int:
         print(f"explain-data: {len(result.rows)} rows explained by WORLD_SIZE={result.processes} processes",
               file=sys.stderr)
     if args.json:
-        print(json.dumps(result.to_dict()))
+        print(strict_json(result.to_dict()))
         return 0
     print(f"{len(result.rows)} rows, {', '.join(result.methods)}: {result.seconds:.1f} s "
           f"({result.rows_per_second:.1f} rows/s)")

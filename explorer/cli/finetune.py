@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 
@@ -39,6 +38,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from explorer.results import strict_json
     from explorer.data.dataset import prepare, read_csv
     from explorer.data.mapping import check_kind
     from explorer.model.checkpoints import load_checkpoint
@@ -63,7 +63,7 @@ def run(args) -> int:
                "best_epoch": result.best_epoch, "kept_by": result.kept_by, "labels": list(result.labels),
                "text_column": data.text_column, "text_pair_column": data.text_pair_column}
     if args.json:
-        print(json.dumps(summary))
+        print(strict_json(summary))
     else:
         print(", ".join(f"{k}: {v}" for k, v in summary.items() if k != "metrics"))
     return 0
@@ -87,6 +87,7 @@ def out_folder(args) -> str:
 
 
 def finetune_tags_command(args) -> int:
+    from explorer.results import strict_json
     from explorer.model.checkpoints import is_token_classifier
     from explorer.model.checkpoints import load_checkpoint
     from explorer.train.finetune import export
@@ -110,5 +111,5 @@ def finetune_tags_command(args) -> int:
                "train_seconds": round(result.train_seconds, 3), "out": out, "best_epoch": result.best_epoch,
                "kept_by": result.kept_by, "labels": list(result.labels), "layout": data.layout,
                "tokens_column": data.tokens_column, "tags_column": data.tags_column}
-    print(json.dumps(summary) if args.json else ", ".join(f"{k}: {v}" for k, v in summary.items()))
+    print(strict_json(summary) if args.json else ", ".join(f"{k}: {v}" for k, v in summary.items()))
     return 0

@@ -2,17 +2,13 @@
 optionally the mislabelled rows and a corrected CSV."""
 from __future__ import annotations
 
-import json
-import os
 import sys
 
-from explorer.cli.common import (UsageError, bounded, device_option, dtype_option, is_main_process, pair_options,
-                                 quiet_transformers, tag_data, tag_options, token_data)
+from explorer.cli.common import (UsageError, bounded, device_option, dtype_option, is_main_process, max_rows_option,
+                                 pair_options, quiet_transformers, tag_data, tag_options, token_data)
 
 
 def add_parser(sub) -> None:
-    from explorer.data.dataset import MAX_ROWS
-
     d = sub.add_parser("inspect-data", help="report what is wrong with a CSV's labels")
     d.add_argument("--csv", required=True)
     d.add_argument("--text-column")
@@ -25,8 +21,7 @@ def add_parser(sub) -> None:
     d.add_argument("--label-issues", action="store_true",
                    help="also find mislabelled rows (K-fold heads on the checkpoint's frozen features + cleanlab)")
     d.add_argument("--folds", type=bounded(int, 1, 100), default=5, help="folds for --label-issues (default 5)")
-    d.add_argument("--max-rows", type=bounded(int, 1, 10**9), default=MAX_ROWS,
-                   help=f"read at most this many rows (default {MAX_ROWS:,}, the app's limit)")
+    max_rows_option(d)
     d.add_argument("--show", type=bounded(int, 0, 10**6), default=20, help="label issues listed without --json")
     d.add_argument("--out-csv", help="write the CSV with the suggested mapping applied to this new file "
                                      "(needs --checkpoint; an existing file is never overwritten)")
@@ -40,6 +35,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from explorer.data.dataset import read_csv
     from explorer.data.labels import corrected_csv, label_report
+    from explorer.results import check_new_files, strict_json, write_new_files
 
     quiet_transformers()
     if args.label_issues and not args.checkpoint:
@@ -49,8 +45,7 @@ def run(args) -> int:
     if args.out_csv is not None:  # refused before any costly work
         if not args.checkpoint:
             raise UsageError("out_csv_needs_checkpoint")
-        if os.path.lexists(args.out_csv):
-            raise UsageError("out_csv_exists", path=args.out_csv)
+        check_new_files([args.out_csv])
     if token_data(args):
         return inspect_tags(args)
     table = read_csv(args.csv, max_rows=args.max_rows)
@@ -77,13 +72,13 @@ def run(args) -> int:
         return 0
     if args.out_csv is not None:
         if report.fix:
-            write_new(args.out_csv, corrected_csv(table, report, raw=args.raw_csv))
+            write_new_files({args.out_csv: corrected_csv(table, report, raw=args.raw_csv)})
         else:
             print(f"note: {UsageError('out_csv_nothing', path=args.out_csv)}", file=sys.stderr)
     for note in found.notes if found else ():
         print(f"note: {note.message()}", file=sys.stderr)
     if args.json:
-        print(json.dumps({**report.to_dict(), **(found.to_dict() if found else {})}))
+        print(strict_json({**report.to_dict(), **(found.to_dict() if found else {})}))
         return 0
     pair = f"; text pair: {report.text_pair_column}" if report.text_pair_column else ""
     print(f"{report.rows} rows; text: {report.text_column}{pair}; labels: {', '.join(report.label_columns)}; "
@@ -95,7 +90,7 @@ def run(args) -> int:
     if report.suggested_mapping:
         print("suggested mapping: " + ", ".join(f"{a} -> {b}" for a, b in report.suggested_mapping.items()))
         print(f"fix ({report.fix['side']}): {report.fix['advice']}")
-        print("config.json: " + json.dumps(report.fix["config"], ensure_ascii=False))
+        print("config.json: " + strict_json(report.fix["config"], ensure_ascii=False))
         print(f"corrected CSV: {args.out_csv}" if args.out_csv is not None else "corrected CSV: add --out-csv PATH")
     if found:
         s = found.summary()
@@ -139,24 +134,3 @@ def inspect_tags(args) -> int:
     if report.suggested_mapping:
         print("suggested mapping: " + ", ".join(f"{a} -> {b}" for a, b in report.suggested_mapping.items()))
     return 0
-
-
-def write_new(path: str, data: bytes) -> None:
-    """Write `data` to a new file at `path`: a temporary file beside it, hard-linked into place, which
-    fails if `path` appeared meanwhile. Never overwrites, never leaves half a file."""
-    import tempfile
-
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".head-explorer-", suffix=".csv")
-    except OSError as err:  # e.g. no such folder: said about the user's path, not the temporary one
-        raise OSError(err.errno, err.strerror, path) from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            raise UsageError("out_csv_exists", path=path) from None
-    finally:
-        os.unlink(tmp)

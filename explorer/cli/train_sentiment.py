@@ -1,8 +1,6 @@
 """`train-sentiment`: rebuild the embedded sentiment head asset."""
 from __future__ import annotations
 
-import json
-
 from explorer.cli.common import SEED, bounded, quiet_transformers
 
 
@@ -14,8 +12,9 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from explorer.results import strict_json
     from explorer.train.sentiment import train
 
     quiet_transformers()
-    print(json.dumps(train(epochs=args.epochs, seed=args.seed)))
+    print(strict_json(train(epochs=args.epochs, seed=args.seed)))
     return 0

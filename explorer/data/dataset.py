@@ -469,9 +469,13 @@ def sorted_names(names) -> list[str]:
 
 
 def prepare(table: Table, text_column: str | None = None, label_column: str | None = None,
-            max_words: int = MAX_CELL_WORDS, text_pair_column: str | None = None) -> LabeledData:
+            max_words: int | None = MAX_CELL_WORDS, text_pair_column: str | None = None,
+            single: bool = False) -> LabeledData:
     """Texts (and, for sentence pairs, their second texts) and encoded labels ready to train on.
-    `text_pair_column`: None guesses from the header, "" means one text. Raises DataError for anything unusable."""
+    `text_pair_column`: None guesses from the header, "" means one text. `max_words`: None for no cap on a text's
+    words (a reader that truncates each text, like the scan). `single`: one label column read as single-label names
+    whatever its cells look like (`a,b`, `0.5`), with a note when they look like label sets or scores. Raises
+    DataError for anything unusable."""
     text_col, label_cols, pair_col = guess_pair_columns(table.frame, text_column, label_column, text_pair_column)
     frame, cleaned = clean_label_cells(table.frame, label_cols)
     texts = frame[text_col]
@@ -480,6 +484,9 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
     if missing.all():
         raise DataError("data_no_labels", columns=", ".join(label_cols))
     kind = label_shape(frame, label_cols)
+    if single and len(label_cols) == 1 and kind != ProblemType.SINGLE:
+        cleaned = (*cleaned, Message("note_read_single", column=label_cols[0], kind=str(kind)))
+        kind = ProblemType.SINGLE
     if missing.any() and not empty_set_is_valid(kind, label_cols):
         raise DataError("data_missing_labels", n=int(missing.sum()), row=_row(missing))
     if len(label_cols) == 1:
@@ -517,14 +524,16 @@ def prepare(table: Table, text_column: str | None = None, label_column: str | No
                        text_pairs=pairs, text_pair_column=pair_col)
 
 
-def _check_texts(frame: pd.DataFrame, text_col: str, pair_col: str | None, max_words: int) -> None:
-    """Refuse a text column with an empty cell, or a text (or pair) cell longer than max_words."""
+def _check_texts(frame: pd.DataFrame, text_col: str, pair_col: str | None, max_words: int | None) -> None:
+    """Refuse a text column with an empty cell, or a text (or pair) cell longer than max_words (None: no cap)."""
     texts = frame[text_col]
     empty = texts.isna() | (texts.fillna("").str.strip() == "")
     if empty.all():
         raise DataError("data_no_text", column=text_col)
     if empty.any():
         raise DataError("data_empty_text", n=int(empty.sum()), column=text_col, row=_row(empty))
+    if max_words is None:
+        return
     for column in (text_col, pair_col) if pair_col else (text_col,):
         words = frame[column].str.split().str.len()
         if (words > max_words).any():

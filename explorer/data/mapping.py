@@ -59,9 +59,18 @@ def _identity_target(name: str, ck_labels: tuple[str, ...], renames: dict[str, s
         return name
     if renames and name in renames:
         return renames[name]
-    if name.lstrip("-").isdigit() and 0 <= int(name) < len(ck_labels):
+    if is_id(name) and int(name) < len(ck_labels):
         return ck_labels[int(name)]  # integer labels are ids
     return None
+
+
+# An id has at most this many digits: no head has 10**9 labels, and int() refuses a label past 4,300 digits.
+ID_DIGITS = 9
+
+
+def is_id(name: str) -> bool:
+    """Can label `name` be a label id ("0", "12")? A label of more digits than any head has labels is a name."""
+    return name.isascii() and name.isdigit() and len(name) <= ID_DIGITS
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ final name and renamed into place, so a failed conversion leaves nothing behind.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import zipfile
@@ -17,7 +16,7 @@ from pathlib import Path
 import torch
 
 from explorer.model.checkpoints import PICKLE_WEIGHTS, CheckpointError, local_folder, shard_files
-from explorer.results import JsonResult
+from explorer.results import JsonResult, strict_json
 from explorer.runtime import scratch
 
 # Files copied as they are: config, tokenizer (JSON, vocab.txt, merges.txt, sentencepiece protobuf, chat
@@ -65,7 +64,7 @@ def convert_checkpoint(source: str, out: str) -> Conversion:
             del state
         if len(shards) > 1:  # HF's index for sharded safetensors
             index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
-            (tmp / "model.safetensors.index.json").write_text(json.dumps(index, indent=2) + "\n")
+            (tmp / "model.safetensors.index.json").write_text(strict_json(index, indent=2) + "\n")
         copied, skipped = [], []
         converted = {p for p, _ in shards}
         for entry in sorted(folder.iterdir()):

@@ -18,7 +18,8 @@ def run_rows(ck: Checkpoint, texts: Sequence[str], pairs: Sequence[str] | None =
              batch_size: int = 64, max_length: int = 128,
              progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """((n, labels) logits, (n, hidden) L2-normalised mean of the last hidden states or None), read-only, through
-    the one batched forward pass over texts (inference.predict_batches): each row reads as it does alone."""
+    the one batched forward pass over texts (inference.predict_batches): each row reads as it does alone.
+    `progress(fraction, "k/total")` before the pass and after every batch; it may raise to stop the scan there."""
     labels = ck.model.config.num_labels
 
     def forward(enc) -> torch.Tensor:  # (batch, labels [+ hidden]): logits and vectors from the same pass
@@ -31,6 +32,8 @@ def run_rows(ck: Checkpoint, texts: Sequence[str], pairs: Sequence[str] | None =
     if not len(texts):
         return np.zeros((0, labels), np.float32), (np.zeros((0, ck.model.config.hidden_size), np.float32)
                                                    if vectors else None)
+    if progress:  # a stop check before the pass tokenizes every row to sort them by length
+        progress(0.0, "")
     width = labels + (ck.model.config.hidden_size if vectors else 0)
     with attention_kernel(ck, "sdpa"):  # no attention weights read: the fast kernel
         # Shared by the processes of an `accelerate launch`: every process ends with every row.

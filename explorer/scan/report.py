@@ -290,14 +290,13 @@ class ScanReport(JsonResult):
                 "pre{background:#f6f6f6;padding:.5em}</style></head><body>" + body + "</body></html>")
 
     def save_html(self, path, lang: str = "en"):
-        """Write the standalone report to `path`, whole or not at all (a temporary file, then a rename)."""
-        import os
+        """Write the standalone report to `path`, a new file, whole or not at all (explorer.results.write_new_files:
+        an existing file, a link, a device or a missing folder is one ExplorerError line, nothing written)."""
         from pathlib import Path
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.to_html(lang), encoding="utf-8")
-        os.replace(tmp, path)
-        return path
+
+        from explorer.results import write_new_files
+        write_new_files({path: self.to_html(lang).encode("utf-8")})
+        return Path(path)
 
     def _repr_html_(self) -> str:
         rows = [{"severity": f.severity, "check": f.check, "message": str(f.message)} for f in self.findings]

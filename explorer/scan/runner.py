@@ -41,6 +41,8 @@ def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None 
     skipped: list[tuple[str, Message]] = []
     done = FORWARD_COST
     for c in chosen:
+        if progress:  # a stop check between checks too, whether or not the check reports
+            progress(done / total, c.name + ": ")
         why = c.applies(data)
         if why:
             skipped.append((c.name, Message(why)))
@@ -82,7 +84,10 @@ def scan_table(ck: Checkpoint, table, text_column: str | None = None, label_colu
         if column not in table.frame.columns:
             raise ExplorerError("data_no_column", column=column, columns=", ".join(map(str, table.frame.columns)))
         return scan_rows(ck, table.frame[column].fillna("").astype(str).tolist(), **options)
-    data = prepare(table, text_column, label_column, text_pair_column=text_pair_column)
+    # No cap on a text's words: the scan reads each row's first max_length tokens, and the cell cap bounds the rest.
+    # A label column the user named is one label per row (its cells may hold `,` or read as 0.5): prepare notes it.
+    data = prepare(table, text_column, label_column, text_pair_column=text_pair_column, max_words=None,
+                   single=bool(label_column) and "," not in label_column)
     given = [data.label_names[int(i)] for i in data.y] if data.problem_type == ProblemType.SINGLE else None
     return scan_rows(ck, data.texts, given, data.text_pairs, **options)
 

@@ -5,14 +5,13 @@ Reproducible: `python -m explorer train-sentiment` rewrites the asset and prints
 """
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import torch
 
 from explorer.data.dataset import demo_frame
 from explorer.model.checkpoints import SENTIMENT_HEAD, SENTIMENT_LABELS, load_checkpoint
 from explorer.model.features import POOLS, encoder_features
+from explorer.results import strict_json
 
 
 def first_token_features(ck, texts: list[str], batch_size: int = 64, max_length: int = 128) -> torch.Tensor:
@@ -61,9 +60,9 @@ def train(per_class: int = 2700, test_per_class: int = 300, epochs: int = 30, se
     SENTIMENT_HEAD.parent.mkdir(parents=True, exist_ok=True)
     save_file(state, str(SENTIMENT_HEAD))
     report = {"train": len(xtr), "test": len(xte), "heldout_accuracy": round(acc, 4), "epochs": epochs, "seed": seed}
-    (SENTIMENT_HEAD.parent / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    (SENTIMENT_HEAD.parent / "report.json").write_text(strict_json(report, indent=1) + "\n")
     return report
 
 
 if __name__ == "__main__":
-    print(json.dumps(train()))
+    print(strict_json(train()))

@@ -81,8 +81,12 @@ def calibration(data: ScanData, found: Found) -> dict:
     confident_wrong = keep[wrong_rows[np.argsort(-top[wrong_rows], kind="stable")]]  # most confident first
     two = -np.sort(-p, axis=-1)[:, :2]
     under = two[:, 1] / np.maximum(two[:, 0], 1e-12) > UNDER_RATIO
-    return {"ece": round(value, 6), "bins": BINS, "temperature": round(t, 6), "nll": round(nll(logits[held], y[held]), 6),
-            "nll_scaled": round(nll(logits[held], y[held], t), 6), "rows": int(len(y)), "reliability": bins,
+    # No held-out row (no given label the checkpoint's names match): the NLL of an empty set is undefined, None
+    undefined = not len(held)
+    return {"ece": round(value, 6), "bins": BINS, "temperature": round(t, 6),
+            "nll": None if undefined else round(nll(logits[held], y[held]), 6),
+            "nll_scaled": None if undefined else round(nll(logits[held], y[held], t), 6),
+            "rows": int(len(y)), "reliability": bins,
             "overconfident_rows": keep[over].tolist(), "overconfidence_rate": round(float(over.sum() / max(wrong.sum(), 1)), 6),
             "confident_wrong_rows": confident_wrong.tolist(),
             "underconfident_rows": keep[under].tolist(), "underconfidence_rate": round(float(under.mean()) if len(y) else 0.0, 6)}
@@ -96,7 +100,8 @@ def _with_labels(data: ScanData) -> str | None:
 def find_miscalibration(data: ScanData, found: Found, progress) -> list[Finding]:
     c = calibration(data, found)
     found.results["calibration.ece"] = c
-    if not c["rows"]:
+    if not c["rows"]:  # the reason its figures are null
+        found.not_applicable.append(("calibration.ece", Message("scan_calibration_no_rows")))
         return []
     value = c["ece"]
     severity = "major" if value >= MAJOR_ECE else "minor" if value >= MINOR_ECE else "info"
