@@ -58,7 +58,7 @@ def save_untrained(out: Path, labels=tuple(TOPICS), seed: int = 0) -> Path:
     return out
 
 
-def tweet_split(train_rows: int = 900, test_rows: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+def tweet_split(train_rows: int = 1500, test_rows: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(training rows, unseen rows) of the unanimously labelled demo tweets, balanced, disjoint."""
     from explorer.data.dataset import demo_frame
     df = demo_frame((train_rows + test_rows) // 3 + 1, seed=3, min_confidence=1.0, single_annotator=False)

@@ -10,7 +10,8 @@ from explorer.scan.forward import run_rows, token_ids
 from explorer.scan.transforms import FITTED, TRANSFORMS
 from explorer.text.errors import Message
 
-MINOR, MAJOR = 0.05, 0.10  # flip rates (Giskard's thresholds)
+MINOR, MAJOR = 0.05, 0.10  # flip rates (Giskard's thresholds); major read off the rate's lower confidence bound
+CONFIDENCE = 0.95
 EXAMPLES = 5
 
 
@@ -50,13 +51,20 @@ def _check_one(name: str):
             # Not a pass: nothing was tested (case on an uncased tokenizer, no punctuation to remove).
             found.not_applicable.append((f"robustness.{name}", Message("scan_robust_na", transform=name)))
             return []
-        severity = "major" if rate >= MAJOR else "minor" if rate >= MINOR else None
+        # Giskard's thresholds on the flip rate; major only where its lower 95% bound (Wilson) clears the bar too:
+        # 28 flips in 259 rows is 10.8%, but a rate the rows cannot tell from 8% is no major finding (on large data
+        # the two agree).
+        from scipy.stats import binomtest
+        low = float(binomtest(len(result["flipped"]), result["rows"]).proportion_ci(CONFIDENCE, "wilson").low)
+        result["flip_rate_low"] = round(low, 4)
+        severity = "major" if low >= MAJOR else "minor" if rate >= MINOR else None
         if severity is None:
             return []
         return [Finding(f"robustness.{name}", severity,
                         Message("scan_robust_flips", transform=name, rate=f"{rate:.0%}", n=len(result["flipped"]),
                                 rows=result["rows"]),
-                        {"flip_rate": rate, "rows": result["flipped"], "changed": result["rows"],
+                        {"flip_rate": rate, "flip_rate_low": result["flip_rate_low"], "rows": result["flipped"],
+                         "changed": result["rows"],
                          "examples": result["examples"]})]
     run.__name__ = f"find_{name}_flips"
     return run
