@@ -118,3 +118,43 @@ def test_rows_the_model_gets_wrong_on_their_own_are_not_called_label_errors(tiny
     found = Found(label_ids={name: i for i, name in enumerate(ck.labels)})
     out = find_suspect_rows(data, found, lambda f, m="": None)
     assert all(f.severity == "info" and not f.fields["explained_by_label_noise"] for f in out), out
+
+
+@pytest.mark.slow
+def test_the_shipped_checkpoint_on_its_demo_tweets_reports_only_what_the_rules_make_true():
+    """docs/scan.md's rules, read off each finding the shipped checkpoint gets on demo tweets: every transform's
+    edit keeps what it promises to keep, neutral words are untied to labels and predictions, a shortcut is
+    verified against its control on rows it turns against their labels, suspect rows say which they are."""
+    import re
+    from sklearn.feature_selection import chi2
+
+    from explorer.data.dataset import demo_frame
+    from explorer.data.words import word_matrix
+    from explorer.scan.transforms import PROTECTED
+    df = demo_frame(60)
+    ck = load_checkpoint("minilm-sentiment")
+    r = scan_rows(ck, df["text"].tolist(), df["label"].tolist())
+    for name, result in r.robustness.items():
+        for e in result["examples"]:
+            kept = [w for w in e["text"].split() if PROTECTED.match(w)]
+            if name in ("typos", "punctuation"):  # not prose: never touched
+                assert all(w in e["perturbed"].split() for w in kept), (name, e)
+            if name == "punctuation":  # a mark inside a word stays
+                assert all(w in e["perturbed"] for w in re.findall(r"\b\w+'\w+\b", e["text"])), e
+    words = r.results["robustness.neutral_words"].get("words")
+    if words:
+        x, vocab = word_matrix(df["text"].tolist())
+        given = np.array([sorted(set(df["label"])).index(g) for g in df["label"]])
+        predicted = np.array([ck.labels.index(p) for p in r.predicted_checkpoint])
+        for w in words:
+            j = list(vocab).index(w)
+            for ids in (given, predicted):
+                assert chi2(x[:, [j]], ids)[1][0] >= 0.5, (w, "tied")
+    for f in r.findings:
+        if f.check == "shortcut.word" and f.severity != "info":
+            assert f.fields["errors"] >= 3 and f.fields["removal_p"] < 0.05 and f.fields["flip_rate"] >= 0.1
+            assert all(df["label"][i] != f.fields["label"] for i in f.fields["rows"])
+        if f.check == "labels.suspect_rows":
+            assert f.severity != "major" or f.fields["explained_by_label_noise"]
+        if f.check.startswith("robustness.") and f.severity == "major":
+            assert f.fields["flip_rate_low"] >= 0.10
