@@ -39,7 +39,7 @@ MAX_PAIRS = 200  # pairs a finding lists, the most similar first; `pairs_total` 
 # Keys this long get one-deletion variants (one edit apart then share one): shorter keys cannot reach TEXT_NEAR
 # by one edit (5 of 6 letters: 0.91); longer ones differ by one token of many, which the vectors see as near.
 EDIT_KEYS = (6, 256)
-BLOCK_BYTES = 64 * 2 ** 20  # one block of the neighbour search: float32 similarities, a partitioned copy, a mask
+BLOCK_BYTES = 64 * 2 ** 20  # one block of the neighbour search: float32 similarities and a partitioned copy
 PAIR_CHUNK = 8192  # candidate pairs whose vectors are multiplied at once (two (chunk, d) float32 copies)
 
 _ASCII_DROP = {i: None for i in range(128) if unicodedata.category(chr(i))[0] in "PZC"}
@@ -83,7 +83,7 @@ def neighbours(vectors: np.ndarray, k: int, *, block_bytes: int = BLOCK_BYTES,
                progress=None) -> tuple[np.ndarray, np.ndarray]:
     """((n, k) int32 indices, (n, k) float32 cosine similarities) of each row's k most similar other rows, most
     similar first (ties by index). The vectors are L2-normalised (ScanData's), so cosine is a dot product; it is
-    taken in blocks of rows (block_bytes for a block's similarities, their partitioned copy and a mask), so
+    taken in blocks of rows (block_bytes for a block's similarities and their partitioned copy), so
     memory stays flat in n. Not sklearn's NearestNeighbors: its chunks hold a whole float64 distance row
     block of about 1 GB, and its argsort of each chunk costs more than a partition's top-k."""
     v = np.ascontiguousarray(vectors, dtype=np.float32)  # (n, d); no copy when already so
@@ -93,14 +93,14 @@ def neighbours(vectors: np.ndarray, k: int, *, block_bytes: int = BLOCK_BYTES,
     sim = np.zeros((n, k), np.float32)
     if k == 0:
         return idx, sim
-    rows = int(max(1, min(n, block_bytes // (9 * n))))  # a similarity, its partitioned copy, a mask bit: 9 bytes
+    rows = int(max(1, min(n, block_bytes // (8 * n))))  # a similarity and its partitioned copy (or a mask byte)
     for start in range(0, n, rows):
         stop = min(n, start + rows)
         s = v[start:stop] @ v.T  # (b, n)
         s[np.arange(stop - start), np.arange(start, stop)] = -np.inf  # not its own neighbour; its copies are
         # Each row's k-th largest similarity by partition (values only: half argpartition's time and memory),
         # then the entries at or above it: k a row, more where several tie at the k-th.
-        kth = np.partition(s, n - k, axis=1)[:, n - k]  # (b,)
+        kth = np.partition(s, n - k, axis=1)[:, n - k].copy()  # (b,); a copy, so the partitioned one goes
         r, c = np.nonzero(s >= kth[:, None])
         vals = s[r, c]
         del s
@@ -132,21 +132,22 @@ def _key_pairs(keys: list[str], reps: np.ndarray, codes: np.ndarray) -> np.ndarr
     hashes, owners = [], []
     for r in reps:
         key = keys[r]
-        variants = {hash(key)}
-        if EDIT_KEYS[0] <= len(key) <= EDIT_KEYS[1]:
-            variants.update(hash(key[:i] + key[i + 1:]) for i in range(len(key)))
-        hashes.append(np.fromiter(variants, np.int64, len(variants)))
-        owners.append(np.full(len(variants), r, np.int64))
+        # a set of the strings (each hashed once, the hash kept by the string), then their hashes
+        variants = {key[:i] + key[i + 1:] for i in range(len(key))} if EDIT_KEYS[0] <= len(key) <= EDIT_KEYS[1] else set()
+        variants.add(key)
+        hashes.append(np.fromiter(map(hash, variants), np.int64, len(variants)))
+        owners.append(np.full(len(variants), r, np.int32))
     if not hashes:
         return np.zeros(0, np.int64)
-    hashes, owners = np.concatenate(hashes), np.concatenate(owners)
-    order = np.argsort(hashes, kind="stable")
-    hashes, owners = hashes[order], owners[order]
+    hashes, owners = np.concatenate(hashes), np.concatenate(owners)  # (m,) each, m: the keys' letters
+    order = np.argsort(hashes)
+    hashes = hashes[order]
     starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
     sizes = np.diff(np.r_[starts, len(hashes)])
+    del hashes
     out = []
     for s, m in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist()):
-        members = owners[s:s + m].tolist()  # distinct: each representative gives a hash once
+        members = owners[order[s:s + m]].tolist()  # distinct: each representative gives a hash once
         out += [min(a, b) * n + max(a, b) for a, b in combinations(members, 2) if codes[a] != codes[b]]
     return np.asarray(out, np.int64)
 
