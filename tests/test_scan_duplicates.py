@@ -91,6 +91,32 @@ def test_planted_conflicting_near_duplicates_are_found_and_nothing_else(sentimen
     assert flagged == {i for p in planted for i in p}
 
 
+@pytest.mark.slow
+def test_a_fine_tuned_model_pairs_only_the_planted_rows(tiny_root, tmp_path_factory):
+    """The topic classifier fine-tuned on these short rows pulls each topic together: most pairs across labels
+    reach cosine 0.95, and none is a near-duplicate but the planted ones."""
+    from explorer.model.checkpoints import load_checkpoint
+    from explorer.scan.forward import run_rows
+    from tests.conftest import _trained_once
+    ck = load_checkpoint(str(_trained_once(scan_models, "scan-planted", tiny_root, tmp_path_factory) / "topic"))
+    df = scan_models.topic_frame(160, seed=3)
+    texts, labels = df["text"].tolist(), df["label"].tolist()
+    plants = [("goal match team at dinner.", "sport", "goal match team at dinner!", "politics"),
+              ("the senate vote on the new law", "politics", "the senate vote on the new lav", "tech")]
+    planted = []
+    for a, la, b, lb in plants:
+        planted.append((len(texts), len(texts) + 1))
+        texts += [a, b]
+        labels += [la, lb]
+    _, vectors = run_rows(ck, texts, vectors=True)
+    sims = vectors @ vectors.T
+    across = np.asarray(labels)[:, None] != np.asarray(labels)[None, :]
+    assert (np.triu(sims >= 0.95, 1) & across).sum() > 100  # what the vectors alone would call near-duplicates
+    r = scan_rows(ck, texts, labels, checks=["duplicates"])
+    found = [f for f in r.findings if f.check == "duplicates.conflicting"]
+    assert [tuple(p) for p in found[0].fields["pairs"]] == planted
+
+
 # ---- chosen vectors -------------------------------------------------------------------------------------
 
 def test_tight_classes_of_distinct_rows_give_no_finding_and_tag_the_moved_rows():
