@@ -249,7 +249,7 @@ def find_conflicting(data: ScanData, found: Found, progress) -> list[Finding]:
     shown = min(len(pairs), MAX_PAIRS)
     return [Finding("duplicates.conflicting", "major",
                     Message("scan_conflicting_near_duplicates", n=len(pairs), text=f"{TEXT_NEAR:.2f}",
-                            vector=f"{VECTOR_NEAR:.2f}"),
+                            cosine=f"{VECTOR_NEAR:.2f}"),
                     {"pairs": pairs[:shown].tolist(),
                      "similarity": [{"text": round(float(t), 4), "vector": round(float(v), 4)}
                                     for t, v in similarity[:shown]],
