@@ -194,14 +194,18 @@ def test_blocked_neighbours_match_the_full_matrix_with_ties():
     rng = np.random.default_rng(4)
     v = _unit(rng.standard_normal((300, 24)))
     v[100:110] = v[5]  # ten copies of row 5: ties at the top
-    idx, sim = neighbours(v, 20, block_bytes=20_000)  # blocks of 7 rows
-    full = v @ v.T
+    v[200:230] = v[7]  # thirty copies of row 7: 30 ties at 1.0 for 20 places
+    v[50] = np.nan  # a broken vector is no one's near neighbour
+    idx, sim = neighbours(v, 20, block_bytes=20_000)  # blocks of 8 rows
+    full = np.nan_to_num(v) @ np.nan_to_num(v).T
     np.fill_diagonal(full, -np.inf)
     want = -np.sort(-full, 1)[:, :20]
     np.testing.assert_allclose(sim, want, atol=1e-5)
     np.testing.assert_allclose(np.take_along_axis(full, idx.astype(np.int64), 1), sim, atol=1e-5)
     assert not (idx == np.arange(300)[:, None]).any()
     assert set(idx[5, :10]) == set(range(100, 110)) and list(idx[100, :10]) == [5] + list(range(101, 110))
+    assert list(idx[7]) == list(range(200, 220)) and list(idx[200]) == [7] + list(range(201, 220))  # ties by index
+    assert (sim[50] == 0).all()
     again, _ = neighbours(v, 20)  # one block: the same order, ties by index
     assert (again == idx).all()
 

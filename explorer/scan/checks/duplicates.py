@@ -88,29 +88,38 @@ def neighbours(vectors: np.ndarray, k: int, *, block_bytes: int = BLOCK_BYTES,
     memory stays flat in n. Not sklearn's NearestNeighbors: its chunks hold a whole float64 distance row
     block of about 1 GB, and its argsort of each chunk costs more than a partition's top-k."""
     v = np.ascontiguousarray(vectors, dtype=np.float32)  # (n, d); no copy when already so
+    if not np.isfinite(v).all():  # a NaN would sort above every similarity
+        v = np.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0)
     n = len(v)
     k = max(0, min(k, n - 1))
     idx = np.zeros((n, k), np.int32)
     sim = np.zeros((n, k), np.float32)
     if k == 0:
         return idx, sim
-    rows = int(max(1, min(n, block_bytes // (8 * n))))  # a similarity and its partitioned copy (or a mask byte)
+    rows = int(max(1, min(n, block_bytes // (8 * n))))  # a similarity and its partitioned copy (or two masks)
     for start in range(0, n, rows):
         stop = min(n, start + rows)
         s = v[start:stop] @ v.T  # (b, n)
         s[np.arange(stop - start), np.arange(start, stop)] = -np.inf  # not its own neighbour; its copies are
         # Each row's k-th largest similarity by partition (values only: half argpartition's time and memory),
-        # then the entries at or above it: k a row, more where several tie at the k-th.
-        kth = np.partition(s, n - k, axis=1)[:, n - k].copy()  # (b,); a copy, so the partitioned one goes
-        r, c = np.nonzero(s >= kth[:, None])
+        # then the entries above it and, of those equal to it, the first by index: k a row even where many copies
+        # tie, so a block's memory stays its own.
+        kth = np.partition(s, n - k, axis=1)[:, n - k].copy()[:, None]  # (b, 1); a copy, so the partition goes
+        r, c = np.nonzero(s > kth)
+        need = k - np.bincount(r, minlength=stop - start)  # (b,) at least 1
+        equal = s == kth
+        tied = np.flatnonzero(equal.sum(1) > need)  # rows where more than needed tie at the k-th: copies
+        equal[tied] = False
+        er, ec = np.nonzero(equal)
+        del equal
+        tr = np.repeat(tied, need[tied])
+        tc = np.concatenate([np.flatnonzero(s[t] == kth[t])[:need[t]] for t in tied]) if len(tied) else tr
+        r, c = np.concatenate([r, er, tr]), np.concatenate([c, ec, tc])
         vals = s[r, c]
         del s
         order = np.lexsort((c, -vals, r))  # by row, most similar first, then by index: the same on every run
-        r, c, vals = r[order], c[order], vals[order]
-        first = np.searchsorted(r, np.arange(stop - start))
-        keep = np.arange(len(r)) - first[r] < k
-        idx[start:stop] = c[keep].reshape(-1, k)
-        sim[start:stop] = vals[keep].reshape(-1, k)
+        idx[start:stop] = c[order].reshape(-1, k)
+        sim[start:stop] = vals[order].reshape(-1, k)
         if progress:
             progress(stop / n, "")
     return idx, sim
