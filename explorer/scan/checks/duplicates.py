@@ -152,7 +152,7 @@ def _key_pairs(keys: list[str], reps: np.ndarray, codes: np.ndarray) -> np.ndarr
         return np.zeros(0, np.int64)
     hashes, owners = np.concatenate(hashes), np.concatenate(owners)  # (m,) each, m: the keys' letters
     order = np.argsort(hashes)
-    hashes = hashes[order]
+    hashes.sort()  # in place: hashes[order], without a second copy
     starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
     sizes = np.diff(np.r_[starts, len(hashes)])
     del hashes
