@@ -61,7 +61,7 @@ TYPO = ("the senate passed the new law on monday", "politics", "the senate passe
 
 
 def test_planted_conflicting_near_duplicates_are_found_and_nothing_else(sentiment):
-    df = scan_models.topic_frame(160, seed=3)  # short rows from a vocabulary of 43 words
+    df = scan_models.topic_frame(160, seed=3)  # short rows from a vocabulary of 44 words
     texts, labels = df["text"].tolist(), df["label"].tolist()
     planted = []
     for a, la, b, lb in (PUNCTUATION, TYPO):
