@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from array import array
 import unicodedata
 from itertools import combinations
 
@@ -139,26 +140,26 @@ def _key_pairs(keys: list[str], reps: np.ndarray, codes: np.ndarray) -> np.ndarr
     """(m,) pair codes lo * n + hi of representatives with different labels whose keys are equal or one edit
     apart (they share the key or one of its one-deletion variants, hashed), whatever their vectors."""
     n = len(codes)
-    hashes, owners = [], []
-    for r in reps:
+    hashes, owners = array("q"), array("i")  # grown in place: no list of small arrays to join
+    for r in reps.tolist():
         key = keys[r]
         # a set of the strings (each hashed once, the hash kept by the string), then their hashes
         variants = {key}
         if EDIT_KEYS[0] <= len(key) <= EDIT_KEYS[1]:
             variants |= {key[:i] + key[i + 1:] for i in range(len(key))}
-        hashes.append(np.fromiter(map(hash, variants), np.int64, len(variants)))
-        owners.append(np.full(len(variants), r, np.int32))
+        hashes.extend(map(hash, variants))
+        owners.extend([r] * len(variants))
     if not hashes:
         return np.zeros(0, np.int64)
-    hashes, owners = np.concatenate(hashes), np.concatenate(owners)  # (m,) each, m: the keys' letters
+    hashes, owners = np.frombuffer(hashes, np.int64), np.frombuffer(owners, np.int32)  # (m,) each: views
     order = np.argsort(hashes)
     hashes.sort()  # in place: hashes[order], without a second copy
-    starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])
-    sizes = np.diff(np.r_[starts, len(hashes)])
+    # Only the runs of equal hashes matter, and most hashes are unique: find the repeats, not every run's start.
+    repeats = np.flatnonzero(hashes[1:] == hashes[:-1])  # i where hashes[i] == hashes[i + 1]: few
     del hashes
     out = []
-    for s, m in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist()):
-        members = owners[order[s:s + m]].tolist()  # distinct: each representative gives a hash once
+    for run in np.split(repeats, np.flatnonzero(np.diff(repeats) != 1) + 1) if len(repeats) else []:
+        members = owners[order[run[0]:run[-1] + 2]].tolist()  # distinct: each representative gives a hash once
         out += [min(a, b) * n + max(a, b) for a, b in combinations(members, 2) if codes[a] != codes[b]]
     return np.asarray(out, np.int64)
 
