@@ -78,14 +78,14 @@ def test_planted_conflicting_near_duplicates_are_found_and_nothing_else(sentimen
     f = found[0].fields
     assert [tuple(p) for p in f["pairs"]] == planted  # the closing mark first (text similarity 1.0), then the typo
     assert f["pairs_total"] == f["pairs_shown"] == 2
-    assert f["similarity"][0]["text"] == 1.0 and 0.95 < f["similarity"][1]["text"] < 1.0
-    assert all(s["vector"] >= duplicates.VECTOR_NEAR for s in f["similarity"])
+    assert f["similarity"][0] == 1.0 and 0.95 < f["similarity"][1] < 1.0  # text, case and marks set aside
+    assert all(v >= duplicates.VECTOR_NEAR for v in f["vector_similarity"])
     exact = next(f for f in r.findings if f.check == "duplicates.exact")
     assert exact.fields["pairs"] == [[len(texts) - 3, len(texts) - 2], [len(texts) - 3, len(texts) - 1]]
     assert exact.severity == "minor"
     # the report carries them: JSON with the cap said, CSV flags on the planted rows only
     d = next(x for x in json.loads(r.to_json())["findings"] if x["check"] == "duplicates.conflicting")
-    assert d["pairs_total"] == 2 and len(d["similarity"]) == len(d["pairs"])
+    assert d["pairs_total"] == 2 and len(d["similarity"]) == len(d["vector_similarity"]) == len(d["pairs"])
     flags = r.row_flags()
     flagged = set(flags.index[flags["flags"].str.contains("duplicates.conflicting")])
     assert flagged == {i for p in planted for i in p}
@@ -181,10 +181,11 @@ def test_pairs_are_ranked_by_similarity_before_the_cap(monkeypatch):
     findings, _ = _conflicting(_data(texts, given, vectors))
     f = findings[0].fields
     assert f["pairs_total"] == len(plants) and f["pairs_shown"] == 3 == len(f["pairs"]) == len(f["similarity"])
+    assert len(f["vector_similarity"]) == 3
     want = sorted(rows.values(), key=lambda p: (-text_similarity(text_key(texts[p[0]]), text_key(texts[p[1]])),
                                                 -float(vectors[p[0]] @ vectors[p[1]])))
     assert [tuple(p) for p in f["pairs"]] == want[:3]
-    ranked = [(s["text"], s["vector"]) for s in f["similarity"]]
+    ranked = list(zip(f["similarity"], f["vector_similarity"]))
     assert ranked == sorted(ranked, reverse=True) and ranked[1][0] == 1.0  # the two closing-mark pairs first
 
 

@@ -262,8 +262,9 @@ def find_conflicting(data: ScanData, found: Found, progress) -> list[Finding]:
                     Message("scan_conflicting_near_duplicates", n=len(pairs), text=f"{TEXT_NEAR:.2f}",
                             cosine=f"{VECTOR_NEAR:.2f}"),
                     {"pairs": pairs[:shown].tolist(),
-                     "similarity": [{"text": round(float(t), 4), "vector": round(float(v), 4)}
-                                    for t, v in similarity[:shown]],
+                     # one float a pair each, beside `pairs`: the report's pairs table reads `similarity`
+                     "similarity": [round(float(t), 4) for t in similarity[:shown, 0]],
+                     "vector_similarity": [round(float(v), 4) for v in similarity[:shown, 1]],
                      "pairs_total": len(pairs), "pairs_shown": shown,
                      "text_near": TEXT_NEAR, "vector_near": VECTOR_NEAR,
                      "conflicting_neighbours": tags["conflicting_neighbours"],
