@@ -68,24 +68,26 @@ def test_planted_conflicting_near_duplicates_are_found_and_nothing_else(sentimen
         planted.append((len(texts), len(texts) + 1))
         texts += [a, b]
         labels += [la, lb]
-    # copies under one label are no conflict; the same text in another case under another label is an exact
-    # duplicate (duplicates.exact), not a near one
+    # copies under one label are no conflict, and count once: the same text in another case under another label
+    # is one pair (with the first copy), in duplicates.exact too
+    copy = len(texts)
     texts += ["the match ended in a draw", "the match ended in a draw", "The match ended in a draw"]
     labels += ["sport", "sport", "tech"]
+    planted.insert(0, (copy, copy + 2))  # text 1.0 and the same vector (an uncased tokenizer): the most similar
     r = scan_rows(sentiment, texts, labels, checks=["duplicates"])
     found = [f for f in r.findings if f.check == "duplicates.conflicting"]
     assert len(found) == 1 and found[0].severity == "major"
     f = found[0].fields
-    assert [tuple(p) for p in f["pairs"]] == planted  # the closing mark first (text similarity 1.0), then the typo
-    assert f["pairs_total"] == f["pairs_shown"] == 2
-    assert f["similarity"][0] == 1.0 and 0.95 < f["similarity"][1] < 1.0  # text, case and marks set aside
+    assert [tuple(p) for p in f["pairs"]] == planted  # the copy, the closing mark (both 1.0), then the typo
+    assert f["pairs_total"] == f["pairs_shown"] == 3
+    assert f["similarity"][:2] == [1.0, 1.0] and 0.95 < f["similarity"][2] < 1.0  # text, case and marks set aside
     assert all(v >= duplicates.VECTOR_NEAR for v in f["vector_similarity"])
     exact = next(f for f in r.findings if f.check == "duplicates.exact")
     assert exact.fields["pairs"] == [[len(texts) - 3, len(texts) - 2], [len(texts) - 3, len(texts) - 1]]
     assert exact.severity == "minor"
     # the report carries them: JSON with the cap said, CSV flags on the planted rows only
     d = next(x for x in json.loads(r.to_json())["findings"] if x["check"] == "duplicates.conflicting")
-    assert d["pairs_total"] == 2 and len(d["similarity"]) == len(d["vector_similarity"]) == len(d["pairs"])
+    assert d["pairs_total"] == 3 and len(d["similarity"]) == len(d["vector_similarity"]) == len(d["pairs"])
     flags = r.row_flags()
     flagged = set(flags.index[flags["flags"].str.contains("duplicates.conflicting")])
     assert flagged == {i for p in planted for i in p}

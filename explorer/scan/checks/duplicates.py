@@ -199,9 +199,9 @@ def conflicting_pairs(data: ScanData, idx: np.ndarray, sim: np.ndarray, codes: n
     """((m, 2) rows i < j, (m, 2) [text, vector] similarities) of the near-duplicate pairs with different labels,
     the most similar first (text, then vectors). A pair is a candidate when its keys are equal or one edit apart,
     or when one row is among the other's NEIGHBOURS nearest in the vectors; it is near when its text similarity
-    reaches TEXT_NEAR and its vectors' cosine VECTOR_NEAR. Copies of one text with one label count once (the
-    first row; duplicates.exact reports the copies), and the same text up to case and spacing under two labels
-    is duplicates.exact's too."""
+    reaches TEXT_NEAR and its vectors' cosine VECTOR_NEAR. Copies of one text (up to case and spacing) with one
+    label count once, as their first row (duplicates.exact reports the copies); the same text under two labels
+    is a pair here too (text similarity 1.0), the plainest conflict of all."""
     n = data.rows
     second = data.pairs if data.pairs is not None else ("",) * n
     exact: dict[tuple, int] = {}
@@ -222,7 +222,7 @@ def conflicting_pairs(data: ScanData, idx: np.ndarray, sim: np.ndarray, codes: n
         from_vectors = np.zeros(0, np.int64)
     cand = np.unique(np.r_[from_vectors, _key_pairs(keys, reps, codes)])
     a, b = cand // n, cand % n
-    cand = cand[(a != b) & (codes[a] != codes[b]) & (exact_id[a] != exact_id[b])]
+    cand = cand[(a != b) & (codes[a] != codes[b])]
     a, b = cand // n, cand % n
     vec = np.zeros(len(cand), np.float32)
     for lo in range(0, len(cand), PAIR_CHUNK):
@@ -233,8 +233,11 @@ def conflicting_pairs(data: ScanData, idx: np.ndarray, sim: np.ndarray, codes: n
     text = _near_in_text(keys, a, b)
     keep = text >= TEXT_NEAR
     a, b, vec, text = a[keep], b[keep], vec[keep], text[keep]
+    # ranked by the figures as shown (4 decimals), then by row: float noise in the cosine of two copies must not
+    # decide which pair comes first
+    text, vec = np.round(text, 4), np.round(vec.astype(np.float64), 4)
     order = np.lexsort((b, a, -vec, -text))
-    return np.stack([a[order], b[order]], 1), np.stack([text[order], vec[order].astype(np.float64)], 1)
+    return np.stack([a[order], b[order]], 1), np.stack([text[order], vec[order]], 1)
 
 
 @check("duplicates.exact", sentence_classifier, cost=0.0, deeper="pages/attributions.py")
