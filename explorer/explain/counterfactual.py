@@ -271,7 +271,7 @@ def substitutions(ck: Checkpoint, head: Head, enc, ids: list[int], slots: list[S
 # ---- the search ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Found:
+class SearchResult:
     edits: frozenset
     flipped: bool
     minimal: bool
@@ -292,7 +292,7 @@ def _one_per_word(edits) -> bool:
 
 
 def search(ck: Checkpoint, head: Head, text: str, text_pair: str, goal: Goal, *, max_edits: int,
-           progress: Progress | None = None, seed: int = 0) -> Found:
+           progress: Progress | None = None, seed: int = 0) -> SearchResult:
     """The smallest edit set found that flips `goal` (module docstring), shrunk to a minimal one; or, when
     nothing within `max_edits` flips, the closest set tried. `seed` breaks ties between equally good sets."""
     slots, enc, ids = word_slots(ck, text, text_pair)
@@ -343,12 +343,12 @@ def search(ck: Checkpoint, head: Head, text: str, text_pair: str, goal: Goal, *,
     runs.tick(0.9, "")
     if not flips:
         closest = best(list(tried)) if tried else frozenset()
-        return Found(closest, False, False, runs.forwards)
+        return SearchResult(closest, False, False, runs.forwards)
     found = best(flips)
     return _shrunk(found, runs, measure, best)
 
 
-def _shrunk(found: frozenset, runs: Runs, measure, best) -> Found:
+def _shrunk(found: frozenset, runs: Runs, measure, best) -> SearchResult:
     """`found`'s smallest flipping subset (every strict subset run); minimal when none of that one's own strict
     subsets comes even near a flip (within SURE of it, either side)."""
     edits = sorted(found)
@@ -358,7 +358,7 @@ def _shrunk(found: frozenset, runs: Runs, measure, best) -> Found:
     chosen = best([s for s in flipping if len(s) == size])
     under = [frozenset(c) for r in range(len(chosen)) for c in itertools.combinations(sorted(chosen), r)]
     minimal = bool(np.all(runs.margins(under) <= -SURE)) if under else True
-    return Found(chosen, True, minimal, runs.forwards)
+    return SearchResult(chosen, True, minimal, runs.forwards)
 
 
 # ---- how the head saw it ------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import numpy as np
 
 from explorer.data.mapping import checkpoint_issues
 from explorer.model.heads import derive
-from explorer.model.problem import ProblemType, pipeline_rule, problem_type
+from explorer.model.problem import ProblemType, confusion_counts, pipeline_rule, problem_type
 from explorer.scan.base import Found, Finding, ScanData, anything, check, sentence_classifier
 from explorer.text.errors import Message
 
@@ -84,8 +84,7 @@ def prediction_information(data: ScanData) -> dict:
            "distinct_predictions": int(len(np.unique(data.predicted)))}
     if data.given is not None and data.problem == ProblemType.SINGLE:
         names = sorted(set(data.given))
-        table = np.zeros((len(names), k))
-        np.add.at(table, ([names.index(g) for g in data.given], data.predicted), 1)
+        table = confusion_counts([names.index(g) for g in data.given], data.predicted, len(names), k)
         table = table[:, table.sum(0) > 0]
         if table.shape[0] > 1 and table.shape[1] > 1:
             p = float(chi2_contingency(table).pvalue)
