@@ -362,3 +362,26 @@ def test_span_maps_a_part_into_its_share_of_the_bar():
         part(f, "lig")
     assert seen == [(0.25, "2/4: lig"), (0.5, "2/4: lig"), (0.75, "2/4: lig")]
     assert jobs_mod.span(None, 0.0, 1.0) is None  # nobody listening: nothing to call
+
+
+def test_a_finalizer_inside_a_locked_section_does_not_wait_on_itself():
+    """A session owner's finalizer runs when the garbage collector does: at any allocation, also in a thread that
+    is inside Jobs' (or the model store's, or a cache's) own locked section. Calling in there must not deadlock."""
+    import threading
+
+    from explorer.runtime.budget import ByteCache
+    from explorer.runtime.session_models import ModelStore
+    jobs, store, cache = Jobs(slots=1, device="cpu"), ModelStore(per_owner=1, budget_bytes=2**30), ByteCache(lambda: 1)
+
+    def collect_while_locked():
+        with jobs._lock:
+            jobs.stop_owner("gone")
+        with store._lock:
+            store.drop_owner("gone")
+        with cache._lock:
+            cache.drop(lambda key: key[0] == "gone")
+
+    t = threading.Thread(target=collect_while_locked, daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive(), "a finalizer waited on a lock its own thread holds"

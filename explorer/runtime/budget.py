@@ -73,7 +73,9 @@ class ByteCache:
     def __init__(self, budget_mb: Callable[[], int], max_entries: int | None = None,
                  size: Callable[[object], int] = nbytes):
         self.budget_mb, self.max_entries, self.size = budget_mb, max_entries, size
-        self._lock = threading.Lock()
+        # Re-entrant: a session owner's finalizer (explorer.ui.session._Owner) calls in here from the garbage
+        # collector, which can run at any allocation, also in a thread that holds this lock already.
+        self._lock = threading.RLock()
         self._entries: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()  # key -> (value, bytes)
 
     @property

@@ -174,7 +174,9 @@ class Jobs:
         # The device the jobs' models run on (None: the app's, HEAD_EXPLORER_DEVICE, read when asked): each slot
         # sizes its batches from it (budget.batch_mb: on cuda a share of its free memory) and the log names it.
         self._device = device
-        self._lock = threading.Lock()
+        # Re-entrant: a session owner's finalizer (explorer.ui.session._Owner) calls in here from the garbage
+        # collector, which can run at any allocation, also in a thread that holds this lock already.
+        self._lock = threading.RLock()
         self._running: list[Job] = []  # a slot each, from start() until its thread ends
         self._waiting: list[Job] = []  # first come, first served
         self._took: dict[tuple[str, object], float] = {}  # (kind, variant) -> seconds per unit, the last finished

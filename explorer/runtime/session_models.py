@@ -83,7 +83,9 @@ class ModelStore:
     def __init__(self, per_owner: int | None = None, budget_bytes: int | None = None):
         self.per_owner = per_owner or env_config().session_models
         self.budget_bytes = budget_bytes or env_config().models_mb * 2**20  # 1024: ~11 copies of the 88 MB MiniLM
-        self._lock = threading.Lock()
+        # Re-entrant: a session owner's finalizer (explorer.ui.session._Owner) calls in here from the garbage
+        # collector, which can run at any allocation, also in a thread that holds this lock already.
+        self._lock = threading.RLock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()  # oldest first
         self._evicted: dict[str, list[tuple[str, str]]] = {}  # owner -> [(name, CAP | BUDGET)]
 
