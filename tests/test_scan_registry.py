@@ -61,7 +61,9 @@ def test_every_check_needs_only_registered_checks_and_names_a_page_and_a_title()
     for c in CHECKS:
         for want in c.needs:
             assert any(o.name == want or o.name.startswith(want + ".") for o in CHECKS), (c.name, want)
-        assert len(needed(c)) >= len([w for w in c.needs])
+        # each need is read from the checks it names, and nothing else is
+        assert {o.name for o in needed(c)} == {o.name for o in CHECKS if o.name != c.name and any(
+            o.name == w or o.name.startswith(w + ".") for w in c.needs)}, c.name
         assert c.deeper and c.deeper.split("/")[-1] in pages, c.name
         for lang in ("en", "vi"):
             assert f"errors.{c.title.key}" in i18n.strings(lang), (c.name, lang)

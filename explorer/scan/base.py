@@ -117,7 +117,9 @@ class Found:
         return back.get(int(label_id), str(data.ck.labels[int(label_id)]))
 
     def names_of(self, data: ScanData, label_ids: Sequence[int]) -> list[str]:
-        return [self.name_of(data, i) for i in label_ids]
+        """`name_of` for each id, with the inverse map built once (a report names every row)."""
+        back = {v: k for k, v in self.label_ids.items()}
+        return [back.get(int(i), str(data.ck.labels[int(i)])) for i in label_ids]
 
 
 @dataclass(frozen=True)
