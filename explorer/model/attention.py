@@ -5,12 +5,12 @@ rows renormalised, because half of what a token "sees" at each layer is itself.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 import torch
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import maximum_flow
+
+from explorer.runtime.jobs import Progress
 
 # Flow runs on integer capacities; 2**24 keeps ~7 significant digits and cannot overflow int32
 # because no node's outgoing capacity exceeds 1.
@@ -77,7 +77,7 @@ def flow_graph(att: np.ndarray) -> tuple[csr_array, int]:
     return graph, n
 
 
-def flow(att: np.ndarray, source: int = 0, progress: Callable[[float, str], None] | None = None) -> np.ndarray:
+def flow(att: np.ndarray, source: int = 0, progress: Progress | None = None) -> np.ndarray:
     """(L, H, n, n) -> (L, n): max-flow from token `source` at layer l's output to each input token.
 
     Each row is normalised to sum to 1. `progress(fraction, "")` after each layer (it may raise to stop).
