@@ -34,7 +34,7 @@ from explorer.explain.request import AttributionError, MethodOutput, Request
 from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
-from explorer.model.heads import Head, at_precision, is_per_token, run_head
+from explorer.model.heads import Head, head_at_precision, is_per_token, run_head
 from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType
 from explorer.model.readable import word_index
@@ -286,7 +286,7 @@ def attribute(
     """
     method = checked_method(method, baseline, quantity, n_steps)
     if dtype is not None:
-        ck, head = at_precision(ck, head, dtype)
+        ck, head = head_at_precision(ck, head, dtype)
     start = time.perf_counter()
     check_target(ck, target)
     inp = prepare_inputs(ck, text, text_pair, baseline)
