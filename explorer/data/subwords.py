@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
@@ -15,6 +14,7 @@ from explorer.data.dataset import DataError
 from explorer.data.tags import TagData
 from explorer.model.checkpoints import forward_inputs
 from explorer.runtime.budget import chunks
+from explorer.runtime.jobs import Stop
 from explorer.text.errors import Message
 
 IGNORE = -100  # the label id CrossEntropyLoss skips (torch's ignore_index default, HF's convention)
@@ -100,7 +100,7 @@ def alignment(tokenizer, data: TagData, max_length: int = 128) -> Alignment:
 
 
 def word_outputs(model, tokenizer, words: list[list[str]], max_length: int = 128, batch_size: int = 32, *,
-                 encoder: bool = False, stop: Callable[[], object] | None = None) -> list[torch.Tensor]:
+                 encoder: bool = False, stop: Stop | None = None) -> list[torch.Tensor]:
     """Per sentence, the model's outputs at each word's first subword, `batch_size` sentences at a time (padded
     per batch), read-only: (words kept, labels) logits of its token-classification forward, or with `encoder`
     (words kept, hidden) states of the encoder alone (what HF's token classifier applies dropout + classifier
