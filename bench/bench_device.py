@@ -233,7 +233,7 @@ def precision_rows(ck, head, where: str, texts=PRECISION_TEXTS) -> list[dict]:
     max |Δ logit|, max |Δ probability|, lig scores at 32 fixed steps (max |Δ| / max |score|, per text), and lig's
     own completeness error when adaptive (largest over the texts; ≤ 1% is converged), with the time it took
     against float32's. Value: the dtype's figure; baseline: float32's (0 for the distances)."""
-    from explorer.model.heads import at_precision
+    from explorer.model.heads import head_at_precision
 
     out = []
     ref = {t: (analyze(ck, head, t), attribute(ck, head, t, "lig", n_steps=32)) for t in texts}
@@ -241,7 +241,7 @@ def precision_rows(ck, head, where: str, texts=PRECISION_TEXTS) -> list[dict]:
     adaptive32 = [attribute(ck, head, t, "lig") for t in texts]
     seconds32 = time.perf_counter() - start
     for dtype in ("bfloat16", "float16"):
-        cast, cast_head = at_precision(ck, head, dtype)
+        cast, cast_head = head_at_precision(ck, head, dtype)
         logit = prob = lig = 0.0
         for t, (a, r) in ref.items():
             b = analyze(cast, cast_head, t)

@@ -3,8 +3,8 @@
     import explorer
     ck = explorer.load("minilm-sentiment", device="auto")
     a = explorer.analyze(ck, "a wonderful film", head="own")
-    explorer.views.rollout(a)                      # a plotly Figure
-    explorer.views.head_view(a, layer=3).save("head.html")
+    explorer.figures.rollout(a)                    # a plotly Figure
+    explorer.figures.head_view(a, layer=3).save("head.html")
     attr = explorer.attribute(ck, "a wonderful film", method="lig")
     attrs = explorer.attribute_many(ck, ["a wonderful film", "a dull one"])  # shared batches
     report = explorer.inspect(df, ck, text="text", label="label")
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "counterfactual", "explain_data", "inspect",
-           "load", "scan", "views"]
+__all__ = ["analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "counterfactual", "explain_data",
+           "figures", "inspect", "load", "scan"]
 _API = {"analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "counterfactual", "explain_data", "inspect",
         "load"}
 
@@ -28,7 +28,7 @@ _API = {"analyze", "analyze_tokens", "attribute", "attribute_many", "audit", "co
 def __getattr__(name: str):
     if name in _API:
         return getattr(importlib.import_module("explorer.api"), name)
-    if name in ("views", "scan"):  # a module (scan's package is callable: explorer.scan(df, ck))
+    if name in ("figures", "scan"):  # a module (scan's package is callable: explorer.scan(df, ck))
         return importlib.import_module(f"explorer.{name}")
     # Python's own wording (the attribute protocol, not a user-facing error: nothing to translate)
     missing = f"module {__name__!r} has no attribute {name!r}"

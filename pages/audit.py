@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer import plots, ui
 from explorer.data.audit import audit
-from explorer.data.audit_export import corrected_csv, report_html
+from explorer.data.audit_export import relabelled_csv, report_html
 from explorer.data.dataset import prepare, read_csv
 from explorer.data.mapping import checkpoint_target
 from explorer.text.errors import ExplorerError
@@ -109,10 +109,10 @@ ss["audit_accepted"] = accepted = {int(r) for r in edited.loc[edited["accept"], 
 d0 = d1 = d2 = st.container(key="audit_exports")
 stem = src.name.rsplit(".", 1)[0]
 # Accepted fixes become the next version of the Data page's dataset: Fine-tune and a new audit use it.
-fixed_csv = corrected_csv(table, found, accepted, raw=True)  # data, as it came
+fixed_csv = relabelled_csv(table, found, accepted, raw=True)  # data, as it came
 d0.button(tn("audit.use_fixes", len(accepted)), key="audit_use", disabled=not accepted, type="primary",
           on_click=ui.use_data_version, args=(src, fixed_csv))
-d1.download_button(tn("audit.download_csv", len(accepted)), corrected_csv(table, found, accepted),
+d1.download_button(tn("audit.download_csv", len(accepted)), relabelled_csv(table, found, accepted),
                    file_name=f"{stem}-corrected.csv", mime="text/csv", key="audit_csv", help=t("plain.csv_guard"), on_click="ignore")
 d2.download_button(t("audit.download_report"), report_html(found, accepted, src.name, ui.lang()),
                    file_name=f"{stem}-label-audit.html", mime="text/html", key="audit_report", on_click="ignore")

@@ -1,4 +1,4 @@
-"""The public API (explorer.load/analyze/attribute/inspect/audit and explorer.views) on the embedded
+"""The public API (explorer.load/analyze/attribute/inspect/audit and explorer.figures) on the embedded
 sentiment model and a tiny one: results round-trip through JSON and display themselves in a notebook."""
 import json
 import re
@@ -32,7 +32,7 @@ def test_importing_explorer_stays_light():
                           "print([m for m in ('torch', 'transformers', 'plotly') if m in sys.modules])"],
                          cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines()
     assert out == ["['analyze', 'analyze_tokens', 'attribute', 'attribute_many', 'audit', 'counterfactual', "
-                   "'explain_data', 'inspect', 'load', 'scan', 'views']", "[]"]
+                   "'explain_data', 'figures', 'inspect', 'load', 'scan']", "[]"]
 
 
 @pytest.mark.server
@@ -104,7 +104,7 @@ def test_attribute_lig_completes_and_round_trips(tiny):
 
 def test_every_view_is_a_figure_or_a_page(tiny):
     a = explorer.analyze(tiny["bert"], "a test of the views", text_pair="and a second text")
-    v = explorer.views
+    v = explorer.figures
     for fig in (v.rollout(a), v.rollout(a, layer=1, hide_special=True), v.cls_attention(a, head=2),
                 v.readout(a), v.model_view(a)):
         assert isinstance(fig, go.Figure) and fig.layout.title.text and fig.data
@@ -123,7 +123,7 @@ def test_every_view_is_a_figure_or_a_page(tiny):
 
 def test_head_view_saves_a_standalone_offline_page(tiny, tmp_path):
     a = explorer.analyze(tiny["bert"], "a test of the head view")
-    page = explorer.views.head_view(a, layer=2)
+    page = explorer.figures.head_view(a, layer=2)
     path = page.save(tmp_path / "head.html")
     text = path.read_text(encoding="utf-8")
     assert text == page.page and "plotly_hover" in text and "Layer 2" in page.title

@@ -22,14 +22,14 @@ def test_rollout_follows_definition():
         a = att[layer].mean(0) + np.eye(5)
         a = a / a.sum(1, keepdims=True)
         expected.append(a if layer == 0 else a @ expected[-1])
-    np.testing.assert_allclose(attention.rollout(att), np.stack(expected), atol=1e-12)
+    np.testing.assert_allclose(attention.attention_rollout(att), np.stack(expected), atol=1e-12)
 
 
 def test_rollout_order_matters():
     # Jl = Al @ J(l-1), not J(l-1) @ Al: with asymmetric matrices the two differ
     att = _random_attention(1, layers=2, heads=1, n=4)
     a = attention.residual_matrices(att)
-    np.testing.assert_allclose(attention.rollout(att)[1], a[1] @ a[0])
+    np.testing.assert_allclose(attention.attention_rollout(att)[1], a[1] @ a[0])
     assert not np.allclose(a[1] @ a[0], a[0] @ a[1])
 
 
@@ -58,7 +58,7 @@ def test_flow_of_first_layer_is_the_source_row():
 def test_flow_is_not_rollout():
     # max-flow caps paths by their narrowest edge, so it generally differs from the product
     att = _random_attention(4, layers=3, heads=1, n=6)
-    assert not np.allclose(attention.flow(att)[-1], attention.rollout(att)[-1, 0], atol=1e-3)
+    assert not np.allclose(attention.flow(att)[-1], attention.attention_rollout(att)[-1, 0], atol=1e-3)
 
 
 def test_real_model_rows_sum_to_one_and_flow_matches_reference(sentiment):
@@ -85,7 +85,7 @@ def test_analysis_computes_rollout_only_when_read(tiny, monkeypatch):
     """analyze costs one forward: rollout (a sixth of a 256-token analysis when computed with it) waits for
     its first reader, is kept after it, and [CLS]'s rows come without the full products."""
     calls = []
-    for name in ("rollout", "cls_rollout"):
+    for name in ("attention_rollout", "cls_rollout"):
         real = getattr(attention, name)
         monkeypatch.setattr(attention, name, lambda att, real=real, name=name: calls.append(name) or real(att))
     a = analyze(tiny["bert"], build_head(tiny["bert"], "own"), TEXT)
@@ -95,4 +95,4 @@ def test_analysis_computes_rollout_only_when_read(tiny, monkeypatch):
     # float64 products in another order (vector × matrix against matrix × matrix): rounding of at most about
     # layers × seq × eps per entry (entries are ≤ 1), ~1e-14 here; BLAS builds differ in order and FMA use.
     np.testing.assert_allclose(cls_rows, a.rollout[:, 0], rtol=0, atol=1e-12)
-    assert calls == ["cls_rollout", "rollout"] and a.rollout is a.rollout
+    assert calls == ["cls_rollout", "attention_rollout"] and a.rollout is a.rollout

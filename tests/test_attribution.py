@@ -107,11 +107,11 @@ def test_aopc_on_a_toy_model_with_a_known_answer():
 
     perfect = [0, 10, 9, 8, 7, 0, 0, 0, 0, 0, 0, 0]
     # k = 1..5 tokens: deleting min(k,4) good tokens drops p by min(k,4)/4; keeping them leaves 1 - that.
-    comp, suff = faithfulness.aopc(prob, ids, special, perfect)
+    comp, suff = faithfulness.token_aopc(prob, ids, special, perfect)
     assert comp == pytest.approx(np.mean([.25, .5, .75, 1, 1]))
     assert suff == pytest.approx(np.mean([.75, .5, .25, 0, 0]))
     worst = [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0]
-    comp_w, suff_w = faithfulness.aopc(prob, ids, special, worst)
+    comp_w, suff_w = faithfulness.token_aopc(prob, ids, special, worst)
     assert comp_w == pytest.approx(0.0) and suff_w == pytest.approx(1.0)
 
 

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT, sidebar_text, wait_idle
 from explorer.data.audit import audit
-from explorer.data.audit_export import corrected_csv, report_html
+from explorer.data.audit_export import relabelled_csv, report_html
 from explorer.data.dataset import prepare, read_csv
 from explorer.data.mapping import Target
 from explorer.explain.projector import project
@@ -56,13 +56,13 @@ def test_page_audits_the_data_page_csv_and_hooks_attributions():
     assert at.selectbox(key="attr_target").value == 0 and "attr_target_label" not in at.session_state
 
 
-def test_corrected_csv_changes_only_accepted_rows_and_report_escapes(minilm):
+def test_relabelled_csv_changes_only_accepted_rows_and_report_escapes(minilm):
     df = planted()
     df.loc[FLIPPED[0], "text"] = "<b>bold</b> " + df.loc[FLIPPED[0], "text"]  # a flagged row: it is in the report
     table = read_csv(df.to_csv(index=False).encode())
     found = audit(minilm, prepare(table))
     accepted = set(FLIPPED[:2])
-    out = pd.read_csv(__import__("io").BytesIO(corrected_csv(table, found, accepted)), dtype=str)
+    out = pd.read_csv(__import__("io").BytesIO(relabelled_csv(table, found, accepted)), dtype=str)
     changed = set(np.flatnonzero((out["label"] != df["label"]).to_numpy()))
     assert changed == accepted and list(out["text"]) == list(df["text"])
     page = report_html(found, accepted, "planted.csv", "vi")

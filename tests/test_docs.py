@@ -101,7 +101,7 @@ def site(tmp_path_factory) -> Path:
 @pytest.mark.server
 def test_the_api_page_lists_the_public_functions(site):
     page = (site / "api" / "index.html").read_text(encoding="utf-8")
-    missing = [name for name in PUBLIC if not re.search(rf'id="explorer\.(api|views)\.{name}"', page)]
+    missing = [name for name in PUBLIC if not re.search(rf'id="explorer\.(api|figures)\.{name}"', page)]
     assert missing == []
     assert 'id="explorer.scan.runner.scan_frame"' in page  # explorer.scan(df, ck)
 

@@ -28,6 +28,22 @@ def test_kept_epoch_is_the_lowest_validation_loss_not_the_first_best_accuracy():
     assert kept_epoch(reg, "regression") == (2, "score")  # -MSE is the regression's score
 
 
+@pytest.mark.parametrize("early", [True, False])
+def test_the_epoch_recorder_keeps_what_kept_epoch_names_and_reports_every_epoch(early):
+    # Both training paths record through EpochRecorder: its kept epoch, saved state and logits must be the ones
+    # kept_epoch names over the history it wrote, and on_epoch hears every row as it is written.
+    heard = []
+    rec = ft.EpochRecorder(Settings(epochs=5, early_stopping=early), SINGLE, heard.append)
+    for k, row in enumerate([_row(1, 1.05, 0.75), _row(2, 1.00, 0.75), _row(3, 0.90, 0.667), _row(4, 0.80, 0.667),
+                             _row(5, 0.85, 0.7)], 1):
+        metrics = {"accuracy": row["accuracy"]}
+        rec.record(row["loss"], (f"logits {k}", metrics, row["val_loss"]), lambda k=k: f"state {k}")
+    kept = kept_epoch(rec.history, SINGLE, early)[0]
+    assert rec.epoch == kept == (4 if early else 5) and (rec.kept, rec.logits) == (f"state {kept}", f"logits {kept}")
+    assert [r.row for r in heard] == rec.history and [(r.epoch, r.epochs) for r in heard] == [(k, 5) for k in range(1, 6)]
+    assert rec.history[3] == _row(4, 0.80, 0.667)
+
+
 @pytest.fixture(scope="module")
 def demo():
     return prepare(read_csv(demo_frame(per_class=20, seed=1).to_csv(index=False).encode()))

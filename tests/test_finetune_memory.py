@@ -96,21 +96,21 @@ def test_batched_validation_equals_the_unbatched_forward(tiny, data, arch):
     with torch.no_grad():
         enc = ck.tokenizer(texts, truncation=True, max_length=64, padding=True, return_tensors="pt")
         whole = model(**enc).logits.float()
-    for batch in (1, 4, 13, 64):
-        got = ft.predict(model, ck.tokenizer, texts, 64, batch)
+    for batch in (1, 4, 13, 64):  # the validation's batched forward: predict_batches, as the full fine-tune calls it
+        got = torch.from_numpy(ft.predict_batches(ck.tokenizer, model, texts, batch_size=batch, max_length=64))
         assert got.shape == whole.shape
         torch.testing.assert_close(got, whole, atol=1e-5, rtol=1e-5)
 
 
 def test_full_finetune_validates_in_batches_of_the_training_size(tiny, data, monkeypatch):
     sizes = []
-    real = ft.predict
+    real = ft.predict_batches
 
-    def spy(model, tokenizer, texts, max_length, batch_size, pairs=None):
-        sizes.append((len(texts), batch_size))
-        return real(model, tokenizer, texts, max_length, batch_size, pairs=pairs)
+    def spy(tokenizer, model, texts, pairs=None, **kw):
+        sizes.append((len(texts), kw["batch_size"]))
+        return real(tokenizer, model, texts, pairs, **kw)
 
-    monkeypatch.setattr(ft, "predict", spy)
+    monkeypatch.setattr(ft, "predict_batches", spy)
     result = ft.finetune(tiny["bert"], data, Settings(mode="full", epochs=2, batch_size=3, max_length=32))
     assert sizes == [(8, 3), (8, 3)] and result.confusion.sum() == 8  # 20% of 40 rows, each epoch
 

@@ -153,7 +153,7 @@ def test_downloads_are_comma_separated_whatever_the_upload(delimiter, tiny, tmp_
                    "--out-csv", str(out))
     assert code == 0
     downloads = {"data page": labels.corrected_csv(table, report),
-                 "label audit": audit_export.corrected_csv(table, found, [0]),
+                 "label audit": audit_export.relabelled_csv(table, found, [0]),
                  "cli --out-csv": out.read_bytes()}
     for where, data in downloads.items():
         rows = _read_back(data)

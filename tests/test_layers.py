@@ -6,8 +6,8 @@ read from it), text, results, runtime, problem types (model/problem.py: what a l
 and models), data input (data/dataset.py, names.py, tags.py: reading a file needs no model), model, label
 mapping (data/mapping.py: a checkpoint's labels against the data's, which explain maps given labels with),
 explain, the rest of data/ (labels, audit, subwords, tag_report: checks that run a model), train, plots, teach, ui;
-then the public surface on top: api, views, the package itself (`explorer/__init__`, which re-exports api and
-views lazily), cli and __main__. A layer is a package, or the modules of a package named in it (the more
+then the public surface on top: api, figures, the package itself (`explorer/__init__`, which re-exports api and
+figures lazily), cli and __main__. A layer is a package, or the modules of a package named in it (the more
 specific entry wins). Inside a layer, modules may import each other as long as they form no cycle.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ PROBLEM_TYPES = ("model.problem",)
 DATA_INPUT = ("data.dataset", "data.names", "data.tags", "data.words")
 LABEL_MAPPING = ("data.mapping",)
 LAYERS = ["resources", "text", "results", "runtime", PROBLEM_TYPES, DATA_INPUT, "model", LABEL_MAPPING, "explain",
-          "data", "train", "scan", "plots", "teach", "ui", "api", "views", "__init__", "cli", "__main__"]
+          "data", "train", "scan", "plots", "teach", "ui", "api", "figures", "__init__", "cli", "__main__"]
 
 
 def layer_keys(entry: str | tuple[str, ...]) -> tuple[str, ...]:

@@ -121,7 +121,7 @@ def test_highlighted_text_opens_offline(tiny, browser, tmp_path):
     import explorer
 
     r = explorer.attribute(tiny["bert"], "a small test sentence", method="lig")
-    path = explorer.views.highlight(r, level="word").save(tmp_path / "highlight.html")
+    path = explorer.figures.highlight(r, level="word").save(tmp_path / "highlight.html")
     ctx, page, requests = _open_offline(browser, path)
     try:
         assert page.locator("span[title]").count() == len(r.words()[0])

@@ -112,10 +112,10 @@ def _figures():
     yield dropout.samples(labels, heat[:, :3], v, STYLE, "x", "y", LINK, "eval")
     yield lesson.token_label_heatmap(heat.T, toks, labels, STYLE, "x", "y", "v")
     yield attribution.sorted_bars(toks, heat[0], STYLE, "x", "y")
-    yield encoder.layer_readout(heat, labels, STYLE, "x", "y", LINK)
-    yield encoder.head_view(HeadView(tokens=tuple(toks), heads=(0,), weights=w, layer=1, boundary=2,
+    yield encoder.readout_lines(heat, labels, STYLE, "x", "y", LINK)
+    yield encoder.head_view_chart(HeadView(tokens=tuple(toks), heads=(0,), weights=w, layer=1, boundary=2,
                                      renormalised=False), STYLE, LINK, IMG)
-    yield encoder.model_view(np.ones((1, 2, 2, 2)), STYLE, "x", "y", "v", "layer %{customdata[0]}")
+    yield encoder.model_view_chart(np.ones((1, 2, 2, 2)), STYLE, "x", "y", "v", "layer %{customdata[0]}")
     yield whatif.word_comparison((), (LINK, STYLE, IMG), STYLE, "x", "y")
 
 

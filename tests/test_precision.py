@@ -14,7 +14,7 @@ from explorer.explain.attribution import attribute
 from explorer.explain.batched import attribute_many
 from explorer.model.analysis import analyze
 from explorer.model.features import cached_features, encoder_features
-from explorer.model.heads import at_precision, build_head
+from explorer.model.heads import build_head, head_at_precision
 from explorer.runtime import precision
 
 TEXTS = ("The plot was thin, but the actors carried it with warmth and surprising wit.",
@@ -55,11 +55,11 @@ def test_a_bad_dtype_is_one_line(bad):
 
 def test_one_cast_copy_per_model_and_dtype_and_the_shared_model_never_changes(ck, head):
     before = {n: p.detach().clone() for n, p in ck.model.named_parameters()}
-    c1, h1 = at_precision(ck, head, "bfloat16")
-    c2, _ = at_precision(ck, head, torch.bfloat16)
+    c1, h1 = head_at_precision(ck, head, "bfloat16")
+    c2, _ = head_at_precision(ck, head, torch.bfloat16)
     assert c1.model is c2.model is not ck.model  # every session asking for bfloat16 shares one copy
     assert precision.model_dtype(c1.model) is torch.bfloat16 and not c1.model.training
-    assert at_precision(ck, head, "float32") == (ck, head)  # already float32: the same objects
+    assert head_at_precision(ck, head, "float32") == (ck, head)  # already float32: the same objects
     assert all(p.dtype is torch.float32 and torch.equal(p, before[n]) for n, p in ck.model.named_parameters())
     cast = dict(c1.model.named_modules())
     assert all(any(layer is m for m in cast.values()) for layer in h1.layers.values())  # the cast model's own
@@ -67,7 +67,7 @@ def test_one_cast_copy_per_model_and_dtype_and_the_shared_model_never_changes(ck
 
 def test_a_new_head_layer_is_the_float32_layer_rounded(ck):
     named = build_head(ck, "cls-linear", seed=3)
-    _, cast = at_precision(ck, named, "bfloat16")
+    _, cast = head_at_precision(ck, named, "bfloat16")
     w32, w16 = named.layers["classifier"].weight, cast.layers["classifier"].weight
     assert w16.dtype is torch.bfloat16 and torch.equal(w16, w32.to(torch.bfloat16))
     assert w32.dtype is torch.float32  # the float32 head is left as it was

@@ -156,19 +156,19 @@ def test_the_gate_checks_each_value_against_its_widget_and_the_app():
     from streamlit.proto.WidgetStates_pb2 import WidgetState
 
     from explorer.model.analysis import MAX_TEXT_CHARS
-    from explorer.ui.gate import check
+    from explorer.ui.gate import refusal
 
     def state(**value):
         return WidgetState(id="$$ID-abc-seed", **value)
 
     seed = SimpleNamespace(min_value=0, max_value=2**31 - 1)
-    assert check(state(int_value=5), seed) is None
-    assert check(state(int_value=-1), seed).reason == "input_out_of_range"
-    assert check(state(double_value=math.nan), seed).reason == "input_not_finite"
-    assert check(state(double_value=-math.inf)).reason == "input_not_finite"  # no widget known: the app's rule
-    assert check(state(double_array_value={"data": [0.5, math.nan]})).reason == "input_not_finite"
-    assert check(state(string_value="x" * MAX_TEXT_CHARS)) is None
-    long = check(state(string_value="é" * (MAX_TEXT_CHARS + 1)))  # characters, not bytes
+    assert refusal(state(int_value=5), seed) is None
+    assert refusal(state(int_value=-1), seed).reason == "input_out_of_range"
+    assert refusal(state(double_value=math.nan), seed).reason == "input_not_finite"
+    assert refusal(state(double_value=-math.inf)).reason == "input_not_finite"  # no widget known: the app's rule
+    assert refusal(state(double_array_value={"data": [0.5, math.nan]})).reason == "input_not_finite"
+    assert refusal(state(string_value="x" * MAX_TEXT_CHARS)) is None
+    long = refusal(state(string_value="é" * (MAX_TEXT_CHARS + 1)))  # characters, not bytes
     assert long.key == "seed" and dict(long.fields) == {"n": MAX_TEXT_CHARS + 1, "limit": MAX_TEXT_CHARS}
-    assert check(state(string_value="x" * 11), SimpleNamespace(max_chars=10)).reason == "input_too_long"
-    assert check(state(bool_value=True), seed) is None
+    assert refusal(state(string_value="x" * 11), SimpleNamespace(max_chars=10)).reason == "input_too_long"
+    assert refusal(state(bool_value=True), seed) is None

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.model.checkpoints import load_checkpoint
 from explorer.model.heads import build_head
-from explorer.model.token_analysis import analyze_tokens, pipeline_scores, token_encoder
+from explorer.model.token_analysis import analyze_tokens, token_encoder, token_pipeline_scores
 from explorer.text.i18n import t
 
 from conftest import ROOT
@@ -64,7 +64,7 @@ def test_encoder_page_reads_the_head_out_per_token(token_checkpoint):
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
 
     lines = np.array([values(tr["y"]) for tr in spec["data"]]).T  # (layers+1, labels)
-    np.testing.assert_allclose(lines, pipeline_scores(a.layer_logits[:, k + 1]), atol=1e-6)
+    np.testing.assert_allclose(lines, token_pipeline_scores(a.layer_logits[:, k + 1]), atol=1e-6)
     assert at.get("iframe") and len(at.get("plotly_chart")) == 2  # the head view and the model view
 
 

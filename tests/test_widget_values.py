@@ -34,16 +34,16 @@ def _state(key: str, **value) -> WidgetState:
     (dict(bool_value=True), "int_value"),
 ])
 def test_a_value_of_another_type_than_its_widget_takes_is_refused(value, value_type):
-    r = gate.check(_state("w", **value), None, value_type)
+    r = gate.refusal(_state("w", **value), None, value_type)
     assert r is not None and (r.key, r.reason) == ("w", "input_wrong_type")
 
 
 def test_a_number_widget_takes_an_int_and_unknown_widgets_are_not_type_checked():
     """A browser's number input sends an int_value for a whole number; a widget with no registration
     (value_type None) keeps only the app's own limits."""
-    assert gate.check(_state("seed", int_value=3), None, "double_value") is None
-    assert gate.check(_state("text", string_value="fine"), None, "string_value") is None
-    assert gate.check(_state("text", int_value=3), None, None) is None
+    assert gate.refusal(_state("seed", int_value=3), None, "double_value") is None
+    assert gate.refusal(_state("text", string_value="fine"), None, "string_value") is None
+    assert gate.refusal(_state("text", int_value=3), None, None) is None
 
 
 @pytest.mark.parametrize("limits, value", [
@@ -53,10 +53,10 @@ def test_a_number_widget_takes_an_int_and_unknown_widgets_are_not_type_checked()
 ])
 def test_an_option_the_widget_lacks_is_refused(limits, value):
     kind = next(iter(value))
-    r = gate.check(_state("tokens_layer", **value), limits, kind)
+    r = gate.refusal(_state("tokens_layer", **value), limits, kind)
     assert r is not None and r.reason == "input_not_an_option"
     ok = {"string_value": "1"} if kind == "string_value" else {"string_array_value": {"data": ["1e-03"]}}
-    assert gate.check(_state("tokens_layer", **ok), limits, kind) is None  # its own options pass
+    assert gate.refusal(_state("tokens_layer", **ok), limits, kind) is None  # its own options pass
 
 
 def test_stored_values_that_no_longer_fit_their_widget_start_over():
@@ -76,7 +76,7 @@ def test_stored_values_that_no_longer_fit_their_widget_start_over():
 def test_a_clients_clear_cache_clears_nothing_shared(caplog):
     """Streamlit answers a clear_cache BackMsg by emptying every cache of the process and the sender's state;
     behind the gate it is logged and dropped, whatever the session."""
-    gate.install()
+    gate.guard_reruns()
     loads = []
 
     @st.cache_resource

@@ -136,14 +136,14 @@ def run(args) -> int:
     from explorer.model import attention
     from explorer.model.analysis import analyze
     from explorer.model.checkpoints import TOKEN_CLASSIFICATION, load_checkpoint
-    from explorer.model.heads import at_precision, build_head
+    from explorer.model.heads import build_head, head_at_precision
 
     if not args.text or not args.text.strip():
         raise UsageError("cli_empty_text")
     quiet_transformers()
     ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
     # --dtype: every forward below (analysis, token analysis, attributions) on the cast copy
-    ck, head = at_precision(ck, build_head(ck, args.head, seed=args.seed), args.dtype)
+    ck, head = head_at_precision(ck, build_head(ck, args.head, seed=args.seed), args.dtype)
     if ck.task == TOKEN_CLASSIFICATION:
         return analyze_tokens_command(args, ck, head)
     token_only = [o for o, v in (("--aggregation", args.aggregation), ("--target-token", args.target_token),

@@ -24,7 +24,7 @@ def corrected_frame(table: Table, found: LabelAudit, accepted) -> pd.DataFrame:
     return out
 
 
-def corrected_csv(table: Table, found: LabelAudit, accepted, raw: bool = False) -> bytes:
+def relabelled_csv(table: Table, found: LabelAudit, accepted, raw: bool = False) -> bytes:
     """The table with the accepted suggestions applied; formula cells guarded for a spreadsheet
     (explorer.text.plain.csv_bytes) unless `raw` (the data the app reads on)."""
     return csv_bytes(corrected_frame(table, found, accepted), raw=raw)

@@ -14,6 +14,7 @@ from explorer.data.dataset import DataError
 from explorer.data.tags import TagData
 from explorer.model.checkpoints import forward_inputs
 from explorer.runtime.budget import chunks
+from explorer.runtime.jobs import Stop
 from explorer.text.errors import Message
 
 IGNORE = -100  # the label id CrossEntropyLoss skips (torch's ignore_index default, HF's convention)
@@ -98,19 +99,29 @@ def alignment(tokenizer, data: TagData, max_length: int = 128) -> Alignment:
                      truncated=data.n_words - labelled)
 
 
-def word_logits(model, tokenizer, words: list[list[str]], max_length: int = 128,
-                batch_size: int = 32) -> list[np.ndarray]:
-    """Per sentence, (words kept, labels) float32 logits of the model's token-classification forward at each
-    word's first subword, `batch_size` sentences at a time (padded per batch), read-only. Words cut by
-    truncation are left out, so a row may be shorter than its sentence."""
-    accepted = forward_inputs(model)  # a tokenizer may return token_type_ids a model does not take
+def word_outputs(model, tokenizer, words: list[list[str]], max_length: int = 128, batch_size: int = 32, *,
+                 encoder: bool = False, stop: Stop | None = None) -> list[torch.Tensor]:
+    """Per sentence, the model's outputs at each word's first subword, `batch_size` sentences at a time (padded
+    per batch), read-only: (words kept, labels) logits of its token-classification forward, or with `encoder`
+    (words kept, hidden) states of the encoder alone (what HF's token classifier applies dropout + classifier
+    to). Words cut by truncation are left out, so a row may be shorter than its sentence. `stop()` is asked
+    before each batch: a cancelled job (jobs.Cancelled) ends before encoding every sentence."""
+    run = model.base_model if encoder else model
+    accepted = forward_inputs(run)  # a tokenizer may return token_type_ids a model (DistilBERT) does not take
     out = []
     with torch.inference_mode():
         for rows in chunks(len(words), batch_size):
+            if stop:
+                stop()
             chunk = words[rows.start:rows.stop]
             enc = encode_words(tokenizer, chunk, max_length, padding=True, return_tensors="pt")
-            inputs = {k: v.to(model.device) for k, v in enc.items() if k in accepted}
-            logits = model(**inputs).logits.float().cpu().numpy()
-            for j in range(len(chunk)):  # logits: (batch, seq, labels)
-                out.append(logits[j, first_subwords(enc.word_ids(j))])
+            got = run(**{k: v.to(model.device) for k, v in enc.items() if k in accepted})  # (batch, seq, ...)
+            got = got[0] if encoder else got.logits
+            out += [got[j, first_subwords(enc.word_ids(j))].clone() for j in range(len(chunk))]
     return out
+
+
+def word_logits(model, tokenizer, words: list[list[str]], max_length: int = 128,
+                batch_size: int = 32) -> list[np.ndarray]:
+    """Per sentence, (words kept, labels) float32 logits at each word's first subword (word_outputs)."""
+    return [r.float().cpu().numpy() for r in word_outputs(model, tokenizer, words, max_length, batch_size)]

@@ -34,9 +34,10 @@ from explorer.explain.request import AttributionError, MethodOutput, Request
 from explorer.model import problem
 from explorer.model.analysis import encode, encoder_inputs, max_length, readable, segments, token_info
 from explorer.model.checkpoints import Checkpoint
-from explorer.model.heads import Head, at_precision, is_per_token, run_head
+from explorer.model.heads import Head, head_at_precision, is_per_token, run_head
 from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType
+from explorer.model.readable import word_index
 from explorer.model.tokens import pair_boundary
 from explorer.results import JsonResult, rounded
 from explorer.runtime import budget, precision
@@ -104,7 +105,7 @@ class Attribution(JsonResult):
         return None if self.error is None or self.sampling is not None else self.error <= self.tolerance
 
     def words(self) -> tuple[tuple[str, ...], np.ndarray]:
-        return merge_words(self.tokens, self.word_ids, self.scores, self.pieces)
+        return merge_words(self.tokens, self.word_ids, self.scores, self.pieces, self.special)
 
     def to_dict(self) -> dict:
         """The attribution as JSON-safe values (what `analyze --attributions --json` prints)."""
@@ -124,24 +125,26 @@ class Attribution(JsonResult):
                               pair_at=pair_start(self))
 
 
-def merge_words(tokens, word_ids, scores, pieces=()) -> tuple[tuple[str, ...], np.ndarray]:
-    """Sum subword scores per word; special tokens (word id None) stay on their own.
+def merge_words(tokens, word_ids, scores, pieces=(), special=None) -> tuple[tuple[str, ...], np.ndarray]:
+    """Sum subword scores per word, words as readable.word_index groups them; each special token stays an
+    entry of its own, in place. `special`: per token, is it a special token (None: the tokens of no word id,
+    which is what a fast tokenizer gives its special tokens).
 
     pieces: each token's share of its word's text as the tokenizer decodes it (Analysis.pieces), which
     concatenate to the word on every tokenizer. Without them, the vocabulary strings with WordPiece's
     "##" and a leading "Ġ"/"▁" stripped: right on ASCII text only (byte-level tokens stay undecoded).
     """
+    special = [w is None for w in word_ids] if special is None else special
     words: list[str] = []
     sums: list[float] = []
-    last = object()
-    for k, (tok, wid, s) in enumerate(zip(tokens, word_ids, np.asarray(scores, dtype=np.float64))):
-        if wid is not None and wid == last:
+    index = word_index(word_ids, special)
+    for k, (tok, i, s) in enumerate(zip(tokens, index, np.asarray(scores, dtype=np.float64))):
+        if i is not None and k and index[k - 1] == i:
             words[-1] += pieces[k] if pieces else _piece(tok)
             sums[-1] += s
         else:
             words.append(pieces[k] if pieces else _strip_start(tok))
             sums.append(float(s))
-        last = wid
     return tuple(words), np.asarray(sums)
 
 
@@ -150,7 +153,8 @@ def pair_start(a: Attribution, level: str = "token") -> int | None:
     k = pair_boundary(a.segments)
     if k is None or level != "word":
         return k
-    return len(merge_words(a.tokens[:k], a.word_ids[:k], a.scores[:k], a.pieces[:k])[0])  # [SEP] keeps words from spanning
+    # [SEP] keeps words from spanning the two texts
+    return len(merge_words(a.tokens[:k], a.word_ids[:k], a.scores[:k], a.pieces[:k], a.special[:k])[0])
 
 
 def _piece(tok: str) -> str:
@@ -282,7 +286,7 @@ def attribute(
     """
     method = checked_method(method, baseline, quantity, n_steps)
     if dtype is not None:
-        ck, head = at_precision(ck, head, dtype)
+        ck, head = head_at_precision(ck, head, dtype)
     start = time.perf_counter()
     check_target(ck, target)
     inp = prepare_inputs(ck, text, text_pair, baseline)
@@ -297,7 +301,7 @@ def attribute(
         if model.target is None:  # the predicted label: the largest logit
             model.predict(x)
         if method in sampled.METHODS:
-            out = sampled.attribute(model, x, b, inp.special, inp.word_ids, method, n_samples, seed)
+            out = sampled.attribute_sampled(model, x, b, inp.special, inp.word_ids, method, n_samples, seed)
         elif method == "occlusion":
             out = _occlusion(model, x, b, window)
         else:  # Captum's Saliency (|gradient|) or InputXGradient, summed over the hidden dimensions

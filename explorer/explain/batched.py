@@ -26,7 +26,7 @@ from explorer.explain.attribution import (
 )
 from explorer.explain.request import AttributionError, MethodOutput, Request
 from explorer.model.checkpoints import Checkpoint
-from explorer.model.heads import Head, at_precision
+from explorer.model.heads import Head, head_at_precision
 from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
 from explorer.runtime.jobs import Progress, span
@@ -48,7 +48,7 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
     """
     method = checked_method(method, baseline, quantity, n_steps)
     if dtype is not None:
-        ck, head = at_precision(ck, head, dtype)
+        ck, head = head_at_precision(ck, head, dtype)
     n = len(texts)
     targets = [target] * n if target is None or isinstance(target, (int, np.integer)) else list(target)
     pairs = list(text_pairs) if text_pairs is not None else [None] * n

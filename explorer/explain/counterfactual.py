@@ -363,7 +363,7 @@ def _shrunk(found: frozenset, runs: Runs, measure, best) -> SearchResult:
 
 # ---- how the head saw it ------------------------------------------------------------------------
 
-def head_view(head: Head, before: Analysis, after: Analysis, top: int = 10) -> dict:
+def head_changes(head: Head, before: Analysis, after: Analysis, top: int = 10) -> dict:
     """The head's steps on both texts (the replay analyze runs): each step's vector before and after, how far it
     moved; each label's logit change; and, where the last step is a linear layer, each label's change split over
     the features of its input (weight × change: they sum to the logit change, the bias cancelling)."""
@@ -435,7 +435,7 @@ class Counterfactual(JsonResult):
     max_edits: int
     forward_passes: int
     seconds: float
-    head: dict = field(default_factory=dict)  # head_view
+    head: dict = field(default_factory=dict)  # head_changes
 
     def to_dict(self) -> dict:
         def shown(p):
@@ -491,4 +491,4 @@ def counterfactual(ck: Checkpoint, head: Head, text: str, *, text_pair: str = ""
         text_pair=new_pair, edits=edits, flipped=flipped, minimal=found.minimal and flipped, labels=before.labels,
         problem_type=before.problem_type, target=target, before=before.scores, after=after.scores,
         predicted_before=before.predicted, predicted_after=after.predicted, max_edits=max_edits,
-        forward_passes=found.forwards + 2, seconds=time.perf_counter() - start, head=head_view(head, before, after))
+        forward_passes=found.forwards + 2, seconds=time.perf_counter() - start, head=head_changes(head, before, after))

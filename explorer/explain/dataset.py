@@ -46,11 +46,11 @@ from explorer.data.dataset import DataError
 from explorer.data.words import SHORTCUT, TIE_ALPHA, word_matrix, word_ties
 from explorer.explain import batched
 from explorer.explain.attribution import ALIASES, METHODS, Attribution
-from explorer.explain.faithfulness import model_prob
+from explorer.explain.faithfulness import aopc, erasures, model_prob
 from explorer.model.checkpoints import Checkpoint, forward_inputs
 from explorer.model.heads import Head
 from explorer.model.problem import ProblemType
-from explorer.model.readable import word_pieces
+from explorer.model.readable import word_index, word_pieces
 from explorer.results import JsonResult
 from explorer.runtime import budget
 from explorer.runtime.jobs import Progress, span
@@ -88,23 +88,6 @@ class RowExplanation:
 # ---- words of an attribution ----------------------------------------------------------------
 
 
-def word_index(word_ids: Sequence[int | None], special: Sequence[bool]) -> list[int | None]:
-    """Per token, the index of its word among the text words (None for special tokens); consecutive
-    tokens with one word id are one word, as merge_words groups them."""
-    out: list[int | None] = []
-    last, k = object(), -1
-    for wid, sp in zip(word_ids, special):
-        if sp:
-            out.append(None)
-            last = object()
-            continue
-        if wid is None or wid != last:
-            k += 1
-        out.append(k)
-        last = wid
-    return out
-
-
 def words_of(a: Attribution) -> tuple[tuple[str, ...], np.ndarray, list[int | None]]:
     """(words, (words,) summed scores, per-token word index) of one attribution, specials left out."""
     index = word_index(a.word_ids, a.special)
@@ -120,25 +103,6 @@ def words_of(a: Attribution) -> tuple[tuple[str, ...], np.ndarray, list[int | No
 
 
 # ---- faithfulness (pure: the model is a function of id sequences) ------------------------------------
-
-
-def erasures(items: Sequence, index: Sequence[int | None], word_scores, fractions=FRACTIONS) -> list[list]:
-    """The sequences comprehensiveness and sufficiency need for one ranking: per fraction, the tokens with
-    the top-k% words deleted, then only those words' tokens (and the specials) kept. Ties keep word order."""
-    n = len(word_scores)
-    order = sorted(range(n), key=lambda w: -float(word_scores[w]))
-    out = []
-    for f in fractions:
-        top = set(order[:max(1, math.ceil(f * n - 1e-9))])
-        out.append([t for t, w in zip(items, index) if w is None or w not in top])
-        out.append([t for t, w in zip(items, index) if w is None or w in top])
-    return out
-
-
-def aopc(full: float, probs: Sequence[float]) -> tuple[float, float]:
-    """(comprehensiveness, sufficiency) AOPC from the full text's probability and `erasures`' probabilities."""
-    p = np.asarray(probs, np.float64)
-    return float(np.mean(full - p[0::2])), float(np.mean(full - p[1::2]))
 
 
 # ---- rationales (pure) ------------------------------------------------------------------------
@@ -261,7 +225,7 @@ def _measure(ck, head, rows, by_method, given_attr, given, rationales, seed, pro
         spans = {}
         for m in [*methods, None]:  # None: the random ranking
             ws = rng.permutation(len(words)).astype(float) if m is None else words_of(by_method[m][i])[1]
-            seqs = erasures(items, index, ws)
+            seqs = erasures(items, index, ws, FRACTIONS)
             spans[m] = (len(jobs), len(jobs) + len(seqs))
             jobs.extend((a.target, seq, ty) for seq in seqs)
         plan.append((words, full_at, spans))

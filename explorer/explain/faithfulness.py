@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -19,6 +19,7 @@ from explorer.model import problem
 from explorer.model.checkpoints import Checkpoint, forward_inputs
 from explorer.model.heads import Head, run_head
 from explorer.model.kernel import attention_kernel
+from explorer.model.readable import word_index
 from explorer.runtime import budget
 from explorer.runtime.jobs import Progress, span
 
@@ -35,18 +36,33 @@ class Faithfulness:
     seconds: float
 
 
-def aopc(prob: ProbFn, ids: list[int], special: list[bool], scores, fractions=FRACTIONS) -> tuple[float, float]:
-    """(comprehensiveness, sufficiency) AOPC for one ranking; ties keep token order."""
-    text_pos = [i for i, s in enumerate(special) if not s]
-    order = sorted(text_pos, key=lambda i: -float(scores[i]))
-    batch = [list(ids)]
+def erasures(items: Sequence, index: Sequence[int | None], word_scores, fractions=FRACTIONS) -> list[list]:
+    """The sequences comprehensiveness and sufficiency need for one ranking, the one erasure loop: per fraction,
+    the items with the top-k% words deleted, then only those words' items (and the specials) kept. `index`: per
+    item its word (None: a special, never deleted), `word_scores` per word. Ties keep word order."""
+    n = len(word_scores)
+    order = sorted(range(n), key=lambda w: -float(word_scores[w]))
+    out = []
     for f in fractions:
-        top = set(order[:max(1, math.ceil(f * len(text_pos) - 1e-9))])
-        batch.append([t for i, t in enumerate(ids) if i not in top])  # top-k deleted
-        batch.append([t for i, t in enumerate(ids) if special[i] or i in top])  # only top-k kept
-    p = np.asarray(prob(batch), dtype=np.float64)
-    full, without, only = p[0], p[1::2], p[2::2]
-    return float(np.mean(full - without)), float(np.mean(full - only))
+        top = set(order[:max(1, math.ceil(f * n - 1e-9))])
+        out.append([t for t, w in zip(items, index) if w is None or w not in top])
+        out.append([t for t, w in zip(items, index) if w is None or w in top])
+    return out
+
+
+def aopc(full: float, probs: Sequence[float]) -> tuple[float, float]:
+    """(comprehensiveness, sufficiency) AOPC from the full text's probability and `erasures`' probabilities."""
+    p = np.asarray(probs, np.float64)
+    return float(np.mean(full - p[0::2])), float(np.mean(full - p[1::2]))
+
+
+def token_aopc(prob: ProbFn, ids: list, special: list[bool], scores, fractions=FRACTIONS) -> tuple[float, float]:
+    """(comprehensiveness, sufficiency) AOPC for one ranking of tokens (each text token a word of its own;
+    `special` ones never deleted); ties keep token order. One batch: the full text, then its erasures."""
+    index = word_index(range(len(ids)), special)  # every text token its own word (distinct word ids)
+    text_scores = [scores[i] for i, sp in enumerate(special) if not sp]
+    p = np.asarray(prob([list(ids), *erasures(ids, index, text_scores, fractions)]), dtype=np.float64)
+    return aopc(p[0], p[1:])
 
 
 def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False, token: bool = False) -> ProbFn:
@@ -96,7 +112,7 @@ def of(ck: Checkpoint, head: Head, a: Attribution) -> tuple[float, float]:
     if a.target_token is not None:
         items = [(*(item if typed else (item,)), i == a.target_token) for i, item in enumerate(items)]
         kept[a.target_token] = True
-    return aopc(model_prob(ck, head, a.target, typed, a.target_token is not None), items, kept, a.scores)
+    return token_aopc(model_prob(ck, head, a.target, typed, a.target_token is not None), items, kept, a.scores)
 
 
 def compare_methods(ck: Checkpoint, head: Head, text: str, target: int | None = None, quantity: str = "logit",

@@ -31,6 +31,7 @@ from captum.attr import GradientShap, KernelShap, Lime
 from scipy.stats import spearmanr
 
 from explorer.explain.request import AttributionError, MethodOutput
+from explorer.model.readable import word_index
 from explorer.results import JsonResult
 from explorer.runtime import budget
 from explorer.runtime.device import halving_on_oom
@@ -71,19 +72,6 @@ def samples_for(method: str, n_tokens: int, n_samples: int | None = None) -> int
     return n
 
 
-def word_features(word_ids, special) -> list[int]:
-    """Per text token (specials skipped): its word's feature index, words numbered in order as
-    attribution.merge_words groups them (consecutive tokens with the same word id)."""
-    out, last, k = [], object(), -1
-    for wid, sp in zip(word_ids, special):
-        if not sp:
-            if wid is None or wid != last:
-                k += 1
-            out.append(k)
-        last = wid
-    return out
-
-
 @contextmanager
 def _seeded(seed: int):
     state = np.random.get_state()
@@ -96,15 +84,16 @@ def _seeded(seed: int):
             np.random.set_state(state)
 
 
-def attribute(model, x: torch.Tensor, b: torch.Tensor, special, word_ids, method: str,
-              n_samples: int | None = None, seed: int = SEED):
+def attribute_sampled(model, x: torch.Tensor, b: torch.Tensor, special, word_ids, method: str,
+                      n_samples: int | None = None, seed: int = SEED):
     """One sampled attribution of model (attribution.Forward, its target set) from b to x (1, seq, hidden),
     run twice (seed, seed + 1): the first run's scores (seq,), f(x), f(b), and the Sampling; gradient_shap, a
     path method, also its completeness gap (its Monte-Carlo error) and its gradients as n_steps."""
     seq = x.shape[1]
     n = samples_for(method, seq, n_samples)
     f_x, f_b = (float(v) for v in model.value(torch.cat([x, b])))
-    groups = np.asarray(word_features(word_ids, special), dtype=np.int64)  # (text tokens,) word of each
+    groups = np.asarray([w for w in word_index(word_ids, special) if w is not None],
+                        dtype=np.int64)  # (text tokens,) word of each
     # Samples per batch within HEAD_EXPLORER_BATCH_MB (gradient_shap keeps activations for its backward).
     per_eval = budget.batch_rows(model.ck.model.config, seq, grad=method == "gradient_shap",
                                 device=x.device)

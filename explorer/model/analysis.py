@@ -13,7 +13,7 @@ from explorer.model import problem
 from explorer.model.problem import ProblemType
 from explorer.model.checkpoints import (TOKEN_CLASSIFICATION, Checkpoint, forward_inputs,  # noqa: F401
                                         max_length)  # max_length: re-exported
-from explorer.model.heads import Head, at_precision, is_per_token, run_head, used_new_weights
+from explorer.model.heads import Head, head_at_precision, is_per_token, run_head, used_new_weights
 from explorer.model.kernel import attention_kernel
 from explorer.model.readable import readable_tokens, word_pieces
 from explorer.results import JsonResult, html_table, rounded
@@ -93,7 +93,7 @@ class Analysis(JsonResult):
     # a sixth of a 256-token analysis, and every view reads only [CLS]'s rows. Both are kept once computed.
     @functools.cached_property
     def rollout(self) -> np.ndarray:  # (layers, seq, seq)
-        return attention.rollout(self.attentions)
+        return attention.attention_rollout(self.attentions)
 
     @functools.cached_property
     def cls_rollout(self) -> np.ndarray:  # (layers, seq): rollout[:, 0] to float64 rounding, without the full products
@@ -228,7 +228,7 @@ def analyze(ck: Checkpoint, head: Head, text: str, flow: bool = False, text_pair
     float16; None: the model's own) runs both on a cached cast copy (explorer/runtime/precision.py); numbers
     come back in float32 or wider either way."""
     if dtype is not None:
-        ck, head = at_precision(ck, head, dtype)
+        ck, head = head_at_precision(ck, head, dtype)
     if ck.task == TOKEN_CLASSIFICATION or is_per_token(head):  # one row per token: token_analysis.analyze_tokens
         raise AnalysisError("analysis_token_model", name=ck.name)
     enc, dropped = encode(ck, text, text_pair)

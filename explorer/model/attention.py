@@ -5,12 +5,12 @@ rows renormalised, because half of what a token "sees" at each layer is itself.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 import torch
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import maximum_flow
+
+from explorer.runtime.jobs import Progress
 
 # Flow runs on integer capacities; 2**24 keeps ~7 significant digits and cannot overflow int32
 # because no node's outgoing capacity exceeds 1.
@@ -31,7 +31,7 @@ def residual_matrices(att: np.ndarray) -> np.ndarray:
     return a
 
 
-def rollout(att: np.ndarray) -> np.ndarray:
+def attention_rollout(att: np.ndarray) -> np.ndarray:
     """(L, H, n, n) -> (L, n, n) float64: J0 = A0, Jl = Al @ J(l-1)."""
     # The products in torch (float64, as before): numpy's BLAS keeps its own thread pool, which ignores
     # the process's torch thread setting; on a loaded 2-core box its threads made one 256-token product
@@ -47,8 +47,8 @@ def rollout(att: np.ndarray) -> np.ndarray:
 
 
 def cls_rollout(att: np.ndarray, source: int = 0) -> np.ndarray:
-    """(L, H, n, n) -> (L, n) float64: row `source` of each layer's rollout, rollout(att)[:, source], without
-    the (L, n, n) products: e_sourceᵀ A_l A_(l-1) … A_0 as a row vector through the chain, L(L+1)/2
+    """(L, H, n, n) -> (L, n) float64: row `source` of each layer's rollout, attention_rollout(att)[:, source],
+    without the (L, n, n) products: e_sourceᵀ A_l A_(l-1) … A_0 as a row vector through the chain, L(L+1)/2
     vector-matrix products in place of L-1 matrix products (at 256 tokens, 0.5 ms in place of ~3 ms, and no
     (L, n, n) result). Equal to rollout's rows to float64 rounding (~1e-16: the sums in another order)."""
     a = torch.from_numpy(residual_matrices(att))
@@ -77,7 +77,7 @@ def flow_graph(att: np.ndarray) -> tuple[csr_array, int]:
     return graph, n
 
 
-def flow(att: np.ndarray, source: int = 0, progress: Callable[[float, str], None] | None = None) -> np.ndarray:
+def flow(att: np.ndarray, source: int = 0, progress: Progress | None = None) -> np.ndarray:
     """(L, H, n, n) -> (L, n): max-flow from token `source` at layer l's output to each input token.
 
     Each row is normalised to sum to 1. `progress(fraction, "")` after each layer (it may raise to stop).

@@ -207,7 +207,7 @@ def build_head(ck: Checkpoint, kind: str = "own", seed: int = 0) -> Head:
     )
 
 
-def at_precision(ck: Checkpoint, head: Head, dtype) -> tuple[Checkpoint, Head]:
+def head_at_precision(ck: Checkpoint, head: Head, dtype) -> tuple[Checkpoint, Head]:
     """(checkpoint, head) running in `dtype` (explorer/runtime/precision.py): themselves when the model already
     does, else the checkpoint with its cached cast model and the head on it: layers the checkpoint supplied are
     the cast model's own modules, new ones cast copies of the head's (same numbers, rounded)."""

@@ -46,18 +46,40 @@ def readable_tokens(tokenizer, tokens: Sequence[str], special: Sequence[bool]) -
     return tuple(tok if sp else _token_form(tokenizer, tok) for tok, sp in zip(tokens, special))
 
 
+def word_index(word_ids: Sequence[int | None], special: Sequence[bool],
+               segments: Sequence[int] = ()) -> list[int | None]:
+    """Per token, the index of its word among the text's words (0, 1, ... in order), None for a special token:
+    the one token-to-word grouping (attribution.merge_words, the sampled methods' features, the dataset
+    explanations' words and word_pieces all read it).
+
+    The rule: a special token belongs to no word and ends the word before it. A non-special token continues
+    the word of the token just before it when that token is not special and both have the same word id (not
+    None) and the same segment (`segments`, a pair's 0/1 per token; empty: one text); otherwise it starts a
+    new word, so a non-special token of no word id is a word of its own."""
+    segments = segments or (0,) * len(word_ids)
+    out: list[int | None] = []
+    k = -1
+    for t, (wid, sp) in enumerate(zip(word_ids, special)):
+        if sp:
+            out.append(None)
+            continue
+        if t == 0 or out[-1] is None or wid is None or wid != word_ids[t - 1] or segments[t] != segments[t - 1]:
+            k += 1
+        out.append(k)
+    return out
+
+
 def word_pieces(tokenizer, tokens: Sequence[str], special: Sequence[bool], word_ids: Sequence[int | None],
                 segments: Sequence[int] = ()) -> tuple[str, ...]:
-    """Per token, its share of its word's decoded text (see the module docstring); special tokens and
-    tokens of no word as their own words. Consecutive tokens with one word id (and segment) form a word."""
-    segments = segments or (0,) * len(tokens)
+    """Per token, its share of its word's decoded text (see the module docstring), words as word_index groups
+    them; a special token as it is."""
+    index = word_index(word_ids, special, segments)
     pieces: list[str] = []
     k = 0
     while k < len(tokens):
         end = k + 1
-        if word_ids[k] is not None and not special[k]:
-            while end < len(tokens) and not special[end] and word_ids[end] == word_ids[k] \
-                    and segments[end] == segments[k]:
+        if index[k] is not None:
+            while end < len(tokens) and index[end] == index[k]:
                 end += 1
         pieces += [tokens[k]] if special[k] else _split(tokenizer, tuple(tokens[k:end]))
         k = end

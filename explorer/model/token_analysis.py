@@ -98,7 +98,7 @@ class TokenAnalysis(JsonResult):
     max_length: int
     labels: tuple[str, ...]
     logits: np.ndarray  # (seq, labels): the head on every token's last hidden state
-    softmax: np.ndarray  # (seq, labels) float32, as pipeline() computes its scores (pipeline_scores)
+    softmax: np.ndarray  # (seq, labels) float32, as pipeline() computes its scores (token_pipeline_scores)
     special_mask: tuple[bool, ...]  # the tokenizer's special_tokens_mask: the tokens pipeline() skips
     layer_logits: np.ndarray  # (layers+1, seq, labels): the head on the embeddings, then on each layer's output
     aggregation: str  # the strategy `entities_json` and to_dict() report
@@ -264,7 +264,7 @@ def _strategies(fast: bool) -> tuple[str, ...]:
     return AGGREGATIONS if fast else ("none", "simple")
 
 
-def pipeline_scores(logits: np.ndarray) -> np.ndarray:  # (seq, labels) -> (seq, labels)
+def token_pipeline_scores(logits: np.ndarray) -> np.ndarray:  # (seq, labels) -> (seq, labels)
     """The softmax as TokenClassificationPipeline.postprocess computes it, in the logits' own dtype."""
     shifted = np.exp(logits - np.max(logits, axis=-1, keepdims=True))
     return shifted / shifted.sum(axis=-1, keepdims=True)
@@ -302,7 +302,7 @@ def analyze_tokens(ck: Checkpoint, head: Head, text: str, aggregation: str = DEF
     special_mask = tuple(bool(m) for m in enc["special_tokens_mask"][0].tolist())
     offsets = tuple(tuple(o) for o in enc["offset_mapping"][0].tolist()) if fast else (None,) * len(ids)
     # pipeline()'s scores: its softmax in the model's float dtype (float32 for half-precision models, as it casts)
-    scores = pipeline_scores(to_numpy(logits_t[-1]))
+    scores = token_pipeline_scores(to_numpy(logits_t[-1]))
     pre = _pre_entities(ck, text, ids, scores, offsets if fast else None, special_mask)
     words, token_word = _words(text, pre, len(ids))
     tokens = tuple(ck.tokenizer.convert_ids_to_tokens(ids))

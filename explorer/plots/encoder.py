@@ -19,7 +19,7 @@ _ROW = 22  # pixels per token row in the head view
 _TITLE_CHARS = 55  # a head-view title line: fits the narrowest column it is drawn in (a 768 px window)
 
 
-def layer_readout(values: np.ndarray, labels, title: str, x_title: str, y_title: str, embeddings: str,
+def readout_lines(values: np.ndarray, labels, title: str, x_title: str, y_title: str, embeddings: str,
                   y_range: tuple[float, float] | None = (0.0, 1.0)) -> go.Figure:
     """values: (layers+1, labels), row 0 the embeddings: one line per label."""
     x = [embeddings, *(str(i) for i in range(1, values.shape[0]))]
@@ -36,7 +36,7 @@ def readout(a, t) -> go.Figure:
 
     ptype = ProblemType(a.problem_type)
     kind = ptype if ptype is ProblemType.REGRESSION else ptype.output  # the i18n keys' suffix
-    return layer_readout(layer_probabilities(a), a.labels, t("encoder.readout_chart", kind=t(f"encoder.kind_{kind}")),
+    return readout_lines(layer_probabilities(a), a.labels, t("encoder.readout_chart", kind=t(f"encoder.kind_{kind}")),
                          t("encoder.layer_axis"), t(f"encoder.kind_{kind}"), t("encoder.embeddings"),
                          y_range=None if ptype is ProblemType.REGRESSION else (0.0, 1.0))
 
@@ -60,7 +60,7 @@ def _strongest(w: np.ndarray, tokens, k: int = 5) -> list[str]:
 HOVER_WORDS = {"to": "attends to", "from": "is attended by", "mean": "mean over {n} heads"}
 
 
-def head_view(v: HeadView, title: str, head_name: str, text_b: str = "", words: dict | None = None) -> go.Figure:
+def head_view_chart(v: HeadView, title: str, head_name: str, text_b: str = "", words: dict | None = None) -> go.Figure:
     """Lines from each token (left) to each token it attends to (right), opacity = weight, one colour
     per head. Line traces carry meta "lines", token columns "left"/"right" (used by the hover script).
     A token's hover lists its five strongest weights, exact (the mean over heads when several are shown);
@@ -145,7 +145,7 @@ def head_view_html(fig: go.Figure, title: str, plotly_src: str | None = None) ->
     return page.replace("<head>", f"<head><title>{escape_html(title)}</title>", 1)
 
 
-def model_view(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_name: str,
+def model_view_chart(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_name: str,
                hover: str, clipped: bool = False) -> go.Figure:
     """tiles: (layers, heads, m, m) on one heatmap, a blank cell between tiles; a clear marker on each
     tile carries customdata [layer (1-based), head] so a click (on_select) can open that head. `clipped` (a
@@ -187,4 +187,4 @@ def head_view_figure(v: HeadView, head: int | None, t) -> tuple[go.Figure, str]:
     heads = t("encoder.all_heads") if head is None else f"{t('encoder.head_name')} {head}"
     title = t("encoder.headview_chart", layer=v.layer, heads=heads) + (t("encoder.renormalised") if v.renormalised else "")
     words = {k: t(f"encoder.hover_{k}") for k in HOVER_WORDS}
-    return head_view(v, title, t("encoder.head_name"), t("encoder.text_b"), words), title
+    return head_view_chart(v, title, t("encoder.head_name"), t("encoder.text_b"), words), title

@@ -66,7 +66,7 @@ def entity_html(text: str, entities, labels, legend_title: str, none_text: str) 
             f"<p style='font-size:small'>{escape_html(legend_title)}: {legend}</p></div>")
 
 
-def layer_readout(shown, labels, layer_logits: np.ndarray, title: str, token_axis: str, layer_axis: str,
+def layer_tag_heatmap(shown, labels, layer_logits: np.ndarray, title: str, token_axis: str, layer_axis: str,
                   bar_title: str) -> go.Figure:
     """Layers × tokens: the head applied to each layer's hidden states (`layer_logits` (layers+1, seq, labels),
     row 0 the embeddings), each cell the probability it gives the tag the last layer settles on, the tag it

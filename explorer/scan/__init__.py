@@ -19,7 +19,7 @@ from explorer.scan.base import CHECKS, Finding
 from explorer.scan.report import ScanReport
 from explorer.scan.runner import scan_frame, scan_table
 
-_checks.load()  # registers every check module under explorer/scan/checks/
+_checks.load_checks()  # registers every check module under explorer/scan/checks/
 
 __all__ = ["CHECKS", "Finding", "ScanReport", "scan", "scan_frame", "scan_rows", "scan_table"]
 

@@ -29,7 +29,7 @@ def check_options(function: str, ck, *, seed, batch_size, max_length, progress, 
     wanted = [checks] if isinstance(checks, str) else arg.items(checks)
     arg.check(wanted is not None and len(wanted) > 0 and all(isinstance(w, str) for w in wanted), function, "checks",
               checks, "a list of check ids (or their prefixes) or None")
-    check_modules.load()
+    check_modules.load_checks()
     known = [c.name for c in CHECKS]
     for w in wanted:
         if not any(matches(name, w) for name in known):

@@ -3,7 +3,7 @@ and the registry of checks, each declaring what it applies to (as LIT components
 it reads of earlier checks (`needs`), the page that shows its findings in depth (`deeper`) and whether what it
 finds is a cause that explains the findings of the checks that need it (`cause`).
 
-A check is one module under `explorer/scan/checks/`, found by the package itself (`checks.load`), plus its
+A check is one module under `explorer/scan/checks/`, found by the package itself (`checks.load_checks`), plus its
 messages. Checks run in the order their `needs` give (registration order among the free ones); a later check
 reads what earlier ones found by check id (`Found.result`). Two kinds of cause:
 - "through": later checks read the data through it. Once the mapping check has found a permuted id2label,

@@ -25,7 +25,7 @@ def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None 
     if not len(texts):
         raise ExplorerError("scan_no_rows")
     start = time.perf_counter()
-    check_modules.load()
+    check_modules.load_checks()
     chosen = ordered([c for c in CHECKS if checks is None or any(matches(c.name, p) for p in checks)])
     total = FORWARD_COST + sum(c.cost for c in chosen)
     if ck.task == TOKEN_CLASSIFICATION:  # no one label per text: only the head's checks apply, none reads a pass

@@ -75,7 +75,7 @@ def option_order(question: int, seed: int) -> tuple[int, ...]:
     return tuple(int(i) for i in np.random.default_rng([seed, question]).permutation(N_OPTIONS))
 
 
-def score(answers: dict[str, int]) -> int:
+def quiz_score(answers: dict[str, int]) -> int:
     """How many of `answers` ({question key: option index}) are right."""
     return sum(is_correct(q, answers.get(q.key)) for q in QUIZ)
 

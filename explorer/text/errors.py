@@ -10,7 +10,7 @@ from __future__ import annotations
 from explorer.text import i18n
 
 
-def text(key: str, lang: str, params: dict) -> str:
+def message_text(key: str, lang: str, params: dict) -> str:
     """`errors.<key>` in `lang` with its parameters. A key without a string is shown as given."""
     full = f"errors.{key}"
     if full in i18n.strings("en"):
@@ -26,14 +26,14 @@ class ExplorerError(ValueError):
 
     def message(self, lang: str = "en") -> str:
         """One line in `lang`."""
-        return text(self.key, lang, self.params)
+        return message_text(self.key, lang, self.params)
 
 
 class Message(str):
     """A warning or note for people: the English text as a str (CLI, JSON), `message(lang)` for the UI."""
 
     def __new__(cls, key: str, **params):
-        self = super().__new__(cls, text(key, "en", params))
+        self = super().__new__(cls, message_text(key, "en", params))
         self.key, self.params = key, params
         return self
 
@@ -41,7 +41,7 @@ class Message(str):
         return (_message, (self.key, self.params))
 
     def message(self, lang: str = "en") -> str:
-        return text(self.key, lang, self.params)
+        return message_text(self.key, lang, self.params)
 
 
 def _message(key: str, params: dict) -> Message:

@@ -32,6 +32,7 @@ from explorer.model.analysis import max_length
 from explorer.model.checkpoints import Checkpoint, init_seeded
 from explorer.model.features import cached_features
 from explorer.model.heads import HeadError, build_head, derive, native_kind, output_layer, run_head
+from explorer.model.inference import predict_batches
 from explorer.model.kernel import attention_kernel
 from explorer.model.problem import ProblemType, confusion, metrics, score
 from explorer.model.steps import Op
@@ -324,6 +325,30 @@ def kept_epoch(history, problem_type: str, early_stopping: bool = True) -> tuple
 # ---- training -------------------------------------------------------------------------------
 
 
+class EpochRecorder:
+    """The per-epoch bookkeeping of both training paths (head mode's loop, full mode's Trainer): each ended
+    epoch becomes a history row (epoch, loss, val_loss and the validation metrics), reported to `on_epoch`,
+    and the best row by `better(rule, ...)` is kept with what `keep()` saves of the model then."""
+
+    def __init__(self, s: Settings, rule: str, on_epoch: OnEpoch | None):
+        self.s, self.rule, self.on_epoch = s, rule, on_epoch
+        self.history: list[dict] = []
+        self.best: dict | None = None  # the kept epoch's row
+        self.epoch = 0  # the kept epoch (0: none yet)
+        self.kept: object = None  # keep()'s value at the kept epoch
+        self.logits: object = None  # the kept epoch's validation logits
+
+    def record(self, loss: float, evaluated: tuple[object, dict, float], keep: Callable[[], object]) -> None:
+        """One epoch ended with mean training `loss` and `evaluated` = (validation logits, metrics, val loss)."""
+        logits, m, val_loss = evaluated
+        epoch = len(self.history) + 1
+        self.history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
+        if better(self.rule, self.history[-1], self.best, self.s.early_stopping):
+            self.best, self.epoch, self.kept, self.logits = self.history[-1], epoch, keep(), logits
+        if self.on_epoch:
+            self.on_epoch(EpochReport(epoch=epoch, epochs=self.s.epochs, row=self.history[-1]))
+
+
 def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), on_epoch: OnEpoch | None = None,
              stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a private copy of `ck` on `data`; `ck` itself is never modified. `on_epoch` hears each epoch
@@ -424,23 +449,18 @@ def train_epochs(params: list[torch.nn.Parameter], n: int, s: Settings, device, 
     # Linear decay to zero, as Trainer does: late epochs settle instead of bouncing around.
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: max(0.0, 1 - step / steps))
     gen = torch.Generator().manual_seed(s.seed)  # the order of the rows, and the head's dropout where it asks
-    history, best, stopped = [], (None, 0, None), False
-    for epoch in range(1, s.epochs + 1):
+    epochs, stopped = EpochRecorder(s, rule, on_epoch), False
+    for _ in range(s.epochs):
         loss = sgd_epoch(n, s.batch_size, gen, opt, sched, device, lambda b: loss_of(b, gen))
-        _, m, val_loss = evaluate()
-        history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
-        if better(rule, history[-1], best[0], s.early_stopping):
-            best = (history[-1], epoch, [p.detach().clone() for p in params])
-        if on_epoch:
-            on_epoch(EpochReport(epoch=epoch, epochs=s.epochs, row=history[-1]))
+        epochs.record(loss, evaluate(), lambda: [p.detach().clone() for p in params])
         if stop and stop():
             stopped = True
             break
     with torch.no_grad():
-        for p, kept in zip(params, best[2]):
+        for p, kept in zip(params, epochs.kept):
             p.copy_(kept)
             p.requires_grad_(False)
-    return history, best[1], stopped, evaluate()[0]
+    return epochs.history, epochs.epoch, stopped, evaluate()[0]
 
 
 def _train_head(ck, work, data, s, train_idx, val_idx, on_epoch, stop):
@@ -489,22 +509,6 @@ class _TokenizedRows(torch.utils.data.Dataset):
         return {**{k: v[i].tolist() for k, v in self.enc.items()}, "labels": self.y[i]}
 
 
-def predict(model, tokenizer, texts: list[str], max_length: int, batch_size: int,
-            pairs: list[str] | None = None) -> torch.Tensor:
-    """(n, labels) float logits, `batch_size` texts (or pairs: texts[i] with pairs[i]) at a time (each batch
-    padded to its own longest), so the peak is one batch's, not the whole split's. Tokenizers that cannot
-    pad go row by row."""
-    if tokenizer.pad_token is None:
-        batch_size = 1
-    out = []
-    with torch.no_grad():
-        for rows in chunks(len(texts), batch_size):
-            enc = tokenizer(texts[rows.start:rows.stop], pairs[rows.start:rows.stop] if pairs is not None else None,
-                            truncation=True, max_length=max_length, padding=True, return_tensors="pt")
-            out.append(model(**{k: v.to(model.device) for k, v in enc.items()}).logits.float().cpu())
-    return torch.cat(out) if out else torch.zeros((0, model.config.num_labels))
-
-
 def _train_full(ck, work, data, s, train_idx, val_idx, on_epoch, stop):
     from transformers import DataCollatorWithPadding
 
@@ -512,10 +516,12 @@ def _train_full(ck, work, data, s, train_idx, val_idx, on_epoch, stop):
         return None if data.text_pairs is None else [data.text_pairs[i] for i in idx]
 
     def evaluate(model) -> tuple[np.ndarray, dict, float]:
-        logits = predict(model, work.tokenizer, [data.texts[i] for i in val_idx], s.max_length, s.batch_size,
-                         pairs=pairs(val_idx))
-        m = metrics(data.problem_type, logits.numpy(), data.y[val_idx], len(work.labels))
-        return logits.numpy(), m, float(ProblemType(data.problem_type).batch_loss(logits, _target(data, val_idx)))
+        # Batches of the training size, so the peak is one batch's, not the whole split's.
+        logits = predict_batches(work.tokenizer, model, [data.texts[i] for i in val_idx], pairs(val_idx),
+                                 batch_size=s.batch_size, max_length=s.max_length)  # (val rows, labels)
+        m = metrics(data.problem_type, logits, data.y[val_idx], len(work.labels))
+        loss = ProblemType(data.problem_type).batch_loss(torch.from_numpy(logits), _target(data, val_idx))
+        return logits, m, float(loss)
 
     train = _TokenizedRows(work.tokenizer, [data.texts[i] for i in train_idx], _target(data, train_idx), s.max_length,
                   pairs=pairs(train_idx))
@@ -534,8 +540,7 @@ def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate,
     from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
     # Logging once per epoch, on its last step, so the epoch's loss is known when the epoch ends.
-    history, best = [], {"row": None, "epoch": 0, "state": None, "logits": None}
-    flags = {"stopped": False}
+    epochs, flags = EpochRecorder(s, rule, on_epoch), {"stopped": False}
 
     def evaluated(model):
         was_training = model.training
@@ -546,15 +551,9 @@ def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate,
 
     class ReportEpochs(TrainerCallback):
         def on_epoch_end(self, args, state, control, model=None, **kw):
-            logits, m, val_loss = evaluated(model)
             losses = [r["loss"] for r in state.log_history if "loss" in r]
-            epoch = len(history) + 1
-            history.append({"epoch": epoch, "loss": losses[-1] if losses else float("nan"), "val_loss": val_loss, **m})
-            if better(rule, history[-1], best["row"], s.early_stopping):
-                best.update(row=history[-1], epoch=epoch, logits=logits,
-                            state={k: v.detach().clone() for k, v in model.state_dict().items()})
-            if on_epoch:
-                on_epoch(EpochReport(epoch=epoch, epochs=s.epochs, row=history[-1]))
+            epochs.record(losses[-1] if losses else float("nan"), evaluated(model),
+                          lambda: {k: v.detach().clone() for k, v in model.state_dict().items()})
 
         def on_step_end(self, args, state, control, **kw):
             if stop and stop():
@@ -577,11 +576,11 @@ def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate,
         trainer.remove_callback(PrinterCallback)  # it prints logs to stdout, which --json keeps clean
         trainer.train()
     work.model.to(device)  # Trainer may have moved it; the kept model lives where its checkpoint does
-    if best["state"] is None:  # stopped before the first epoch ended: evaluate what there is
-        return history, 0, flags["stopped"], evaluated(work.model)[0]
-    if best["epoch"] != len(history) or flags["stopped"]:
-        work.model.load_state_dict(best["state"])
-    return history, best["epoch"], flags["stopped"], best["logits"]
+    if epochs.kept is None:  # stopped before the first epoch ended: evaluate what there is
+        return epochs.history, 0, flags["stopped"], evaluated(work.model)[0]
+    if epochs.epoch != len(epochs.history) or flags["stopped"]:
+        work.model.load_state_dict(epochs.kept)
+    return epochs.history, epochs.epoch, flags["stopped"], epochs.logits
 
 
 # ---- export ---------------------------------------------------------------------------------

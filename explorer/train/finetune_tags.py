@@ -13,11 +13,10 @@ import numpy as np
 import torch
 from sklearn.model_selection import train_test_split
 
-from explorer.data.subwords import IGNORE, align_labels, encode_words, first_subwords, word_logits
+from explorer.data.subwords import IGNORE, align_labels, word_logits, word_outputs
 from explorer.data.tags import TagData
-from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint, forward_inputs
+from explorer.model.checkpoints import TOKEN_CLASSIFICATION, Checkpoint
 from explorer.model.problem import ProblemType
-from explorer.runtime.budget import chunks
 from explorer.train.finetune import (FinetuneError, FinetuneResult, OnEpoch, Settings, Stop, checked, kept_epoch,
                                      session_name, train_epochs, train_with_trainer, trainable_copy, trained)
 
@@ -78,28 +77,10 @@ def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings()
                           stopped=stopped, kept_by=kept_epoch(history, _RULE, s.early_stopping)[1], epochs=s.epochs)
 
 
-def word_features(model, tokenizer, words: list[list[str]], max_length: int, batch_size: int = 32,
-                  stop: Stop | None = None) -> list[torch.Tensor]:
-    """Per sentence, (words kept, hidden) features of each word's first subword from the frozen encoder
-    (the hidden states HF's token classifier applies dropout + classifier to)."""
-    accepted = forward_inputs(model.base_model)  # DistilBERT's encoder takes no token_type_ids
-    out = []
-    with torch.inference_mode():
-        for rows in chunks(len(words), batch_size):
-            if stop:
-                stop()  # a cancelled job (jobs.Cancelled) stops before encoding every sentence
-            chunk = words[rows.start:rows.stop]
-            enc = encode_words(tokenizer, chunk, max_length, padding=True, return_tensors="pt")
-            hidden = model.base_model(**{k: v.to(model.device) for k, v in enc.items()
-                                         if k in accepted})[0]  # (b, seq, hidden)
-            for j in range(len(chunk)):
-                out.append(hidden[j, first_subwords(enc.word_ids(j))].clone())
-    return out
-
-
 def _train_head(work, data, s, train_idx, val_idx, on_epoch, stop):
     model = work.model
-    feats = word_features(model, work.tokenizer, [list(w) for w in data.words], s.max_length, s.batch_size, stop)
+    feats = word_outputs(model, work.tokenizer, [list(w) for w in data.words], s.max_length, s.batch_size,
+                         encoder=True, stop=stop)  # per sentence (words kept, hidden)
     ids = data.ids
     device = model.device
     xtr = torch.cat([feats[i] for i in train_idx]).to(device)  # (train words, hidden)

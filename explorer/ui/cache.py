@@ -14,6 +14,7 @@ from explorer.model import analysis as _analysis
 from explorer.model import checkpoints, heads
 from explorer.runtime import budget, device
 from explorer.runtime.config import env_config
+from explorer.runtime.jobs import Progress
 from explorer.runtime.session_models import freeze_long_lived
 from explorer.text.errors import ExplorerError
 from explorer.ui.render import show_error, plain
@@ -77,7 +78,7 @@ def _cached_flow(name: str, kind: str, text: str, seed: int, text_pair: str = ""
         _cached_analysis(name, kind, text, seed, text_pair).attentions))
 
 
-def flow_work(sel, a: _analysis.Analysis) -> Callable[[Callable[[float, str], None]], object]:
+def flow_work(sel, a: _analysis.Analysis) -> Callable[[Progress], object]:
     """`work(progress)` giving `a` (the analysis of `sel`, a Selection) its max-flow, safe on a job's thread (no
     streamlit): a shared model's flow joins the shared cache, as analysis(flow=True) keeps it."""
     att = a.attentions  # all the work reads: a job waiting in line holds no more of the analysis

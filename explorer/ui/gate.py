@@ -71,7 +71,7 @@ def _options(limits) -> dict | None:
     return None
 
 
-def check(state: WidgetState, limits=None, value_type: str | None = None) -> Refusal | None:
+def refusal(state: WidgetState, limits=None, value_type: str | None = None) -> Refusal | None:
     """Why `state` breaks its widget's limits or the app's, or None when it is fine. `value_type` is the
     value field the widget was registered with (None: not known, no type check)."""
     key = state.id.rsplit("-", 1)[-1]
@@ -109,7 +109,7 @@ def _shown(x: float) -> str:
 
 def _checked(w: WidgetState, session: AppSession) -> Refusal | None:
     metadata = _metadata(w.id, session)
-    return check(w, _limits(metadata), getattr(metadata, "value_type", None))
+    return refusal(w, _limits(metadata), getattr(metadata, "value_type", None))
 
 
 def _gated(handle):
@@ -138,7 +138,7 @@ def _gated(handle):
     return handle_backmsg
 
 
-def install() -> None:
+def guard_reruns() -> None:
     """Check every rerun request of every session in this process (once; later calls do nothing)."""
     global _installed
     with _LOCK:

@@ -12,7 +12,7 @@ from typing import Callable, Hashable, TypeVar
 import streamlit as st
 
 from explorer.runtime import jobs
-from explorer.runtime.jobs import Cancelled, Job, Refused
+from explorer.runtime.jobs import Cancelled, Job, Progress, Refused
 from explorer.text.errors import ExplorerError
 from explorer.ui import session  # session.session_alive read at call time: tests replace it
 from explorer.ui.cache import memo
@@ -20,7 +20,6 @@ from explorer.ui.render import run_guarded, show_error
 from explorer.ui.session import JOBS, client_address, lang, owner, progress_to, stop_if_gone, t
 
 T = TypeVar("T")
-Progress = Callable[[float, str], None]
 # work(progress) -> result; in the background, work(report, stopping) -> result (jobs.Work): `report(item)`
 # adds to the job's history (a fine-tune's finetune.EpochReport per epoch), `stopping()` says Stop was clicked,
 # and what a stopped run keeps is the work's own (a fine-tune its best epoch).

@@ -153,7 +153,7 @@ def stop_if_gone() -> None:
         st.stop()
 
 
-def progress_to(bar) -> Callable[[float, str], None]:
+def progress_to(bar) -> jobs.Progress:
     """A core `progress(fraction, message)` drawn on `bar` (clamped to [0, 1]) that also ends the run
     once the tab is gone (stop_if_gone). For explorer/ui/running.py, which draws every progress bar."""
     def report(frac: float, msg: str) -> None:

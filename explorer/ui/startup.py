@@ -20,4 +20,4 @@ def boot() -> None:
     report.start(lambda name: cache.shared_checkpoint(name, 0))  # its own once, and only once a server runs
     if _BOOTED.acquire(blocking=False):
         torch.set_num_threads(env_config().torch_threads)
-        gate.install()
+        gate.guard_reruns()

@@ -7,7 +7,7 @@ import importlib
 import pkgutil
 
 
-def load() -> list[str]:
+def load_checks() -> list[str]:
     """Import every check module of this package (idempotent); their names, sorted."""
     names = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
     for name in names:

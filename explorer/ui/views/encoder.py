@@ -9,7 +9,7 @@ import streamlit as st
 
 from explorer.explain import encoder
 from explorer.model.analysis import Analysis
-from explorer.model.token_analysis import TokenAnalysis, pipeline_scores
+from explorer.model.token_analysis import TokenAnalysis, token_pipeline_scores
 from explorer.plots import encoder as encoder_plots
 from explorer.plots.attention import clips
 from explorer.plots.vectors import ROBUST_PERCENTILE
@@ -28,8 +28,8 @@ def draw_encoder(a: Analysis | TokenAnalysis) -> None:
         if e is None:
             return
         k = draw_token_picker(a, "encoder_token")
-        probs = pipeline_scores(a.layer_logits[:, k])  # (layers+1, labels)
-        draw_chart(encoder_plots.layer_readout(probs, a.labels, t("tokenpages.readout_chart", token=a.shown[k]),
+        probs = token_pipeline_scores(a.layer_logits[:, k])  # (layers+1, labels)
+        draw_chart(encoder_plots.readout_lines(probs, a.labels, t("tokenpages.readout_chart", token=a.shown[k]),
                                           t("encoder.layer_axis"), t("encoder.kind_softmax"), t("encoder.embeddings")),
               "encoder_readout")
     else:
@@ -72,7 +72,7 @@ def draw_attention_views(a) -> None:
         view = encoder.window(view, start)
     heads = t("encoder.all_heads") if head == "all" else f"{t('encoder.head_name')} {head}"
     title = t("encoder.headview_chart", layer=layer, heads=heads) + (t("encoder.renormalised") if hide else "")
-    fig = encoder_plots.head_view(view, title, t("encoder.head_name"), t("encoder.text_b"),
+    fig = encoder_plots.head_view_chart(view, title, t("encoder.head_name"), t("encoder.text_b"),
                                   {k: t(f"encoder.hover_{k}") for k in encoder_plots.HOVER_WORDS})
     st.iframe(encoder_plots.head_view_html(fig, title, plotly_js_src()), height=int(fig.layout.height) + 16)
     st.caption(t("encoder.headview_help"))
@@ -85,7 +85,7 @@ def draw_attention_views(a) -> None:
 
     st.subheader(t("encoder.modelview_title"))
     clipped = clips(sum(not s for s in a.special))  # the word columns, as on the Tokens page
-    st.plotly_chart(encoder_plots.model_view(encoder.model_view(a, hide), t("encoder.modelview_chart"),
+    st.plotly_chart(encoder_plots.model_view_chart(encoder.model_view(a, hide), t("encoder.modelview_chart"),
                                              t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
                                              t("encoder.modelview_hover"), clipped=clipped),
                     key=MODEL_VIEW, on_select=_open_clicked_head, selection_mode="points")

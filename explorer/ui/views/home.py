@@ -152,11 +152,11 @@ def _draw_token_pipeline(a: TokenAnalysis) -> None:
                         t("tokenhead.label_axis"), t("tokenhead.prob_axis")), "tokenhead_heatmap")
     if strategy in WORD_AGGREGATIONS:
         st.caption(t(f"tokenhead.carrier_{strategy}"))
-    draw_table(headers(token_rows(a, strategy), "tokenhead.col_"))
+    draw_table(headers(tag_rows(a, strategy), "tokenhead.col_"))
     return True
 
 
-def token_rows(a: TokenAnalysis, strategy: str) -> list[dict]:
+def tag_rows(a: TokenAnalysis, strategy: str) -> list[dict]:
     """One row per token, special tokens as the model sees them: its tag and score, its word (pipeline()'s),
     and whether it carries that word's label under `strategy` (first/average/max; never for none/simple)."""
     rows = []

@@ -10,7 +10,7 @@ from explorer.model import problem as P
 from explorer.model.analysis import Analysis
 from explorer.model.token_analysis import TokenAnalysis
 from explorer.plots import lesson as lesson_plots
-from explorer.plots.token_labels import layer_readout
+from explorer.plots.token_labels import layer_tag_heatmap
 from explorer.ui import draw_chart, t
 from explorer.ui.views.home import draw_pipeline_readings
 
@@ -98,7 +98,8 @@ def _draw_token_logits(a: TokenAnalysis) -> None:
     draw_chart(lesson_plots.token_label_heatmap(a.logits, a.shown, a.labels, t("tokenhead.logits_title"),
                                            t("tokenhead.token_axis"), t("tokenhead.label_axis"),
                                            t("tokenhead.logit_axis")), "tokenhead_logits")
-    draw_chart(layer_readout(a.shown, a.labels, a.layer_logits, t("tokenhead.layers_title"), t("tokenhead.token_axis"),
-                        t("tokenhead.layer_axis"), t("tokenhead.prob_axis")), "tokenhead_layers")
+    draw_chart(layer_tag_heatmap(a.shown, a.labels, a.layer_logits, t("tokenhead.layers_title"),
+                                 t("tokenhead.token_axis"), t("tokenhead.layer_axis"), t("tokenhead.prob_axis")),
+               "tokenhead_layers")
     st.caption(t("tokenhead.layers_help"))
     return True

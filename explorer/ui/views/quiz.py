@@ -51,10 +51,10 @@ def draw_quiz() -> None:
             if lock:
                 st.caption(t("quiz.locked"))
             st.page_link(q.page, label=t("quiz.see_live"), icon="➡️")
-    right, n = lesson.score(answers), len(lesson.QUIZ)
+    right, n = lesson.quiz_score(answers), len(lesson.QUIZ)
     if not lock:  # locked, the answers are the first ones: one score, not the same one twice
         st.metric(t("quiz.score_now"), f"{right}/{n}")
-    st.metric(t("quiz.first_score"), f"{lesson.score(first)}/{n}", help=t("quiz.first_help"))
+    st.metric(t("quiz.first_score"), f"{lesson.quiz_score(first)}/{n}", help=t("quiz.first_help"))
     st.button(t("quiz.again"), key="quiz_again", on_click=_start_again, icon=":material/restart_alt:",
               help=t("quiz.again_locked") if lock else None)
     if lock and first:  # in the sidebar: an element of no height there, none among the questions

@@ -14,7 +14,7 @@ from explorer.model.tokens import token_rows
 from explorer.ui import current_analysis, draw_table, headers, selection, t, tn
 from explorer.ui.classifier import current_token_encoder
 from explorer.ui.views.encoder import draw_attention_views
-from explorer.ui.views.home import token_rows as tag_rows
+from explorer.ui.views.home import tag_rows
 
 
 def draw_tokens(a: Analysis | TokenAnalysis) -> None:

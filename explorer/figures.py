@@ -1,13 +1,14 @@
-"""Views of an analysis or attribution for notebooks and scripts: the app's charts, outside the app.
+"""Figures of an analysis or attribution for notebooks and scripts: the app's charts, outside the app (the
+app draws its pages through explorer/ui/views/).
 
-Every view is a plotly Figure (it displays itself in a notebook; `fig.write_html(path)` saves it),
+Every figure is a plotly Figure (it displays itself in a notebook; `fig.write_html(path)` saves it),
 except the head view and the highlighted text, which are pages: an `explorer.results.HTML` with
 `.save(path)`, standalone and offline (plotly.js inlined). Layers are 1-based, heads 0-based, as in
 the app; `lang` picks the language of titles and axes ("en" or "vi").
 
     a = explorer.analyze(ck, "a wonderful film")
-    explorer.views.rollout(a)
-    explorer.views.head_view(a, layer=3).save("head.html")
+    explorer.figures.rollout(a)
+    explorer.figures.head_view(a, layer=3).save("head.html")
 """
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def readout(a: Analysis, lang: str = "en") -> go.Figure:
 def model_view(a: Analysis, hide_special: bool = True, lang: str = "en") -> go.Figure:
     """Thumbnails of every head's token-to-token attention, layers down, heads across."""
     t = _t(lang)
-    return encoder_plots.model_view(encoder.model_view(a, hide_special), t("encoder.modelview_chart"),
+    return encoder_plots.model_view_chart(encoder.model_view(a, hide_special), t("encoder.modelview_chart"),
                                     t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
                                     t("encoder.modelview_hover"))
 
