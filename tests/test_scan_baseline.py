@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 
@@ -18,23 +16,11 @@ from explorer.model.checkpoints import load_checkpoint
 from explorer.scan.baseline import mcnemar_p
 from explorer.scan.forward import run_rows
 from explorer.text.errors import ExplorerError
-from tests import scan_models
+from tests.baseline_models import frame, spread_models
 from tests.conftest import TINY_LABELS
 
 torch.set_num_threads(1)
 CHECKS = ["head", "mapping", "calibration.ece", "slices"]  # what the comparison reads; the rest only costs time
-WORDS = "the cat sat on a mat while dogs ran far away near old red barns and quiet green hills".split()
-
-
-def frame(n: int = 60, labels: bool = True, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    texts = [" ".join(rng.choice(WORDS, size=int(rng.integers(3, 9)))) for _ in range(n)]
-    df = pd.DataFrame({"text": texts})
-    if labels:
-        df["label"] = [TINY_LABELS[int(i)] for i in rng.integers(0, 3, n)]
-    return df
-
-
 def exact_mcnemar(b: int, c: int) -> float:
     """Two-sided exact McNemar by hand: twice the smaller binomial tail at 1/2, at most 1."""
     n = b + c
@@ -44,37 +30,9 @@ def exact_mcnemar(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def spread(src, out, texts: list[str]):
-    """A copy of tiny model `src` whose head is centred and scaled on `texts`: a random head on a random encoder
-    reads nearly the same vector from every text and predicts one label; this one predicts each label on some
-    rows (logits 100 * (z - mean z))."""
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    model = AutoModelForSequenceClassification.from_pretrained(src)
-    tok = AutoTokenizer.from_pretrained(src)
-    with torch.no_grad():
-        mean = model(**tok(texts, padding=True, return_tensors="pt")).logits.mean(0)  # (labels,)
-        head = model.classifier.out_proj if hasattr(model.classifier, "out_proj") else model.classifier
-        head.weight *= 100.0
-        head.bias.copy_(100.0 * (head.bias - mean))
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
-    return out
-
-
 @pytest.fixture(scope="module")
 def pair(tiny_root):
-    texts = list(frame()["text"])
-    names = {}
-    for key, arch in (("b", "bert"), ("a", "roberta")):
-        out = tiny_root / f"tiny-{arch}-spread"
-        if not out.exists():
-            spread(str(tiny_root / f"tiny-{arch}"), out, texts)
-        names[key] = out
-    rot = tiny_root / "tiny-bert-renamed"
-    if not rot.exists():
-        scan_models.rotated(names["b"], rot)
-    return {k: load_checkpoint(str(v)) for k, v in names.items()} | {"renamed": load_checkpoint(str(rot))}
+    return {k: load_checkpoint(str(v)) for k, v in spread_models(tiny_root).items()}
 
 
 def test_mcnemar_is_the_exact_binomial_test():
@@ -185,7 +143,8 @@ def test_cli_json_html_and_refusals(capsys, tmp_path, tiny_root, pair):
     csv = tmp_path / "data.csv"
     frame(40).to_csv(csv, index=False)
     out = tmp_path / "r.html"
-    assert main(["scan", "--checkpoint", str(tiny_root / "tiny-bert-spread"), "--baseline", str(tiny_root / "tiny-roberta-spread"),
+    assert main(["scan", "--checkpoint", str(tiny_root / "tiny-bert-spread"),
+                 "--baseline", str(tiny_root / "tiny-roberta-spread"),
                  "--csv", str(csv), "--label-column", "label", "--json", "--out", str(out)]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["baseline"]["checkpoint"].endswith("tiny-roberta-spread") and d["baseline"]["mcnemar_p"] is not None
@@ -195,3 +154,13 @@ def test_cli_json_html_and_refusals(capsys, tmp_path, tiny_root, pair):
                      "--csv", str(csv)]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_token_classifier_baseline_is_one_line_exit_2(capsys, tmp_path, tiny_root, token_checkpoint, pair):
+    from explorer.cli import main
+    csv = tmp_path / "data.csv"
+    frame(10).to_csv(csv, index=False)
+    assert main(["scan", "--checkpoint", str(tiny_root / "tiny-bert-spread"), "--baseline", str(token_checkpoint),
+                 "--csv", str(csv)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "token classifier" in err and "Traceback" not in err

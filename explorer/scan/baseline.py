@@ -95,7 +95,8 @@ class BaselineComparison(JsonResult):
         for i in self.ordered_rows()[:limit]:
             row = {"row": i, "text": report.texts[i] if i < len(report.texts) else "",
                    "baseline": self.predicted_baseline[i], "baseline_p": round(self.confidence_baseline[i], 3),
-                   "checkpoint": report.predicted_checkpoint[i], "checkpoint_p": round(self.confidence_checkpoint[i], 3)}
+                   "checkpoint": report.predicted_checkpoint[i],
+                   "checkpoint_p": round(self.confidence_checkpoint[i], 3)}
             if report.given is not None:
                 row |= {"given": report.given[i], "kind": self.kind(i)}
             out.append(row)

@@ -11,6 +11,7 @@ import streamlit as st
 from explorer import ui
 from explorer.scan.base import Finding, deeper_page
 from explorer.scan.report import ScanReport, title_in
+from explorer.text import i18n
 from explorer.text.errors import ExplorerError
 from explorer.ui import draw_chart, draw_table, headers, lang, plain, selection, t
 
@@ -238,28 +239,63 @@ def draw_baseline_picker(name: str) -> str | None:
     None."""
     from explorer.model import checkpoints
 
-    choices = [""] + [n for n in list(checkpoints.REGISTRY) + ui.session_checkpoint_names() if n != name]
     origin = ss.get(ORIGINS, {}).get(name)
-    if origin and origin not in choices:
-        choices.append(origin)
+    choices = [""] + list(dict.fromkeys(n for n in list(checkpoints.REGISTRY) + ui.session_checkpoint_names()
+                                        + [origin or ""] if n and n != name)) + [ui.OTHER]
     c1, c2 = st.columns([2, 1])
     picked = c1.selectbox(t("scan_baseline.compare_with"), choices, help=t("scan_baseline.compare_help"),
-                          format_func=lambda n: n or t("scan_baseline.compare_none"),
+                          format_func=lambda n, lang=lang(): i18n.t("scan_baseline.compare_none", lang) if not n else
+                          i18n.t("app.other", lang) if n == ui.OTHER else n,  # lang bound now: AppTest formats later
                           **ui.sticky(BASELINE, "", options=choices))
     if origin and picked != origin:
         c2.button(t("scan_baseline.started_from", name=plain(origin)), key="scan_baseline_origin",
                   on_click=ss.__setitem__, args=(BASELINE, origin))
+    if picked == ui.OTHER:  # a folder, as the sidebar's "other…" reads one
+        picked = c1.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint",
+                               **ui.sticky(BASELINE + "_other")).strip()
     return picked or None
 
 
-def scan_work(one, ck, baseline: str | None, seed: int):
-    """The scan job's work(progress): `one(checkpoint, progress)` of `ck`, or of `ck` against the baseline named
-    `baseline` (explorer.scan.baseline.scan_against: both scanned, then compared)."""
+def draw_compare_after_finetune(name: str) -> None:
+    """After a fine-tune: a button that opens the Scan page on the fine-tuned model against the checkpoint it
+    started from."""
+    origin = ss.get(ORIGINS, {}).get(name)
+    if origin:
+        st.button(t("scan_baseline.started_from", name=plain(origin)), key="ft_compare_origin",
+                  on_click=_compare_with_origin, args=(name, origin))
+        if ss.pop("ft_open_scan", False):
+            st.switch_page("pages/scan.py")
+
+
+def _compare_with_origin(name: str, origin: str) -> None:
+    ss.update({"checkpoint": name, BASELINE: origin, "ft_open_scan": True})
+
+
+def remember_origin(name: str, origin: str) -> None:
+    """Which checkpoint the model `name` was fine-tuned from, for "compare with the checkpoint it started from"."""
+    ss.setdefault(ORIGINS, {})[name] = origin
+
+
+def baseline_checkpoint(name: str | None, seed: int):
+    """The baseline picked, loaded in the script run (a job's thread draws no spinner); None for none. A folder
+    that cannot be loaded: one line, then stop."""
+    if name is None:
+        return None
+    try:
+        return ui.checkpoint(name, seed)
+    except ExplorerError as err:
+        ui.show_error(err)
+        st.stop()
+
+
+def scan_work(one, ck, baseline):
+    """The scan job's work(progress): `one(checkpoint, progress)` of `ck`, or of `ck` against the `baseline`
+    checkpoint (explorer.scan.baseline.scan_against: the pair checked, both scanned, then compared)."""
     from explorer.scan.baseline import scan_against
 
     if baseline is None:
         return lambda progress: one(ck, progress)
-    return lambda progress: scan_against(one, ck, ui.checkpoint(baseline, seed), progress)
+    return lambda progress: scan_against(one, ck, baseline, progress)
 
 
 def draw_baseline(report: ScanReport, one_text: bool) -> None:
@@ -281,7 +317,8 @@ def draw_baseline(report: ScanReport, one_text: bool) -> None:
         rows = c.ordered_rows()[:ROWS_SHOWN]
         r1, r2 = st.columns([1, 2])
         pick = r1.selectbox(t("scan_baseline.pick_row"), rows, key="scan_baseline_row",
-                            format_func=lambda i: f"{i} · {t('scan_baseline.kind_' + c.kind(i))}"
+                            format_func=lambda i, lang=lang():
+                            f"{i} · {i18n.t('scan_baseline.kind_' + c.kind(i), lang)}"
                             if report.given is not None else str(i))
         r2.button(t("scan_baseline.open_row"), key="scan_baseline_open", on_click=_open_compared,
                   args=(report, int(pick), one_text), help=t("scan_baseline.logits_one", name=report.checkpoint,
@@ -295,7 +332,8 @@ def draw_baseline(report: ScanReport, one_text: bool) -> None:
     if c.slices:
         with st.expander(t("scan_baseline.slices_caption")):
             draw_table([{t("scan_baseline.slice"): s["slice"], t("scan.rows"): s["rows"],
-                         c.checkpoint: f"{s['accuracy_baseline']:.0%}", report.checkpoint: f"{s['accuracy_checkpoint']:.0%}",
+                         c.checkpoint: f"{s['accuracy_baseline']:.0%}",
+                         report.checkpoint: f"{s['accuracy_checkpoint']:.0%}",
                          "q": f"{s['q_value']:.3g}"} for s in c.slices])
     if c.gone:
         with st.expander(t("scan_baseline.gone", n=len(c.gone))):
