@@ -141,8 +141,9 @@ class ScanReport(JsonResult):
         return dict(zip(self.predicted, self.predicted_checkpoint)).get(label, label)
 
     def evidence(self, f: Finding) -> dict[str, str]:
-        """`f`'s one-value fields, each rounded as its message rounds it (shown_value)."""
-        return {k: shown_value(k, v, f.message) for k, v in f.evidence().items()}
+        """`f`'s one-value fields, each rounded as its message rounds it (shown_value); whether a baseline had it
+        is said in words, not as a field."""
+        return {k: shown_value(k, v, f.message) for k, v in f.evidence().items() if k != "baseline"}
 
     def row(self, i: int) -> dict:
         """Row `i` as a person reads it: its text, given label, prediction in the data's names (and the
@@ -356,6 +357,8 @@ class ScanReport(JsonResult):
         and the rows (or pairs) it points at with their text."""
         from explorer.text.i18n import t
         out = [f"{_title_html(f.check, lang)}<p>{escape_html(f.message.message(lang))}</p>"]
+        if "baseline" in f.fields:  # new against the baseline, or the baseline had it too
+            out.append(f"<p><small>{escape_html(t('scan_baseline.finding_' + f.fields['baseline'], lang))}</small></p>")
         evidence = self.evidence(f)
         if evidence:
             out.append(html_table([{t("scan.field", lang): k, t("scan.value", lang): v} for k, v in evidence.items()]))

@@ -95,7 +95,7 @@ def _draw_finding(report: ScanReport, f: Finding, k: int, one_text: bool) -> Non
     that shows them."""
     st.caption(f.check + (f" · {t('scan.explained_by', cause=title(f.because))}" if f.because else "")
                + (f" · {t('scan_baseline.finding_' + f.fields['baseline'])}" if "baseline" in f.fields else ""))
-    evidence = {k: v for k, v in report.evidence(f).items() if k != "baseline"}
+    evidence = report.evidence(f)
     if evidence:
         draw_table([{t("scan.field"): key, t("scan.value"): v} for key, v in evidence.items()])
     fix = report.mapping_fix(f)
