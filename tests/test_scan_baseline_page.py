@@ -77,3 +77,25 @@ def test_a_baseline_with_other_labels_is_one_line_on_the_page(tiny_root):
     at.button(key="scan_run").click().run()
     assert not at.exception
     assert len(at.error) == 1 and "same number of labels" in at.error[0].value
+
+
+def test_after_a_fine_tune_compare_with_the_checkpoint_it_started_from(tiny_root):
+    from explorer.ui.running import HELD
+    from explorer.ui.views.finetune import FINETUNE
+
+    models = spread_models(tiny_root)
+    at = _page(models, "en")
+    at.switch_page("pages/finetune.py").run()
+    at.number_input(key="ft_epochs_head").set_value(1).run()
+    at.button(key="ft_start").click().run()
+    job = at.session_state[HELD.format(FINETUNE)][1]
+    assert job.wait(120)
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    at.button(key="ft_compare_origin").click().run()  # the fine-tune's result: compare with where it started
+    assert not at.exception, at.exception
+    assert at.session_state["checkpoint"] == job.name and at.session_state["scan_baseline"] == str(models["b"])
+    at.switch_page("pages/scan.py").run()  # AppTest stays on the page it ran: switch_page's landing, as a browser
+    at.button(key="scan_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(h.value == f"{HEADING['en']} {models['b']}" for h in at.subheader)
