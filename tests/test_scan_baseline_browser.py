@@ -11,7 +11,6 @@ from conftest import upload, wait_idle
 from explorer.model.checkpoints import load_checkpoint
 from explorer.text.i18n import t
 from tests.baseline_models import frame, spread_models
-from tests.browser_plots import pick
 
 JOINERS = "\u2060"  # plain() puts these between characters a browser would link
 
