@@ -5,17 +5,23 @@ work itself, not the waits a loaded machine adds.
 
 Growth: the scan of SCALE times the rows, each size in a fresh process (its peak resident memory is the process's
 own, read from getrusage): CPU time per row against the smaller size's (linear), and the peak memory at 100,000
-rows extrapolated along the line through the two sizes, against 4 GB."""
+rows extrapolated along the line through the two sizes, against 4 GB.
+
+Against a baseline (explorer.scan.baseline): the comparison itself reads the forward pass each checkpoint's scan
+already ran, so its own CPU time is set against one plain forward (target: a tenth of it); the whole scan against
+a baseline (the baseline scanned too, for its findings' new/same/gone) against the checkpoint's scan alone (target:
+at most 2.5×: the second scan and the comparison, one run against the best of two)."""
 from __future__ import annotations
 
 import os
 import time
 
-from bench.timing import interleaved, row
+from bench.timing import best_of, interleaved, row
 from explorer.data.dataset import demo_frame
 from explorer.model.checkpoints import load_checkpoint
 from explorer.model.inference import predict_logits
 from explorer.scan import scan_rows
+from explorer.scan.baseline import compare, scan_against
 
 QUICK = os.environ.get("HEAD_EXPLORER_BENCH_QUICK", "") not in ("", "0")
 ROWS = 200 if QUICK else 1000
@@ -53,6 +59,13 @@ def run() -> list[dict]:
     texts, labels = list(df["text"]), list(df["label"])
     forward, scan = interleaved([lambda: predict_logits(ck, texts), lambda: scan_rows(ck, texts, labels)], rounds=2,
                                 clock=time.thread_time)
+    base = load_checkpoint("minilm-sentiment", seed=1)  # another load: the comparison's cost is the same on any pair
+    start = time.thread_time()
+    against = scan_against(lambda c, p: scan_rows(c, texts, labels, progress=p), ck, base)
+    both = time.thread_time() - start
+    report, base_report = scan_rows(ck, texts, labels), scan_rows(base, texts, labels)
+    own = best_of(lambda: compare(report, base_report, ck, base), repeat=3, clock=time.thread_time)
+    assert against.baseline is not None
     small, large = measured(ROWS), measured(SCALE * ROWS)
     per_row = (large["cpu"] / (SCALE * ROWS)) / (small["cpu"] / ROWS)
     grown = [(m["peak_kb"] - m["before_kb"]) / 1024 for m in (small, large)]  # MB the scan adds, each size
@@ -62,6 +75,10 @@ def run() -> list[dict]:
     at_100k = grown[1] + slope * (100_000 - SCALE * ROWS) + large["before_kb"] / 1024
     return [row(f"scan, {len(texts)} demo tweets, every check (CPU s) vs one plain batched forward", scan, forward,
                 "≤10× the forward", scan <= 10 * forward),
+            row(f"scan against a baseline, {len(texts)} rows: the comparison itself (CPU s) vs one plain forward",
+                own, forward, "≤ 0.1× (no forward of its own)", own <= 0.1 * forward),
+            row(f"scan against a baseline, {len(texts)} rows: both scans and the comparison (CPU s) vs the scan alone",
+                both, scan, "≤ 2.5× (one more scan)", both <= 2.5 * scan),
             row(f"scan, {SCALE * ROWS} rows: CPU s per row vs at {ROWS} rows", large["cpu"] / (SCALE * ROWS),
                 small["cpu"] / ROWS, "≤ 1.25× (linear)", per_row <= 1.25),
             row(f"scan, 100,000 rows: peak memory (MB) extrapolated from {ROWS} and {SCALE * ROWS} rows vs 4 GB",

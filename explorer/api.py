@@ -299,12 +299,13 @@ def counterfactual(ck: Checkpoint, text: str, *, text_pair: str | None = None, t
 
 def scan(df: pd.DataFrame, ck: Checkpoint, *, text: str | None = None, label: str | None = None,
          text_pair: str | None = None, seed: int = 0, batch_size: int = 64, max_length: int = 128, progress=None,
-         checks=None):
+         checks=None, baseline=None):
     """Every check of the scan that applies to `ck` on a DataFrame's rows, as one ScanReport; the same function as
     `explorer.scan(df, ck)`. Columns as for `inspect`; `seed` for typos, splits and samples; `batch_size` rows
     per forward pass; `max_length` tokens per row; `progress(fraction, message)` may raise to stop; `checks`:
-    only the checks whose id is or starts with one of these (an unknown one is an error that lists the known)."""
+    only the checks whose id is or starts with one of these (an unknown one is an error that lists the known);
+    `baseline`: a checkpoint to compare `ck` with on the same rows (the report's `baseline`, explorer.scan.baseline)."""
     from explorer.scan.arguments import scan as checked_scan
 
     return checked_scan(df, ck, text=text, label=label, text_pair=text_pair, seed=seed, batch_size=batch_size,
-                        max_length=max_length, progress=progress, checks=checks)
+                        max_length=max_length, progress=progress, checks=checks, baseline=baseline)

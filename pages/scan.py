@@ -19,12 +19,14 @@ src = ui.data_source()  # the Data page's current version; the demo tweets until
 name, seed = ui.selection().name, ui.selection().seed
 st.caption(t("scan.data", name=ui.plain(src.title()), checkpoint=ui.plain(name)))
 pair = data_view.draw_pair_column(st, src.columns, src.text_pair_column)
+base = scan_view.draw_baseline_picker(name)  # a checkpoint to compare with, or None
 pressed = st.button(t("scan.run"), key="scan_run", type="primary")
 ck, key = ui.checkpoint(name, seed), (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, pair,
-                                      name, seed)
-report = scan_view.run_scan(key, lambda progress: scan_table(  # in a job slot: a class's scans wait in line
-    ck, read_csv(src.bytes, name=src.name), src.text_column, src.label_column, pair, seed=seed, progress=progress),
-    pressed, expected_s=len(src.bytes) / 2000)  # until one has run: about 25 rows/s of 80 bytes
+                                      name, seed, base)
+report = scan_view.run_scan(key, scan_view.scan_work(lambda c, progress: scan_table(  # in a job slot: scans wait
+    c, read_csv(src.bytes, name=src.name), src.text_column, src.label_column, pair, seed=seed, progress=progress),
+    ck, scan_view.baseline_checkpoint(base, seed)), pressed,
+    expected_s=len(src.bytes) / 2000 * (2 if base else 1))  # until one has run: about 25 rows/s of 80 bytes, a scan
 if report is None:
     scan_view.draw_what_comes()
     st.stop()

@@ -16,6 +16,9 @@ from explorer.cli.common import (UsageError, bounded, device_option, is_main_pro
 def add_parser(sub) -> None:
     s = sub.add_parser("scan", help="one report of what is wrong with a checkpoint on a CSV and its labels")
     s.add_argument("--checkpoint", required=True)
+    s.add_argument("--baseline", help="a baseline checkpoint to compare --checkpoint with on the same rows: "
+                                      "both are scanned; the report says which rows changed and whether the "
+                                      "difference is real (McNemar)")
     s.add_argument("--csv", required=True)
     s.add_argument("--text-column")
     s.add_argument("--label-column", help="the column of labels, read as one label per row whatever its cells hold "
@@ -41,6 +44,7 @@ def run(args) -> int:
     from explorer.data.dataset import read_csv
     from explorer.model.checkpoints import load_checkpoint
     from explorer.scan import scan_table
+    from explorer.scan.baseline import scan_against
 
     quiet_transformers()
     table = read_csv(args.csv, max_rows=args.max_rows)
@@ -48,9 +52,13 @@ def run(args) -> int:
     if note:
         print(f"note: {note}", file=sys.stderr)
     ck = load_checkpoint(args.checkpoint, device=args.device)
+    baseline = load_checkpoint(args.baseline, device=args.device) if args.baseline is not None else None
+
+    def one(c, progress):
+        return scan_table(c, table, args.text_column, args.label_column, args.text_pair_column, seed=args.seed,
+                          batch_size=args.batch_size, progress=progress)
     with terminal_progress() as progress:
-        report = scan_table(ck, table, args.text_column, args.label_column, args.text_pair_column, seed=args.seed,
-                             batch_size=args.batch_size, progress=progress)
+        report = one(ck, progress) if baseline is None else scan_against(one, ck, baseline, progress)
     if not is_main_process():  # under torchrun/accelerate only one process prints or writes
         return 0
     files = {}
@@ -66,6 +74,8 @@ def run(args) -> int:
           f"{len(report.by_severity('major'))} major, {len(report.by_severity('minor'))} minor")
     for f in report.findings:
         print(f"{f.severity:<6} {f.check}: {f.message}")
+    if report.baseline is not None:
+        print(report.baseline_caption())
     for check, why in report.not_applicable:
         print(f"n/a    {check}: {why}", file=sys.stderr)
     return 0

@@ -10,6 +10,7 @@ from explorer.runtime import arguments as arg
 from explorer.runtime.jobs import Progress
 from explorer.scan import checks as check_modules
 from explorer.scan import runner
+from explorer.scan.baseline import scan_against
 from explorer.scan.base import CHECKS, matches
 from explorer.scan.report import ScanReport
 from explorer.text.errors import ExplorerError
@@ -40,19 +41,25 @@ def check_options(function: str, ck, *, seed, batch_size, max_length, progress, 
 
 def scan(df, ck: Checkpoint, *, text: str | None = None, label: str | None = None, text_pair: str | None = None,
          seed: int = 0, batch_size: int = 64, max_length: int = 128, progress: Progress | None = None,
-         checks: Sequence[str] | None = None) -> ScanReport:
+         checks: Sequence[str] | None = None, baseline: Checkpoint | None = None) -> ScanReport:
     """Every check that applies to `ck` on a DataFrame's rows, as one ScanReport (`explorer.scan(df, ck)`).
     Columns as `explorer.inspect` reads them (`text`, `label` guessed when None; `text_pair` the second text of
     sentence pairs, "" for one text); `seed` for typos, splits and samples; `batch_size` rows per forward pass;
     `max_length` tokens per row; `progress(fraction, message)` may raise to stop; `checks`: only the checks whose
     id is or starts with one of these (e.g. ["head", "calibration.ece"]). Row indices in the report are 0-based
-    positions among the frame's rows."""
+    positions among the frame's rows. `baseline`: a checkpoint A to compare `ck` with on the same rows (both
+    scanned; the report's `baseline` says what changed, explorer.scan.baseline)."""
     f = "scan"
     arg.columns(f, text=text, label=label, text_pair=text_pair)
     wanted = check_options(f, ck, seed=seed, batch_size=batch_size, max_length=max_length, progress=progress,
                            checks=checks)
-    return runner.scan_frame(df, ck, text, label, text_pair, seed=seed, batch_size=batch_size,
-                             max_length=max_length, progress=progress, checks=wanted)
+
+    def one(c: Checkpoint, part: Progress | None) -> ScanReport:
+        return runner.scan_frame(df, c, text, label, text_pair, seed=seed, batch_size=batch_size,
+                                 max_length=max_length, progress=part, checks=wanted)
+    if baseline is None:
+        return one(ck, progress)
+    return scan_against(one, ck, baseline, progress)
 
 
 def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None = None,

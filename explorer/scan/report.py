@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Any
 
 import pandas as pd
 
@@ -82,6 +83,8 @@ class ScanReport(JsonResult):
     predicted: tuple[str, ...] = ()  # each row's prediction in the data's names (through a found mapping)
     predicted_checkpoint: tuple[str, ...] = ()  # ... and in the checkpoint's own names
     ran: tuple[str, ...] = ()  # the checks that ran (applied), in the order they ran
+    logits: Any = None  # (rows, labels) float32: the scan's one forward pass (not in the JSON)
+    baseline: Any = None  # explorer.scan.baseline.BaselineComparison when scanned against a baseline checkpoint
 
     @property
     def calibration(self) -> dict:
@@ -138,8 +141,9 @@ class ScanReport(JsonResult):
         return dict(zip(self.predicted, self.predicted_checkpoint)).get(label, label)
 
     def evidence(self, f: Finding) -> dict[str, str]:
-        """`f`'s one-value fields, each rounded as its message rounds it (shown_value)."""
-        return {k: shown_value(k, v, f.message) for k, v in f.evidence().items()}
+        """`f`'s one-value fields, each rounded as its message rounds it (shown_value); whether a baseline had it
+        is said in words, not as a field."""
+        return {k: shown_value(k, v, f.message) for k, v in f.evidence().items() if k != "baseline"}
 
     def row(self, i: int) -> dict:
         """Row `i` as a person reads it: its text, given label, prediction in the data's names (and the
@@ -208,6 +212,9 @@ class ScanReport(JsonResult):
     # ---- the contract ---------------------------------------------------------------------------------
 
     def to_dict(self) -> dict:
+        return self._own_dict() | ({"baseline": self.baseline.to_dict()} if self.baseline is not None else {})
+
+    def _own_dict(self) -> dict:
         return {"rows": self.rows, "checkpoint": self.checkpoint, "seconds": round(self.seconds, 3),
                 "findings": [f.to_dict() for f in self.findings],
                 "calibration": {k: v for k, v in self.calibration.items()
@@ -279,6 +286,8 @@ class ScanReport(JsonResult):
                                         t("scan.flip_rate", lang): t("scan.na_short", lang) if v["flip_rate"] is None
                                         else shown_value("flip_rate", float(v["flip_rate"])),
                                         t("scan.rows", lang): v["rows"]} for k, v in self.robustness.items()]))
+        if self.baseline is not None:
+            parts.append(self._baseline_html(lang))
         if self.not_applicable:
             parts.append(f"<h2>{escape_html(t('scan.not_applicable', lang))}</h2><ul>"
                          + "".join(f"<li>{_title_html(c, lang)}: {escape_html(m.message(lang))}</li>"
@@ -288,6 +297,47 @@ class ScanReport(JsonResult):
                 "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}"
                 "td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}small{color:#666}"
                 "pre{background:#f6f6f6;padding:.5em}</style></head><body>" + body + "</body></html>")
+
+    def baseline_caption(self, lang: str = "en") -> str:
+        """The comparison in one line: agreement and disagreements, and the McNemar line where labels were given."""
+        from explorer.text.i18n import t
+        c = self.baseline
+        line = t("scan_baseline.agreement", lang, baseline=c.checkpoint, agreement=f"{c.agreement:.1%}",
+                 n=len(c.disagreements))
+        summary = c.summary(self.checkpoint)
+        return line + (" " + summary.message(lang) if summary is not None else "")
+
+    def baseline_table(self, lang: str = "en", limit: int | None = ROWS_LISTED) -> list[dict]:
+        """The disagreement table with its columns named in `lang`, fixes and regressions first."""
+        from explorer.text.i18n import t
+        c = self.baseline
+        names = {"row": t("scan.col_row", lang), "text": t("scan.col_text", lang),
+                 "baseline": t("scan_baseline.col_baseline", lang, name=c.checkpoint),
+                 "baseline_p": t("scan_baseline.col_baseline_p", lang),
+                 "checkpoint": t("scan_baseline.col_checkpoint", lang, name=self.checkpoint),
+                 "checkpoint_p": t("scan_baseline.col_checkpoint_p", lang),
+                 "given": t("scan.col_given", lang), "kind": t("scan_baseline.col_kind", lang)}
+        return [{names[k]: (t("scan_baseline.kind_" + v, lang) if k == "kind" else v) for k, v in row.items()}
+                for row in c.table(self, limit)]
+
+    def _baseline_html(self, lang: str) -> str:
+        from explorer.text.i18n import t
+        c = self.baseline
+        parts = [f"<h2>{escape_html(t('scan_baseline.title', lang, baseline=c.checkpoint))}</h2>",
+                 f"<p>{escape_html(self.baseline_caption(lang))}</p>"]
+        if c.disagreements:
+            parts.append(html_table(self.baseline_table(lang)))
+        if c.slices:
+            parts.append(html_table([{t("scan_baseline.slice", lang): s["slice"], t("scan.rows", lang): s["rows"],
+                                      c.checkpoint: f"{s['accuracy_baseline']:.0%}",
+                                      self.checkpoint: f"{s['accuracy_checkpoint']:.0%}",
+                                      "q": f"{s['q_value']:.3g}"} for s in c.slices],
+                                    t("scan_baseline.slices_caption", lang)))
+        if c.gone:
+            parts.append(f"<p>{escape_html(t('scan_baseline.gone', lang, n=len(c.gone)))}</p><ul>"
+                         + "".join(f"<li>{_title_html(g['check'], lang)}: {escape_html(g['message'])}</li>"
+                                   for g in c.gone) + "</ul>")
+        return "".join(parts)
 
     def save_html(self, path, lang: str = "en"):
         """Write the standalone report to `path`, a new file, whole or not at all (explorer.results.write_new_files:
@@ -307,6 +357,8 @@ class ScanReport(JsonResult):
         and the rows (or pairs) it points at with their text."""
         from explorer.text.i18n import t
         out = [f"{_title_html(f.check, lang)}<p>{escape_html(f.message.message(lang))}</p>"]
+        if "baseline" in f.fields:  # new against the baseline, or the baseline had it too
+            out.append(f"<p><small>{escape_html(t('scan_baseline.finding_' + f.fields['baseline'], lang))}</small></p>")
         evidence = self.evidence(f)
         if evidence:
             out.append(html_table([{t("scan.field", lang): k, t("scan.value", lang): v} for k, v in evidence.items()]))

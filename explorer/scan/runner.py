@@ -61,7 +61,7 @@ def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None 
                       not_applicable=tuple(skipped + found.not_applicable), texts=data.texts, given=data.given,
                       predicted=tuple(found.names_of(data, data.predicted)),
                       predicted_checkpoint=tuple(ck.labels[i] for i in data.predicted),
-                      ran=tuple(c.name for c in chosen if c.name not in {s for s, _ in skipped}))
+                      ran=tuple(c.name for c in chosen if c.name not in {s for s, _ in skipped}), logits=data.logits)
 
 
 def _silent(fraction: float, message: str = "") -> None:

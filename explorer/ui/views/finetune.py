@@ -16,6 +16,7 @@ from explorer.runtime.jobs import Job
 from explorer.ui import (DataSource, checkpoint, draw_example, plain, register_session_checkpoint, run, selection,
                          session_checkpoint_names, session_zip, session_zip_ready, show_error, sticky, t)
 from explorer.ui.running import stop_job
+from explorer.ui.views import scan as scan_view
 from explorer.ui.views.data import draw_pair_column
 
 FINETUNE = "fine-tune"  # ui.run's name for it: the job's kind (one per session, its estimates, the log's lines)
@@ -208,6 +209,7 @@ def draw_finetune_job(src: DataSource, options: dict, pair: str, names: dict[str
             start = False
     if start:  # the count is known before the first epoch ends
         ss["ft_total"] = (name, options["epochs"])
+        scan_view.remember_origin(name, selection().name)
     job = run(FINETUNE, name, work, start=start, name=name, background=draw_epochs, size=size)
     if job is not None and job.done and job.error:
         show_error(job.error)
@@ -219,5 +221,6 @@ def draw_finetune_job(src: DataSource, options: dict, pair: str, names: dict[str
             ss["ft_registered"] = job.name
             st.rerun()  # the sidebar was drawn before this page: redraw it with the new model
         draw_finetune_result(job.result, job.name)
+        scan_view.draw_compare_after_finetune(job.name)
     draw_model_downloads()
     return job

@@ -11,6 +11,7 @@ import streamlit as st
 from explorer import ui
 from explorer.scan.base import Finding, deeper_page
 from explorer.scan.report import ScanReport, title_in
+from explorer.text import i18n
 from explorer.text.errors import ExplorerError
 from explorer.ui import draw_chart, draw_table, headers, lang, plain, selection, t
 
@@ -41,6 +42,7 @@ def draw_what_comes() -> None:
 def draw_report(report: ScanReport, file_name: str, one_text: bool) -> None:
     """The whole report; `one_text`: the data hold one text per row (a row opened elsewhere has no text B)."""
     draw_scan_summary(report)
+    draw_baseline(report, one_text)
     draw_findings(report, one_text)
     draw_calibration(report)
     draw_robustness(report)
@@ -88,9 +90,11 @@ def draw_findings(report: ScanReport, one_text: bool = True) -> None:
 
 
 def _draw_finding(report: ScanReport, f: Finding, k: int, one_text: bool) -> None:
-    """One finding's check id (small print), the cause that explains it, its evidence rounded as its message
-    rounds it, a mapping's table and fix, and its rows or pairs with a way into the page that shows them."""
-    st.caption(f.check + (f" · {t('scan.explained_by', cause=title(f.because))}" if f.because else ""))
+    """One finding's check id (small print), the cause that explains it, whether a baseline had it, its evidence
+    rounded as its message rounds it, a mapping's table and fix, and its rows or pairs with a way into the page
+    that shows them."""
+    st.caption(f.check + (f" · {t('scan.explained_by', cause=title(f.because))}" if f.because else "")
+               + (f" · {t('scan_baseline.finding_' + f.fields['baseline'])}" if "baseline" in f.fields else ""))
     evidence = report.evidence(f)
     if evidence:
         draw_table([{t("scan.field"): key, t("scan.value"): v} for key, v in evidence.items()])
@@ -221,3 +225,133 @@ def draw_downloads(report: ScanReport, file_name: str) -> None:
                        mime="text/html", key="scan_html", on_click="ignore")
     d2.download_button(t("scan.download_csv"), report.flags_csv(), file_name=f"{stem}-scan-flags.csv",
                        mime="text/csv", key="scan_csv", help=t("plain.csv_guard"), on_click="ignore")
+
+
+# ---- against a baseline checkpoint ------------------------------------------------------------------------
+
+BASELINE = "scan_baseline"  # the "compare with" pick: a checkpoint name, or "" for none
+ORIGINS = "scan_origins"  # fine-tuned model's name -> the checkpoint it started from (set by the Fine-tune page)
+
+
+def draw_baseline_picker(name: str) -> str | None:
+    """The "compare with" checkpoint picker (the sidebar's checkpoints other than `name`, "" for none) and, for
+    a model fine-tuned in this session, a button that picks the checkpoint it started from. The name picked, or
+    None."""
+    from explorer.model import checkpoints
+
+    origin = ss.get(ORIGINS, {}).get(name)
+    choices = [""] + list(dict.fromkeys(n for n in list(checkpoints.REGISTRY) + ui.session_checkpoint_names()
+                                        + [origin or ""] if n and n != name)) + [ui.OTHER]
+    c1, c2 = st.columns([2, 1])
+    picked = c1.selectbox(t("scan_baseline.compare_with"), choices, help=t("scan_baseline.compare_help"),
+                          format_func=lambda n, lang=lang(): i18n.t("scan_baseline.compare_none", lang) if not n else
+                          i18n.t("app.other", lang) if n == ui.OTHER else n,  # lang bound now: AppTest formats later
+                          **ui.sticky(BASELINE, "", options=choices))
+    if origin and picked != origin:
+        c2.button(t("scan_baseline.started_from", name=plain(origin)), key="scan_baseline_origin",
+                  on_click=ss.__setitem__, args=(BASELINE, origin))
+    if picked == ui.OTHER:  # a folder, as the sidebar's "other…" reads one
+        picked = c1.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint",
+                               **ui.sticky(BASELINE + "_other")).strip()
+    return picked or None
+
+
+def draw_compare_after_finetune(name: str) -> None:
+    """After a fine-tune: a button that opens the Scan page on the fine-tuned model against the checkpoint it
+    started from."""
+    origin = ss.get(ORIGINS, {}).get(name)
+    if origin:
+        st.button(t("scan_baseline.started_from", name=plain(origin)), key="ft_compare_origin",
+                  on_click=_compare_with_origin, args=(name, origin))
+        if ss.pop("ft_open_scan", False):
+            st.switch_page("pages/scan.py")
+
+
+def _compare_with_origin(name: str, origin: str) -> None:
+    ss.update({"checkpoint": name, BASELINE: origin, "ft_open_scan": True})
+
+
+def remember_origin(name: str, origin: str) -> None:
+    """Which checkpoint the model `name` was fine-tuned from, for "compare with the checkpoint it started from"."""
+    ss.setdefault(ORIGINS, {})[name] = origin
+
+
+def baseline_checkpoint(name: str | None, seed: int):
+    """The baseline picked, loaded in the script run (a job's thread draws no spinner); None for none. A folder
+    that cannot be loaded: one line, then stop."""
+    if name is None:
+        return None
+    try:
+        return ui.checkpoint(name, seed)
+    except ExplorerError as err:
+        ui.show_error(err)
+        st.stop()
+
+
+def scan_work(one, ck, baseline):
+    """The scan job's work(progress): `one(checkpoint, progress)` of `ck`, or of `ck` against the `baseline`
+    checkpoint (explorer.scan.baseline.scan_against: the pair checked, both scanned, then compared)."""
+    from explorer.scan.baseline import scan_against
+
+    if baseline is None:
+        return lambda progress: one(ck, progress)
+    return lambda progress: scan_against(one, ck, baseline, progress)
+
+
+def draw_baseline(report: ScanReport, one_text: bool) -> None:
+    """What changed against the baseline: agreement and the McNemar line in plain words, the disagreement table
+    (fixes and regressions first), each row opening on the Logits page, the slices and calibration of each, and
+    the baseline's findings that are gone."""
+    c = report.baseline
+    if c is None:
+        return
+    st.subheader(t("scan_baseline.title", baseline=plain(c.checkpoint)))
+    summary = c.summary(report.checkpoint)
+    if summary is not None:
+        (st.error if c.verdict == "worse" else st.success if c.verdict == "better" else st.info)(
+            plain(summary.message(lang())))
+    st.caption(plain(t("scan_baseline.agreement", baseline=c.checkpoint, agreement=f"{c.agreement:.1%}",
+                       n=len(c.disagreements))))
+    if c.disagreements:
+        draw_table(report.baseline_table(lang(), ROWS_SHOWN))
+        rows = c.ordered_rows()[:ROWS_SHOWN]
+        r1, r2 = st.columns([1, 2])
+        pick = r1.selectbox(t("scan_baseline.pick_row"), rows, key="scan_baseline_row",
+                            format_func=lambda i, lang=lang():
+                            f"{i} · {i18n.t('scan_baseline.kind_' + c.kind(i), lang)}"
+                            if report.given is not None else str(i))
+        r2.button(t("scan_baseline.open_row"), key="scan_baseline_open", on_click=_open_compared,
+                  args=(report, int(pick), one_text), help=t("scan_baseline.logits_one", name=report.checkpoint,
+                                                             baseline=c.checkpoint))
+    else:
+        st.success(t("scan_baseline.no_disagreement"))
+    if c.calibration.get("ece") and c.calibration.get("temperature"):
+        e, tt = c.calibration["ece"], c.calibration["temperature"]
+        st.caption(t("scan_baseline.calibration", ece_a=f"{e['baseline']:.3f}", ece_b=f"{e['checkpoint']:.3f}",
+                     t_a=f"{tt['baseline']:.2f}", t_b=f"{tt['checkpoint']:.2f}"))
+    if c.slices:
+        with st.expander(t("scan_baseline.slices_caption")):
+            draw_table([{t("scan_baseline.slice"): s["slice"], t("scan.rows"): s["rows"],
+                         c.checkpoint: f"{s['accuracy_baseline']:.0%}",
+                         report.checkpoint: f"{s['accuracy_checkpoint']:.0%}",
+                         "q": f"{s['q_value']:.3g}"} for s in c.slices])
+    if c.gone:
+        with st.expander(t("scan_baseline.gone", n=len(c.gone))):
+            draw_table([{t("scan.check"): title(g["check"]), "id": g["check"]} for g in c.gone])
+
+
+def _open_compared(report: ScanReport, row: int, one_text: bool) -> None:
+    """A disagreement row on the Logits page, with the scanned checkpoint (the page shows one checkpoint): the
+    row's text in the sidebar, its given label as the true label, and a note with the baseline's prediction."""
+    c = report.baseline
+    values: dict = {"text": report.texts[row]}
+    if one_text:
+        values["text_pair"] = ""
+    if report.given is not None:
+        values["true_label"] = report.checkpoint_name(report.given[row])
+    ss.update(values)
+    ss[LANDING] = {"page": "pages/logits.py", "text": values["text"], "key": "scan_baseline.landed", "params": dict(
+        row=row, baseline=c.checkpoint, name=report.checkpoint, a=c.predicted_baseline[row],
+        pa=f"{c.confidence_baseline[row]:.2f}", b=report.predicted_checkpoint[row],
+        pb=f"{c.confidence_checkpoint[row]:.2f}")}
+    ss["scan_open"] = "pages/logits.py"
