@@ -11,7 +11,6 @@ import streamlit as st
 from explorer import ui
 from explorer.scan.base import Finding, deeper_page
 from explorer.scan.report import ScanReport, title_in
-from explorer.text.errors import ExplorerError
 from explorer.ui import draw_chart, draw_table, headers, lang, plain, selection, t
 
 ss = st.session_state
@@ -21,16 +20,6 @@ PAGE_NAMES = {"pages/data.py": "scan.page_mapping", "pages/audit.py": "scan.page
               "pages/attributions.py": "scan.page_shortcut", "pages/whatif.py": "scan.page_robustness",
               "pages/logits.py": "scan.page_calibration", "pages/compare.py": "scan.page_head"}
 LANDING = "scan_landing"  # {page, text, key, params}: the note the page a row was opened on shows
-
-
-def run_scan(key, work, start: bool, expected_s: float) -> ScanReport | None:
-    """The scan as one queued job (ui.run) for `key`; None until one has run. Bad input: one line, then stop."""
-    try:
-        return ui.run("scan", key, work, heavy=True, start=start, running=t("scan.starting"), stop=t("scan.stop"),
-                      expected_s=expected_s)
-    except ExplorerError as err:
-        ui.show_error(err)
-        st.stop()
 
 
 def draw_what_comes() -> None:
@@ -82,9 +71,6 @@ def draw_findings(report: ScanReport, one_text: bool = True) -> None:
                         st.markdown(f"{ICONS[c.severity]} **{plain(title(c.check))}**: "
                                     f"{plain(c.message.message(lang()))}")
                         _draw_finding(report, c, place[id(c)], one_text)
-    page = ss.pop("scan_open", None)
-    if page:
-        st.switch_page(page)
 
 
 def _draw_finding(report: ScanReport, f: Finding, k: int, one_text: bool) -> None:
@@ -161,13 +147,10 @@ def landing(report: ScanReport, f: Finding, rows: tuple[int, ...], seed: int) ->
 
 
 def _open(report: ScanReport, f: Finding, rows: tuple[int, ...], one_text: bool) -> None:
-    # A callback runs before the script, so the sidebar's text widget may still be changed here.
     page, values, note = landing(report, f, rows, selection().seed)
     if one_text:
         values["text_pair"] = ""  # a text B left from elsewhere would be read with the row's text
-    ss.update(values)
-    ss[LANDING] = note and {"page": page, "text": values["text"], **note}
-    ss["scan_open"] = page
+    ui.open_row({**values, LANDING: note and {"page": page, "text": values["text"], **note}}, page)
 
 
 def draw_landing_note(page: str) -> None:
