@@ -46,11 +46,11 @@ def run_on_data(what: str, src: DataSource, key: Hashable, work: Callable[[Table
     while one waits its turn): `draw_what_comes()`, what the run will draw, and the page stops.
     `expected_s`: the queue's estimate until one has run; `disabled`: the button greyed (nothing to run)."""
     ss = st.session_state
+    autostart = ss.pop(f"{what}_autostart", False)  # asked for this visit only, also when a run is kept
     kept = ss.get(f"{what}_result")
     if kept is not None and kept.key == key:
         return kept
-    pressed = st.button(t(f"{what}.run"), key=f"{what}_run", type="primary", disabled=disabled)
-    start = pressed or ss.pop(f"{what}_autostart", False)
+    start = st.button(t(f"{what}.run"), key=f"{what}_run", type="primary", disabled=disabled) or autostart
 
     def on_table(progress: Progress):  # in a job slot (explorer/runtime/jobs.py): a class's runs wait in line
         table = read_csv(src.bytes, name=src.name)
