@@ -64,20 +64,13 @@ link = ui.read_shared_link()  # read on every run, which takes the gate's note o
 if "_link_notes" not in ss:  # a session's first run: what the link it came by asks for (teach.links)
     ss.update(link.as_dict())
     ss["_link_notes"] = link.notes
-ss.setdefault("lang", "en")
-ss.setdefault("checkpoint", checkpoints.DEFAULT_CHECKPOINT)
-ss.setdefault("head", "own")
-ss.setdefault("text", i18n.t("app.text_default", "en"))
-ss.setdefault("text_pair", "")
-ss.setdefault("seed", 0)
-ss.setdefault("presenter", False)
-ss.setdefault("checkpoint_other", "")
+ui.set_sidebar_defaults()  # where the link and the session gave none
 
 
 def _sidebar() -> None:
     with st.sidebar:
         st.selectbox(t("app.language"), list(i18n.LANGUAGES), format_func=i18n.LANGUAGES.get,
-                     **ui.sticky("lang", "en", options=i18n.LANGUAGES))
+                     **ui.sticky("lang", options=i18n.LANGUAGES))
         choices = list(checkpoints.REGISTRY) + ui.session_checkpoint_names() + [ui.OTHER]
         if ss["checkpoint"] not in choices:  # e.g. a session model is gone
             ss["checkpoint"] = checkpoints.DEFAULT_CHECKPOINT
@@ -88,7 +81,7 @@ def _sidebar() -> None:
             st.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint",
                           **ui.sticky("checkpoint_other"))
         st.selectbox(t("app.head"), heads.KINDS, help=t("app.head_help"),
-                     **ui.sticky("head", "own", options=heads.KINDS))
+                     **ui.sticky("head", options=heads.KINDS))
         st.text_area(t("app.text"), height=110, max_chars=MAX_TEXT_CHARS, **ui.sticky("text"))
         if ss["lang"] != "en":  # the example stays English: the built-in models only read English
             st.caption(t("app.text_english"))
@@ -151,6 +144,7 @@ nav = st.navigation([
 ], expanded=True)  # past twelve pages Streamlit would hide some behind "View more"; a class needs them all
 if booting:
     boot.empty()  # the navigation now has its titles
+ui.follow_open_row()  # a row clicked on a data page opens on the page that shows it, before that page draws
 ui.show_evictions()  # a fine-tuned model dropped to stay within the memory bounds
 ui.show_link_notes(ss.pop("_link_notes", None) or ())  # shown once, on the page the link opened
 ss["_link_notes"] = ()

@@ -1,33 +1,19 @@
 """Scan: one report of what is wrong with the checkpoint on the Data page's CSV and its labels: every check that
 applies (explorer.scan), run as one queued job with progress per check and Stop; findings by severity, causes
 first, each opening to its evidence and to the page that shows it."""
-import hashlib
-
 import streamlit as st
 
 from explorer import ui
-from explorer.data.dataset import read_csv
 from explorer.scan import scan_table
-from explorer.ui import t
 from explorer.ui.views import scan as scan_view, data as data_view
 
-st.title(t("scan.title"))
-st.caption(t("scan.intro"))
-if ui.show_other_prompt():
-    st.stop()
-src = ui.data_source()  # the Data page's current version; the demo tweets until then
-name, seed = ui.selection().name, ui.selection().seed
-st.caption(t("scan.data", name=ui.plain(src.title()), checkpoint=ui.plain(name)))
+src, sel = ui.open_data_page("scan")
 pair = data_view.draw_pair_column(st, src.columns, src.text_pair_column)
-base = scan_view.draw_baseline_picker(name)  # a checkpoint to compare with, or None
-pressed = st.button(t("scan.run"), key="scan_run", type="primary")
-ck, key = ui.checkpoint(name, seed), (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, pair,
-                                      name, seed, base)
-report = scan_view.run_scan(key, scan_view.scan_work(lambda c, progress: scan_table(  # in a job slot: scans wait
-    c, read_csv(src.bytes, name=src.name), src.text_column, src.label_column, pair, seed=seed, progress=progress),
-    ck, scan_view.baseline_checkpoint(base, seed)), pressed,
-    expected_s=len(src.bytes) / 2000 * (2 if base else 1))  # until one has run: about 25 rows/s of 80 bytes, a scan
-if report is None:
-    scan_view.draw_what_comes()
-    st.stop()
-scan_view.draw_report(report, src.name, one_text=not pair)
+base = scan_view.draw_baseline_picker(sel.name)  # a checkpoint to compare with, or None
+ck, baseline = ui.checkpoint(sel.name, sel.seed), scan_view.baseline_checkpoint(base, sel.seed)
+run = ui.run_on_data("scan", src, src.key(pair, base, *sel.key("name", "seed")), scan_view.scan_work(
+    lambda c, table, progress: scan_table(c, table, src.text_column, src.label_column, pair, seed=sel.seed,
+                                          progress=progress), ck, baseline),
+    expected_s=len(src.bytes) / 2000 * (2 if base else 1),  # until one has run: about 25 rows/s of 80 bytes, a scan
+    draw_what_comes=scan_view.draw_what_comes)
+scan_view.draw_report(run.found, src.name, one_text=not pair)

@@ -29,12 +29,59 @@ def test_readme_quick_start_has_exactly_the_two_commands():
 
 
 PAGES = sorted((ROOT / "pages").glob("*.py"))
-MAX_PAGE_LINES = 120
+MAX_PAGE_LINES = 30  # an entry: it reads its widgets, calls explorer once and draws through its view module
 
 
 def test_pages_are_thin():
-    long = {p.name: n for p in PAGES if (n := len(p.read_text().splitlines())) >= MAX_PAGE_LINES}
+    long = {p.name: n for p in PAGES if (n := len(p.read_text().splitlines())) > MAX_PAGE_LINES}
     assert PAGES and long == {}
+
+
+# What a page leaves to explorer.ui: session state, a data's hash, starting work, switching page.
+PAGE_MACHINERY = re.compile(r"session_state|hashlib|\bsha1\b|ui\.run\(|switch_page\(")
+
+
+def test_the_data_pages_have_one_shape():
+    """A page that runs one job on the Data page's data opens with ui.open_data_page and runs it with
+    ui.run_on_data (explorer/ui/datapage.py); no page keeps state, hashes data, starts work or switches page itself;
+    in explorer/ui the data's hash is taken in one place, and a row opens on another page through one function."""
+    assert all(PAGE_MACHINERY.search(bad) for bad in ("ss = st.session_state", "import hashlib", "hashlib.sha1(raw)",
+                                                      'ui.run("audit", key, work)', "st.switch_page(p)"))
+    texts = {p.stem: p.read_text() for p in PAGES}
+    runs = {name for name, text in texts.items() if "ui.run_on_data(" in text}
+    assert runs == {"audit", "explain_data", "scan"}
+    assert all("ui.open_data_page(" in texts[name] for name in runs)
+    assert {name: PAGE_MACHINERY.findall(text) for name, text in texts.items() if PAGE_MACHINERY.search(text)} == {}
+    ui = {p.relative_to(ROOT).as_posix(): p.read_text() for p in UI.rglob("*.py")}
+    assert [f for f, text in ui.items() if "hashlib" in text] == ["explorer/ui/session.py"]
+    assert [f for f, text in ui.items() if "switch_page(" in text] == ["explorer/ui/datapage.py"]
+
+
+def shared_cache_tuples(source: str) -> list[str]:
+    """Keys written out as tuples where the shared cache (ANALYSES) is read or filled."""
+    import ast
+
+    return [ast.unparse(node.args[0]) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("get", "get_or_compute")
+            and "ANALYSES" in ast.unparse(node.func) and node.args and isinstance(node.args[0], ast.Tuple)]
+
+
+def test_cache_keys_are_built_from_the_selection_in_one_place():
+    """The shared cache's keys for the sidebar's picks come from cache.selection_key (Selection.key), never a tuple
+    spelled out at the call."""
+    assert shared_cache_tuples('ANALYSES.get_or_compute(("tokens", sel.name, sel.text), f)')  # the check bites
+    assert not shared_cache_tuples('ANALYSES.get_or_compute(selection_key("tokens", sel), f)')
+    found = {p.name: keys for p in UI.rglob("*.py") if (keys := shared_cache_tuples(p.read_text()))}
+    assert found == {}
+
+
+def test_sidebar_defaults_are_set_in_one_place():
+    """app.py starts a session with session.sidebar_defaults(), which selection() also falls back on: no
+    setdefault of a sidebar value, nor a literal default for one, in app.py."""
+    app = (ROOT / "app.py").read_text()
+    assert "ui.set_sidebar_defaults()" in app
+    assert not re.search(r'ss\.setdefault\("(lang|checkpoint|head|text|text_pair|seed|presenter)"', app)
+    assert not re.search(r'sticky\("(lang|head)", "', app)
 
 
 # A page reads widgets, calls explorer and renders: threads, locks and caches live in explorer.ui

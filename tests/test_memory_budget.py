@@ -116,6 +116,7 @@ def test_analysis_cache_stays_under_its_budget_with_distinct_long_texts(monkeypa
     """Twenty distinct 20,000-character texts once kept ~88 MB each (st.cache_data, 128 entries); all the
     cached analyses now stay under HEAD_EXPLORER_ANALYSES_MB, the newest kept, and memory is released."""
     from explorer.ui import cache
+    from explorer.ui.session import Selection
 
     monkeypatch.setattr(cache, "ANALYSES", budget.ByteCache(lambda: env_config().analyses_mb))
     monkeypatch.setenv(budget.ANALYSES_ENV, "200")
@@ -124,11 +125,11 @@ def test_analysis_cache_stays_under_its_budget_with_distinct_long_texts(monkeypa
     monkeypatch.setattr(budget, "release_memory", lambda: released.append(1) or real())
     texts = [f"text {k}: " + "a rather long review of a film " * 700 for k in range(4)]  # 21,000+ characters
     for text in texts:
-        a = cache._cached_analysis("minilm-sentiment", "own", text, 0)
+        a = cache._cached_analysis(Selection("minilm-sentiment", "own", text, 0))
         assert a.truncated_tokens > 0 and cache.ANALYSES.total_bytes <= 200 * 2**20
     assert budget.nbytes(a) > 60 * 2**20  # each is large: without the budget four would hold > 240 MB
     assert 1 <= len(cache.ANALYSES) < len(texts) and released
-    assert cache._cached_analysis("minilm-sentiment", "own", texts[-1], 0) is a  # the newest is kept
+    assert cache._cached_analysis(Selection("minilm-sentiment", "own", texts[-1], 0)) is a  # the newest is kept
 
 
 def _long_text_page(page: str):

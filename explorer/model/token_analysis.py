@@ -160,6 +160,19 @@ class TokenAnalysis(JsonResult):
                 f"aggregation {self.aggregation})</p>" + html_table(rows))
 
 
+def tag_rows(a: TokenAnalysis, strategy: str) -> list[dict]:
+    """One row per token, special tokens as the model sees them: its tag and score, its word (pipeline()'s),
+    and whether it carries that word's label under `strategy` (first/average/max; never for none/simple)."""
+    rows = []
+    for i, (tok, tag) in enumerate(zip(a.shown, a.tags)):
+        w = a.token_word[i]
+        carries = w is not None and strategy in WORD_AGGREGATIONS and i in a.words[w].carriers(strategy)
+        rows.append({"position": i, "token": tok, "special": a.special[i], "tag": tag,
+                     "score": round(float(a.softmax[i].max()), 4),
+                     "word": a.words[w].text if w is not None else "", "carries": carries})
+    return rows
+
+
 def _rounded_entity(e: Entity) -> dict:
     d = e.to_dict()
     d["score"] = round(d["score"], 6)

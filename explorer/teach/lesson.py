@@ -105,6 +105,17 @@ def token_head_logits(hidden: np.ndarray, num_labels: int, seed: int = 0) -> np.
     return (torch.as_tensor(hidden, dtype=torch.float32) @ weight.T).numpy()
 
 
+def head_step_sizes(model, head) -> list[tuple[str, int]]:
+    """Each step of `head` (on `model`'s encoder output) and the size of the vector it gives a token: the head run
+    on one zero vector, since only the shapes are shown (run_head is the one definition of the steps)."""
+    from explorer.model.heads import run_head
+
+    zero = torch.zeros(1, 1, model.config.hidden_size, dtype=model.dtype, device=model.device)  # (batch, seq, hidden)
+    with torch.inference_mode():
+        steps = run_head(head, zero, torch.ones(1, 1, dtype=torch.long, device=model.device))
+    return [(name, v.shape[-1]) for name, v in steps]
+
+
 def parameter_counts(model, head) -> dict[str, int]:
     """Encoder parameters versus head parameters: what fine-tuning updates versus what a frozen
     encoder (feature extraction) leaves to train."""

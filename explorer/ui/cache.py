@@ -18,7 +18,7 @@ from explorer.runtime.jobs import Progress
 from explorer.runtime.session_models import freeze_long_lived
 from explorer.text.errors import ExplorerError
 from explorer.ui.render import show_error, plain
-from explorer.ui.session import WHEN_GONE, other_is_empty, owner, selection, session_checkpoint, t
+from explorer.ui.session import WHEN_GONE, Selection, other_is_empty, owner, selection, session_checkpoint, t
 
 T = TypeVar("T")
 
@@ -68,29 +68,35 @@ ANALYSES = budget.ByteCache(lambda: env_config().analyses_mb)
 WHEN_GONE.append(lambda gone: ANALYSES.drop(lambda key: key[0] == gone))
 
 
-def _cached_analysis(name: str, kind: str, text: str, seed: int, text_pair: str = "") -> _analysis.Analysis:
-    return ANALYSES.get_or_compute(("analysis", name, kind, text, seed, text_pair), lambda: _analysis.analyze(
-        shared_checkpoint(name, seed), _shared_head(name, kind, seed), text, text_pair=text_pair))
+def selection_key(what: str, sel: Selection, *fields: str) -> tuple:
+    """The shared cache's key for `what` computed from the picks `sel`: the picks it depends on (`fields`, every
+    pick by default; Selection.key), after its name. The one place such a key is built."""
+    return (what, *sel.key(*fields))
 
 
-def _cached_flow(name: str, kind: str, text: str, seed: int, text_pair: str = ""):  # (layers, seq)
-    return ANALYSES.get_or_compute(("flow", name, kind, text, seed, text_pair), lambda: attention.flow(
-        _cached_analysis(name, kind, text, seed, text_pair).attentions))
+def _cached_analysis(sel: Selection) -> _analysis.Analysis:
+    return ANALYSES.get_or_compute(selection_key("analysis", sel), lambda: _analysis.analyze(
+        shared_checkpoint(sel.name, sel.seed), _shared_head(sel.name, sel.head_name, sel.seed), sel.text,
+        text_pair=sel.text_pair))
 
 
-def flow_work(sel, a: _analysis.Analysis) -> Callable[[Progress], object]:
-    """`work(progress)` giving `a` (the analysis of `sel`, a Selection) its max-flow, safe on a job's thread (no
-    streamlit): a shared model's flow joins the shared cache, as analysis(flow=True) keeps it."""
+def _cached_flow(sel: Selection):  # (layers, seq)
+    return ANALYSES.get_or_compute(selection_key("flow", sel), lambda: attention.flow(_cached_analysis(sel).attentions))
+
+
+def flow_work(sel: Selection, a: _analysis.Analysis) -> Callable[[Progress], object]:
+    """`work(progress)` giving `a` (the analysis of `sel`) its max-flow, safe on a job's thread (no streamlit): a
+    shared model's flow joins the shared cache, as analysis(flow=True) keeps it."""
     att = a.attentions  # all the work reads: a job waiting in line holds no more of the analysis
     if session_checkpoint(sel.name) is not None:
         return lambda progress: attention.flow(att, progress=progress)
-    key = ("flow", sel.name, sel.head_name, sel.text, sel.seed, sel.text_pair)
+    key = selection_key("flow", sel)
     return lambda progress: ANALYSES.get_or_compute(key, lambda: attention.flow(att, progress=progress))
 
 
-def cached_flow(sel):
+def cached_flow(sel: Selection):
     """The shared cache's max-flow for `sel`, or None (a session model's, or not computed yet)."""
-    return ANALYSES.get(("flow", sel.name, sel.head_name, sel.text, sel.seed, sel.text_pair))
+    return ANALYSES.get(selection_key("flow", sel))
 
 
 def memo(page: str, params: Hashable, compute: Callable[[], T] | None = None) -> T | None:
@@ -135,11 +141,12 @@ def analysis(name: str, kind: str, text: str, seed: int = 0, flow: bool = False,
     if session_checkpoint(name) is not None:
         return _analysis.analyze(checkpoint(name, seed), head(name, kind, seed), text, flow=flow, text_pair=text_pair)
     checkpoint(name, seed)  # a first load shows its spinner
-    a = _cached_analysis(name, kind, text, seed, text_pair)
+    sel = Selection(name, kind, text, seed, text_pair)
+    a = _cached_analysis(sel)
     if not flow:
         return a
     with st.spinner(t("tokens.computing_flow")):
-        return dataclasses.replace(a, flow=_cached_flow(name, kind, text, seed, text_pair))
+        return dataclasses.replace(a, flow=_cached_flow(sel))
 
 
 def show_other_prompt() -> bool:

@@ -13,9 +13,12 @@ from explorer.model.checkpoints import TOKEN_CLASSIFICATION
 from explorer.model.problem import ProblemType
 from explorer.model.token_analysis import AGGREGATIONS, TokenAnalysis, TokenEncoder, analyze_tokens, token_encoder
 from explorer.text.errors import ExplorerError
-from explorer.ui.cache import ANALYSES, checkpoint, current_analysis, head
+from explorer.ui.cache import ANALYSES, checkpoint, current_analysis, head, selection_key
 from explorer.ui.render import show_error
 from explorer.ui.session import other_is_empty, selection, sticky, t
+
+
+ONE_TEXT = ("name", "head_name", "text", "seed")  # the picks a token classifier reads: one text, no text B
 
 
 def is_token_model() -> bool:
@@ -34,7 +37,7 @@ def current_token_analysis() -> TokenAnalysis | None:
     cached with the other analyses; None after a one-line st.error."""
     sel = selection()
     try:
-        return ANALYSES.get_or_compute(("tokens", sel.name, sel.head_name, sel.text, sel.seed), lambda: analyze_tokens(
+        return ANALYSES.get_or_compute(selection_key("tokens", sel, *ONE_TEXT), lambda: analyze_tokens(
             checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed), sel.text, strategies=AGGREGATIONS))
     except ExplorerError as err:
         show_error(err)
@@ -50,7 +53,7 @@ def current_token_encoder() -> TokenEncoder | None:
     """A token classifier's encoder pass over the sidebar's text (hidden states and attentions), cached."""
     sel = selection()
     try:
-        return ANALYSES.get_or_compute(("token-encoder", sel.name, sel.text, sel.seed),
+        return ANALYSES.get_or_compute(selection_key("token-encoder", sel, "name", "text", "seed"),  # no head read
                                        lambda: token_encoder(checkpoint(sel.name, sel.seed), sel.text))
     except ExplorerError as err:
         show_error(err)

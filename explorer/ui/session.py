@@ -12,7 +12,7 @@ import hashlib
 import uuid
 import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Hashable, Iterable
 
 import streamlit as st
 from streamlit.logger import get_logger
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from explorer.data.audit import LabelAudit
     from explorer.data.dataset import Table
     from explorer.explain.dataset import DatasetExplanation
+    from explorer.scan.report import ScanReport
 
 log = get_logger("head_explorer")
 
@@ -173,22 +174,37 @@ class Selection:
     seed: int
     text_pair: str = ""
 
-    def key(self) -> tuple:
-        """The picks as a hashable key for a page's results (memo)."""
-        return dataclasses.astuple(self)
+    def key(self, *fields: str) -> tuple:
+        """The picks a result depends on (`fields`, by name; every pick by default) as a hashable key: the one way
+        a cache key (memo, the analyses' cache, a data page's run) is built from the sidebar."""
+        return tuple(getattr(self, f) for f in fields) if fields else dataclasses.astuple(self)
+
+
+OTHER = "other…"
+
+
+def sidebar_defaults() -> dict:
+    """The sidebar's first values, set in one place: app.py starts every session with them
+    (set_sidebar_defaults), and selection() reads them where a page runs without the sidebar (AppTest's
+    switch_page). The text is English whatever the language: the built-in models only read English."""
+    return {"lang": "en", "checkpoint": checkpoints.DEFAULT_CHECKPOINT, "checkpoint_other": "", "head": "own",
+            "text": i18n.t("app.text_default", "en"), "text_pair": "", "seed": 0, "presenter": False}
+
+
+def set_sidebar_defaults() -> None:
+    """Give each sidebar value its first value where the session (or the link it came by) has none yet."""
+    ss = st.session_state
+    for key, value in sidebar_defaults().items():
+        ss.setdefault(key, value)
 
 
 def selection() -> Selection:
     """The picks as made in the sidebar."""
-    ss = st.session_state
-    name = ss.get("checkpoint_other") if ss.get("checkpoint") == OTHER else ss.get("checkpoint")
-    # Keys are absent when a page runs without the sidebar (AppTest's switch_page): use the defaults.
-    text = ss.get("text", i18n.t("app.text_default", "en"))
-    return Selection(name or checkpoints.DEFAULT_CHECKPOINT, ss.get("head", "own"), text, int(ss.get("seed", 0)),
-                     (ss.get("text_pair") or "").strip() and ss.get("text_pair"))
-
-
-OTHER = "other…"
+    ss, first = st.session_state, sidebar_defaults()
+    pick = lambda key: ss.get(key, first[key])  # noqa: E731
+    name = pick("checkpoint_other") if pick("checkpoint") == OTHER else pick("checkpoint")
+    return Selection(name or first["checkpoint"], pick("head"), pick("text"), int(pick("seed")),
+                     (pick("text_pair") or "").strip() and pick("text_pair"))
 
 
 def other_is_empty() -> bool:
@@ -282,6 +298,16 @@ class DataSource:
     mapping: tuple[tuple[str, str], ...] = ()
     mapping_checkpoint: str = ""
 
+    @functools.cached_property
+    def digest(self) -> str:
+        """The data's hash (sha1 of these bytes): worked out once per source; a new version is a new source."""
+        return sha1(self.bytes)
+
+    def key(self, *options: Hashable) -> tuple:
+        """A result's key on this data: its hash and columns, then the page's `options` (its own picks, and the
+        sidebar's as Selection.key gives them). A data page's run is kept for it (datapage.run_on_data)."""
+        return (self.digest, self.text_column, self.label_column, *options)
+
     def mapping_for(self, checkpoint: str) -> dict[str, str] | None:
         """The suggested mapping found against `checkpoint`, else None."""
         return dict(self.mapping) if self.mapping and checkpoint == self.mapping_checkpoint else None
@@ -323,23 +349,22 @@ class AppliedMapping:
 
 
 @dataclasses.dataclass(frozen=True)
-class AuditRun:
-    """The Label audit page's last run: its inputs (CSV digest, columns, checkpoint, seed, folds), the
-    audit and the CSV's table, kept until the inputs change."""
+class DataRun:
+    """A data page's last run (the Label audit's LabelAudit, Dataset explanations' DatasetExplanation, the Scan's
+    ScanReport): its inputs (DataSource.key), the hash of the data it read, its result and the data's table,
+    kept in session state until the inputs change."""
     key: tuple
-    found: LabelAudit
+    digest: str
+    found: LabelAudit | DatasetExplanation | ScanReport
     table: Table
 
 
-@dataclasses.dataclass(frozen=True)
-class ExplainRun:
-    """The Dataset explanations page's last run: its inputs (CSV digest, columns, methods, rows, checkpoint,
-    head, seed) and the result, kept until the inputs change."""
-    key: tuple
-    found: DatasetExplanation
-
-
 DATA_KEY = "data_csv"  # where the Data page leaves its DataSource
+
+
+def sha1(raw: bytes) -> str:
+    """A file's hash: what DataSource.digest and .origin hold, and what a fixed version is filed under."""
+    return hashlib.sha1(raw).hexdigest()
 
 
 def data_source() -> DataSource:
@@ -357,7 +382,7 @@ def _demo_source() -> DataSource:
     demo = demo_frame(per_class=60, seed=0)
     raw = demo.to_csv(index=False).encode()
     return DataSource(raw, "demo.csv", "text", "label", tuple(sorted(demo["label"].unique())),
-                      columns=tuple(demo.columns), origin=hashlib.sha1(raw).hexdigest())
+                      columns=tuple(demo.columns), origin=sha1(raw))
 
 
 def set_data_source(src: DataSource) -> DataSource:
@@ -370,6 +395,16 @@ VERSIONS_KEY = "data_versions"  # {origin: DataVersion}, the latest fixed versio
 
 def data_version(origin: str) -> DataVersion | None:
     return st.session_state.get(VERSIONS_KEY, {}).get(origin)
+
+
+def file_source(raw: bytes, name: str) -> DataSource:
+    """A file the Data page reads, as its latest fixed version (data_version) where fixes were applied to it; its
+    columns are the Data page's to set."""
+    origin = sha1(raw)
+    version = data_version(origin)
+    if version is None:
+        return DataSource(raw, name, "", "", origin=origin)
+    return DataSource(version.bytes, name, "", "", origin=origin, version=version.number, changed=version.changed)
 
 
 def add_data_version(origin: str, before: bytes, after: bytes) -> DataVersion:

@@ -3,7 +3,6 @@ checkpoint (accuracy before and after the best label mapping, its confusion) wit
 checks. Its pair-column picker is the Label audit's and Fine-tune's too (one value for all three)."""
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -12,8 +11,90 @@ import streamlit as st
 
 from explorer import plots
 from explorer.text.errors import ExplorerError
-from explorer.ui import (DataSource, checkpoint, drop_data_versions, headers, lang, memo, plain, selection,
-                         set_data_source, show_error, sticky, t, timed)
+from explorer.ui import (AppliedMapping, DataSource, Upload, check_data, checkpoint, drop_data_versions, file_source,
+                         headers, lang, plain, run_or_stop, selection, set_data_source, show_other_prompt, sticky, t,
+                         use_data_version)
+
+ss = st.session_state
+NONE = "—"  # a column picker's "no column"
+
+
+def draw_source() -> DataSource:
+    """The file the page reads: the demo tweets (how many per label, their labels permuted or not) or an upload,
+    as its latest fixed version. Choices are sticky across pages; an uploader comes back empty, so the file's bytes
+    are kept in session state. Without a file yet, it asks for one and the page stops."""
+    from explorer.data.dataset import MAX_BYTES, demo_csv
+
+    source = st.radio(t("data.source"), ["demo", "upload"], horizontal=True,
+                      format_func=lambda s: t(f"data.source_{s}"), **sticky("data_source", "demo"))
+    if source == "demo":
+        left, right = st.columns(2)
+        per_class = left.number_input(t("data.per_class"), 10, 1000, step=10, **sticky("data_per_class", 60))
+        permute = right.checkbox(t("data.permute"), **sticky("data_permute", False))
+        return file_source(demo_csv(int(per_class), permuted=permute), "demo.csv")
+    up = st.file_uploader(t("data.upload", mb=MAX_BYTES // 2**20), type=["csv", "tsv", "txt", "conll", "iob"],
+                          key="data_upload", on_change=_forget_upload)
+    if up is not None:
+        ss["data_uploaded"] = Upload(up.getvalue(), up.name)
+    kept = ss.get("data_uploaded")
+    if kept is None:
+        st.info(t("data.upload_first"))
+        st.stop()
+    if up is None:  # the uploader is empty after a page switch: no × to remove the kept file with
+        st.caption(t("data.kept_upload_button", name=plain(kept.name)))
+        st.button(t("data.forget_upload", name=plain(kept.name)), key="data_forget", on_click=ss.pop,
+                  args=("data_uploaded",))
+    return file_source(kept.bytes, kept.name)
+
+
+def _forget_upload() -> None:  # the user removed the file from the uploader
+    if ss.get("data_upload") is None:
+        ss.pop("data_uploaded", None)
+
+
+def read_table(src: DataSource):
+    """`src` read as a table, its reader's notes (an encoding guessed, …) as warnings; bad input is one line and
+    the page stops."""
+    from explorer.data.dataset import read_csv
+
+    table = run_or_stop(lambda: read_csv(src.bytes, name=src.name))
+    for note in table.notes:
+        st.warning(plain(note.message(lang())))
+    return table
+
+
+def draw_columns(table) -> tuple[str | None, str | None, str, bool]:
+    """The pickers of the text, label and text B columns, started on the columns the report would guess, and the
+    "Check against the checkpoint" box. Returns (text, label, pair) columns (None or "" for none) and whether to
+    check against the checkpoint ("other…" with no path: the report without one)."""
+    from explorer.data.dataset import header_pair
+
+    cols = [NONE, *table.frame.columns]
+    preset_guessed_columns(table.frame, cols, "data_text_column", "data_label_column")
+    c1, c2, c3, c4 = st.columns(4)
+    text_col = c1.selectbox(t("data.text_column"), cols, **sticky("data_text_column"))
+    label_col = c2.selectbox(t("data.label_column"), cols, **sticky("data_label_column"))
+    pair_col = draw_pair_column(c3, table.frame.columns, (header_pair(table.frame.columns) or ("", ""))[1])
+    use_ck = draw_compare_checkbox(c4, selection().name) and not show_other_prompt()
+    return (None if text_col == NONE else text_col), (None if label_col == NONE else label_col), pair_col, use_ck
+
+
+def check_labels(src: DataSource, table, text_col: str | None, label_col: str | None, pair_col: str, use_ck: bool):
+    """The label report of `src` (and against the sidebar's checkpoint with `use_ck`), kept for its inputs, in a
+    status line that says how long it took; then the data every other page reads (set_data_source). Returns
+    (report, checkpoint or None, that data)."""
+    from explorer.data.labels import label_report
+
+    sel = selection()
+    ck = run_or_stop(lambda: checkpoint(sel.name, sel.seed)) if use_ck else None
+    report = check_data("data_report", src.key(text_col, label_col, pair_col, sel.name if ck else None, sel.seed),
+                        lambda: label_report(table, text_col, label_col, ck, text_pair_column=pair_col),
+                        running=t("data.checking", name=plain(sel.name)) if ck else t("data.reading"))
+    return report, ck, set_data_source(DataSource(
+        src.bytes, src.name, report.text_column, ",".join(report.label_columns),
+        tuple(sorted(n for n, _ in report.labels)), pair_col, tuple(table.frame.columns), src.origin, src.version,
+        src.changed, mapping=tuple((report.suggested_mapping or {}).items()),
+        mapping_checkpoint=sel.name if ck else ""))
 
 
 def draw_pair_column(where, columns, guess: str | None) -> str:
@@ -98,7 +179,7 @@ def draw_mapping_check(report) -> None:
         st.caption(t("data.confusion_order", ids=plain(", ".join(f"{j}: {n}" for j, n in enumerate(cols)))))
 
 
-def draw_tag_data(raw: bytes, name: str) -> None:
+def draw_tag_data(src: DataSource) -> None:
     """Token data (a CoNLL file, a tokens/tags CSV) on the Data page: the tag checks, against the chosen
     checkpoint when asked, and then the page stops. Sentence data (and files no reader takes, which the
     CSV reader words itself) pass through untouched."""
@@ -106,27 +187,19 @@ def draw_tag_data(raw: bytes, name: str) -> None:
     from explorer.data.tag_report import tag_report
 
     try:
-        if tags.layout(raw, name) == "csv":
+        if tags.layout(src.bytes, src.name) == "csv":
             return
     except ExplorerError:
         return
     sel = selection()
-    digest = hashlib.sha1(raw).hexdigest()
     # The Fine-tune page trains a token head on it (views.finetune), whichever checkpoint is picked.
-    set_data_source(DataSource(raw, name, "", "", origin=digest))
+    set_data_source(src)
     use_ck = draw_compare_checkbox(st, sel.name)
-    try:
-        ck = checkpoint(sel.name, sel.seed) if use_ck else None
-        with st.status(t("data.checking", name=plain(sel.name)) if use_ck else t("data.reading"),
-                       expanded=False) as status:
-            key = (digest, name, sel.name if use_ck else None, sel.seed)
-            report, seconds = memo("data_tags", key, lambda: timed(lambda: tag_report(
-                tags.read_tags(raw, id2label=ck.model.config.id2label if ck else None, name=name), ck)))
-            status.update(label=t("data.checked", seconds=f"{seconds:.1f}"), state="complete")
-    except ExplorerError as err:
-        show_error(err)
-        st.stop()
-    set_data_source(DataSource(raw, name, "", "", tuple(n for n, _ in report.tags), origin=digest))
+    ck = run_or_stop(lambda: checkpoint(sel.name, sel.seed)) if use_ck else None
+    report = check_data("data_tags", (src.digest, src.name, sel.name if ck else None, sel.seed), lambda: tag_report(
+        tags.read_tags(src.bytes, id2label=ck.model.config.id2label if ck else None, name=src.name), ck),
+        running=t("data.checking", name=plain(sel.name)) if ck else t("data.reading"))
+    set_data_source(DataSource(src.bytes, src.name, "", "", tuple(n for n, _ in report.tags), origin=src.origin))
     draw_tag_checks(report)
     st.stop()
 
@@ -174,3 +247,51 @@ def draw_label_fixes(report, fixed_csv: bytes, file_name: str) -> None:
                        key="data_fixed_csv", help=t("plain.csv_guard"), on_click="ignore")
     st.caption(t("data.config_paste"))
     st.code(json.dumps(report.fix["config"], indent=1, ensure_ascii=False), language="json")
+
+
+def draw_issues(src: DataSource, table, report) -> None:
+    """The report's issues (near-duplicate label names with a button that merges them into the next version of
+    the data) and its traps."""
+    from explorer.data.names import merge_labels
+
+    for i, issue in enumerate(report.issues):
+        st.warning(f"**{t('data.issue_' + issue.kind)}**: {plain(issue.message.message(lang()))}")
+        if issue.kind == "near_duplicate_labels":
+            merged = merge_labels(table.frame, report.label_columns[0], issue.detail["merge"])
+            st.button(t("data.merge"), key=f"data_merge_{i}", on_click=use_data_version,
+                      args=(src, merged.to_csv(index=False).encode()))
+    for trap in report.traps:
+        st.info(plain(trap.message(lang())))
+
+
+def draw_mapping(src: DataSource, table, report, ck) -> None:
+    """The labels against the checkpoint `ck` (None: not checked): the mapping check, a suggested mapping with
+    both fixes (the data's next version, a corrected config.json), the rows still wrong; once a mapping was
+    applied to the data, the config.json stays on offer."""
+    from explorer.data.labels import corrected_csv
+    from explorer.data.mapping import corrected_config
+
+    name = selection().name
+    applied = ss.get("data_mapping")
+    offer = applied.mapping if applied and (applied.digest, applied.checkpoint) == (src.origin, name) and ck else None
+    if report.confusion is not None:
+        draw_mapping_check(report)
+    if report.suggested_mapping:
+        st.table([{t("data.col_csv"): plain(a), t("data.col_checkpoint"): plain(b)}  # st.table renders Markdown
+                  for a, b in report.suggested_mapping.items()])
+        fixed_csv = corrected_csv(table, report, raw=True)  # the data the next pages read: cells as they came
+        st.button(t("data.apply"), key="data_apply", on_click=_apply_mapping,
+                  args=(src, fixed_csv, AppliedMapping(src.origin, name, report.suggested_mapping)))
+        draw_label_fixes(report, corrected_csv(table, report), src.name)
+        offer = report.suggested_mapping
+    draw_misclassified(report)
+    if offer is not None:
+        if not report.suggested_mapping:
+            st.success(t("data.mapping_applied", name=plain(name)))
+        st.download_button(t("data.export_config"), json.dumps(corrected_config(ck, offer), indent=1),
+                           file_name="config.json", mime="application/json", key="data_export", on_click="ignore")
+
+
+def _apply_mapping(src: DataSource, fixed_csv: bytes, applied: AppliedMapping) -> None:
+    use_data_version(src, fixed_csv)
+    ss["data_mapping"] = applied  # the other fix, a corrected config.json, stays on offer

@@ -3,13 +3,59 @@ slices, each method's faithfulness, agreement and rationale scores, and the rows
 sidebar)."""
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 import streamlit as st
 
 from explorer.explain.dataset import DatasetExplanation
-from explorer.ui.render import draw_table, plain
-from explorer.ui.session import t
+from explorer.ui.render import draw_example, draw_table, plain
+from explorer.ui.datapage import keep_found, open_row, picked_row
+from explorer.ui.session import DataRun, DataSource, sticky, t
 
 ss = st.session_state
+
+
+def draw_options(src: DataSource) -> tuple[list[str], int, str]:
+    """The run's options: the attribution methods, how many rows, and the data's rationale column ("" for none)."""
+    from explorer.explain.attribution import METHODS
+
+    c1, c2, c3 = st.columns(3)
+    methods = c1.multiselect(t("explain.methods"), METHODS, **sticky("explain_methods", ["lig"]))
+    max_rows = int(c2.number_input(t("explain.max_rows"), 10, 1000, help=t("explain.max_rows_help"),
+                                   **sticky("explain_max_rows", 100)))
+    if ss.get("explain_rationale") not in ("", *src.columns):  # a column of a CSV since replaced on the Data page
+        ss["explain_rationale"] = ""
+    rationale = c3.selectbox(t("explain.rationale"), ["", *src.columns], help=t("explain.rationale_help"),
+                             format_func=lambda c: c or t("explain.no_rationale"), **sticky("explain_rationale", ""))
+    return methods, max_rows, rationale
+
+
+def draw_what_comes() -> None:
+    """Before the first run: an example of the chart it draws."""
+    from explorer.plots.examples import explain_example
+
+    draw_example(explain_example(t), "explain_example")
+
+
+def with_audit_flags(run: DataRun, audit: DataRun | None) -> DatasetExplanation:
+    """The explanation with the Label audit's flagged rows marked (`audit`: its last run on this same data, or
+    None), kept so: the next run reads the same result."""
+    flagged = frozenset(int(r) for r in audit.found.flagged) if audit is not None else frozenset()
+    found = run.found
+    if found.flagged != flagged:
+        found = dataclasses.replace(found, flagged=flagged)
+        keep_found("explain", found)
+    return found
+
+
+def draw_explanation(found: DatasetExplanation) -> None:
+    """The whole explanation: summary, per-label words, slices, the methods' scores and the rows."""
+    draw_summary(found)
+    draw_labels(found)
+    draw_slices(found)
+    draw_methods(found)
+    draw_rows(found)
 
 
 def _words(items: list[dict]) -> list[dict]:
@@ -99,20 +145,16 @@ def draw_rows(found: DatasetExplanation) -> None:
     chosen = found.rows if pick == "all" else found.slice_rows(pick)
     keep = {r.row for r in chosen if not word or word in (w.casefold() for w in r.words)}
     shown = [row for row in found.table() if row["row"] in keep]
-    ss["explain_shown_rows"] = [row["row"] for row in shown]  # what a selection's positions refer to
     st.caption(t("explain.click_row"))
     st.dataframe([{t("explain.col_row"): row["row"], t("explain.col_predicted"): row["predicted"],
                    t("explain.col_given"): row["given"] or "",
                    t("explain.col_flag"): "⚑" if row["flagged"] else "",
                    t("explain.col_top"): " · ".join(row["top_words"]), t("explain.col_text"): row["text"]}
-                  for row in shown], key="explain_rows", on_select=lambda: _to_sidebar(found),
-                 selection_mode="single-row", hide_index=True)
+                  for row in shown], key="explain_rows", selection_mode="single-row", hide_index=True,
+                 on_select=functools.partial(_to_sidebar, found, [row["row"] for row in shown]))
 
 
-def _to_sidebar(found: DatasetExplanation) -> None:
-    # A callback runs before the script, so the sidebar's text widget may still be changed here.
-    picked = ss["explain_rows"].selection.rows
-    if picked:
-        row = ss["explain_shown_rows"][picked[0]]
-        ss["text"] = found.texts[row]
-        ss["text_pair"] = found.text_pairs[row] if found.text_pairs else ""
+def _to_sidebar(found: DatasetExplanation, shown: list[int]) -> None:
+    row = picked_row("explain_rows", shown)
+    if row is not None:
+        open_row({"text": found.texts[row], "text_pair": found.text_pairs[row] if found.text_pairs else ""})

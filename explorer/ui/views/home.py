@@ -10,7 +10,7 @@ from explorer import plots
 from explorer.model import heads, problem
 from explorer.model.analysis import MAX_TEXT_CHARS, Analysis
 from explorer.model.problem import PIPELINE_FUNCTIONS, ProblemType
-from explorer.model.token_analysis import AGGREGATIONS, WORD_AGGREGATIONS, TokenAnalysis
+from explorer.model.token_analysis import AGGREGATIONS, WORD_AGGREGATIONS, TokenAnalysis, tag_rows
 from explorer.model.tokens import reads_line
 from explorer.plots.chain import chain_html
 from explorer.plots.token_labels import entity_html, label_heatmap
@@ -155,15 +155,3 @@ def _draw_token_pipeline(a: TokenAnalysis) -> None:
     draw_table(headers(tag_rows(a, strategy), "tokenhead.col_"))
     return True
 
-
-def tag_rows(a: TokenAnalysis, strategy: str) -> list[dict]:
-    """One row per token, special tokens as the model sees them: its tag and score, its word (pipeline()'s),
-    and whether it carries that word's label under `strategy` (first/average/max; never for none/simple)."""
-    rows = []
-    for i, (tok, tag) in enumerate(zip(a.shown, a.tags)):
-        w = a.token_word[i]
-        carries = w is not None and strategy in WORD_AGGREGATIONS and i in a.words[w].carriers(strategy)
-        rows.append({"position": i, "token": tok, "special": a.special[i], "tag": tag,
-                     "score": round(float(a.softmax[i].max()), 4),
-                     "word": a.words[w].text if w is not None else "", "carries": carries})
-    return rows

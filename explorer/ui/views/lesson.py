@@ -203,7 +203,9 @@ def _draw_token_lesson(a: TokenAnalysis) -> None:
     st.info(t("tokenhead.lesson_only"))
     st.subheader(t("lesson.head.title"))
     st.write(t("tokenhead.lesson_head_body"))
-    draw_head_table(_head_sizes())
+    sel = selection()
+    model, token_head = checkpoint(sel.name, sel.seed).model, head(sel.name, sel.head_name, sel.seed)
+    draw_head_table(lesson.head_step_sizes(model, token_head))
     st.subheader(t("lesson.new_head.title"))
     st.write(t("lesson.new_head.body"))
     draw_new_head_table(a.new_weights)
@@ -219,18 +221,3 @@ def _draw_token_lesson(a: TokenAnalysis) -> None:
                                            t("tokenhead.logit_axis")), "lesson_real_tokens")
     st.caption(t("tokenhead.lesson_tags", tags=plain(" ".join(  # tokens and tags: the text's and the model's
         f"{tok}/{tag}" for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp))))
-
-
-def _head_sizes() -> list[tuple[str, int]]:
-    """Each step of the sidebar's token head and the size of the vector it gives each token: the head run on
-    one zero vector, since only the shapes are shown (run_head is the one definition of the steps)."""
-    import torch
-
-    from explorer.model.heads import run_head
-
-    sel = selection()
-    ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)
-    zero = torch.zeros(1, 1, ck.model.config.hidden_size, dtype=ck.model.dtype, device=ck.model.device)
-    with torch.inference_mode():
-        steps = run_head(hd, zero, torch.ones(1, 1, dtype=torch.long, device=ck.model.device))
-    return [(name, v.shape[-1]) for name, v in steps]

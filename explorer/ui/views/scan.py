@@ -24,16 +24,6 @@ PAGE_NAMES = {"pages/data.py": "scan.page_mapping", "pages/audit.py": "scan.page
 LANDING = "scan_landing"  # {page, text, key, params}: the note the page a row was opened on shows
 
 
-def run_scan(key, work, start: bool, expected_s: float) -> ScanReport | None:
-    """The scan as one queued job (ui.run) for `key`; None until one has run. Bad input: one line, then stop."""
-    try:
-        return ui.run("scan", key, work, heavy=True, start=start, running=t("scan.starting"), stop=t("scan.stop"),
-                      expected_s=expected_s)
-    except ExplorerError as err:
-        ui.show_error(err)
-        st.stop()
-
-
 def draw_what_comes() -> None:
     """Before the first scan: the checks that will run, so the page is not a button on an empty page."""
     st.info(t("scan.what_comes"))
@@ -84,9 +74,6 @@ def draw_findings(report: ScanReport, one_text: bool = True) -> None:
                         st.markdown(f"{ICONS[c.severity]} **{plain(title(c.check))}**: "
                                     f"{plain(c.message.message(lang()))}")
                         _draw_finding(report, c, place[id(c)], one_text)
-    page = ss.pop("scan_open", None)
-    if page:
-        st.switch_page(page)
 
 
 def _draw_finding(report: ScanReport, f: Finding, k: int, one_text: bool) -> None:
@@ -165,13 +152,10 @@ def landing(report: ScanReport, f: Finding, rows: tuple[int, ...], seed: int) ->
 
 
 def _open(report: ScanReport, f: Finding, rows: tuple[int, ...], one_text: bool) -> None:
-    # A callback runs before the script, so the sidebar's text widget may still be changed here.
     page, values, note = landing(report, f, rows, selection().seed)
     if one_text:
         values["text_pair"] = ""  # a text B left from elsewhere would be read with the row's text
-    ss.update(values)
-    ss[LANDING] = note and {"page": page, "text": values["text"], **note}
-    ss["scan_open"] = page
+    ui.open_row({**values, LANDING: note and {"page": page, "text": values["text"], **note}}, page)
 
 
 def draw_landing_note(page: str) -> None:
@@ -262,13 +246,7 @@ def draw_compare_after_finetune(name: str) -> None:
     origin = ss.get(ORIGINS, {}).get(name)
     if origin:
         st.button(t("scan_baseline.started_from", name=plain(origin)), key="ft_compare_origin",
-                  on_click=_compare_with_origin, args=(name, origin))
-        if ss.pop("ft_open_scan", False):
-            st.switch_page("pages/scan.py")
-
-
-def _compare_with_origin(name: str, origin: str) -> None:
-    ss.update({"checkpoint": name, BASELINE: origin, "ft_open_scan": True})
+                  on_click=ui.open_row, args=({"checkpoint": name, BASELINE: origin}, "pages/scan.py"))
 
 
 def remember_origin(name: str, origin: str) -> None:
@@ -289,13 +267,13 @@ def baseline_checkpoint(name: str | None, seed: int):
 
 
 def scan_work(one, ck, baseline):
-    """The scan job's work(progress): `one(checkpoint, progress)` of `ck`, or of `ck` against the `baseline`
-    checkpoint (explorer.scan.baseline.scan_against: the pair checked, both scanned, then compared)."""
+    """The scan job's work(table, progress): `one(checkpoint, table, progress)` of `ck`, or of `ck` against the
+    `baseline` checkpoint (explorer.scan.baseline.scan_against: the pair checked, both scanned, then compared)."""
     from explorer.scan.baseline import scan_against
 
     if baseline is None:
-        return lambda progress: one(ck, progress)
-    return lambda progress: scan_against(one, ck, baseline, progress)
+        return lambda table, progress: one(ck, table, progress)
+    return lambda table, progress: scan_against(lambda c, p: one(c, table, p), ck, baseline, progress)
 
 
 def draw_baseline(report: ScanReport, one_text: bool) -> None:
@@ -349,9 +327,8 @@ def _open_compared(report: ScanReport, row: int, one_text: bool) -> None:
         values["text_pair"] = ""
     if report.given is not None:
         values["true_label"] = report.checkpoint_name(report.given[row])
-    ss.update(values)
-    ss[LANDING] = {"page": "pages/logits.py", "text": values["text"], "key": "scan_baseline.landed", "params": dict(
-        row=row, baseline=c.checkpoint, name=report.checkpoint, a=c.predicted_baseline[row],
-        pa=f"{c.confidence_baseline[row]:.2f}", b=report.predicted_checkpoint[row],
-        pb=f"{c.confidence_checkpoint[row]:.2f}")}
-    ss["scan_open"] = "pages/logits.py"
+    values[LANDING] = {"page": "pages/logits.py", "text": values["text"], "key": "scan_baseline.landed",
+                       "params": dict(row=row, baseline=c.checkpoint, name=report.checkpoint,
+                                      a=c.predicted_baseline[row], pa=f"{c.confidence_baseline[row]:.2f}",
+                                      b=report.predicted_checkpoint[row], pb=f"{c.confidence_checkpoint[row]:.2f}")}
+    ui.open_row(values, "pages/logits.py")

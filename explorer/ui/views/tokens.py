@@ -9,12 +9,11 @@ import streamlit as st
 from explorer import plots, ui
 from explorer.model import attention
 from explorer.model.analysis import Analysis
-from explorer.model.token_analysis import TokenAnalysis
+from explorer.model.token_analysis import TokenAnalysis, tag_rows
 from explorer.model.tokens import token_rows
 from explorer.ui import current_analysis, draw_table, headers, selection, t, tn
 from explorer.ui.classifier import current_token_encoder
 from explorer.ui.views.encoder import draw_attention_views
-from explorer.ui.views.home import tag_rows
 
 
 def draw_tokens(a: Analysis | TokenAnalysis) -> None:
