@@ -17,5 +17,5 @@ ck, lang = ui.checkpoint(sel.name, sel.seed), ui.lang()
 found = ui.run_on_data("audit", src, src.key(pair, folds, *sel.key("name", "seed")), lambda table, progress: audit(
     ck, prepare(table, src.text_column, src.label_column, text_pair_column=pair), folds, seed=sel.seed,
     progress=progress, lang=lang), expected_s=len(src.bytes) / 4000,  # about 50 rows/s of 80 bytes, until one has run
-    draw_what_comes=audit_view.draw_what_comes)
+    draw_what_comes=audit_view.draw_audit_preview)
 audit_view.draw_audit(found, src, sel)

@@ -10,7 +10,7 @@ src = data_view.draw_source()  # the demo or an upload, as its latest fixed vers
 data_view.draw_tag_data(src)  # token data (CoNLL, tokens/tags CSV): the tag checks, and the page stops there
 table = data_view.read_table(src)
 text_col, label_col, pair_col, use_ck = data_view.draw_columns(table)
-report, ck, src = data_view.check_labels(src, table, text_col, label_col, pair_col, use_ck)
+report, ck, src = data_view.run_label_report(src, table, text_col, label_col, pair_col, use_ck)
 data_view.draw_data_in_use(src, report)
 data_view.draw_label_summary(report)
 data_view.draw_issues(src, table, report)

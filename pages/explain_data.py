@@ -12,5 +12,5 @@ run = ui.run_on_data("explain", src, src.key(src.text_pair_column, rationale, tu
         ck, head, table, src.text_column, src.label_column, src.text_pair_column, rationale or None, methods,
         seed=sel.seed, progress=progress, lang=lang, max_rows=max_rows),
     expected_s=max_rows / 5 * len(methods),  # about 5 rows/s a method, until one has run
-    draw_what_comes=explain_view.draw_what_comes, disabled=not methods)
+    draw_what_comes=explain_view.draw_explanations_preview, disabled=not methods)
 explain_view.draw_explanation(explain_view.with_audit_flags(run, ui.last_run("audit", src)))

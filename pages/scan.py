@@ -15,5 +15,5 @@ run = ui.run_on_data("scan", src, src.key(pair, base, *sel.key("name", "seed")),
     lambda c, table, progress: scan_table(c, table, src.text_column, src.label_column, pair, seed=sel.seed,
                                           progress=progress), ck, baseline),
     expected_s=len(src.bytes) / 2000 * (2 if base else 1),  # until one has run: about 25 rows/s of 80 bytes, a scan
-    draw_what_comes=scan_view.draw_what_comes)
+    draw_what_comes=scan_view.draw_scan_preview)
 scan_view.draw_report(run.found, src.name, one_text=not pair)

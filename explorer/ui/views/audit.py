@@ -15,7 +15,7 @@ from explorer.ui import (DataRun, DataSource, Selection, checkpoint, draw_exampl
 ss = st.session_state
 
 
-def draw_what_comes() -> None:
+def draw_audit_preview() -> None:
     """Before the first audit: an example of the chart it draws."""
     from explorer.plots.examples import audit_example
 

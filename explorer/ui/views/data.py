@@ -79,7 +79,7 @@ def draw_columns(table) -> tuple[str | None, str | None, str, bool]:
     return (None if text_col == NONE else text_col), (None if label_col == NONE else label_col), pair_col, use_ck
 
 
-def check_labels(src: DataSource, table, text_col: str | None, label_col: str | None, pair_col: str, use_ck: bool):
+def run_label_report(src: DataSource, table, text_col: str | None, label_col: str | None, pair_col: str, use_ck: bool):
     """The label report of `src` (and against the sidebar's checkpoint with `use_ck`), kept for its inputs, in a
     status line that says how long it took; then the data every other page reads (set_data_source). Returns
     (report, checkpoint or None, that data)."""

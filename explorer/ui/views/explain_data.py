@@ -31,7 +31,7 @@ def draw_options(src: DataSource) -> tuple[list[str], int, str]:
     return methods, max_rows, rationale
 
 
-def draw_what_comes() -> None:
+def draw_explanations_preview() -> None:
     """Before the first run: an example of the chart it draws."""
     from explorer.plots.examples import explain_example
 

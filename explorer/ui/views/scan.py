@@ -24,7 +24,7 @@ PAGE_NAMES = {"pages/data.py": "scan.page_mapping", "pages/audit.py": "scan.page
 LANDING = "scan_landing"  # {page, text, key, params}: the note the page a row was opened on shows
 
 
-def draw_what_comes() -> None:
+def draw_scan_preview() -> None:
     """Before the first scan: the checks that will run, so the page is not a button on an empty page."""
     st.info(t("scan.what_comes"))
 
