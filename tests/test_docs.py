@@ -54,6 +54,14 @@ def test_the_readme_library_example_runs(tmp_path):
     assert (tmp_path / "rollout.html").stat().st_size > 1000
 
 
+def test_the_home_page_lists_every_page_of_the_site():
+    """docs/index.md's page list links every page of the navigation (Scan and the guides included)."""
+    nav = re.findall(r"^  - [^:]+: ([\w-]+\.md)$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M)
+    assert len(nav) >= 10 and "scan.md" in nav
+    linked = set(re.findall(r"\]\(([\w-]+\.md)\)", (ROOT / "docs" / "index.md").read_text(encoding="utf-8")))
+    assert [page for page in nav if page != "index.md" and page not in linked] == []
+
+
 def test_results_md_is_what_the_generator_writes():
     assert MARKDOWN.read_text(encoding="utf-8") == render(json.loads(JSON.read_text(encoding="utf-8"))), \
         "run `.venv/bin/python -m bench.results` to rewrite bench/RESULTS.md"
