@@ -71,7 +71,7 @@ __all__ = ["AuditResult", "DataReport", "analyze", "analyze_tokens", "attribute"
            "counterfactual", "explain_data", "inspect", "load", "scan"]
 
 
-def load(name: str, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Checkpoint:
+def load(name: str, *, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Checkpoint:
     """A checkpoint by registry name ("minilm", "minilm-sentiment"), local folder (under the allowed
     roots, HEAD_EXPLORER_ROOTS) or hub id (when online). `device`: "auto" (cuda, then mps, then
     cpu), or "cpu", "cuda", "cuda:N", "mps". `seed` draws any weights the checkpoint lacks, reproducibly.
@@ -98,7 +98,7 @@ def _head(ck: Checkpoint, head: str | Head, seed: int) -> Head:
     return head if isinstance(head, Head) else build_head(ck, head, seed=seed)
 
 
-def analyze(ck: Checkpoint, text: str, head: str | Head = "own", text_pair: str | None = None,
+def analyze(ck: Checkpoint, text: str, *, head: str | Head = "own", text_pair: str | None = None,
             flow: bool = False, seed: int = DEFAULT_SEED, dtype: str | None = None) -> Analysis:
     """Run `text` (and `text_pair`, for sentence-pair models) through the encoder once and the head
     step by step. `head`: "own" (the checkpoint's classifier, read step by step), another kind from
@@ -115,7 +115,7 @@ def analyze(ck: Checkpoint, text: str, head: str | Head = "own", text_pair: str 
     return analysis_core.analyze(ck, _head(ck, head, seed), text, flow=flow, text_pair=text_pair, dtype=dtype)
 
 
-def analyze_tokens(ck: Checkpoint, text: str, head: str | Head = "own", aggregation: str = "simple",
+def analyze_tokens(ck: Checkpoint, text: str, *, head: str | Head = "own", aggregation: str = "simple",
                    seed: int = DEFAULT_SEED):
     """A token classifier (`ck.task == "token-classification"`) on `text`: per-token logits, softmax and tags,
     each token's word and character offsets, entities exactly as pipeline("token-classification",
@@ -131,7 +131,7 @@ def analyze_tokens(ck: Checkpoint, text: str, head: str | Head = "own", aggregat
     return core(ck, _head(ck, head, seed), text, aggregation)
 
 
-def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None = None, head: str | Head = "own",
+def attribute(ck: Checkpoint, text: str, *, method: str = "lig", target: int | None = None, head: str | Head = "own",
               text_pair: str | None = None, seed: int = DEFAULT_SEED, **options) -> Attribution:
     """Token attributions for the `target` label's logit (default: the predicted label), by `method`:
     "lig" (layer integrated gradients, refined until complete within 1%; "ig" is the same), "saliency",
@@ -150,8 +150,9 @@ def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None
     return attribution_core.attribute(ck, _head(ck, head, seed), text, method, target, text_pair=text_pair, **options)
 
 
-def attribute_many(ck: Checkpoint, texts: list[str], method: str = "lig", target: int | list[int | None] | None = None,
-                   head: str | Head = "own", text_pairs: list[str | None] | None = None, seed: int = DEFAULT_SEED,
+def attribute_many(ck: Checkpoint, texts: list[str], *, method: str = "lig",
+                   target: int | list[int | None] | None = None, head: str | Head = "own",
+                   text_pairs: list[str | None] | None = None, seed: int = DEFAULT_SEED,
                    **options) -> list[Attribution]:
     """`attribute` for each of `texts` (and `text_pairs`), in order: lig's integration points of several
     texts share padded batches, each text still refined to its own 1% (or flagged not converged).
@@ -200,7 +201,7 @@ class DataReport(JsonResult):
         return labels + issues
 
 
-def inspect(df: pd.DataFrame, ck: Checkpoint | None = None, text: str | None = None,
+def inspect(df: pd.DataFrame, ck: Checkpoint | None = None, *, text: str | None = None,
             label: str | None = None, text_pair: str | None = None) -> DataReport:
     """Check a DataFrame's labels: counts, imbalance, near-duplicate names, 1-based ids, and with a
     checkpoint its label names and whether its id2label looks permuted against the data.
@@ -232,7 +233,7 @@ class AuditResult(JsonResult):
         return html_table(self.audit.issues()[:50], caption)
 
 
-def audit(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str | None = None,
+def audit(df: pd.DataFrame, ck: Checkpoint, *, text: str | None = None, label: str | None = None,
           folds: int = audit_core.FOLDS, seed: int = 0, max_length: int = 128,
           text_pair: str | None = None) -> AuditResult:
     """Find mislabelled rows: out-of-fold predictions of linear heads on the checkpoint's frozen
@@ -246,7 +247,7 @@ def audit(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str 
     return AuditResult(audit_core.audit(ck, data, folds=folds, seed=seed, max_length=max_length))
 
 
-def explain_data(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str | None = None,
+def explain_data(df: pd.DataFrame, ck: Checkpoint, *, text: str | None = None, label: str | None = None,
                  text_pair: str | None = None, rationale: str | None = None, methods=("lig",),
                  max_rows: int | None = None, head: str | Head = "own", seed: int = DEFAULT_SEED,
                  flagged=()):

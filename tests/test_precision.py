@@ -136,7 +136,7 @@ def test_the_library_takes_the_dtype(ck):
     from explorer import api
 
     assert api.analyze(ck, TEXTS[1], dtype="bf16").dtype == "bfloat16"
-    assert api.attribute(ck, TEXTS[1], "saliency", dtype="float16").dtype == "float16"
+    assert api.attribute(ck, TEXTS[1], method="saliency", dtype="float16").dtype == "float16"
 
 
 def test_cli_dtype_is_stated_and_a_bad_one_is_one_line_exit_2(capsys):
