@@ -147,7 +147,8 @@ def attribute(ck: Checkpoint, text: str, *, method: str = "lig", target: int | N
     text_arg("attribute", "text_pair", text_pair, optional=True)
     whole("attribute", "seed", seed, SEEDS)
     _options("attribute", options, _ONE_OPTIONS)
-    return attribution_core.attribute(ck, _head(ck, head, seed), text, method, target, text_pair=text_pair, **options)
+    return attribution_core.attribute(ck, _head(ck, head, seed), text=text, method=method, target=target,
+                                      text_pair=text_pair, **options)
 
 
 def attribute_many(ck: Checkpoint, texts: list[str], *, method: str = "lig",
@@ -176,7 +177,8 @@ def attribute_many(ck: Checkpoint, texts: list[str], *, method: str = "lig",
            f, "text_pairs", text_pairs, "None or one string (or None) per text")
     whole(f, "seed", seed, SEEDS)
     _options(f, options, _MANY_OPTIONS)
-    return batched.attribute_many(ck, _head(ck, head, seed), listed, method, target, text_pairs=pairs, **options)
+    return batched.attribute_many(ck, _head(ck, head, seed), texts=listed, method=method, target=target,
+                                  text_pairs=pairs, **options)
 
 
 @dataclass(frozen=True, eq=False)
@@ -271,7 +273,8 @@ def explain_data(df: pd.DataFrame, ck: Checkpoint, *, text: str | None = None, l
     check(rows is not None, f, "flagged", flagged, "a list of row numbers")
     flagged = [whole(f, "flagged", row, (0, COUNTS[1])) for row in rows]
     methods = tuple(names)
-    return explain_table(ck, _head(ck, head, seed), frame_table(df), text, label, text_pair, rationale, methods,
+    return explain_table(ck, _head(ck, head, seed), table=frame_table(df), text_column=text, label_column=label,
+                         text_pair_column=text_pair, rationale_column=rationale, methods=methods,
                          flagged=flagged, seed=seed, max_rows=max_rows)
 
 
@@ -294,7 +297,7 @@ def counterfactual(ck: Checkpoint, text: str, *, text_pair: str | None = None, t
     _target(f, ck, target)
     whole(f, "max_edits", max_edits, (1, core.MAX_EDITS))
     whole(f, "seed", seed, SEEDS)
-    return core.counterfactual(ck, build_head(ck, "own"), text, text_pair=text_pair or "",
+    return core.counterfactual(ck, build_head(ck, "own"), text=text, text_pair=text_pair or "",
                                target=None if target is None else int(target), max_edits=max_edits, seed=seed)
 
 

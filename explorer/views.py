@@ -70,7 +70,7 @@ def readout(a: Analysis, lang: str = "en") -> go.Figure:
 def model_view(a: Analysis, hide_special: bool = True, lang: str = "en") -> go.Figure:
     """Thumbnails of every head's token-to-token attention, layers down, heads across."""
     t = _t(lang)
-    return encoder_plots.model_view(encoder.model_view(a, hide_special), t("encoder.modelview_chart"),
+    return encoder_plots.model_view(encoder.model_view(a, hide_special=hide_special), t("encoder.modelview_chart"),
                                     t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
                                     t("encoder.modelview_hover"))
 
@@ -79,7 +79,7 @@ def head_view(a: Analysis, layer: int | None = None, head: int | None = None, hi
               lang: str = "en") -> HTML:
     """Token-to-token attention at `layer` (default last), one `head` or all: lines from each token
     to the tokens it attends to; hovering a token keeps only its lines. A standalone page (HTML)."""
-    view = encoder.head_view(a, _layer(a, layer), _head(a, head), hide_special)
+    view = encoder.head_view(a, _layer(a, layer), head=_head(a, head), hide_special=hide_special)
     fig, title = encoder_plots.head_view_figure(view, _head(a, head), _t(lang))
     return HTML(encoder_plots.head_view_html(fig, title), title=title, height=int(fig.layout.height) + 16)
 

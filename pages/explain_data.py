@@ -38,8 +38,10 @@ if getattr(ss.get("explain_result"), "key", None) != key:
     ck, head, lang = ui.checkpoint(sel.name, sel.seed), ui.head(sel.name, sel.head_name, sel.seed), ui.lang()
 
     def work(progress):  # in a job slot (explorer/runtime/jobs.py): a class's runs wait in line
-        return explain_table(ck, head, read_csv(src.bytes), src.text_column, src.label_column, src.text_pair_column,
-                             rationale or None, methods, seed=sel.seed, progress=progress, lang=lang, max_rows=max_rows)
+        return explain_table(ck, head, table=read_csv(src.bytes), text_column=src.text_column,
+                             label_column=src.label_column, text_pair_column=src.text_pair_column,
+                             rationale_column=rationale or None, methods=methods, seed=sel.seed, progress=progress,
+                             lang=lang, max_rows=max_rows)
 
     try:
         done = ui.run("explain", key, work, heavy=True, start=pressed, running=t("explain.starting"), stop=t("explain.stop"),

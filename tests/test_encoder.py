@@ -58,11 +58,11 @@ def test_head_view_hides_specials_renormalised_and_marks_text_b(sentiment):
 
     a = analyze(sentiment, build_head(sentiment), TEXT)
     n = len(a.tokens)
-    v = encoder.head_view(a, 2, 5, hide_special=False)
+    v = encoder.head_view(a, 2, head=5, hide_special=False)
     np.testing.assert_allclose(v.weights[0], a.attentions[1, 5], atol=1e-6)
     assert v.boundary is None  # one text
     paired = dataclasses.replace(a, segments=(0,) * 5 + (1,) * (n - 5))
-    hidden = encoder.head_view(paired, 2, None, hide_special=True)
+    hidden = encoder.head_view(paired, 2, head=None, hide_special=True)
     assert hidden.weights.shape == (12, n - 2, n - 2) and hidden.tokens == a.tokens[1:-1]
     np.testing.assert_allclose(hidden.weights.sum(-1), 1.0, atol=1e-9)
     assert hidden.boundary == 4  # [CLS] is hidden, so text B starts one place earlier
@@ -85,7 +85,7 @@ def test_head_view_hides_specials_renormalised_and_marks_text_b(sentiment):
     j = int(np.argmax(mean[2]))
     assert f"{hidden.tokens[j]}  {mean[2, j]:.3f}" == fig.data[-2].hovertemplate[2].split("<br>")[1]
     assert "mean over 12 heads" in fig.data[-2].hovertemplate[2] and fig.data[-1].hovertemplate[0].count("<br>") == 5
-    one = plots.head_view(encoder.head_view(a, 1, 0), "t", "head")
+    one = plots.head_view(encoder.head_view(a, 1, head=0), "t", "head")
     assert "mean over" not in one.data[-1].hovertemplate[0]
     assert fig.layout.shapes[0].y0 == -3.5 and fig.layout.annotations[0].text == "text B"
     pair = analyze(sentiment, build_head(sentiment), "A fine film.", text_pair="I disagree.")

@@ -94,10 +94,10 @@ def test_attributions_features_and_predictions_run_sdpa_within_tolerance(sentime
     head, head_e = build_head(sentiment, "own"), build_head(eager, "own")
     for method in ("saliency", "lig"):
         sdpa_calls.clear()
-        fast = attribute(sentiment, head, REAL, method)
+        fast = attribute(sentiment, head, text=REAL, method=method)
         assert len(sdpa_calls) > 0, method  # every forward of the attribution ran sdpa
         sdpa_calls.clear()
-        slow = attribute(eager, head_e, REAL, method)
+        slow = attribute(eager, head_e, text=REAL, method=method)
         assert not sdpa_calls
         assert fast.target == slow.target
         np.testing.assert_allclose(fast.scores, slow.scores, rtol=1e-4, atol=1e-5 * np.abs(slow.scores).max())
@@ -106,7 +106,7 @@ def test_attributions_features_and_predictions_run_sdpa_within_tolerance(sentime
     ids = [list(fast.token_ids), list(fast.token_ids[:5]) + [fast.token_ids[-1]]]
     for name, run in (("features", lambda c, h: encoder_features(c, TEXTS)),
                       ("label report", lambda c, h: predict_logits(c, TEXTS)),
-                      ("faithfulness", lambda c, h: model_prob(c, h, 0)(ids))):
+                      ("faithfulness", lambda c, h: model_prob(c, h, target=0)(ids))):
         sdpa_calls.clear()
         got = run(sentiment, head)
         assert sdpa_calls, name

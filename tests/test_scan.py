@@ -332,7 +332,8 @@ def test_dataset_explanations_read_a_rotated_mapping_and_rank_words_contrastivel
     from explorer.model.heads import build_head
     df = scan_models.topic_frame(30, seed=7)
     ck = planted["rotated"]
-    found = explain(ck, build_head(ck, "own"), df["text"].tolist(), df["label"].tolist(), ("saliency",))
+    found = explain(ck, build_head(ck, "own"), texts=df["text"].tolist(), given_names=df["label"].tolist(),
+                    methods=("saliency",))
     assert found.mapping and set(found.by_label) == set(scan_models.TOPICS)  # the data's names, not the rotated ones
     assert found.to_dict()["mapping"] == found.mapping
     for name, v in found.by_label.items():

@@ -120,7 +120,7 @@ def test_handout_word_chart_lists_words_only_with_room_for_labels(sentiment, vi_
     head = build_head(sentiment)
     a = analyze(sentiment, head, "Awful. I love it")
     [(_, lesson_fig)] = step_figures("ablation", a, lambda k, **kw: t(k, "vi", **kw),
-                                     drops=leave_one_out(sentiment, head, a))
+                                     drops=leave_one_out(sentiment, head, a=a))
     fig = handout.for_paper(lesson_fig)  # as the handout draws it
     labels = list(fig.data[0].y)
     assert sorted(y.split(" #")[0] for y in labels) == sorted(["awful", ".", "i", "love", "it"])  # no [CLS], [SEP]

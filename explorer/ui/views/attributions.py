@@ -96,7 +96,7 @@ def _token_choices(a: TokenAnalysis, strategy: str) -> dict[str, int]:
     from explorer.explain.token_attribution import entity_token
 
     found = {t("tokenhead.pick_entity", word=e.word, entity=e.label, token=a.shown[k], position=k): k
-             for e in a.entities[strategy] for k in [entity_token(a, e, strategy)]}
+             for e in a.entities[strategy] for k in [entity_token(a, e, strategy=strategy)]}
     return {**found, **{t("tokenhead.pick_token", token=tok, position=i, tag=tag): i
                         for i, (tok, tag) in enumerate(zip(a.shown, a.tags))}}
 
@@ -138,10 +138,12 @@ def run_attribution(a: Analysis | TokenAnalysis, target: AttributionTarget, c: C
     pressed = st.button(t("attributions.run"), key=f"{what}_run", type="primary")
     try:
         ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)  # a job runs off this thread
-        heavy = cost.attribution_is_heavy(ck.model.config, c.method, len(a.tokens), c.n_steps, c.window,
+        heavy = cost.attribution_is_heavy(ck.model.config, c.method, n_tokens=len(a.tokens), n_steps=c.n_steps,
+                                          window=c.window,
                                           device=ck.model.device)  # past one batch
         r = ui.run(what, params, lambda p: attr.attribute(
-            ck, hd, sel.text, c.method, target.label, c.quantity, c.baseline, n_steps=c.n_steps, window=c.window,
+            ck, hd, text=sel.text, method=c.method, target=target.label, quantity=c.quantity, baseline=c.baseline,
+            n_steps=c.n_steps, window=c.window,
             progress=p, text_pair=pair, target_token=target.token),
             start=pressed or (not costly and not ui.was_stopped(what, params)), heavy=heavy or costly,
             running=t("attributions.running"), stop=t("attributions.stop"), expected_s=10,
@@ -256,11 +258,12 @@ def draw_faithfulness(ck, hd, n_tokens: int, target: AttributionTarget, c: Contr
                         else "attr_token_faith_run")
     try:
         faith = ui.run(what, key, lambda p: faithfulness.compare_methods(
-            ck, hd, sel.text, target.label, c.quantity, c.baseline, c.window, progress=p,
+            ck, hd, text=sel.text, target=target.label, quantity=c.quantity, baseline=c.baseline, window=c.window,
+            progress=p,
             text_pair=_text_pair(target), target_token=target.token),
             start=pressed, running=t("attributions.running"), stop=t("attributions.stop"), expected_s=30,
             size=("tokens", n_tokens),
-            heavy=cost.comparison_is_heavy(ck.model.config, n_tokens, c.window, device=ck.model.device))
+            heavy=cost.comparison_is_heavy(ck.model.config, n_tokens, window=c.window, device=ck.model.device))
     except ExplorerError as err:
         show_error(err)
         return
@@ -288,9 +291,9 @@ def draw_label_grid(a: TokenAnalysis, token: int, c: Controls) -> None:
         else False
     try:  # a queued grid from an earlier run is picked up here even without a click
         ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)
-        heavy = cost.attribution_is_heavy(ck.model.config, c.method, len(a.tokens), device=ck.model.device)
+        heavy = cost.attribution_is_heavy(ck.model.config, c.method, n_tokens=len(a.tokens), device=ck.model.device)
         grid = ui.run("attr_grid", key, lambda p: every_label(
-            ck, hd, sel.text, token, c.method, progress=p, quantity=c.quantity, baseline=c.baseline),
+            ck, hd, text=sel.text, token=token, method=c.method, progress=p, quantity=c.quantity, baseline=c.baseline),
             start=go, heavy=heavy, running=t("attributions.running"), stop=t("attributions.stop"),
             expected_s=10 * len(a.labels))
     except ExplorerError as err:

@@ -39,7 +39,7 @@ def draw_audit_projector(found, flag, key: tuple, seed: int) -> None:
     # Regression values are not groups: colour by flag only.
     colour = p2.radio(t("audit.colour"), ("flag",) if data.problem_type == ProblemType.REGRESSION else ("given", "predicted", "flag"),
                       key="audit_colour", horizontal=True, format_func=lambda x: t(f"audit.colour_{x}"))
-    proj = memo("audit_projection", (key, method), lambda: project(found.vectors, method, seed=seed))
+    proj = memo("audit_projection", (key, method), lambda: project(found.vectors, method=method, seed=seed))
     if proj.subsampled:
         st.caption(t("audit.subsampled", shown=len(proj.rows), total=proj.total))
     name_of = {"given": found.given, "predicted": found.suggested,

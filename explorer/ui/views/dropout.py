@@ -25,7 +25,8 @@ def draw_dropout(a: Analysis | PickedToken) -> None:
     st.info(tn("dropout.where", len(where), kind=hd.kind,
                steps=" → ".join(f"**{step_label(s.name)}**" if i in where else step_label(s.name)
                                  for i, s in enumerate(hd.steps))))
-    mc = dropout.mc_dropout(hd, a.hidden_states[-1], p, n, seed, a.problem_type, token_ids=a.token_ids)
+    mc = dropout.mc_dropout(hd, a.hidden_states[-1], p=p, samples=n, seed=seed, ptype=a.problem_type,
+                            token_ids=a.token_ids)
     left, right = st.columns(2)
     left.plotly_chart(plots.dropout.samples(a.labels, mc.logits, mc.eval_logits, t("dropout.logits_title", n=n, p=p),
                                             t("dropout.label_axis"), t("dropout.logit_axis"), t("dropout.sample"),
@@ -43,7 +44,7 @@ def draw_dropout(a: Analysis | PickedToken) -> None:
         which = st.radio(t("dropout.which"), range(len(where)), **ui.sticky("dropout_which", options=range(len(where))),
                          horizontal=True,
                          format_func=lambda i: f"#{i + 1}")
-    sample = dropout.mask_sample(hd, a.hidden_states[-1], p, seed, min(which, len(where) - 1),
+    sample = dropout.mask_sample(hd, a.hidden_states[-1], p=p, seed=seed, which=min(which, len(where) - 1),
                                  token_ids=a.token_ids)
     st.plotly_chart(plots.dropout.mask(sample.before, sample.after, sample.keep,
                                        t("dropout.mask_title", step=sample.step), t("dropout.dim_axis"),

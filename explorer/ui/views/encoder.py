@@ -60,7 +60,7 @@ def draw_attention_views(a) -> None:
     head = c2.selectbox(t("encoder.head"), head_choices, **sticky("encoder_head", "all", options=head_choices),
                         format_func=lambda h: t("encoder.all_heads") if h == "all" else str(h))
     hide = c3.toggle(t("encoder.hide_special"), **sticky("encoder_hide_special"))
-    view = encoder.head_view(a, layer, None if head == "all" else head, hide)
+    view = encoder.head_view(a, layer, head=None if head == "all" else head, hide_special=hide)
     starts = encoder.windows(len(view.tokens))
     if len(starts) > 1:  # a long text: one window of tokens at a time
         n, size = len(view.tokens), encoder.HEAD_VIEW_TOKENS
@@ -85,7 +85,7 @@ def draw_attention_views(a) -> None:
 
     st.subheader(t("encoder.modelview_title"))
     clipped = clips(sum(not s for s in a.special))  # the word columns, as on the Tokens page
-    st.plotly_chart(encoder_plots.model_view(encoder.model_view(a, hide), t("encoder.modelview_chart"),
+    st.plotly_chart(encoder_plots.model_view(encoder.model_view(a, hide_special=hide), t("encoder.modelview_chart"),
                                              t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
                                              t("encoder.modelview_hover"), clipped=clipped),
                     key=MODEL_VIEW, on_select=_open_clicked_head, selection_mode="points")

@@ -185,7 +185,7 @@ def run_leave_one_out(a):
     # waiting in line holds its closure (the cache's copy may be evicted meanwhile).
     light = dataclasses.replace(a, attentions=None, hidden_states=None, flow=None)
     rows = min(n, limit or n)
-    found = ui.run("lesson_loo", key, lambda p: whatif.leave_one_out(ck, hd, light, progress=p, limit=limit),
+    found = ui.run("lesson_loo", key, lambda p: whatif.leave_one_out(ck, hd, a=light, progress=p, limit=limit),
                    running=t("memory.loo_running"), size=(None, rows),
                    ask=t("memory.loo_costly", n=rows, limit=whatif.LOO_WARN_WORDS) if costly else None)
     if found is None:

@@ -66,8 +66,10 @@ def _draw_comparison(text_b: str) -> None:
     params = (name, kind, seed, text, text_b, sel.text_pair)
     try:
         ck, hd = checkpoint(name, seed), head(name, kind, seed)
-        n = whatif.compare_tokens(ck, text, text_b, sel.text_pair)  # long texts: asked first, then a job
-        r = ui.run("whatif", params, lambda p: whatif.compare_texts(ck, hd, text, text_b, text_pair=sel.text_pair,
+        n = whatif.compare_tokens(ck, text, text_b=text_b,
+                                  text_pair=sel.text_pair)  # long texts: asked first, then a job
+        r = ui.run("whatif", params,
+                   lambda p: whatif.compare_texts(ck, hd, text_a=text, text_b=text_b, text_pair=sel.text_pair,
                                                                     progress=p),
                    ask=t("memory.whatif_costly", n=n, limit=whatif.COMPARE_WARN_TOKENS)
                    if n > whatif.COMPARE_WARN_TOKENS else None, running=t("whatif.running"), size=("tokens", n))
@@ -112,7 +114,7 @@ def _draw_comparison(text_b: str) -> None:
                           format_func=lambda k: t("whatif.none") if k is None else f"{k}: {words[k].text}")
     if choice is not None:
         try:
-            dropped = whatif.drop_word(checkpoint(name, seed), text, words[choice].word_id)
+            dropped = whatif.drop_word(checkpoint(name, seed), text, word_id=words[choice].word_id)
             d = analysis(name, kind, dropped, seed, text_pair=sel.text_pair)
         except ExplorerError as err:
             show_error(err)
@@ -132,7 +134,7 @@ def _draw_tag_changes(text_a: str, text_b: str) -> None:
     sel = selection()
     try:
         r = memo("whatif_tags", (sel.name, sel.head_name, sel.seed, text_a, text_b), lambda: whatif.compare_tags(
-            checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed), text_a, text_b))
+            checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed), text_a=text_a, text_b=text_b))
     except ExplorerError as err:
         show_error(err)
         return
@@ -178,7 +180,7 @@ def draw_counterfactual(a: Analysis) -> None:
         ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)
         running = t("counterfactual.running")
         r = ui.run("counterfactual", params, lambda p: counterfactual(
-            ck, hd, sel.text, text_pair=sel.text_pair, target=target, max_edits=max_edits, seed=sel.seed,
+            ck, hd, text=sel.text, text_pair=sel.text_pair, target=target, max_edits=max_edits, seed=sel.seed,
             progress=lambda frac, msg: p(frac, f"{running} {msg}".strip())),
             heavy=True, start=pressed, running=running)
     except ExplorerError as err:
