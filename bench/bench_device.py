@@ -187,8 +187,8 @@ def finetune_row(ck, sizes: Sizes, where: str, timed: bool) -> dict:
     data = _data(sizes.finetune_texts)
     s = Settings(mode="full", epochs=1, learning_rate=5e-5, batch_size=16, max_length=64).resolved()
     plain_s = _trainer(ck, data, s, head_only=False)[0]  # synchronised at its end
-    ours_s, _ = _once(ck.device, lambda: finetune(ck, data, s))
-    n = len(split(data, s.val_fraction, s.seed)[0])
+    ours_s, _ = _once(ck.device, lambda: finetune(ck, data, settings=s))
+    n = len(split(data, s.val_fraction, seed=s.seed)[0])
     return row(f"{ck.name}: full fine-tune, 1 epoch, {n} texts, vs a plain Trainer (texts/s) ({where})",
                n / ours_s, n / plain_s, "ratio ≥ 0.9" if timed else TIMINGS_ONLY,
                _target(ours_s <= plain_s / 0.9, timed), unit="t/s")

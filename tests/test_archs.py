@@ -358,7 +358,7 @@ def test_head_mode_fine_tuning_trains_the_token_a_decoder_head_reads(archs, arch
 
     ck = archs[arch]
     data = _demo_data()
-    result = finetune(ck, data, Settings(mode="head", epochs=2, max_length=32))
+    result = finetune(ck, data, settings=Settings(mode="head", epochs=2, max_length=32))
     tuned = result.checkpoint
     assert result.history and not torch.equal(tuned.model.score.weight, ck.model.score.weight)
     texts = data.texts[:4]
@@ -384,7 +384,7 @@ def test_head_mode_fine_tuning_refuses_a_mean_pooling_head(archs):
     ck = dataclasses.replace(archs["modernbert"], model=model)
     assert derive(ck).steps[0].op == "mean"
     with pytest.raises(FinetuneError, match="pools every token"):
-        finetune(ck, _demo_data(), Settings(mode="head", epochs=1))
+        finetune(ck, _demo_data(), settings=Settings(mode="head", epochs=1))
 
 
 def test_cli_reports_attributions_that_do_not_converge(capsys, arch_root, archs, monkeypatch):

@@ -140,7 +140,8 @@ def demo():
 
 
 def test_head_mode_fine_tune_agrees(demo):
-    runs = {d: finetune(load_checkpoint("minilm", device=d), demo, Settings(epochs=5)) for d in ("cpu", "cuda")}
+    runs = {d: finetune(load_checkpoint("minilm", device=d), demo, settings=Settings(epochs=5))
+            for d in ("cpu", "cuda")}
     assert runs["cuda"].checkpoint.model.device.type == "cuda"
     for a, b in zip(runs["cpu"].history, runs["cuda"].history):  # the same features, seed and order
         assert a["val_loss"] == pytest.approx(b["val_loss"], abs=1e-3)
@@ -149,7 +150,8 @@ def test_head_mode_fine_tune_agrees(demo):
 
 def test_full_fine_tune_runs_on_cuda_as_on_cpu(tiny_root, demo):
     s = Settings(mode="full", epochs=1, learning_rate=5e-4, batch_size=16)
-    runs = {d: finetune(load_checkpoint(str(tiny_root / "tiny-bert"), device=d), demo, s) for d in ("cpu", "cuda")}
+    runs = {d: finetune(load_checkpoint(str(tiny_root / "tiny-bert"), device=d), demo, settings=s)
+            for d in ("cpu", "cuda")}
     ck = runs["cuda"].checkpoint
     assert ck.model.device.type == "cuda" and not ck.model.training
     # Dropout draws on each device's own generator: the runs differ by their masks, not by their scale.

@@ -37,8 +37,8 @@ def demo():
 @pytest.mark.slow
 def test_training_keeps_and_reports_the_epoch_it_names(minilm, demo, early):
     # 60 demo rows, 30 epochs in head mode, as in the issue (about 3 s; the features are cached after)
-    r = ft.finetune(minilm, demo, Settings(epochs=30, early_stopping=early))
-    want, why = kept_epoch(r.history, r.problem_type, early)
+    r = ft.finetune(minilm, demo, settings=Settings(epochs=30, early_stopping=early))
+    want, why = kept_epoch(r.history, r.problem_type, early_stopping=early)
     assert r.best_epoch == want and r.kept_by == why
     if early:  # this run is the case in point: the first best accuracy comes before the lowest loss
         first_best = max(r.history, key=lambda h: h["accuracy"])["epoch"]
@@ -51,7 +51,7 @@ def test_training_keeps_and_reports_the_epoch_it_names(minilm, demo, early):
 
 
 def test_full_mode_keeps_the_lowest_validation_loss(tiny, demo):
-    r = ft.finetune(tiny["bert"], demo, Settings(mode="full", epochs=3, learning_rate=5e-4, batch_size=64))
+    r = ft.finetune(tiny["bert"], demo, settings=Settings(mode="full", epochs=3, learning_rate=5e-4, batch_size=64))
     assert (r.best_epoch, r.kept_by) == kept_epoch(r.history, r.problem_type)
     assert r.metrics["accuracy"] == pytest.approx(r.history[r.best_epoch - 1]["accuracy"])
 
@@ -70,9 +70,9 @@ def test_zip_is_built_once_per_model_with_progress(tiny, tmp_path, monkeypatch):
     monkeypatch.setattr(ft, "save", lambda ck, out: saves.append(out) or real(ck, out))
     ck = tiny["bert"]
     report = lambda frac, msg: seen.append(frac)  # noqa: E731
-    first = ft.zip_once(ck, tmp_path, report)
+    first = ft.zip_once(ck, tmp_path, progress=report)
     data = first.read_bytes()
-    second = ft.zip_once(ck, tmp_path, report)
+    second = ft.zip_once(ck, tmp_path, progress=report)
     assert second == first and second.read_bytes() == data and len(saves) == 1  # not rebuilt
     assert seen[0] == 0.0 and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny-bert.zip"]  # no partial left

@@ -119,7 +119,7 @@ def test_fine_tuning_trains_under_sdpa(tiny, sdpa_calls):
 
     rows = "".join(f"{w} movie number {i},{w}\n" for i in range(10) for w in ("good", "bad"))
     data = prepare(read_csv(("text,label\n" + rows).encode()))
-    result = finetune(tiny["bert"], data, Settings(mode="full", epochs=1, batch_size=8, max_length=16))
+    result = finetune(tiny["bert"], data, settings=Settings(mode="full", epochs=1, batch_size=8, max_length=16))
     assert sdpa_calls  # forward and backward ran the fast kernel
     assert kernel.switchable(result.checkpoint.model)
     assert kernel.kernel_of(result.checkpoint.model) == "eager"  # the kept model reads weights by default

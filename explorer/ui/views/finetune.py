@@ -117,11 +117,11 @@ def prepare_finetune(src: DataSource, options: dict, pair: str) -> tuple[str, jo
                        text_pair_column=pair)
         check_head(ck, settings)
         train, rows, kind = finetune, len(data.texts), settings.mode
-    check_size(ck, settings, rows)  # work and memory, before a slot is taken
-    name = session_name(sel.name, settings.mode, src.short_name(), settings.epochs)
+    check_size(ck, settings, rows=rows)  # work and memory, before a slot is taken
+    name = session_name(sel.name, mode=settings.mode, data=src.short_name(), epochs=settings.epochs)
 
     def work(report, stopping):  # runs off the script thread
-        return train(ck, data, settings, on_epoch=report, stop=stopping, name=name)
+        return train(ck, data, settings=settings, on_epoch=report, stop=stopping, name=name)
 
     return name, work, (kind, rows * settings.epochs)
 
