@@ -115,6 +115,19 @@ def test_the_api_page_lists_the_public_functions(site):
 
 
 @pytest.mark.server
+def test_the_api_page_shows_a_parameter_table_for_each_function(site):
+    """mkdocstrings renders each function's `Args:` section as a "Parameters" table (tests/test_signatures.py
+    checks that the docstrings name every parameter)."""
+    page = (site / "api" / "index.html").read_text(encoding="utf-8")
+    heads = list(re.finditer(r'<h[23] id="(explorer\.[\w.]+)"', page))
+    sections = {m.group(1): page[m.end():n.start() if n else len(page)] for m, n in zip(heads, heads[1:] + [None])}
+    functions = [f"explorer.api.{name}" for name in PUBLIC[:8]] + [f"explorer.views.{name}" for name in PUBLIC[8:]]
+    functions += ["explorer.api.counterfactual", "explorer.scan.runner.scan_frame"]
+    assert [f for f in functions if f not in sections] == []
+    assert [f for f in functions if 'doc-section-title">Parameters:' not in sections[f]] == []
+
+
+@pytest.mark.server
 def test_the_site_loads_nothing_from_another_host(site):
     """Read offline: no script or stylesheet (Google fonts included) comes from outside the site."""
     outside = []

@@ -73,7 +73,18 @@ class Edit:
 
 
 def apply_edits(text: str, edits, *, side: int = 0) -> str:
-    """`text` with those of `edits` on `side` applied; their spans never overlap, so any order gives the same."""
+    """`text` with those of `edits` on `side` applied.
+
+    Their spans never overlap, so any order gives the same.
+
+    Args:
+        text: the original text of that side.
+        edits: Edits (a Counterfactual's `edits`).
+        side: 0 for the text, 1 for the second text of a pair.
+
+    Returns:
+        The edited text.
+    """
     for e in sorted((e for e in edits if e.side == side), key=lambda e: -e.start):
         text = text[:e.start] + e.new + text[e.end:]
     return text
@@ -452,6 +463,14 @@ class Counterfactual(JsonResult):
                 "seconds": round(self.seconds, 3), "head": self.head}
 
     def marked_html(self, side: int = 0) -> str:
+        """One side's original text with the edits marked (deletions struck, substitutions beside them).
+
+        Args:
+            side: 0 for the text, 1 for the second text of a pair.
+
+        Returns:
+            An HTML fragment, every user text escaped.
+        """
         return marked_html(self.original_pair if side else self.original, self.edits, side=side)
 
     def _repr_html_(self) -> str:
@@ -462,7 +481,14 @@ class Counterfactual(JsonResult):
                 + self.marked_html(0) + pair + html_table(rows))
 
     def save_html(self, path):
-        """Write the result as a standalone page at `path` (UTF-8); returns the path."""
+        """Write the result as a standalone page (UTF-8).
+
+        Args:
+            path: the file to write.
+
+        Returns:
+            The path.
+        """
         from explorer.results import HTML
 
         page = ("<!doctype html><html><head><meta charset='utf-8'><title>Counterfactual</title></head><body>"

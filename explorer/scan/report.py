@@ -247,7 +247,14 @@ class ScanReport(JsonResult):
         return csv_bytes(self.row_flags())
 
     def to_html(self, lang: str = "en") -> str:
-        """A standalone page (no script, nothing fetched): every user text escaped."""
+        """The report as a standalone page (no script, nothing fetched), every user text escaped.
+
+        Args:
+            lang: the page's language, "en" or "vi".
+
+        Returns:
+            The page's HTML.
+        """
         from explorer.text.i18n import t
         parts = [f"<h1>{escape_html(t('scan.report_title', lang))}</h1>",
                  f"<p>{escape_html(t('scan.report_caption', lang, rows=self.rows, checkpoint=self.checkpoint, seconds=f'{self.seconds:.1f}'))}</p>"]
@@ -290,8 +297,15 @@ class ScanReport(JsonResult):
                 "pre{background:#f6f6f6;padding:.5em}</style></head><body>" + body + "</body></html>")
 
     def save_html(self, path, lang: str = "en"):
-        """Write the standalone report to `path`, a new file, whole or not at all (explorer.results.write_new_files:
-        an existing file, a link, a device or a missing folder is one ExplorerError line, nothing written)."""
+        """Write the standalone report to a new file, whole or not at all.
+
+        An existing file, a link, a device or a missing folder is one ExplorerError line, nothing written
+        (explorer.results.write_new_files).
+
+        Args:
+            path: the new file.
+            lang: the page's language, "en" or "vi".
+        """
         from pathlib import Path
 
         from explorer.results import write_new_files

@@ -94,9 +94,22 @@ def scan_table(ck: Checkpoint, table, text_column: str | None = None, label_colu
 
 def scan_frame(df, ck: Checkpoint, text: str | None = None, label: str | None = None, text_pair: str | None = None,
                seed: int = 0, **options) -> ScanReport:
-    """Scan a DataFrame's rows (`explorer.scan(df, ck)`): columns as `explorer.inspect` reads them (`text`,
-    `label` guessed when None; `text_pair` the second text of sentence pairs, "" for one text). Row indices in the
-    report are 0-based positions among the frame's rows."""
+    """Scan a DataFrame's rows (`explorer.scan(df, ck)` checks the arguments, then calls this).
+
+    Row indices in the report are 0-based positions among the frame's rows.
+
+    Args:
+        df: the rows.
+        ck: a checkpoint from `explorer.load`.
+        text: the text column, as `explorer.inspect` reads it (guessed when None).
+        label: the label column (guessed when None); without one, only the checks that need none run.
+        text_pair: the second text of sentence pairs ("" for one text; guessed when None).
+        seed: seeds the typos, splits and samples.
+        **options: go to `scan_rows` (batch_size, max_length, progress, checks).
+
+    Returns:
+        A ScanReport.
+    """
     from explorer.data.dataset import frame_table
 
     if not isinstance(ck, Checkpoint):
