@@ -48,10 +48,10 @@ def _head(a: Analysis, head: int | None) -> int | None:
 
 
 def _tokens_page(a: Analysis, layer, head, hide_special: bool, lang: str) -> dict[str, go.Figure]:
-    return attention_plots.tokens_page(a, _layer(a, layer), _head(a, head), hide_special, _t(lang))
+    return attention_plots.tokens_page(a, _layer(a, layer), head=_head(a, head), hide_special=hide_special, t=_t(lang))
 
 
-def rollout(a: Analysis, layer: int | None = None, hide_special: bool = True, lang: str = "en") -> go.Figure:
+def rollout(a: Analysis, *, layer: int | None = None, hide_special: bool = True, lang: str = "en") -> go.Figure:
     """Attention rollout from [CLS]: a (layers × tokens) heatmap, the picked layer outlined.
 
     Args:
@@ -66,7 +66,7 @@ def rollout(a: Analysis, layer: int | None = None, hide_special: bool = True, la
     return _tokens_page(a, layer, None, hide_special, lang)["rollout"]
 
 
-def cls_attention(a: Analysis, layer: int | None = None, head: int | None = None, hide_special: bool = True,
+def cls_attention(a: Analysis, *, layer: int | None = None, head: int | None = None, hide_special: bool = True,
                   lang: str = "en") -> go.Figure:
     """What [CLS] attends to: every head at one layer, or one head at every layer.
 
@@ -96,7 +96,7 @@ def readout(a: Analysis, lang: str = "en") -> go.Figure:
     return encoder_plots.readout(a, _t(lang))
 
 
-def model_view(a: Analysis, hide_special: bool = True, lang: str = "en") -> go.Figure:
+def model_view(a: Analysis, *, hide_special: bool = True, lang: str = "en") -> go.Figure:
     """Thumbnails of every head's token-to-token attention, layers down, heads across.
 
     Args:
@@ -109,11 +109,12 @@ def model_view(a: Analysis, hide_special: bool = True, lang: str = "en") -> go.F
     """
     t = _t(lang)
     return encoder_plots.model_view(encoder.model_view(a, hide_special=hide_special), t("encoder.modelview_chart"),
-                                    t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
-                                    t("encoder.modelview_hover"))
+                                    x_title=t("encoder.head_axis"), y_title=t("encoder.layer"),
+                                    value_name=t("encoder.attention"),
+                                    hover=t("encoder.modelview_hover"))
 
 
-def head_view(a: Analysis, layer: int | None = None, head: int | None = None, hide_special: bool = True,
+def head_view(a: Analysis, *, layer: int | None = None, head: int | None = None, hide_special: bool = True,
               lang: str = "en") -> HTML:
     """Token-to-token attention at one layer, one head or all, as a standalone page.
 
@@ -130,7 +131,7 @@ def head_view(a: Analysis, layer: int | None = None, head: int | None = None, hi
         An HTML page (`.save(path)` writes it; plotly.js inlined, so it opens offline).
     """
     view = encoder.head_view(a, _layer(a, layer), head=_head(a, head), hide_special=hide_special)
-    fig, title = encoder_plots.head_view_figure(view, _head(a, head), _t(lang))
+    fig, title = encoder_plots.head_view_figure(view, _head(a, head), t=_t(lang))
     return HTML(encoder_plots.head_view_html(fig, title), title=title, height=int(fig.layout.height) + 16)
 
 
@@ -146,7 +147,7 @@ def _legend(r: Attribution, t) -> str:
     return t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
 
 
-def attribution(r: Attribution, level: str = "token", top: int = 30, lang: str = "en") -> go.Figure:
+def attribution(r: Attribution, *, level: str = "token", top: int = 30, lang: str = "en") -> go.Figure:
     """Tokens (or words) ranked by |attribution|, coloured by sign.
 
     Args:
@@ -160,12 +161,13 @@ def attribution(r: Attribution, level: str = "token", top: int = 30, lang: str =
     """
     t = _t(lang)
     pieces, scores, pair_at = _pieces(r, level)
-    return attribution_plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
-                                         t("attributions.score_axis"), t(f"attributions.level_{level}"), top=top,
+    return attribution_plots.sorted_bars(pieces, scores, title=t("attributions.bars_title", label=r.target_label),
+                                         x_title=t("attributions.score_axis"), y_title=t(f"attributions.level_{level}"),
+                                         top=top,
                                          signed=r.method != "saliency", pair_at=pair_at)
 
 
-def highlight(r: Attribution, level: str = "token", lang: str = "en") -> HTML:
+def highlight(r: Attribution, *, level: str = "token", lang: str = "en") -> HTML:
     """The text with each token (or word) shaded by its attribution, as a standalone page.
 
     Args:

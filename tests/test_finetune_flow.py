@@ -89,13 +89,14 @@ def test_changed_rows_counts_rows_not_cells():
 
 
 def test_rows_per_label_axis_is_categorical_and_the_curve_marks_the_kept_epoch():
-    fig = plots.label_bars(["0", "1", "2"], [3, 4, 5], "t", "label", "rows")
+    fig = plots.label_bars(["0", "1", "2"], [3, 4, 5], title="t", x_title="label", y_title="rows")
     assert fig.layout.xaxis.type == "category"
     hist = [_row(e, 1 / e, 0.5) for e in (1, 2, 3)]
-    fig = plots.training_curves(hist, {"val_loss": "validation loss"}, "t", "epoch", "value", kept=2, kept_name="kept")
+    fig = plots.training_curves(hist, {"val_loss": "validation loss"}, title="t", x_title="epoch", y_title="value",
+                                kept=2, kept_name="kept")
     (line,) = fig.layout.shapes
     assert line.x0 == line.x1 == 2 and fig.layout.annotations[0].text == "kept"
-    assert not plots.training_curves(hist, {"val_loss": "v"}, "t", "epoch", "value").layout.shapes
+    assert not plots.training_curves(hist, {"val_loss": "v"}, title="t", x_title="epoch", y_title="value").layout.shapes
 
 
 def test_cli_no_early_stopping_keeps_the_last_epoch(tiny_root, tmp_path, capsys):

@@ -145,7 +145,7 @@ def test_presenter_figures_are_laid_out_at_the_larger_type():
     from explorer.plots.common import PRESENTER_FONT, PRESENTER_TITLE, PRESENTER_TITLE_CHARS, presenter
 
     title = "Logits per label (raw scores, not probabilities), and a title long enough to wrap"
-    fig = label_bars(["a", "b"], [1.0, 2.0], title, "label", "logit")
+    fig = label_bars(["a", "b"], [1.0, 2.0], title=title, x_title="label", y_title="logit")
     big = presenter(fig)
     assert fig.layout.title.text == title  # the original is untouched
     lines = big.layout.title.text.split("<br>")

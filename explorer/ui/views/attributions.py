@@ -175,8 +175,8 @@ def draw_attribution_result(r, level: str) -> None:
     signed = r.method != "saliency"  # saliency is a gradient's size: never below 0, so no red
     legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
     st.html(highlight.highlight_html(pieces, scores, legend=legend, pair_at=pair_at, pair_label=t("arch.boundary")))
-    draw_chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
-                                        t("attributions.score_axis"), t(f"attributions.level_{level}"),
+    draw_chart(attribution_plots.sorted_bars(pieces, scores, title=t("attributions.bars_title", label=r.target_label),
+                                        x_title=t("attributions.score_axis"), y_title=t(f"attributions.level_{level}"),
                                         signed=signed, pair_at=pair_at),
           "attr_bars" if token is None else "attr_token_bars")
     draw_verdict(r)
@@ -300,9 +300,10 @@ def draw_label_grid(a: TokenAnalysis, token: int, c: Controls) -> None:
         show_error(err)
         return
     if grid is not None:
-        draw_chart(label_grid(grid.shown, grid.labels, grid.scores, grid.token,
-                         t("tokenhead.grid_chart", token=grid.shown[grid.token], position=grid.token),
-                         t("tokenhead.token_axis"), t("tokenhead.label_axis"), t("attributions.score_axis")),
+        draw_chart(label_grid(grid.shown, grid.labels, scores=grid.scores, token=grid.token,
+                         title=t("tokenhead.grid_chart", token=grid.shown[grid.token], position=grid.token),
+                         token_axis=t("tokenhead.token_axis"), label_axis=t("tokenhead.label_axis"),
+                         bar_title=t("attributions.score_axis")),
               "attr_token_grid")
         worst = max((e for e in grid.errors if e is not None), default=None)
         if worst is not None:

@@ -33,8 +33,10 @@ def draw_compare(a: Analysis | PickedToken) -> None:
         t("compare.col_trained"): t("compare.trained") if not r.new_parameters else t("compare.untrained"),
     } for r in results], hide_index=True)
     st.plotly_chart(plots.logits.grouped(a.labels, {names[r.kind]: r.logits for r in results},
-                                         t("compare.logits_title"), t("compare.label_axis"), t("compare.logit_axis")),
+                                         title=t("compare.logits_title"), x_title=t("compare.label_axis"),
+                                         y_title=t("compare.logit_axis")),
                     key="compare_logits")
     st.plotly_chart(plots.logits.grouped(a.labels, {names[r.kind]: r.probs for r in results},
-                                         t("compare.probs_title"), t("compare.label_axis"), t("compare.prob_axis")),
+                                         title=t("compare.probs_title"), x_title=t("compare.label_axis"),
+                                         y_title=t("compare.prob_axis")),
                     key="compare_probs")

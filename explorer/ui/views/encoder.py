@@ -29,8 +29,9 @@ def draw_encoder(a: Analysis | TokenAnalysis) -> None:
             return
         k = draw_token_picker(a, "encoder_token")
         probs = pipeline_scores(a.layer_logits[:, k])  # (layers+1, labels)
-        draw_chart(encoder_plots.layer_readout(probs, a.labels, t("tokenpages.readout_chart", token=a.shown[k]),
-                                          t("encoder.layer_axis"), t("encoder.kind_softmax"), t("encoder.embeddings")),
+        draw_chart(encoder_plots.layer_readout(probs, a.labels, title=t("tokenpages.readout_chart", token=a.shown[k]),
+                                          x_title=t("encoder.layer_axis"), y_title=t("encoder.kind_softmax"),
+                                          embeddings=t("encoder.embeddings")),
               "encoder_readout")
     else:
         e = a
@@ -72,9 +73,9 @@ def draw_attention_views(a) -> None:
         view = encoder.window(view, start)
     heads = t("encoder.all_heads") if head == "all" else f"{t('encoder.head_name')} {head}"
     title = t("encoder.headview_chart", layer=layer, heads=heads) + (t("encoder.renormalised") if hide else "")
-    fig = encoder_plots.head_view(view, title, t("encoder.head_name"), t("encoder.text_b"),
-                                  {k: t(f"encoder.hover_{k}") for k in encoder_plots.HOVER_WORDS})
-    st.iframe(encoder_plots.head_view_html(fig, title, plotly_js_src()), height=int(fig.layout.height) + 16)
+    fig = encoder_plots.head_view(view, title, head_name=t("encoder.head_name"), text_b=t("encoder.text_b"),
+                                  words={k: t(f"encoder.hover_{k}") for k in encoder_plots.HOVER_WORDS})
+    st.iframe(encoder_plots.head_view_html(fig, title, plotly_src=plotly_js_src()), height=int(fig.layout.height) + 16)
     st.caption(t("encoder.headview_help"))
 
     def standalone() -> str:  # built on click: the download inlines plotly.js (4.8 MB)
@@ -86,8 +87,9 @@ def draw_attention_views(a) -> None:
     st.subheader(t("encoder.modelview_title"))
     clipped = clips(sum(not s for s in a.special))  # the word columns, as on the Tokens page
     st.plotly_chart(encoder_plots.model_view(encoder.model_view(a, hide_special=hide), t("encoder.modelview_chart"),
-                                             t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
-                                             t("encoder.modelview_hover"), clipped=clipped),
+                                             x_title=t("encoder.head_axis"), y_title=t("encoder.layer"),
+                                             value_name=t("encoder.attention"),
+                                             hover=t("encoder.modelview_hover"), clipped=clipped),
                     key=MODEL_VIEW, on_select=_open_clicked_head, selection_mode="points")
     help_text = t("encoder.modelview_help", n=encoder.THUMB)
     st.caption(f"{help_text} {t('heatmap.clipped', p=f'{ROBUST_PERCENTILE:g}')}" if clipped else help_text)

@@ -181,9 +181,10 @@ def draw_finetune_result(res, name: str) -> None:
     for col, (k, v) in zip(st.columns(len(res.metrics)), res.metrics.items()):
         col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
     if res.confusion is not None:
-        st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
-                                                t("finetune.predicted_axis"), t("finetune.true_axis"),
-                                                t("finetune.count")), key="ft_confusion")
+        st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, cols=res.labels,
+                                                title=t("finetune.confusion_title"),
+                                                x_title=t("finetune.predicted_axis"), y_title=t("finetune.true_axis"),
+                                                count_name=t("finetune.count")), key="ft_confusion")
 
 
 def draw_finetune_job(src: DataSource, options: dict, pair: str, names: dict[str, str]) -> Job | None:
@@ -196,8 +197,10 @@ def draw_finetune_job(src: DataSource, options: dict, pair: str, names: dict[str
     def draw_epochs(job: Job) -> None:
         hist = draw_epoch_progress(job)
         if hist:
-            st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),
-                                                  t("finetune.value_axis"), *kept_mark(job)), key="ft_curve")
+            kept, kept_name = kept_mark(job)
+            st.plotly_chart(plots.training_curves(hist, names, title=t("finetune.curve_title"),
+                                                  x_title=t("finetune.epoch_axis"), y_title=t("finetune.value_axis"),
+                                                  kept=kept, kept_name=kept_name), key="ft_curve")
 
     start, name, work, size = ss.pop(START, False), None, None, None
     if start:

@@ -214,9 +214,10 @@ def _draw_token_lesson(a: TokenAnalysis) -> None:
         {"head": t("tokenhead.lesson_sequence"), "vectors": 1, "predictions": 1},
         {"head": t("tokenhead.lesson_token"), "vectors": seq, "predictions": seq},
     ], "tokenhead.col_"))
-    draw_chart(lesson_plots.token_label_heatmap(a.logits, a.shown, a.labels, t("tokenhead.lesson_heatmap_title"),
-                                           t("lesson.panel.token"), t("tokenhead.label_axis"),
-                                           t("tokenhead.logit_axis")), "lesson_real_tokens")
+    draw_chart(lesson_plots.token_label_heatmap(a.logits, a.shown, labels=a.labels,
+                                                title=t("tokenhead.lesson_heatmap_title"),
+                                           x_title=t("lesson.panel.token"), y_title=t("tokenhead.label_axis"),
+                                           value_name=t("tokenhead.logit_axis")), "lesson_real_tokens")
     st.caption(t("tokenhead.lesson_tags", tags=plain(" ".join(  # tokens and tags: the text's and the model's
         f"{tok}/{tag}" for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp))))
 
