@@ -23,7 +23,9 @@ pressed = st.button(t("scan.run"), key="scan_run", type="primary")
 ck, key = ui.checkpoint(name, seed), (hashlib.sha1(src.bytes).hexdigest(), src.text_column, src.label_column, pair,
                                       name, seed)
 report = scan_view.run_scan(key, lambda progress: scan_table(  # in a job slot: a class's scans wait in line
-    ck, read_csv(src.bytes, name=src.name), src.text_column, src.label_column, pair, seed=seed, progress=progress),
+    ck, read_csv(src.bytes,
+                 name=src.name), text_column=src.text_column, label_column=src.label_column, text_pair_column=pair,
+                 seed=seed, progress=progress),
     pressed, expected_s=len(src.bytes) / 2000)  # until one has run: about 25 rows/s of 80 bytes
 if report is None:
     scan_view.draw_what_comes()

@@ -50,7 +50,8 @@ def run(args) -> int:
         print(f"note: {note}", file=sys.stderr)
     ck = load_checkpoint(args.checkpoint, device=args.device)
     with terminal_progress() as progress:
-        report = scan_table(ck, table, args.text_column, args.label_column, args.text_pair_column, seed=args.seed,
+        report = scan_table(ck, table, text_column=args.text_column, label_column=args.label_column,
+                            text_pair_column=args.text_pair_column, seed=args.seed,
                              batch_size=args.batch_size, progress=progress)
     if not is_main_process():  # under torchrun/accelerate only one process prints or writes
         return 0

@@ -44,7 +44,7 @@ def title_in(check_id: str, lang: str) -> str:
     return title.message(lang) if isinstance(title, Message) else title
 
 
-def shown_value(key: str, value, message: Message | str | None = None) -> str:
+def shown_value(key: str, value, *, message: Message | str | None = None) -> str:
     """One evidence value as a person reads it: a share as a percentage where the finding's message shows it so
     (at the message's precision), other floats to 3 significant digits, a flag as ✓ or ✗."""
     if isinstance(value, bool):
@@ -139,7 +139,7 @@ class ScanReport(JsonResult):
 
     def evidence(self, f: Finding) -> dict[str, str]:
         """`f`'s one-value fields, each rounded as its message rounds it (shown_value)."""
-        return {k: shown_value(k, v, f.message) for k, v in f.evidence().items()}
+        return {k: shown_value(k, v, message=f.message) for k, v in f.evidence().items()}
 
     def row(self, i: int) -> dict:
         """Row `i` as a person reads it: its text, given label, prediction in the data's names (and the
