@@ -41,7 +41,7 @@ def _steps(model_type: str, root: Path) -> tuple[float, bool]:
     with torch.no_grad():
         ck.model.get_input_embeddings().weight[ck.tokenizer.pad_token_id].zero_()
     head = build_head(ck, "own")
-    runs = [attribute(ck, head, t, "lig", target=k) for t in STEP_TEXTS for k in range(len(ck.labels))]
+    runs = [attribute(ck, head, text=t, method="lig", target=k) for t in STEP_TEXTS for k in range(len(ck.labels))]
     return float(np.mean([r.n_steps for r in runs])), all(r.converged for r in runs)
 
 
@@ -62,8 +62,8 @@ def run() -> list[dict]:
     ids = enc["input_ids"]
     assert ids.shape[1] == TOKENS, ids.shape
     special = [i in set(ck.tokenizer.all_special_ids) for i in ids[0].tolist()]
-    base = torch.tensor([baseline_ids(ck, ids[0].tolist(), special, "pad")])
-    ours = attribute(ck, head, TEXT, "lig")
+    base = torch.tensor([baseline_ids(ck, ids[0].tolist(), special=special, kind="pad")])
+    ours = attribute(ck, head, text=TEXT, method="lig")
     target = ours.target
 
     def forward(input_ids):
@@ -78,7 +78,7 @@ def run() -> list[dict]:
     diff = ours.f_x - ours.f_baseline
     captum_error = abs(float(delta)) / abs(diff)
     # Interleaved rounds, so load from other processes hits both sides alike.
-    t_ours, t_captum = interleaved([lambda: attribute(ck, head, TEXT, "lig"), captum_default], rounds=5)
+    t_ours, t_captum = interleaved([lambda: attribute(ck, head, text=TEXT, method="lig"), captum_default], rounds=5)
 
     def forward_backward():
         x = ck.model.get_input_embeddings()(ids).detach().requires_grad_(True)
@@ -86,8 +86,8 @@ def run() -> list[dict]:
 
     t_fb, t_sal, t_ixg = interleaved([
         forward_backward,
-        lambda: attribute(ck, head, TEXT, "saliency", target=target),
-        lambda: attribute(ck, head, TEXT, "input_x_gradient", target=target),
+        lambda: attribute(ck, head, text=TEXT, method="saliency", target=target),
+        lambda: attribute(ck, head, text=TEXT, method="input_x_gradient", target=target),
     ], rounds=15)
     ratio = t_captum / t_ours
     return [
@@ -116,14 +116,14 @@ def saliency_rows(tokens: int = 256) -> list[dict]:
     ck = load_checkpoint("minilm-sentiment")
     head = build_head(ck, "own")
     text = text_of_tokens(ck.tokenizer, tokens, TEXT)
-    target = attribute(ck, head, text, "saliency").target
+    target = attribute(ck, head, text=text, method="saliency").target
 
     def captum():
         return captum_saliency(ck, text, target)
 
-    agree = bool(np.allclose(attribute(ck, head, text, "saliency", target=target).scores, captum(),
+    agree = bool(np.allclose(attribute(ck, head, text=text, method="saliency", target=target).scores, captum(),
                              rtol=1e-4, atol=1e-6))
-    fns = [lambda: attribute(ck, head, text, "saliency", target=target), captum]
+    fns = [lambda: attribute(ck, head, text=text, method="saliency", target=target), captum]
     # CPU time of this thread (one torch thread: all the work, backward included), then wall time, as in
     # bench_explore.analyze_rows.
     (t_ours, t_captum), (w_ours, w_captum) = (interleaved(fns, rounds=25, clock=clock)

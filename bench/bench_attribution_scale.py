@@ -54,7 +54,7 @@ def _captum(ck, texts: list[str], targets: list[int], per_call: int = CAPTUM_TEX
     for i in range(0, len(texts), per_call):
         enc = ck.tokenizer(texts[i:i + per_call], return_tensors="pt", padding=True)
         ids = enc["input_ids"]
-        base = torch.tensor([baseline_ids(ck, row.tolist(), [t in special for t in row.tolist()], "pad")
+        base = torch.tensor([baseline_ids(ck, row.tolist(), special=[t in special for t in row.tolist()], kind="pad")
                              for row in ids])
         _, delta = lig.attribute(ids.to(device), baselines=base.to(device), target=targets[i:i + per_call],
                                  n_steps=50, additional_forward_args=(enc["attention_mask"].to(device),),
@@ -65,8 +65,8 @@ def _captum(ck, texts: list[str], targets: list[int], per_call: int = CAPTUM_TEX
 
 def _long_row(ck, head, tokens: int, want: float) -> dict:
     text = _long_text(ck, tokens)
-    ours = attribute(ck, head, text, "lig")
-    t_ours, t_captum = interleaved([lambda: attribute(ck, head, text, "lig"),
+    ours = attribute(ck, head, text=text, method="lig")
+    t_ours, t_captum = interleaved([lambda: attribute(ck, head, text=text, method="lig"),
                                     lambda: _captum(ck, [text], [ours.target])], rounds=ROUNDS)
     error = float(_captum(ck, [text], [ours.target])[0]) / abs(ours.f_x - ours.f_baseline)
     return row(f"lig to error≤1%, {tokens} tokens, vs Captum LIG n=50 (ours {ours.n_steps} steps, error "
@@ -81,11 +81,11 @@ def run() -> list[dict]:
     texts = sorted(demo_frame(per_class=-(-TEXTS // 3), seed=0)["text"][:TEXTS], key=len)
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    many = attribute_many(ck, head, texts)
+    many = attribute_many(ck, head, texts=texts)
     t_many = time.perf_counter() - start
     targets = [r.target for r in many]
     start = time.perf_counter()
-    loop = [attribute(ck, head, t) for t in texts]
+    loop = [attribute(ck, head, text=t) for t in texts]
     t_loop = time.perf_counter() - start
     start = time.perf_counter()
     deltas = _captum(ck, texts, targets)

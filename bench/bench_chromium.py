@@ -89,7 +89,7 @@ def _figures() -> list[list[str]]:
     out = []
     for i in range(EDITS):
         a = analyze(ck, head, TEXT.format(i=i, word=WORDS[i % len(WORDS)]))
-        figs = plots.attention.tokens_page(a, a.attentions.shape[0], None, False, t)
+        figs = plots.attention.tokens_page(a, a.attentions.shape[0], head=None, hide_special=False, t=t)
         out.append([pio.to_json(f, validate=False) for f in figs.values()])
     return out
 

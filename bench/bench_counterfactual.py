@@ -34,7 +34,7 @@ def ablation_flip(ck: Checkpoint, head: Head, text: str, max_edits: int = MAX_ED
     if len(slots) < 2:  # a text of one word has nothing to delete but itself
         return False, 0, runs.forwards + 1
     base = runs.run([frozenset()])[0]
-    order = loo_order(goal, base, np.stack(runs.run(deletions)))
+    order = loo_order(goal, base, deleted=np.stack(runs.run(deletions)))
     top = [next(iter(deletions[k])) for k in order[:TOP_WORDS]]
     for size in range(1, max_edits + 1):
         sets = [frozenset(c) for c in itertools.combinations(top, size) if size < len(slots)]
@@ -55,7 +55,7 @@ def compare(ck: Checkpoint, head: Head, texts: list[str], max_edits: int = MAX_E
     ours, base, ours_s, base_s = [], [], 0.0, 0.0
     for text in texts:
         t0 = time.thread_time()
-        r = counterfactual(ck, head, text, max_edits=max_edits)
+        r = counterfactual(ck, head, text=text, max_edits=max_edits)
         t1 = time.thread_time()
         b = ablation_flip(ck, head, text, max_edits)
         t2 = time.thread_time()

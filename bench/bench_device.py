@@ -134,10 +134,11 @@ def lig_rows(ck, head, sizes: Sizes, where: str, timed: bool) -> list[dict]:
     out = []
     for n in sizes.lig_tokens:
         text = text_of_tokens(ck.tokenizer, n, TEXT)
-        first = attribute(ck, head, text, "lig")
+        first = attribute(ck, head, text=text, method="lig")
         target = first.target
         captum_one = _synced(ck.device, lambda: _captum(ck, [text], [target], per_call=1, rows=50))
-        ours_s, captum_s = interleaved([_synced(ck.device, lambda: attribute(ck, head, text, "lig", target=target)),
+        ours_s, captum_s = interleaved([_synced(ck.device,
+                                                lambda: attribute(ck, head, text=text, method="lig", target=target)),
                                         captum_one], rounds=max(1, sizes.rounds // 2))
         error = float(_captum(ck, [text], [target], per_call=1, rows=50)[0]) / max(
             abs(first.f_x - first.f_baseline), 1e-6)
@@ -150,9 +151,9 @@ def lig_rows(ck, head, sizes: Sizes, where: str, timed: bool) -> list[dict]:
 
 def tweet_rows(ck, head, sizes: Sizes, where: str, timed: bool) -> list[dict]:
     texts = sorted(demo_frame(per_class=-(-sizes.tweets // 3), seed=0)["text"][:sizes.tweets], key=len)
-    many_s, many = _once(ck.device, lambda: attribute_many(ck, head, texts))
+    many_s, many = _once(ck.device, lambda: attribute_many(ck, head, texts=texts))
     targets = [r.target for r in many]
-    loop_s, loop = _once(ck.device, lambda: [attribute(ck, head, t, target=k) for t, k in zip(texts, targets)])
+    loop_s, loop = _once(ck.device, lambda: [attribute(ck, head, text=t, target=k) for t, k in zip(texts, targets)])
     captum_s, deltas = _once(ck.device, lambda: _captum(ck, texts, targets))
     errors = deltas / np.maximum(np.abs([r.f_x - r.f_baseline for r in many]), 1e-6)
     converged = all(r.converged for r in many)
@@ -171,10 +172,11 @@ def tweet_rows(ck, head, sizes: Sizes, where: str, timed: bool) -> list[dict]:
 
 def saliency_row(ck, head, sizes: Sizes, where: str, timed: bool) -> dict:
     text = text_of_tokens(ck.tokenizer, sizes.saliency_tokens, TEXT)
-    target = attribute(ck, head, text, "saliency").target
-    agree = bool(np.allclose(attribute(ck, head, text, "saliency", target=target).scores,
+    target = attribute(ck, head, text=text, method="saliency").target
+    agree = bool(np.allclose(attribute(ck, head, text=text, method="saliency", target=target).scores,
                              captum_saliency(ck, text, target), rtol=1e-3, atol=1e-5))
-    ours, captum = interleaved([_synced(ck.device, lambda: attribute(ck, head, text, "saliency", target=target)),
+    ours, captum = interleaved([_synced(ck.device,
+                                        lambda: attribute(ck, head, text=text, method="saliency", target=target)),
                                 _synced(ck.device, lambda: captum_saliency(ck, text, target))], rounds=sizes.rounds)
     return row(f"{ck.name}: saliency, {sizes.saliency_tokens} tokens, vs Captum Saliency (sdpa), same scores: "
                f"{agree} ({where})", ours, captum, "≤ 1.0× Captum" if timed else TIMINGS_ONLY,
@@ -185,8 +187,8 @@ def finetune_row(ck, sizes: Sizes, where: str, timed: bool) -> dict:
     data = _data(sizes.finetune_texts)
     s = Settings(mode="full", epochs=1, learning_rate=5e-5, batch_size=16, max_length=64).resolved()
     plain_s = _trainer(ck, data, s, head_only=False)[0]  # synchronised at its end
-    ours_s, _ = _once(ck.device, lambda: finetune(ck, data, s))
-    n = len(split(data, s.val_fraction, s.seed)[0])
+    ours_s, _ = _once(ck.device, lambda: finetune(ck, data, settings=s))
+    n = len(split(data, s.val_fraction, seed=s.seed)[0])
     return row(f"{ck.name}: full fine-tune, 1 epoch, {n} texts, vs a plain Trainer (texts/s) ({where})",
                n / ours_s, n / plain_s, "ratio ≥ 0.9" if timed else TIMINGS_ONLY,
                _target(ours_s <= plain_s / 0.9, timed), unit="t/s")
@@ -211,7 +213,7 @@ def plain_rows(ck, head, sizes: Sizes, where: str) -> list[dict]:
 
     fns = [_synced(device, f) for f in (
         forward, lambda: analyze(ck, head, TEXT),
-        lambda: attribute(ck, head, TEXT, method="lig", n_steps=LIG_STEPS),
+        lambda: attribute(ck, head, text=TEXT, method="lig", n_steps=LIG_STEPS),
         forward_rows, lambda: encoder_features(ck, rows, batch_size=64, max_length=128))]
     base, a, lig, base_rows, feats = interleaved(fns, rounds=sizes.rounds + 2)
     return [
@@ -236,21 +238,21 @@ def precision_rows(ck, head, where: str, texts=PRECISION_TEXTS) -> list[dict]:
     from explorer.model.heads import head_at_precision
 
     out = []
-    ref = {t: (analyze(ck, head, t), attribute(ck, head, t, "lig", n_steps=32)) for t in texts}
+    ref = {t: (analyze(ck, head, t), attribute(ck, head, text=t, method="lig", n_steps=32)) for t in texts}
     start = time.perf_counter()
-    adaptive32 = [attribute(ck, head, t, "lig") for t in texts]
+    adaptive32 = [attribute(ck, head, text=t, method="lig") for t in texts]
     seconds32 = time.perf_counter() - start
     for dtype in ("bfloat16", "float16"):
         cast, cast_head = head_at_precision(ck, head, dtype)
         logit = prob = lig = 0.0
         for t, (a, r) in ref.items():
             b = analyze(cast, cast_head, t)
-            q = attribute(cast, cast_head, t, "lig", target=r.target, n_steps=32)
+            q = attribute(cast, cast_head, text=t, method="lig", target=r.target, n_steps=32)
             logit = max(logit, float(np.abs(a.logits - b.logits).max()))
             prob = max(prob, float(np.abs(a.softmax - b.softmax).max()))
             lig = max(lig, float(np.abs(r.scores - q.scores).max() / np.abs(r.scores).max()))
         start = time.perf_counter()
-        adaptive = [attribute(cast, cast_head, t, "lig") for t in texts]
+        adaptive = [attribute(cast, cast_head, text=t, method="lig") for t in texts]
         seconds = time.perf_counter() - start
         error, error32 = max(r.error for r in adaptive), max(r.error for r in adaptive32)
         converged = sum(bool(r.converged) for r in adaptive)

@@ -52,7 +52,7 @@ def run() -> list[dict]:
                                          colorscale="Blues", zmin=0)))
 
     def view(h):
-        return lambda: pio.to_json(plots.head_view_chart(encoder.head_view(a, 6, h), "head view", "head"))
+        return lambda: pio.to_json(plots.head_view_chart(encoder.head_view(a, 6, head=h), "head view", head_name="head"))
 
     base = best_of(heatmap, repeat=7)
     for name, h in (("one head", 3), ("all 12 heads", None)):

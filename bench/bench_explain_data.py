@@ -58,12 +58,12 @@ def run() -> list[dict]:
         load = os.getloadavg()[0]
         spent, progress, close = _parts()
         start, cpu = time.perf_counter(), time.thread_time()
-        found = explain(ck, head, texts, labels, ("lig",), progress=progress)
+        found = explain(ck, head, texts=texts, given_names=labels, methods=("lig",), progress=progress)
         t_ours, c_ours = time.perf_counter() - start, time.thread_time() - cpu
         close()
         start, cpu = time.perf_counter(), time.thread_time()
         for text in texts:
-            attribute(ck, head, text, "lig")
+            attribute(ck, head, text=text, method="lig")
         t_loop, c_loop = time.perf_counter() - start, time.thread_time() - cpu
         ours, loop = len(texts) / t_ours, len(texts) / t_loop
         thousand = 1000 / ours

@@ -34,7 +34,7 @@ def run() -> list[dict]:
     def tokens_page():
         a = analyze(ck, head, TEXT.format(next(fresh)))
         token_rows(a)
-        for fig in plots.attention.tokens_page(a, 6, None, False, t).values():
+        for fig in plots.attention.tokens_page(a, 6, head=None, hide_special=False, t=t).values():
             pio.to_json(fig, validate=False)  # what st.plotly_chart sends
 
     # Interleaved rounds, best of each: both sides see the same machine state (a shared 2-core box

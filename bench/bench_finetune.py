@@ -30,14 +30,14 @@ def _trainer(ck, data, s: Settings, head_only: bool) -> tuple[float, float]:
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
     t0 = time.perf_counter()
-    work = trainable_copy(ck, data.label_names, "bench", s.seed, data.problem_type)
+    work = trainable_copy(ck, data.label_names, name="bench", seed=s.seed, problem_type=data.problem_type)
     model = work.model
     if head_only:
         for module in (model.bert.pooler, model.classifier):
             module.requires_grad_(True)
     else:
         model.requires_grad_(True)
-    train_idx, val_idx = split(data, s.val_fraction, s.seed)
+    train_idx, val_idx = split(data, s.val_fraction, seed=s.seed)
     with tempfile.TemporaryDirectory() as tmp:
         args = TrainingArguments(output_dir=tmp, num_train_epochs=s.epochs, learning_rate=s.learning_rate,
                                  per_device_train_batch_size=s.batch_size, seed=s.seed, save_strategy="no",
@@ -63,7 +63,7 @@ def run() -> list[dict]:
     data = _data(500)
     s = Settings(mode="head", epochs=EPOCHS, learning_rate=1e-3, batch_size=32, max_length=64).resolved()
     t0 = time.perf_counter()
-    head = finetune(ck, data, s)  # features are not cached yet: their cost is counted
+    head = finetune(ck, data, settings=s)  # features are not cached yet: their cost is counted
     head_s = time.perf_counter() - t0
     head_acc = head.history[-1]["accuracy"]  # last epoch, like the Trainer run (no best-epoch pick)
     trainer_s, trainer_acc = _trainer(ck, data, s, head_only=True)
@@ -79,9 +79,9 @@ def run() -> list[dict]:
     for _ in range(3):  # interleaved best-of-3: the shared CPU makes single runs swing by ±30%
         plain_s = min(plain_s, _trainer(ck, small, f, head_only=False)[0])
         t0 = time.perf_counter()
-        finetune(ck, small, f)
+        finetune(ck, small, settings=f)
         full_s = min(full_s, time.perf_counter() - t0)
-    n_train = len(split(small, f.val_fraction, f.seed)[0])
+    n_train = len(split(small, f.val_fraction, seed=f.seed)[0])
     rows.append(row("full mode throughput vs plain Trainer (texts/s)", n_train / full_s, n_train / plain_s,
                     "ratio >= 1.0", full_s <= plain_s, unit="t/s"))
     return rows

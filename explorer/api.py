@@ -71,12 +71,21 @@ __all__ = ["AuditResult", "DataReport", "analyze", "analyze_tokens", "attribute"
            "counterfactual", "explain_data", "inspect", "load", "scan"]
 
 
-def load(name: str, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Checkpoint:
-    """A checkpoint by registry name ("minilm", "minilm-sentiment"), local folder (under the allowed
-    roots, HEAD_EXPLORER_ROOTS) or hub id (when online). `device`: "auto" (cuda, then mps, then
-    cpu), or "cpu", "cuda", "cuda:N", "mps". `seed` draws any weights the checkpoint lacks, reproducibly.
+def load(name: str, *, device: str | None = "auto", seed: int = DEFAULT_SEED) -> Checkpoint:
+    """A checkpoint by registry name, local folder or hub id, on a device.
+
     Weights it had to draw are named in one logged warning (transformers' own LOAD REPORT is left out: it
-    also lists the weights minilm-sentiment then loads from its assets)."""
+    also lists the weights minilm-sentiment then loads from its assets).
+
+    Args:
+        name: a registry name ("minilm", "minilm-sentiment"), a local folder (under the allowed roots,
+            HEAD_EXPLORER_ROOTS) or a hub id (when online).
+        device: "auto" (cuda, then mps, then cpu), or "cpu", "cuda", "cuda:N", "mps".
+        seed: draws any weights the checkpoint lacks, reproducibly.
+
+    Returns:
+        The loaded Checkpoint (model, tokenizer, labels, task).
+    """
     check(isinstance(name, (str, os.PathLike)), "load", "name", name, "a name or a folder")
     name = os.fspath(name)
     text_arg("load", "device", device, optional=True)
@@ -98,13 +107,24 @@ def _head(ck: Checkpoint, head: str | Head, seed: int) -> Head:
     return head if isinstance(head, Head) else build_head(ck, head, seed=seed)
 
 
-def analyze(ck: Checkpoint, text: str, head: str | Head = "own", text_pair: str | None = None,
+def analyze(ck: Checkpoint, text: str, *, head: str | Head = "own", text_pair: str | None = None,
             flow: bool = False, seed: int = DEFAULT_SEED, dtype: str | None = None) -> Analysis:
-    """Run `text` (and `text_pair`, for sentence-pair models) through the encoder once and the head
-    step by step. `head`: "own" (the checkpoint's classifier, read step by step), another kind from
-    explorer.model.heads.KINDS, or a built Head. `flow` adds attention max-flow (slow on long texts).
-    The Analysis holds tokens, hidden states, attentions, rollout, logits and probabilities. `dtype`: "float32"
-    (the model's own when None), "bfloat16" or "float16" (explorer/runtime/precision.py; the README's "Precision")."""
+    """Run `text` through the encoder once and the head step by step.
+
+    Args:
+        ck: a checkpoint from `load`.
+        text: the text (the first one of a sentence pair).
+        head: "own" (the checkpoint's classifier, read step by step), another kind from
+            explorer.model.heads.KINDS, or a built Head.
+        text_pair: the second text, for sentence-pair models.
+        flow: add attention max-flow (slow on long texts).
+        seed: draws the weights of a head kind the checkpoint lacks.
+        dtype: "float32" (the model's own when None), "bfloat16" or "float16" (explorer/runtime/precision.py;
+            the README's "Precision").
+
+    Returns:
+        The Analysis: tokens, hidden states, attentions, rollout, logits and probabilities.
+    """
     ck = _checked(ck)
     text_arg("analyze", "text", text)
     _head_arg("analyze", head)
@@ -115,12 +135,24 @@ def analyze(ck: Checkpoint, text: str, head: str | Head = "own", text_pair: str 
     return analysis_core.analyze(ck, _head(ck, head, seed), text, flow=flow, text_pair=text_pair, dtype=dtype)
 
 
-def analyze_tokens(ck: Checkpoint, text: str, head: str | Head = "own", aggregation: str = "simple",
+def analyze_tokens(ck: Checkpoint, text: str, *, head: str | Head = "own", aggregation: str = "simple",
                    seed: int = DEFAULT_SEED):
-    """A token classifier (`ck.task == "token-classification"`) on `text`: per-token logits, softmax and tags,
-    each token's word and character offsets, entities exactly as pipeline("token-classification",
-    aggregation_strategy=…) groups them (every strategy in `.entities`, `aggregation`'s in `.grouped()`),
-    and the head on every layer for every token. Returns explorer.model.token_analysis.TokenAnalysis."""
+    """A token classifier (`ck.task == "token-classification"`) on `text`, token by token.
+
+    Per-token logits, softmax and tags, each token's word and character offsets, entities exactly as
+    pipeline("token-classification", aggregation_strategy=…) groups them (every strategy in `.entities`,
+    `aggregation`'s in `.grouped()`), and the head on every layer for every token.
+
+    Args:
+        ck: a token-classification checkpoint from `load`.
+        text: the text.
+        head: "own" (the checkpoint's classifier), another kind from explorer.model.heads.KINDS, or a built Head.
+        aggregation: the aggregation strategy of `.grouped()`: "none", "simple", "first", "average" or "max".
+        seed: draws the weights of a head kind the checkpoint lacks.
+
+    Returns:
+        explorer.model.token_analysis.TokenAnalysis.
+    """
     from explorer.model.token_analysis import analyze_tokens as core
 
     ck = _checked(ck)
@@ -131,14 +163,26 @@ def analyze_tokens(ck: Checkpoint, text: str, head: str | Head = "own", aggregat
     return core(ck, _head(ck, head, seed), text, aggregation)
 
 
-def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None = None, head: str | Head = "own",
+def attribute(ck: Checkpoint, text: str, *, method: str = "lig", target: int | None = None, head: str | Head = "own",
               text_pair: str | None = None, seed: int = DEFAULT_SEED, **options) -> Attribution:
-    """Token attributions for the `target` label's logit (default: the predicted label), by `method`:
-    "lig" (layer integrated gradients, refined until complete within 1%; "ig" is the same), "saliency",
-    "input_x_gradient", "occlusion", or the sampled "kernel_shap", "lime", "gradient_shap" (seeded, with a
-    second seed's agreement). `options` go to explorer.explain.attribution.attribute
-    (quantity, baseline, n_steps, window, tolerance, n_samples, seed, dtype; target_token, required for a token
-    classifier)."""
+    """Token attributions for the `target` label's logit, by `method`.
+
+    Args:
+        ck: a checkpoint from `load`.
+        text: the text (the first one of a sentence pair).
+        method: "lig" (layer integrated gradients, refined until complete within 1%; "ig" is the same),
+            "saliency", "input_x_gradient", "occlusion", or the sampled "kernel_shap", "lime", "gradient_shap"
+            (seeded, with a second seed's agreement).
+        target: the label's index; None: the predicted label.
+        head: "own", another kind from explorer.model.heads.KINDS, or a built Head.
+        text_pair: the second text, for sentence-pair models.
+        seed: draws the weights of a head kind the checkpoint lacks.
+        **options: go to explorer.explain.attribution.attribute (quantity, baseline, n_steps, window, tolerance,
+            n_samples, seed, dtype; target_token, required for a token classifier).
+
+    Returns:
+        The Attribution: a score per token, its completeness error and whether it converged.
+    """
     ck = _checked(ck)
     text_arg("attribute", "text", text)
     text_arg("attribute", "method", method)
@@ -147,16 +191,32 @@ def attribute(ck: Checkpoint, text: str, method: str = "lig", target: int | None
     text_arg("attribute", "text_pair", text_pair, optional=True)
     whole("attribute", "seed", seed, SEEDS)
     _options("attribute", options, _ONE_OPTIONS)
-    return attribution_core.attribute(ck, _head(ck, head, seed), text, method, target, text_pair=text_pair, **options)
+    return attribution_core.attribute(ck, _head(ck, head, seed), text=text, method=method, target=target,
+                                      text_pair=text_pair, **options)
 
 
-def attribute_many(ck: Checkpoint, texts: list[str], method: str = "lig", target: int | list[int | None] | None = None,
-                   head: str | Head = "own", text_pairs: list[str | None] | None = None, seed: int = DEFAULT_SEED,
+def attribute_many(ck: Checkpoint, texts: list[str], *, method: str = "lig",
+                   target: int | list[int | None] | None = None, head: str | Head = "own",
+                   text_pairs: list[str | None] | None = None, seed: int = DEFAULT_SEED,
                    **options) -> list[Attribution]:
-    """`attribute` for each of `texts` (and `text_pairs`), in order: lig's integration points of several
-    texts share padded batches, each text still refined to its own 1% (or flagged not converged).
-    `target`: one label for all, or one per text (None: the predicted one). `options` go to
-    explorer.explain.batched.attribute_many (quantity, baseline, n_steps, tolerance, batch_size, dtype)."""
+    """`attribute` for each of `texts`, in order, lig's integration points in shared batches.
+
+    Each text is still refined to its own 1% (or flagged not converged).
+
+    Args:
+        ck: a checkpoint from `load`.
+        texts: the texts.
+        method: as for `attribute`.
+        target: one label for all, or one per text (None: the predicted one).
+        head: "own", another kind from explorer.model.heads.KINDS, or a built Head.
+        text_pairs: one second text (or None) per text, for sentence-pair models.
+        seed: draws the weights of a head kind the checkpoint lacks.
+        **options: go to explorer.explain.batched.attribute_many (quantity, baseline, n_steps, tolerance,
+            batch_size, dtype).
+
+    Returns:
+        One Attribution per text, in order.
+    """
     ck = _checked(ck)
     f = "attribute_many"
     listed = items(texts)
@@ -175,7 +235,8 @@ def attribute_many(ck: Checkpoint, texts: list[str], method: str = "lig", target
            f, "text_pairs", text_pairs, "None or one string (or None) per text")
     whole(f, "seed", seed, SEEDS)
     _options(f, options, _MANY_OPTIONS)
-    return batched.attribute_many(ck, _head(ck, head, seed), listed, method, target, text_pairs=pairs, **options)
+    return batched.attribute_many(ck, _head(ck, head, seed), texts=listed, method=method, target=target,
+                                  text_pairs=pairs, **options)
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,13 +261,24 @@ class DataReport(JsonResult):
         return labels + issues
 
 
-def inspect(df: pd.DataFrame, ck: Checkpoint | None = None, text: str | None = None,
+def inspect(df: pd.DataFrame, ck: Checkpoint | None = None, *, text: str | None = None,
             label: str | None = None, text_pair: str | None = None) -> DataReport:
-    """Check a DataFrame's labels: counts, imbalance, near-duplicate names, 1-based ids, and with a
-    checkpoint its label names and whether its id2label looks permuted against the data.
-    `text`/`label` name the columns (guessed when None; several 0/1 label columns as "a,b");
-    `text_pair` the second text of sentence pairs (guessed from premise/hypothesis-like headers when
-    None, "" for one text)."""
+    """Check a DataFrame's labels, and with a checkpoint its label names.
+
+    Counts, imbalance, near-duplicate names, 1-based ids, and with a checkpoint its label names and whether its
+    id2label looks permuted against the data.
+
+    Args:
+        df: the rows.
+        ck: a checkpoint from `load`, or None for the data alone.
+        text: the text column (guessed when None).
+        label: the label column (guessed when None; several 0/1 label columns as "a,b").
+        text_pair: the second text of sentence pairs (guessed from premise/hypothesis-like headers when None,
+            "" for one text).
+
+    Returns:
+        A DataReport; its `issues` is a DataFrame.
+    """
     columns("inspect", text=text, label=label, text_pair=text_pair)
     return DataReport(label_report(frame_table(df), text, label, None if ck is None else _checked(ck),
                                    text_pair_column=text_pair))
@@ -232,11 +304,26 @@ class AuditResult(JsonResult):
         return html_table(self.audit.issues()[:50], caption)
 
 
-def audit(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str | None = None,
+def audit(df: pd.DataFrame, ck: Checkpoint, *, text: str | None = None, label: str | None = None,
           folds: int = audit_core.FOLDS, seed: int = 0, max_length: int = 128,
           text_pair: str | None = None) -> AuditResult:
-    """Find mislabelled rows: out-of-fold predictions of linear heads on the checkpoint's frozen
-    features (K `folds`), then confident learning (cleanlab). Columns as for `inspect`."""
+    """Find mislabelled rows with confident learning (cleanlab).
+
+    Out-of-fold predictions of linear heads on the checkpoint's frozen features, then cleanlab's label issues.
+
+    Args:
+        df: the rows.
+        ck: a checkpoint from `load`.
+        text: the text column, as for `inspect`.
+        label: the label column, as for `inspect`.
+        folds: K, the number of cross-validation folds (2 to 100).
+        seed: seeds the folds and the heads.
+        max_length: tokens per row.
+        text_pair: the second text column, as for `inspect`.
+
+    Returns:
+        An AuditResult; `issues` holds the flagged rows.
+    """
     ck = _checked(ck)
     columns("audit", text=text, label=label, text_pair=text_pair)
     whole("audit", "folds", folds, FOLDS)
@@ -246,15 +333,31 @@ def audit(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str 
     return AuditResult(audit_core.audit(ck, data, folds=folds, seed=seed, max_length=max_length))
 
 
-def explain_data(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, label: str | None = None,
+def explain_data(df: pd.DataFrame, ck: Checkpoint, *, text: str | None = None, label: str | None = None,
                  text_pair: str | None = None, rationale: str | None = None, methods=("lig",),
                  max_rows: int | None = None, head: str | Head = "own", seed: int = DEFAULT_SEED,
                  flagged=()):
-    """Explain a DataFrame's rows at once (explorer.explain.dataset): the words that drive each predicted
-    label, possible shortcuts, and per method ERASER faithfulness against a random ranking, Kendall τ between
-    methods and, with a `rationale` column (marked words), token F1, IOU F1 and AUPRC. Columns as for
-    `inspect`; `max_rows` keeps the first rows; `flagged`: row ids to slice as audit-flagged (e.g.
-    `audit(df, ck).audit.flagged`). Returns a DatasetExplanation (to_dict: what the CLI prints)."""
+    """Explain a DataFrame's rows at once (explorer.explain.dataset).
+
+    The words that drive each predicted label, possible shortcuts, and per method ERASER faithfulness against a
+    random ranking, Kendall τ between methods and, with a `rationale` column, token F1, IOU F1 and AUPRC.
+
+    Args:
+        df: the rows.
+        ck: a checkpoint from `load`.
+        text: the text column, as for `inspect`.
+        label: the label column, as for `inspect`.
+        text_pair: the second text column, as for `inspect`.
+        rationale: a column of marked words (the rows' human rationales).
+        methods: the attribution methods, as `attribute` names them.
+        max_rows: keeps the first rows.
+        head: "own", another kind from explorer.model.heads.KINDS, or a built Head.
+        seed: seeds the sampled methods and the random ranking.
+        flagged: row ids to slice as audit-flagged (e.g. `audit(df, ck).audit.flagged`).
+
+    Returns:
+        A DatasetExplanation (its to_dict is what the CLI prints).
+    """
     from explorer.explain.dataset import explain_table
 
     ck = _checked(ck)
@@ -270,17 +373,31 @@ def explain_data(df: pd.DataFrame, ck: Checkpoint, text: str | None = None, labe
     check(rows is not None, f, "flagged", flagged, "a list of row numbers")
     flagged = [whole(f, "flagged", row, (0, COUNTS[1])) for row in rows]
     methods = tuple(names)
-    return explain_table(ck, _head(ck, head, seed), frame_table(df), text, label, text_pair, rationale, methods,
+    return explain_table(ck, _head(ck, head, seed), table=frame_table(df), text_column=text, label_column=label,
+                         text_pair_column=text_pair, rationale_column=rationale, methods=methods,
                          flagged=flagged, seed=seed, max_rows=max_rows)
 
 
 def counterfactual(ck: Checkpoint, text: str, *, text_pair: str | None = None, target: int | str | None = None,
                    max_edits: int = 3, seed: int = 0):
-    """The smallest set of word deletions and substitutions found that flips `text`'s prediction (to `target`, a
-    label's index or name, where given), on either side of a sentence pair, with the checkpoint's own head: its
-    edits as spans of the original text, whether no strict subset of them flips (`minimal`), the probabilities
-    before and after, and the head's view of the change (explorer.explain.counterfactual). Where nothing within
-    `max_edits` flips it, `flipped` is False and the closest set tried is returned."""
+    """The smallest set of word deletions and substitutions found that flips `text`'s prediction.
+
+    On either side of a sentence pair, with the checkpoint's own head: its edits as spans of the original text,
+    whether no strict subset of them flips (`minimal`), the probabilities before and after, and the head's view of
+    the change (explorer.explain.counterfactual). Where nothing within `max_edits` flips it, `flipped` is False and
+    the closest set tried is returned.
+
+    Args:
+        ck: a sequence-classification checkpoint from `load`.
+        text: the text (the first one of a sentence pair).
+        text_pair: the second text, for sentence-pair models.
+        target: the label to flip to, its index or name; None: any other label.
+        max_edits: the most edits tried in one set.
+        seed: breaks ties between equally good sets.
+
+    Returns:
+        A Counterfactual.
+    """
     from explorer.explain import counterfactual as core
 
     ck = _checked(ck)
@@ -293,18 +410,35 @@ def counterfactual(ck: Checkpoint, text: str, *, text_pair: str | None = None, t
     _target(f, ck, target)
     whole(f, "max_edits", max_edits, (1, core.MAX_EDITS))
     whole(f, "seed", seed, SEEDS)
-    return core.counterfactual(ck, build_head(ck, "own"), text, text_pair=text_pair or "",
+    return core.counterfactual(ck, build_head(ck, "own"), text=text, text_pair=text_pair or "",
                                target=None if target is None else int(target), max_edits=max_edits, seed=seed)
 
 
 def scan(df: pd.DataFrame, ck: Checkpoint, *, text: str | None = None, label: str | None = None,
          text_pair: str | None = None, seed: int = 0, batch_size: int = 64, max_length: int = 128, progress=None,
          checks=None, baseline=None):
-    """Every check of the scan that applies to `ck` on a DataFrame's rows, as one ScanReport; the same function as
-    `explorer.scan(df, ck)`. Columns as for `inspect`; `seed` for typos, splits and samples; `batch_size` rows
-    per forward pass; `max_length` tokens per row; `progress(fraction, message)` may raise to stop; `checks`:
-    only the checks whose id is or starts with one of these (an unknown one is an error that lists the known);
-    `baseline`: a checkpoint to compare `ck` with on the same rows (the report's `baseline`, explorer.scan.baseline)."""
+    """Every check of the scan that applies to `ck` on a DataFrame's rows, as one ScanReport.
+
+    The same function as `explorer.scan(df, ck)`.
+
+    Args:
+        df: the rows.
+        ck: a checkpoint from `load`.
+        text: the text column, as for `inspect`.
+        label: the label column, as for `inspect`; without one, only the checks that need none run.
+        text_pair: the second text column, as for `inspect`.
+        seed: seeds the typos, splits and samples.
+        batch_size: rows per forward pass.
+        max_length: tokens per row.
+        progress: `progress(fraction, message)`; it may raise to stop.
+        checks: only the checks whose id is or starts with one of these (an unknown one is an error that lists
+            the known).
+        baseline: a checkpoint A to compare `ck` with on the same rows: both are scanned, and the report's
+            `baseline` says what changed (explorer.scan.baseline).
+
+    Returns:
+        A ScanReport.
+    """
     from explorer.scan.arguments import scan as checked_scan
 
     return checked_scan(df, ck, text=text, label=label, text_pair=text_pair, seed=seed, batch_size=batch_size,

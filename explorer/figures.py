@@ -49,39 +49,90 @@ def _head(a: Analysis, head: int | None) -> int | None:
 
 
 def _tokens_page(a: Analysis, layer, head, hide_special: bool, lang: str) -> dict[str, go.Figure]:
-    return attention_plots.tokens_page(a, _layer(a, layer), _head(a, head), hide_special, _t(lang))
+    return attention_plots.tokens_page(a, _layer(a, layer), head=_head(a, head), hide_special=hide_special, t=_t(lang))
 
 
-def rollout(a: Analysis, layer: int | None = None, hide_special: bool = True, lang: str = "en") -> go.Figure:
-    """Attention rollout from [CLS]: (layers × tokens) heatmap, the picked `layer` (default last) outlined."""
+def rollout(a: Analysis, *, layer: int | None = None, hide_special: bool = True, lang: str = "en") -> go.Figure:
+    """Attention rollout from [CLS]: a (layers × tokens) heatmap, the picked layer outlined.
+
+    Args:
+        a: an Analysis from `explorer.analyze`.
+        layer: the layer outlined (default the last).
+        hide_special: leave out the special tokens ([CLS], [SEP], padding).
+        lang: the language of titles and axes, "en" or "vi".
+
+    Returns:
+        A plotly Figure.
+    """
     return _tokens_page(a, layer, None, hide_special, lang)["rollout"]
 
 
-def cls_attention(a: Analysis, layer: int | None = None, head: int | None = None, hide_special: bool = True,
+def cls_attention(a: Analysis, *, layer: int | None = None, head: int | None = None, hide_special: bool = True,
                   lang: str = "en") -> go.Figure:
-    """What [CLS] attends to: every head at one `layer` (default last), or one `head` at every layer."""
+    """What [CLS] attends to: every head at one layer, or one head at every layer.
+
+    Args:
+        a: an Analysis from `explorer.analyze`.
+        layer: the layer whose heads are shown (default the last).
+        head: one head, shown at every layer instead.
+        hide_special: leave out the special tokens ([CLS], [SEP], padding).
+        lang: the language of titles and axes, "en" or "vi".
+
+    Returns:
+        A plotly Figure.
+    """
     return _tokens_page(a, layer, head, hide_special, lang)["cls"]
 
 
 def readout(a: Analysis, lang: str = "en") -> go.Figure:
-    """The head read out at every layer (0 = embeddings): one line per label."""
+    """The head read out at every layer (0 = embeddings): one line per label.
+
+    Args:
+        a: an Analysis from `explorer.analyze`.
+        lang: the language of titles and axes, "en" or "vi".
+
+    Returns:
+        A plotly Figure.
+    """
     return encoder_plots.readout(a, _t(lang))
 
 
-def model_view(a: Analysis, hide_special: bool = True, lang: str = "en") -> go.Figure:
-    """Thumbnails of every head's token-to-token attention, layers down, heads across."""
+def model_view(a: Analysis, *, hide_special: bool = True, lang: str = "en") -> go.Figure:
+    """Thumbnails of every head's token-to-token attention, layers down, heads across.
+
+    Args:
+        a: an Analysis from `explorer.analyze`.
+        hide_special: leave out the special tokens ([CLS], [SEP], padding).
+        lang: the language of titles and axes, "en" or "vi".
+
+    Returns:
+        A plotly Figure.
+    """
     t = _t(lang)
-    return encoder_plots.model_view_chart(encoder.model_view(a, hide_special), t("encoder.modelview_chart"),
-                                    t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
-                                    t("encoder.modelview_hover"))
+    return encoder_plots.model_view_chart(encoder.model_view(a, hide_special=hide_special), t("encoder.modelview_chart"),
+                                          x_title=t("encoder.head_axis"), y_title=t("encoder.layer"),
+                                          value_name=t("encoder.attention"),
+                                          hover=t("encoder.modelview_hover"))
 
 
-def head_view(a: Analysis, layer: int | None = None, head: int | None = None, hide_special: bool = True,
+def head_view(a: Analysis, *, layer: int | None = None, head: int | None = None, hide_special: bool = True,
               lang: str = "en") -> HTML:
-    """Token-to-token attention at `layer` (default last), one `head` or all: lines from each token
-    to the tokens it attends to; hovering a token keeps only its lines. A standalone page (HTML)."""
-    view = encoder.head_view(a, _layer(a, layer), _head(a, head), hide_special)
-    fig, title = encoder_plots.head_view_figure(view, _head(a, head), _t(lang))
+    """Token-to-token attention at one layer, one head or all, as a standalone page.
+
+    Lines from each token to the tokens it attends to; hovering a token keeps only its lines.
+
+    Args:
+        a: an Analysis from `explorer.analyze`.
+        layer: the layer (default the last).
+        head: one head; None: all of them.
+        hide_special: leave out the special tokens ([CLS], [SEP], padding).
+        lang: the language of titles and axes, "en" or "vi".
+
+    Returns:
+        An HTML page (`.save(path)` writes it; plotly.js inlined, so it opens offline).
+    """
+    view = encoder.head_view(a, _layer(a, layer), head=_head(a, head), hide_special=hide_special)
+    fig, title = encoder_plots.head_view_figure(view, _head(a, head), t=_t(lang))
     return HTML(encoder_plots.head_view_html(fig, title), title=title, height=int(fig.layout.height) + 16)
 
 
@@ -97,17 +148,37 @@ def _legend(r: Attribution, t) -> str:
     return t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
 
 
-def attribution(r: Attribution, level: str = "token", top: int = 30, lang: str = "en") -> go.Figure:
-    """Tokens (or words) ranked by |attribution|, at most `top`, coloured by sign."""
+def attribution(r: Attribution, *, level: str = "token", top: int = 30, lang: str = "en") -> go.Figure:
+    """Tokens (or words) ranked by |attribution|, coloured by sign.
+
+    Args:
+        r: an Attribution from `explorer.attribute`.
+        level: "token" or "word" (a word's tokens summed).
+        top: at most this many bars.
+        lang: the language of titles and axes, "en" or "vi".
+
+    Returns:
+        A plotly Figure.
+    """
     t = _t(lang)
     pieces, scores, pair_at = _pieces(r, level)
-    return attribution_plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
-                                         t("attributions.score_axis"), t(f"attributions.level_{level}"), top=top,
+    return attribution_plots.sorted_bars(pieces, scores, title=t("attributions.bars_title", label=r.target_label),
+                                         x_title=t("attributions.score_axis"), y_title=t(f"attributions.level_{level}"),
+                                         top=top,
                                          signed=r.method != "saliency", pair_at=pair_at)
 
 
-def highlight(r: Attribution, level: str = "token", lang: str = "en") -> HTML:
-    """The text with each token (or word) shaded by its attribution: a standalone page (HTML)."""
+def highlight(r: Attribution, *, level: str = "token", lang: str = "en") -> HTML:
+    """The text with each token (or word) shaded by its attribution, as a standalone page.
+
+    Args:
+        r: an Attribution from `explorer.attribute`.
+        level: "token" or "word" (a word's tokens summed).
+        lang: the language of titles and axes, "en" or "vi".
+
+    Returns:
+        An HTML page.
+    """
     t = _t(lang)
     pieces, scores, pair_at = _pieces(r, level)
     title = f"{r.method}: {r.target_label}"

@@ -12,8 +12,8 @@ pair = data_view.draw_pair_column(st, src.columns, src.text_pair_column)
 base = scan_view.draw_baseline_picker(sel.name)  # a checkpoint to compare with, or None
 ck, baseline = ui.checkpoint(sel.name, sel.seed), scan_view.baseline_checkpoint(base, sel.seed)
 run = ui.run_on_data("scan", src, src.key(pair, base, *sel.key("name", "seed")), scan_view.scan_work(
-    lambda c, table, progress: scan_table(c, table, src.text_column, src.label_column, pair, seed=sel.seed,
-                                          progress=progress), ck, baseline),
+    lambda c, table, progress: scan_table(c, table, text_column=src.text_column, label_column=src.label_column,
+                                          text_pair_column=pair, seed=sel.seed, progress=progress), ck, baseline),
     expected_s=len(src.bytes) / 2000 * (2 if base else 1),  # until one has run: about 25 rows/s of 80 bytes, a scan
     draw_what_comes=scan_view.draw_scan_preview)
 scan_view.draw_report(run.found, src.name, one_text=not pair)

@@ -112,7 +112,7 @@ def test_own_head_any_layer_and_mc_dropout(archs, arch):
     a = analyze(ck, head, TEXT)
     for layer in a.hidden_states:  # the head applies to every layer's hidden states
         assert run_head(head, torch.tensor(layer)[None], torch.ones(1, layer.shape[0]))[-1][1].shape == (1, 3)
-    mc = dropout.mc_dropout(head, a.hidden_states[-1], 0.5, samples=8, token_ids=a.token_ids)
+    mc = dropout.mc_dropout(head, a.hidden_states[-1], p=0.5, samples=8, token_ids=a.token_ids)
     if any(s.op == "dropout" for s in head.steps):
         assert np.ptp(mc.logits, axis=0).max() > 0  # samples differ
     np.testing.assert_allclose(mc.eval_logits, a.logits, atol=1e-5)
@@ -198,7 +198,7 @@ def test_attributions_complete_on_every_architecture(archs, arch):
 
     ck = archs[arch]
     head = build_head(ck, "own")
-    r = attribute(ck, head, TEXT, "lig")
+    r = attribute(ck, head, text=TEXT, method="lig")
     assert r.converged and r.error <= 0.01
     assert r.f_x == pytest.approx(float(analyze(ck, head, TEXT).logits[r.target]), abs=1e-4)
     assert np.all(r.scores[list(r.special)] == 0)
@@ -274,7 +274,8 @@ def test_compare_and_dropout_pool_like_the_analysis_on_eos_as_pad(archs):
     ck = archs["llama"]
     head = build_head(ck, "own")
     a = analyze(ck, head, TEXT)
-    (r,) = compare.compare_heads(a.hidden_states[-1], {"own": head}, a.labels, a.problem_type, token_ids=a.token_ids)
+    (r,) = compare.compare_heads(a.hidden_states[-1], {"own": head}, labels=a.labels, ptype=a.problem_type,
+                                 token_ids=a.token_ids)
     np.testing.assert_allclose(r.logits, a.logits, atol=1e-5)
 
 
@@ -286,10 +287,10 @@ def test_faithfulness_on_a_pair_keeps_segments(archs):
     ck = archs["bert"]
     head = build_head(ck, "own")
     a = analyze(ck, head, PAIR[0], text_pair=PAIR[1])
-    r = attribute(ck, head, PAIR[0], "saliency", text_pair=PAIR[1])
-    prob = faithfulness.model_prob(ck, head, r.target, typed=True)
+    r = attribute(ck, head, text=PAIR[0], method="saliency", text_pair=PAIR[1])
+    prob = faithfulness.model_prob(ck, head, target=r.target, typed=True)
     np.testing.assert_allclose(prob([list(zip(r.token_ids, r.segments))])[0], a.softmax[r.target], atol=1e-5)
-    rows = faithfulness.compare_methods(ck, head, PAIR[0], methods=("saliency",), text_pair=PAIR[1])
+    rows = faithfulness.compare_methods(ck, head, text=PAIR[0], methods=("saliency",), text_pair=PAIR[1])
     assert np.isfinite(rows[0].comprehensiveness)
 
 
@@ -357,7 +358,7 @@ def test_head_mode_fine_tuning_trains_the_token_a_decoder_head_reads(archs, arch
 
     ck = archs[arch]
     data = _demo_data()
-    result = finetune(ck, data, Settings(mode="head", epochs=2, max_length=32))
+    result = finetune(ck, data, settings=Settings(mode="head", epochs=2, max_length=32))
     tuned = result.checkpoint
     assert result.history and not torch.equal(tuned.model.score.weight, ck.model.score.weight)
     texts = data.texts[:4]
@@ -383,7 +384,7 @@ def test_head_mode_fine_tuning_refuses_a_mean_pooling_head(archs):
     ck = dataclasses.replace(archs["modernbert"], model=model)
     assert derive(ck).steps[0].op == "mean"
     with pytest.raises(FinetuneError, match="pools every token"):
-        finetune(ck, _demo_data(), Settings(mode="head", epochs=1))
+        finetune(ck, _demo_data(), settings=Settings(mode="head", epochs=1))
 
 
 def test_cli_reports_attributions_that_do_not_converge(capsys, arch_root, archs, monkeypatch):

@@ -18,7 +18,7 @@ REAL = "I love this movie, the acting is wonderful but the ending was far too lo
 @pytest.mark.parametrize("quantity", ["logit", "probability"])
 def test_completeness_within_one_percent_on_real_model(sentiment, quantity):
     head = build_head(sentiment, "own")
-    r = attribute(sentiment, head, REAL, "lig", quantity=quantity)
+    r = attribute(sentiment, head, text=REAL, method="lig", quantity=quantity)
     a = analyze(sentiment, head, REAL)
     assert r.target_label == a.predicted
     expected = a.logits[r.target] if quantity == "logit" else a.softmax[r.target]
@@ -36,7 +36,7 @@ def test_lig_with_fixed_steps_equals_captum_layer_integrated_gradients(tiny, arc
     from captum.attr import LayerIntegratedGradients
 
     ck = tiny[arch]
-    r = attribute(ck, build_head(ck, "own"), TEXT, "lig", target=2, n_steps=20)
+    r = attribute(ck, build_head(ck, "own"), text=TEXT, method="lig", target=2, n_steps=20)
     ids = torch.tensor([r.token_ids])
     base = torch.tensor([[i if s else ck.tokenizer.pad_token_id for i, s in zip(r.token_ids, r.special)]])
     lig = LayerIntegratedGradients(lambda i: ck.model(input_ids=i).logits, ck.model.get_input_embeddings())
@@ -45,7 +45,7 @@ def test_lig_with_fixed_steps_equals_captum_layer_integrated_gradients(tiny, arc
 
 
 def test_few_fixed_steps_report_their_error(sentiment):
-    r = attribute(sentiment, build_head(sentiment, "own"), REAL, "lig", n_steps=2)
+    r = attribute(sentiment, build_head(sentiment, "own"), text=REAL, method="lig", n_steps=2)
     assert r.n_steps == 2 and r.error > 0.01  # the page warns on this
 
 
@@ -54,7 +54,7 @@ def test_few_fixed_steps_report_their_error(sentiment):
 def test_every_method_runs_on_tiny_models(tiny, arch, method):
     ck = tiny[arch]
     head = build_head(ck, "own")
-    r = attribute(ck, head, TEXT, method, target=1, window=2)
+    r = attribute(ck, head, text=TEXT, method=method, target=1, window=2)
     a = analyze(ck, head, TEXT)
     assert r.tokens == a.tokens and r.scores.shape == (len(a.tokens),)
     assert np.isfinite(r.scores).all() and np.abs(r.scores).sum() > 0
@@ -71,7 +71,7 @@ def test_every_method_runs_on_tiny_models(tiny, arch, method):
 @pytest.mark.parametrize("baseline", ["pad", "mask", "zero"])
 def test_baselines_and_foreign_heads(tiny, baseline):
     ck = tiny["roberta"]
-    r = attribute(ck, build_head(ck, "mean-linear", seed=3), TEXT, "lig", baseline=baseline)
+    r = attribute(ck, build_head(ck, "mean-linear", seed=3), text=TEXT, method="lig", baseline=baseline)
     assert r.error <= 0.01 and r.baseline == baseline
 
 
@@ -79,7 +79,7 @@ def test_the_shared_model_is_left_untouched(tiny):
     ck = tiny["bert"]
     before = {n: p.clone() for n, p in ck.model.named_parameters()}
     for method in METHODS:
-        attribute(ck, build_head(ck, "own"), TEXT, method)
+        attribute(ck, build_head(ck, "own"), text=TEXT, method=method)
     assert not ck.model.training
     for n, p in ck.model.named_parameters():
         assert not p.requires_grad and p.grad is None
@@ -87,13 +87,15 @@ def test_the_shared_model_is_left_untouched(tiny):
 
 
 def test_word_merge_on_a_known_wordpiece_split(tiny):
-    r = attribute(tiny["bert"], build_head(tiny["bert"], "own"), "Unbelievably, tokenization works", "saliency")
+    r = attribute(tiny["bert"], build_head(tiny["bert"], "own"), text="Unbelievably, tokenization works",
+                  method="saliency")
     assert r.tokens == ("[CLS]", "un", "##bel", "##ie", "##va", "##bly", ",", "token", "##ization", "works", "[SEP]")
     words, scores = r.words()
     assert words == ("[CLS]", "unbelievably", ",", "tokenization", "works", "[SEP]")
     assert scores[1] == pytest.approx(r.scores[1:6].sum())
     assert scores[3] == pytest.approx(r.scores[7:9].sum())
-    assert merge_words(("<s>", "Ġgo", "od", "</s>"), (None, 0, 0, None), [0, 1, 2, 0])[0] == ("<s>", "good", "</s>")
+    merged = merge_words(("<s>", "Ġgo", "od", "</s>"), (None, 0, 0, None), scores=[0, 1, 2, 0])[0]
+    assert merged == ("<s>", "good", "</s>")
 
 
 def test_aopc_on_a_toy_model_with_a_known_answer():
@@ -107,17 +109,17 @@ def test_aopc_on_a_toy_model_with_a_known_answer():
 
     perfect = [0, 10, 9, 8, 7, 0, 0, 0, 0, 0, 0, 0]
     # k = 1..5 tokens: deleting min(k,4) good tokens drops p by min(k,4)/4; keeping them leaves 1 - that.
-    comp, suff = faithfulness.token_aopc(prob, ids, special, perfect)
+    comp, suff = faithfulness.token_aopc(prob, ids, special=special, scores=perfect)
     assert comp == pytest.approx(np.mean([.25, .5, .75, 1, 1]))
     assert suff == pytest.approx(np.mean([.75, .5, .25, 0, 0]))
     worst = [0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0]
-    comp_w, suff_w = faithfulness.token_aopc(prob, ids, special, worst)
+    comp_w, suff_w = faithfulness.token_aopc(prob, ids, special=special, scores=worst)
     assert comp_w == pytest.approx(0.0) and suff_w == pytest.approx(1.0)
 
 
 def test_compare_scores_every_method(tiny):
     ck = tiny["distilbert"]
-    rows = faithfulness.compare_methods(ck, build_head(ck, "own"), TEXT)
+    rows = faithfulness.compare_methods(ck, build_head(ck, "own"), text=TEXT)
     assert [r.method for r in rows] == list(METHODS)
     assert all(np.isfinite([r.comprehensiveness, r.sufficiency]).all() for r in rows)
     assert rows[0].completeness_error <= 0.01 and rows[2].completeness_error is None
@@ -127,7 +129,7 @@ def test_model_prob_matches_analysis(tiny):
     ck = tiny["roberta"]
     head = build_head(ck, "own")
     a = analyze(ck, head, TEXT)
-    p = faithfulness.model_prob(ck, head, 2)([list(a.token_ids), list(a.token_ids[:4]) + [a.token_ids[-1]]])
+    p = faithfulness.model_prob(ck, head, target=2)([list(a.token_ids), list(a.token_ids[:4]) + [a.token_ids[-1]]])
     assert p[0] == pytest.approx(a.softmax[2], abs=1e-5)  # padding in the batch changes nothing
 
 
@@ -135,9 +137,9 @@ def test_bad_requests_are_one_line_errors(tiny):
     ck = tiny["bert"]
     head = build_head(ck, "own")
     with pytest.raises(AttributionError, match="unknown method"):
-        attribute(ck, head, TEXT, "deep_taylor")
+        attribute(ck, head, text=TEXT, method="deep_taylor")
     with pytest.raises(AttributionError, match="out of range"):
-        attribute(ck, head, TEXT, "saliency", target=7)
+        attribute(ck, head, text=TEXT, method="saliency", target=7)
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -77,9 +77,9 @@ def _same(alone, many, atol=1e-5):
 def test_batched_equals_each_text_alone(models, case):
     ck = models[case]
     head = build_head(ck, "own")
-    alone = [attribute(ck, head, t, "lig", target=k, text_pair=p) for t, k, p in zip(TEXTS, TARGETS, PAIRS)]
+    alone = [attribute(ck, head, text=t, method="lig", target=k, text_pair=p) for t, k, p in zip(TEXTS, TARGETS, PAIRS)]
     with _forwards(ck) as masks:
-        many = attribute_many(ck, head, TEXTS, "lig", target=TARGETS, text_pairs=PAIRS, batch_size=7)
+        many = attribute_many(ck, head, texts=TEXTS, method="lig", target=TARGETS, text_pairs=PAIRS, batch_size=7)
     _same(alone, many)
     assert all(r.converged for r in many)
     # The texts really shared padded batches: some forward mixed rows of different lengths.
@@ -92,14 +92,14 @@ def test_batched_equals_each_text_alone(models, case):
 def test_fixed_steps_are_captums_rule_text_by_text(models, case):
     ck = models[case]
     head = build_head(ck, "own")
-    alone = [attribute(ck, head, t, "lig", target=1, n_steps=6, text_pair=p) for t, p in zip(TEXTS, PAIRS)]
-    _same(alone, attribute_many(ck, head, TEXTS, "lig", target=1, n_steps=6, text_pairs=PAIRS))
+    alone = [attribute(ck, head, text=t, method="lig", target=1, n_steps=6, text_pair=p) for t, p in zip(TEXTS, PAIRS)]
+    _same(alone, attribute_many(ck, head, texts=TEXTS, method="lig", target=1, n_steps=6, text_pairs=PAIRS))
 
 
 def test_minilm_sentiment_batched_equals_alone(sentiment):
     head = build_head(sentiment, "own")
     texts = ("Great!", "Terrible service, never again.", "The plot was thin but the cast saved it.")
-    _same([attribute(sentiment, head, t) for t in texts], attribute_many(sentiment, head, texts))
+    _same([attribute(sentiment, head, text=t) for t in texts], attribute_many(sentiment, head, texts=texts))
 
 
 def test_rows_stay_within_the_memory_budget(models, monkeypatch):
@@ -107,17 +107,17 @@ def test_rows_stay_within_the_memory_budget(models, monkeypatch):
     head = build_head(ck, "own")
     monkeypatch.setattr(attribution.budget, "batch_rows", lambda *a, **kw: 3)
     with _forwards(ck) as masks:
-        many = attribute_many(ck, head, TEXTS[:3])
+        many = attribute_many(ck, head, texts=TEXTS[:3])
     assert max(m.shape[0] for m in masks) <= 3
-    _same([attribute(ck, head, t) for t in TEXTS[:3]], many)
+    _same([attribute(ck, head, text=t) for t in TEXTS[:3]], many)
 
 
 def test_other_methods_run_text_by_text_with_progress(models):
     ck = models["bert"]
     head = build_head(ck, "own")
     seen = []
-    many = attribute_many(ck, head, TEXTS[:2], "saliency", progress=lambda f, m: seen.append(f))
-    _same([attribute(ck, head, t, "saliency") for t in TEXTS[:2]], many, atol=0)
+    many = attribute_many(ck, head, texts=TEXTS[:2], method="saliency", progress=lambda f, m: seen.append(f))
+    _same([attribute(ck, head, text=t, method="saliency") for t in TEXTS[:2]], many, atol=0)
     assert seen and seen == sorted(seen) and 0 < seen[-1] <= 1
 
 
@@ -125,14 +125,14 @@ def test_lig_progress_rises_and_cancels(models):
     ck = models["bert"]
     head = build_head(ck, "own")
     seen = []
-    attribute_many(ck, head, TEXTS, batch_size=4, progress=lambda f, m: seen.append(f))
+    attribute_many(ck, head, texts=TEXTS, batch_size=4, progress=lambda f, m: seen.append(f))
     assert len(seen) > 2 and seen == sorted(seen) and 0 < seen[-1] <= 1
 
     def stop(fraction, message):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        attribute_many(ck, head, TEXTS, progress=stop)
+        attribute_many(ck, head, texts=TEXTS, progress=stop)
 
 
 def test_cli_attribute_streams_one_json_line_per_row(models, tmp_path, capsys):
@@ -149,7 +149,7 @@ def test_cli_attribute_streams_one_json_line_per_row(models, tmp_path, capsys):
     head = build_head(ck, "own")
     for i, line in enumerate(lines):
         got = json.loads(line)
-        want = attribute(ck, head, TEXTS[i]).to_dict()
+        want = attribute(ck, head, text=TEXTS[i]).to_dict()
         assert got["row"] == i and set(want) <= set(got)
         assert got["tokens"] == want["tokens"] and got["converged"] is True and got["error"] <= 0.01
         np.testing.assert_allclose(got["scores"], want["scores"], atol=1e-5)
@@ -179,9 +179,9 @@ def test_one_target_or_pair_per_text_or_one_line(models):
 
     ck = models["bert"]
     with pytest.raises(AttributionError, match="3 texts but 2 targets and 3 text pairs") as err:
-        attribute_many(ck, build_head(ck, "own"), TEXTS[:3], target=[0, 1])
+        attribute_many(ck, build_head(ck, "own"), texts=TEXTS[:3], target=[0, 1])
     assert "văn bản" in err.value.message("vi")
-    assert attribute_many(ck, build_head(ck, "own"), []) == []
+    assert attribute_many(ck, build_head(ck, "own"), texts=[]) == []
 
 
 # Captum's gausslegendre rule (alphas, step sizes) as it gave them, for a few n.

@@ -51,7 +51,7 @@ def test_rmsnorm_decoders_with_a_zero_pad_embedding_converge(decoders, arch):
     ck = decoders[arch]
     head = build_head(ck, "own")
     for target in range(len(ck.labels)):
-        r = attribute(ck, head, TEXT, "lig", target=target)
+        r = attribute(ck, head, text=TEXT, method="lig", target=target)
         assert r.error <= 0.01 and r.converged, (target, r.error, r.n_steps)
         base = [i if s else ck.tokenizer.pad_token_id for i, s in zip(r.token_ids, r.special)]
         with torch.no_grad():
@@ -73,7 +73,7 @@ def test_a_sharp_bend_costs_few_gradients_and_each_is_counted(decoders):
         with _gradient_rows(ck) as rows:
             for target in range(len(ck.labels)):
                 rows[0] = 0
-                r = attribute(ck, build_head(ck, "own"), TEXT, "lig", target=target)
+                r = attribute(ck, build_head(ck, "own"), text=TEXT, method="lig", target=target)
                 assert r.converged and r.n_steps == rows[0] <= 50, (target, r.n_steps, rows[0])
     finally:
         with torch.no_grad():
@@ -87,10 +87,11 @@ def test_a_split_keeps_every_gradient_it_paid_for(decoders, monkeypatch):
     evaluated, paths = [], []
     real_gradients, real_integrate = attribution.path_gradients, attribution.IntegralPath.integrate
     monkeypatch.setattr(attribution, "path_gradients",
-                        lambda model, b, d, alphas: evaluated.extend(alphas) or real_gradients(model, b, d, alphas))
+                        lambda model, b, d, alphas: evaluated.extend(alphas)
+                        or real_gradients(model, b, d=d, alphas=alphas))
     monkeypatch.setattr(attribution.IntegralPath, "integrate", lambda self, tol: paths.append(self) or real_integrate(self, tol))
     ck = decoders["llama"]
-    r = attribute(ck, build_head(ck, "own"), TEXT, "lig", target=0)
+    r = attribute(ck, build_head(ck, "own"), text=TEXT, method="lig", target=0)
     path, = paths
     used = {a for iv in path.parts for a in path.nodes(iv)}
     assert len(path.parts) >= 4  # intervals were split, more than once
@@ -102,13 +103,13 @@ def test_bert_stays_within_one_percent_in_no_more_steps(tiny, sentiment):
     (32 gradients) and on this review 24 (32)."""
     from bench.bench_attribution import TEXT as BENCH
 
-    r = attribute(tiny["bert"], build_head(tiny["bert"], "own"), TEXT, "lig")
+    r = attribute(tiny["bert"], build_head(tiny["bert"], "own"), text=TEXT, method="lig")
     assert r.converged and r.n_steps <= 16
     head = build_head(sentiment, "own")
     with _gradient_rows(sentiment) as rows:
         for text in (BENCH, "I love this movie, the acting is wonderful but the ending was far too long."):
             rows[0] = 0
-            r = attribute(sentiment, head, text, "lig")
+            r = attribute(sentiment, head, text=text, method="lig")
             assert r.converged and r.n_steps == rows[0] <= 32, (text, r.n_steps)
 
 
@@ -117,7 +118,7 @@ def test_adaptive_scores_match_captum_with_many_steps(tiny):
     from captum.attr import LayerIntegratedGradients
 
     ck = tiny["bert"]
-    r = attribute(ck, build_head(ck, "own"), TEXT, "lig", target=2)
+    r = attribute(ck, build_head(ck, "own"), text=TEXT, method="lig", target=2)
     ids = torch.tensor([r.token_ids])
     base = torch.tensor([[i if s else ck.tokenizer.pad_token_id for i, s in zip(r.token_ids, r.special)]])
     lig = LayerIntegratedGradients(lambda i: ck.model(input_ids=i).logits, ck.model.get_input_embeddings())
@@ -128,7 +129,7 @@ def test_adaptive_scores_match_captum_with_many_steps(tiny):
 def test_a_budget_too_small_says_not_converged(decoders, monkeypatch):
     monkeypatch.setattr(attribution, "MAX_STEPS", 9)  # the first interval and one halving
     ck = decoders["qwen2"]
-    r = attribute(ck, build_head(ck, "own"), TEXT, "lig", target=0, tolerance=1e-5)
+    r = attribute(ck, build_head(ck, "own"), text=TEXT, method="lig", target=0, tolerance=1e-5)
     assert r.n_steps == 9 and r.converged is False and r.error > 1e-5
     out = r.to_dict()
     assert out["converged"] is False and out["error"] == r.error and out["n_steps"] == 9
@@ -137,13 +138,13 @@ def test_a_budget_too_small_says_not_converged(decoders, monkeypatch):
 def test_ig_is_lig_and_not_offered_or_run_twice(tiny, monkeypatch):
     ck = tiny["bert"]
     head = build_head(ck, "own")
-    a, b = attribute(ck, head, TEXT, "ig", target=1), attribute(ck, head, TEXT, "lig", target=1)
+    a, b = attribute(ck, head, text=TEXT, method="ig", target=1), attribute(ck, head, text=TEXT, method="lig", target=1)
     assert a.method == b.method == "lig" and np.array_equal(a.scores, b.scores)
     assert "ig" not in attribution.METHODS
     calls = []
     real = faithfulness.attribute
-    monkeypatch.setattr(faithfulness, "attribute", lambda *args, **kw: calls.append(args[3]) or real(*args, **kw))
-    rows = faithfulness.compare_methods(ck, head, TEXT, methods=("lig", "ig", "saliency"))
+    monkeypatch.setattr(faithfulness, "attribute", lambda *args, **kw: calls.append(kw["method"]) or real(*args, **kw))
+    rows = faithfulness.compare_methods(ck, head, text=TEXT, methods=("lig", "ig", "saliency"))
     assert calls == ["lig", "saliency"] and [r.method for r in rows] == ["lig", "saliency"]
 
 
@@ -162,7 +163,7 @@ def test_cli_takes_ig_as_lig_without_offering_it(tiny_root, capsys):
 def test_path_points_go_in_batches_within_the_budget_and_halve_on_oom(tiny, monkeypatch):
     ck = tiny["bert"]
     head = build_head(ck, "own")
-    want = attribute(ck, head, TEXT, "lig", target=1)
+    want = attribute(ck, head, text=TEXT, method="lig", target=1)
     monkeypatch.setattr(attribution.budget, "batch_rows", lambda *a, **k: 3)
     sizes, real = [], attribution.IntegralPath._grads
 
@@ -178,7 +179,7 @@ def test_path_points_go_in_batches_within_the_budget_and_halve_on_oom(tiny, monk
         lambda _m, _a, kw: batches.append(kw["inputs_embeds"].shape[0]) if kw["inputs_embeds"].requires_grad else None,
         with_kwargs=True)
     try:
-        got = attribute(ck, head, TEXT, "lig", target=1)
+        got = attribute(ck, head, text=TEXT, method="lig", target=1)
     finally:
         handle.remove()
     assert sizes[:2] == [3, 1] and max(batches) <= 3 and sum(batches) == got.n_steps == want.n_steps

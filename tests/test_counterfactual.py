@@ -44,8 +44,8 @@ def prediction(ck, logits: np.ndarray):
 def check(ck, r: Counterfactual, target: int | None = None) -> None:
     """The contract, each part by its own forward passes."""
     d = r.to_dict()
-    assert r.text == apply_edits(r.original, r.edits, 0) == d["text"]
-    assert r.text_pair == apply_edits(r.original_pair, r.edits, 1)
+    assert r.text == apply_edits(r.original, r.edits, side=0) == d["text"]
+    assert r.text_pair == apply_edits(r.original_pair, r.edits, side=1)
     assert len({(e.side, e.start) for e in r.edits}) == len(r.edits) <= r.max_edits
     for e in r.edits:  # spans of the original: "old" is what they cover, up to a deletion's trailing whitespace
         source = r.original_pair if e.side else r.original
@@ -61,7 +61,7 @@ def check(ck, r: Counterfactual, target: int | None = None) -> None:
         assert r.flipped
         for k in range(len(r.edits)):
             for subset in itertools.combinations(r.edits, k):
-                text, pair = apply_edits(r.original, subset, 0), apply_edits(r.original_pair, subset, 1)
+                text, pair = apply_edits(r.original, subset, side=0), apply_edits(r.original_pair, subset, side=1)
                 assert prediction(ck, plain_logits(ck, text, pair)) == before, subset
 
 
@@ -72,7 +72,7 @@ def test_tiny_random_models_claim_no_flip_they_lack(tiny, arch):
     ck = tiny[arch]
     head = build_head(ck, "own")
     for text in TEXTS[:2]:
-        r = counterfactual(ck, head, text, max_edits=2)
+        r = counterfactual(ck, head, text=text, max_edits=2)
         check(ck, r)
         assert not r.flipped and not r.minimal and 1 <= len(r.edits) <= 2
 
@@ -85,7 +85,7 @@ def test_a_tiny_trained_model_flips_on_its_shortcut(shortcut_checkpoint):
     rows = frame(8, seed=5)
     flipped = 0
     for text, label in zip(rows["text"], rows["label"]):
-        r = counterfactual(ck, head, text, max_edits=2)
+        r = counterfactual(ck, head, text=text, max_edits=2)
         check(ck, r)
         assert r.flipped == r.minimal
         if label == "positive" and r.predicted_before == "positive":
@@ -104,7 +104,7 @@ def test_the_sentiment_checkpoint_flips_minimally(sentiment):
     kinds = set()
     for text in SENTIMENT_TEXTS:
         seen: list[float] = []
-        r = counterfactual(sentiment, head, text, max_edits=3, progress=lambda frac, msg: seen.append(frac))
+        r = counterfactual(sentiment, head, text=text, max_edits=3, progress=lambda frac, msg: seen.append(frac))
         check(sentiment, r)
         assert r.flipped and r.minimal, text
         assert seen == sorted(seen) and seen[-1] == 1.0  # a job's bar only moves forward, and ends full
@@ -141,9 +141,9 @@ def test_sentence_pairs_edit_either_side(sentiment):
     from explorer.explain.counterfactual import word_slots
 
     head = build_head(sentiment, "own")
-    slots = word_slots(sentiment, "I love it", "it was awful")[0]
+    slots = word_slots(sentiment, "I love it", text_pair="it was awful")[0]
     assert [(w.side, w.text) for w in slots] == [(0, "I"), (0, "love"), (0, "it"), (1, "it"), (1, "was"), (1, "awful")]
-    found = [counterfactual(sentiment, head, a, text_pair=b, max_edits=2)
+    found = [counterfactual(sentiment, head, text=a, text_pair=b, max_edits=2)
              for a, b in [("I love it", "it was awful"), ("what a great game", "the weather was fine"),
                           ("the food was terrible", "I loved the music")]]
     for r in found:
@@ -160,7 +160,7 @@ def test_multi_label_reads_sigmoids_and_sets(tiny_root):
         (folder / "config.json").write_text(json.dumps({**cfg, "problem_type": "multi_label_classification"}))
     ck = load_checkpoint(str(folder))
     head = build_head(ck, "own")
-    r = counterfactual(ck, head, TEXTS[0], max_edits=1)
+    r = counterfactual(ck, head, text=TEXTS[0], max_edits=1)
     check(ck, r)
     np.testing.assert_allclose(r.before, 1 / (1 + np.exp(-plain_logits(ck, r.original))), atol=1e-5)  # sigmoid
     assert isinstance(r.to_dict()["predicted_before"], list)
@@ -168,7 +168,7 @@ def test_multi_label_reads_sigmoids_and_sets(tiny_root):
 
 def test_the_head_view_holds_the_analyses_numbers(sentiment):
     head = build_head(sentiment, "own")
-    r = counterfactual(sentiment, head, SENTIMENT_TEXTS[1], max_edits=3)
+    r = counterfactual(sentiment, head, text=SENTIMENT_TEXTS[1], max_edits=3)
     a, b = analyze(sentiment, head, r.original), analyze(sentiment, head, r.text)
     view = r.to_dict()["head"]
     assert [s["name"] for s in view["steps"]] == [n for n, _ in a.steps]

@@ -63,7 +63,7 @@ def test_analyze_agrees(both):
 @pytest.mark.parametrize("method", METHODS)
 def test_every_attribution_method_agrees(both, method):
     options = {"n_steps": 16} if method == "lig" else {}
-    a, b = (attribute(*both[d], TEXTS[0], method, target=2, **options) for d in ("cpu", "cuda"))
+    a, b = (attribute(*both[d], text=TEXTS[0], method=method, target=2, **options) for d in ("cpu", "cuda"))
     sampled = a.sampling is not None
     assert _rel(a.scores, b.scores) <= (1e-2 if sampled else REL), method  # the same samples, other rounding
     if a.delta is not None and not sampled:
@@ -71,14 +71,14 @@ def test_every_attribution_method_agrees(both, method):
 
 
 def test_lig_converges_on_cuda(both):
-    r = attribute(*both["cuda"], TEXTS[0], "lig")
+    r = attribute(*both["cuda"], text=TEXTS[0], method="lig")
     assert r.converged and r.error <= 0.01
 
 
 def test_attribute_many_on_cuda_agrees_with_cpu_text_by_text(both):
-    many = attribute_many(*both["cuda"], list(TEXTS), n_steps=16, target=0)
+    many = attribute_many(*both["cuda"], texts=list(TEXTS), n_steps=16, target=0)
     for text, m in zip(TEXTS, many):
-        one = attribute(*both["cpu"], text, "lig", target=0, n_steps=16)
+        one = attribute(*both["cpu"], text=text, method="lig", target=0, n_steps=16)
         assert _rel(one.scores, m.scores) <= REL
 
 
@@ -140,7 +140,8 @@ def demo():
 
 
 def test_head_mode_fine_tune_agrees(demo):
-    runs = {d: finetune(load_checkpoint("minilm", device=d), demo, Settings(epochs=5)) for d in ("cpu", "cuda")}
+    runs = {d: finetune(load_checkpoint("minilm", device=d), demo, settings=Settings(epochs=5))
+            for d in ("cpu", "cuda")}
     assert runs["cuda"].checkpoint.model.device.type == "cuda"
     for a, b in zip(runs["cpu"].history, runs["cuda"].history):  # the same features, seed and order
         assert a["val_loss"] == pytest.approx(b["val_loss"], abs=1e-3)
@@ -149,7 +150,8 @@ def test_head_mode_fine_tune_agrees(demo):
 
 def test_full_fine_tune_runs_on_cuda_as_on_cpu(tiny_root, demo):
     s = Settings(mode="full", epochs=1, learning_rate=5e-4, batch_size=16)
-    runs = {d: finetune(load_checkpoint(str(tiny_root / "tiny-bert"), device=d), demo, s) for d in ("cpu", "cuda")}
+    runs = {d: finetune(load_checkpoint(str(tiny_root / "tiny-bert"), device=d), demo, settings=s)
+            for d in ("cpu", "cuda")}
     ck = runs["cuda"].checkpoint
     assert ck.model.device.type == "cuda" and not ck.model.training
     # Dropout draws on each device's own generator: the runs differ by their masks, not by their scale.

@@ -28,7 +28,7 @@ def demo():
 @pytest.fixture(scope="module")
 def trained(minilm, demo):
     before = {k: v.clone() for k, v in minilm.model.state_dict().items()}
-    result = finetune(minilm, demo, Settings(epochs=20, seed=0))
+    result = finetune(minilm, demo, settings=Settings(epochs=20, seed=0))
     return result, before
 
 
@@ -88,7 +88,7 @@ def test_export_is_atomic(trained, tmp_path, monkeypatch):
 
 def test_stop_keeps_best_state(tiny, demo):
     seen = []
-    result = finetune(tiny["bert"], demo, Settings(epochs=50, learning_rate=5e-3),
+    result = finetune(tiny["bert"], demo, settings=Settings(epochs=50, learning_rate=5e-3),
                       on_epoch=seen.append, stop=lambda: len(seen) >= 3)
     assert result.stopped and len(result.history) == 3 and [r.epoch for r in seen] == [1, 2, 3]
     assert [r.row for r in seen] == list(result.history) and {r.epochs for r in seen} == {50}
@@ -98,18 +98,18 @@ def test_stop_keeps_best_state(tiny, demo):
 
 def test_multi_label_and_regression(tiny):
     rows = "".join(f"text number {i},{['a|b', 'b', 'a'][i % 3]}\n" for i in range(30))
-    r = finetune(tiny["distilbert"], _data("text,labels\n" + rows), Settings(epochs=2))
+    r = finetune(tiny["distilbert"], _data("text,labels\n" + rows), settings=Settings(epochs=2))
     assert r.problem_type == "multi_label_classification" and set(r.metrics) >= {"f1_micro", "f1_macro"}
     assert r.checkpoint.model.config.problem_type == "multi_label_classification"
     rows = "".join(f"text number {i},{i / 30:.3f}\n" for i in range(30))
-    r = finetune(tiny["roberta"], _data("text,score\n" + rows), Settings(epochs=2))
+    r = finetune(tiny["roberta"], _data("text,score\n" + rows), settings=Settings(epochs=2))
     assert r.problem_type == "regression" and r.metrics["mse"] >= 0 and r.checkpoint.model.config.num_labels == 1
 
 
 def test_full_mode_with_trainer(tiny, demo):
     before = {k: v.clone() for k, v in tiny["bert"].model.state_dict().items()}
     seen = []
-    r = finetune(tiny["bert"], demo, Settings(mode="full", epochs=2, batch_size=64), on_epoch=seen.append)
+    r = finetune(tiny["bert"], demo, settings=Settings(mode="full", epochs=2, batch_size=64), on_epoch=seen.append)
     assert [s.epoch for s in seen] == [1, 2] and [s.row for s in seen] == list(r.history) and "accuracy" in r.metrics and r.best_epoch in (1, 2)
     assert all(torch.equal(before[k], v) for k, v in tiny["bert"].model.state_dict().items())
     assert not any(p.requires_grad for p in r.checkpoint.model.parameters())
@@ -117,7 +117,7 @@ def test_full_mode_with_trainer(tiny, demo):
 
 def test_foreign_head_kind_is_refused(tiny, demo):
     with pytest.raises(FinetuneError, match="own head"):
-        finetune(tiny["bert"], demo, Settings(head="mean-linear"))
+        finetune(tiny["bert"], demo, settings=Settings(head="mean-linear"))
 
 
 # ---- CLI ------------------------------------------------------------------------------------

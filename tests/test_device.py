@@ -108,7 +108,7 @@ def test_analysis_and_attribution_stay_on_the_model_device(tiny, arch):
         for head in heads:
             analyze(ck, head, "a placed text", text_pair="and a pair")
         for method in ("lig", "occlusion", "saliency"):
-            attribute(ck, heads[0], "a placed text", method=method, n_steps=4 if method == "lig" else None)
+            attribute(ck, heads[0], text="a placed text", method=method, n_steps=4 if method == "lig" else None)
     mode.check()
 
 
@@ -186,7 +186,7 @@ def test_lig_retries_with_half_the_internal_batch(tiny, monkeypatch):
 
     ck = tiny["bert"]
     head = build_head(ck, "own")
-    want = attribution.attribute(ck, head, "a retried text", n_steps=8)
+    want = attribution.attribute(ck, head, text="a retried text", n_steps=8)
     seen: list[int] = []
     real = attribution.IntegratedGradients.attribute
 
@@ -198,7 +198,7 @@ def test_lig_retries_with_half_the_internal_batch(tiny, monkeypatch):
 
     monkeypatch.setattr(attribution.IntegratedGradients, "attribute", flaky)
     monkeypatch.setattr(attribution.budget, "batch_rows", lambda *a, **k: 6)
-    got = attribution.attribute(ck, head, "a retried text", n_steps=8)
+    got = attribution.attribute(ck, head, text="a retried text", n_steps=8)
     assert seen[:2] == [6, 3]
     np.testing.assert_allclose(got.scores, want.scores, atol=1e-6)
 
@@ -280,5 +280,5 @@ def test_attribution_sizes_its_batches_on_the_model_device(monkeypatch, tiny):
     real = budget.batch_mb
     monkeypatch.setattr(budget, "batch_mb", lambda device=None: asked.append(device) or real(device))
     ck = tiny["bert"]
-    attribute(ck, build_head(ck), "a fine day", "lig", n_steps=4)
+    attribute(ck, build_head(ck), text="a fine day", method="lig", n_steps=4)
     assert asked and all(torch.device(d) == ck.model.device for d in asked)

@@ -54,6 +54,14 @@ def test_the_readme_library_example_runs(tmp_path):
     assert (tmp_path / "rollout.html").stat().st_size > 1000
 
 
+def test_the_home_page_lists_every_page_of_the_site():
+    """docs/index.md's page list links every page of the navigation (Scan and the guides included)."""
+    nav = re.findall(r"^  - [^:]+: ([\w-]+\.md)$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M)
+    assert len(nav) >= 10 and "scan.md" in nav
+    linked = set(re.findall(r"\]\(([\w-]+\.md)\)", (ROOT / "docs" / "index.md").read_text(encoding="utf-8")))
+    assert [page for page in nav if page != "index.md" and page not in linked] == []
+
+
 def test_results_md_is_what_the_generator_writes():
     assert MARKDOWN.read_text(encoding="utf-8") == render(json.loads(JSON.read_text(encoding="utf-8"))), \
         "run `.venv/bin/python -m bench.results` to rewrite bench/RESULTS.md"
@@ -104,6 +112,19 @@ def test_the_api_page_lists_the_public_functions(site):
     missing = [name for name in PUBLIC if not re.search(rf'id="explorer\.(api|figures)\.{name}"', page)]
     assert missing == []
     assert 'id="explorer.scan.runner.scan_frame"' in page  # explorer.scan(df, ck)
+
+
+@pytest.mark.server
+def test_the_api_page_shows_a_parameter_table_for_each_function(site):
+    """mkdocstrings renders each function's `Args:` section as a "Parameters" table (tests/test_signatures.py
+    checks that the docstrings name every parameter)."""
+    page = (site / "api" / "index.html").read_text(encoding="utf-8")
+    heads = list(re.finditer(r'<h[23] id="(explorer\.[\w.]+)"', page))
+    sections = {m.group(1): page[m.end():n.start() if n else len(page)] for m, n in zip(heads, heads[1:] + [None])}
+    functions = [f"explorer.api.{name}" for name in PUBLIC[:8]] + [f"explorer.views.{name}" for name in PUBLIC[8:]]
+    functions += ["explorer.api.counterfactual", "explorer.scan.runner.scan_frame"]
+    assert [f for f in functions if f not in sections] == []
+    assert [f for f in functions if 'doc-section-title">Parameters:' not in sections[f]] == []
 
 
 @pytest.mark.server

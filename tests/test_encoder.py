@@ -58,15 +58,15 @@ def test_head_view_hides_specials_renormalised_and_marks_text_b(sentiment):
 
     a = analyze(sentiment, build_head(sentiment), TEXT)
     n = len(a.tokens)
-    v = encoder.head_view(a, 2, 5, hide_special=False)
+    v = encoder.head_view(a, 2, head=5, hide_special=False)
     np.testing.assert_allclose(v.weights[0], a.attentions[1, 5], atol=1e-6)
     assert v.boundary is None  # one text
     paired = dataclasses.replace(a, segments=(0,) * 5 + (1,) * (n - 5))
-    hidden = encoder.head_view(paired, 2, None, hide_special=True)
+    hidden = encoder.head_view(paired, 2, head=None, hide_special=True)
     assert hidden.weights.shape == (12, n - 2, n - 2) and hidden.tokens == a.tokens[1:-1]
     np.testing.assert_allclose(hidden.weights.sum(-1), 1.0, atol=1e-9)
     assert hidden.boundary == 4  # [CLS] is hidden, so text B starts one place earlier
-    fig = plots.head_view_chart(hidden, "t", "head", "text B")
+    fig = plots.head_view_chart(hidden, "t", head_name="head", text_b="text B")
     lines = [tr for tr in fig.data if tr.meta == "lines"]
     assert {tr.name for tr in lines} == {f"head {h}" for h in range(12)}
     # every drawn line has the opacity of its weight, rounded to a tenth; no weight ≥ 5% is left out
@@ -85,7 +85,7 @@ def test_head_view_hides_specials_renormalised_and_marks_text_b(sentiment):
     j = int(np.argmax(mean[2]))
     assert f"{hidden.tokens[j]}  {mean[2, j]:.3f}" == fig.data[-2].hovertemplate[2].split("<br>")[1]
     assert "mean over 12 heads" in fig.data[-2].hovertemplate[2] and fig.data[-1].hovertemplate[0].count("<br>") == 5
-    one = plots.head_view_chart(encoder.head_view(a, 1, 0), "t", "head")
+    one = plots.head_view_chart(encoder.head_view(a, 1, head=0), "t", head_name="head")
     assert "mean over" not in one.data[-1].hovertemplate[0]
     assert fig.layout.shapes[0].y0 == -3.5 and fig.layout.annotations[0].text == "text B"
     pair = analyze(sentiment, build_head(sentiment), "A fine film.", text_pair="I disagree.")
@@ -95,7 +95,7 @@ def test_head_view_hides_specials_renormalised_and_marks_text_b(sentiment):
     page = plots.head_view_html(fig, "Head <view>")
     assert page.count("gd.on('plotly_hover'") == 1 and "<script src=\"http" not in page
     assert "<title>Head &lt;view&gt;</title>" in page and len(page) > 3_000_000  # plotly.js inlined
-    linked = plots.head_view_html(fig, "Head <view>", "app/static/plotly.js")
+    linked = plots.head_view_html(fig, "Head <view>", plotly_src="app/static/plotly.js")
     assert 'src="app/static/plotly.js"' in linked and len(linked) < 200_000
     assert linked.split('<div id="headview"', 1)[1] in page  # the same figure and hover script
 
@@ -106,7 +106,8 @@ def test_model_view_tiles_every_head_and_picks_by_customdata(sentiment):
     a = analyze(sentiment, build_head(sentiment), TEXT)
     tiles = encoder.model_view(a)
     np.testing.assert_allclose(tiles, a.attentions, atol=1e-6)
-    fig = plots.model_view_chart(tiles, "m", "head", "layer", "attention", "%{customdata}")
+    fig = plots.model_view_chart(tiles, "m", x_title="head", y_title="layer", value_name="attention",
+                                 hover="%{customdata}")
     assert fig.data[0].colorscale[0][1] == "rgb(247,251,255)"  # Blues from white: more attention = darker
     pick = fig.data[1]
     assert len(pick.customdata) == 72 and list(pick.customdata[13]) == [2, 1]
@@ -200,7 +201,7 @@ def test_head_view_of_a_long_text_is_windowed_and_its_title_fits(sentiment):
     assert not at.exception and at.get("iframe")[0].proto.srcdoc != frame.proto.srcdoc
     v = encoder.window(encoder.head_view(analyze(sentiment, build_head(sentiment), long), 6), 60)
     assert len(v.tokens) == encoder.HEAD_VIEW_TOKENS and v.weights.shape[1:] == (60, 60)
-    fig = plots.head_view_chart(v, "Layer 6, all heads: token-to-token attention " * 3, "head")
+    fig = plots.head_view_chart(v, "Layer 6, all heads: token-to-token attention " * 3, head_name="head")
     title = json.loads(fig.to_json())["layout"]["title"]
     assert title["xanchor"] == "left" and all(len(line) <= 55 for line in title["text"].split("<br>"))
 

@@ -223,7 +223,7 @@ def test_comprehensiveness_and_sufficiency_match_a_hand_computation():
     got = []
     for ids, scores in rows:
         index = word_index([None, *range(len(ids) - 2), None], [True, *[False] * (len(ids) - 2), True])
-        seqs = erasures(ids, index, scores, FRACTIONS)  # ERASER's bins, as the dataset explanations use
+        seqs = erasures(ids, index, word_scores=scores, fractions=FRACTIONS)  # ERASER's bins, as the dataset explanations use
         got.append(aopc(prob(ids), [prob(s) for s in seqs]))
     # Row 0: 4 words; k = ceil(1%·4) … = 1, 1, 1, 1, 2 words. Full 2/4.
     # deleted top1 (w1): 1/4 -> drop 1/4 (×4); deleted top2 (w1, w0): 0 -> drop 2/4.  comp = (4·0.25 + 0.5)/5

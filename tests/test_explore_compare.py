@@ -12,7 +12,7 @@ def test_compare_matches_each_heads_own_analysis(tiny):
     ck = tiny["distilbert"]
     heads = {k: build_head(ck, k) for k in HEAD_KINDS}
     a = analyze(ck, heads["distilbert"], TEXT)
-    results = compare.compare_heads(a.hidden_states[-1], heads, a.labels, a.problem_type)
+    results = compare.compare_heads(a.hidden_states[-1], heads, labels=a.labels, ptype=a.problem_type)
     assert [r.kind for r in results] == list(HEAD_KINDS)
     for r in results:
         np.testing.assert_allclose(r.logits, analyze(ck, heads[r.kind], TEXT).logits, atol=1e-5)

@@ -16,17 +16,17 @@ def test_p_zero_is_eval_mode_exactly(tiny, kind):
     ck = tiny["roberta"]
     hd = build_head(ck, kind)
     a = analyze(ck, hd, TEXT)
-    zero = dropout.mc_dropout(hd, a.hidden_states[-1], 0.0, 20)
+    zero = dropout.mc_dropout(hd, a.hidden_states[-1], p=0.0, samples=20)
     np.testing.assert_allclose(zero.std, 0.0, atol=1e-7)
     np.testing.assert_allclose(zero.mean, a.logits, atol=1e-5)
-    assert dropout.mc_dropout(hd, a.hidden_states[-1], 0.5, 50).std.max() > 0
+    assert dropout.mc_dropout(hd, a.hidden_states[-1], p=0.5, samples=50).std.max() > 0
 
 
 @pytest.mark.parametrize("kind", list(HEAD_KINDS))
 def test_mc_mean_tends_to_eval_logits_as_p_shrinks(sentiment, kind):
     hd = build_head(sentiment, kind)
     a = analyze(sentiment, hd, TEXT)
-    errs = [np.abs(dropout.mc_dropout(hd, a.hidden_states[-1], p, 400, seed=1).mean - a.logits).max()
+    errs = [np.abs(dropout.mc_dropout(hd, a.hidden_states[-1], p=p, samples=400, seed=1).mean - a.logits).max()
             for p in (0.5, 0.01, 0.001)]
     assert errs[1] < 0.3 * errs[0] and errs[2] < 0.3 * errs[0] and errs[2] < 1e-3
 
@@ -39,11 +39,11 @@ def test_dropout_steps_per_kind(tiny):
 def test_mask_sample_scales_kept_values(sentiment):
     hd = build_head(sentiment)
     h = analyze(sentiment, hd, TEXT).hidden_states[-1]
-    s = dropout.mask_sample(hd, h, 0.25, seed=3)
+    s = dropout.mask_sample(hd, h, p=0.25, seed=3)
     np.testing.assert_allclose(s.after[s.keep], s.before[s.keep] / 0.75, rtol=1e-5)
     assert np.all(s.after[~s.keep] == 0) and 0.1 < (~s.keep).mean() < 0.4
-    again = dropout.mc_dropout(hd, h, 0.25, 30, seed=3)
-    np.testing.assert_array_equal(again.logits, dropout.mc_dropout(hd, h, 0.25, 30, seed=3).logits)
+    again = dropout.mc_dropout(hd, h, p=0.25, samples=30, seed=3)
+    np.testing.assert_array_equal(again.logits, dropout.mc_dropout(hd, h, p=0.25, samples=30, seed=3).logits)
 
 
 def test_cached_model_training_flag_and_weights_untouched(sentiment):
@@ -52,8 +52,8 @@ def test_cached_model_training_flag_and_weights_untouched(sentiment):
     flags = [m.training for m in model.modules()]
     hd = build_head(sentiment, "own")
     h = analyze(sentiment, hd, TEXT).hidden_states[-1]
-    dropout.mc_dropout(hd, h, 0.5, 64)
-    dropout.mask_sample(hd, h, 0.5)
+    dropout.mc_dropout(hd, h, p=0.5, samples=64)
+    dropout.mask_sample(hd, h, p=0.5)
     assert [m.training for m in model.modules()] == flags and not any(flags)
     after = model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)
@@ -81,8 +81,8 @@ def test_dropout_page_apptest():
 def test_probabilities_follow_the_problem_type(sentiment):
     hd = build_head(sentiment)
     h = analyze(sentiment, hd, TEXT).hidden_states[-1]
-    single = dropout.mc_dropout(hd, h, 0.3, 20, seed=2)
-    multi = dropout.mc_dropout(hd, h, 0.3, 20, seed=2, ptype="multi_label_classification")
+    single = dropout.mc_dropout(hd, h, p=0.3, samples=20, seed=2)
+    multi = dropout.mc_dropout(hd, h, p=0.3, samples=20, seed=2, ptype="multi_label_classification")
     np.testing.assert_allclose(single.probs.sum(axis=1), 1.0, atol=1e-9)
     np.testing.assert_allclose(multi.probs, 1 / (1 + np.exp(-multi.logits)), atol=1e-9)
     assert 0.0 < single.agreement <= 1.0

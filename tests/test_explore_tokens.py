@@ -48,7 +48,7 @@ def test_attention_rows_sum_to_one_and_mixing_panel(sentiment):
 
 def test_page_figures_hide_special_renormalised(sentiment):
     a = analyze(sentiment, build_head(sentiment), TEXT, flow=True)
-    figs = plots.attention.tokens_page(a, 6, None, True, T)
+    figs = plots.attention.tokens_page(a, 6, head=None, hide_special=True, t=T)
     assert set(figs) == {"cls", "rollout", "flow", "highlight", "mixing"}
     z = np.array(figs["rollout"].data[0].z)
     assert z.shape == (6, len(a.tokens) - 2)
@@ -56,7 +56,7 @@ def test_page_figures_hide_special_renormalised(sentiment):
     assert "renormalised" in figs["cls"].layout.title.text
     for f in figs.values():
         assert f.layout.title.text and f.layout.xaxis.title.text and f.layout.yaxis.title.text
-    one_head = plots.attention.tokens_page(a, 2, 3, False, T)["cls"]
+    one_head = plots.attention.tokens_page(a, 2, head=3, hide_special=False, t=T)["cls"]
     np.testing.assert_allclose(np.array(one_head.data[0].z), a.cls_attention[:, 3], atol=1e-6)
 
 

@@ -38,7 +38,7 @@ def test_the_epoch_recorder_keeps_what_kept_epoch_names_and_reports_every_epoch(
                              _row(5, 0.85, 0.7)], 1):
         metrics = {"accuracy": row["accuracy"]}
         rec.record(row["loss"], (f"logits {k}", metrics, row["val_loss"]), lambda k=k: f"state {k}")
-    kept = kept_epoch(rec.history, SINGLE, early)[0]
+    kept = kept_epoch(rec.history, SINGLE, early_stopping=early)[0]
     assert rec.epoch == kept == (4 if early else 5) and (rec.kept, rec.logits) == (f"state {kept}", f"logits {kept}")
     assert [r.row for r in heard] == rec.history and [(r.epoch, r.epochs) for r in heard] == [(k, 5) for k in range(1, 6)]
     assert rec.history[3] == _row(4, 0.80, 0.667)
@@ -53,8 +53,8 @@ def demo():
 @pytest.mark.slow
 def test_training_keeps_and_reports_the_epoch_it_names(minilm, demo, early):
     # 60 demo rows, 30 epochs in head mode, as in the issue (about 3 s; the features are cached after)
-    r = ft.finetune(minilm, demo, Settings(epochs=30, early_stopping=early))
-    want, why = kept_epoch(r.history, r.problem_type, early)
+    r = ft.finetune(minilm, demo, settings=Settings(epochs=30, early_stopping=early))
+    want, why = kept_epoch(r.history, r.problem_type, early_stopping=early)
     assert r.best_epoch == want and r.kept_by == why
     if early:  # this run is the case in point: the first best accuracy comes before the lowest loss
         first_best = max(r.history, key=lambda h: h["accuracy"])["epoch"]
@@ -67,7 +67,7 @@ def test_training_keeps_and_reports_the_epoch_it_names(minilm, demo, early):
 
 
 def test_full_mode_keeps_the_lowest_validation_loss(tiny, demo):
-    r = ft.finetune(tiny["bert"], demo, Settings(mode="full", epochs=3, learning_rate=5e-4, batch_size=64))
+    r = ft.finetune(tiny["bert"], demo, settings=Settings(mode="full", epochs=3, learning_rate=5e-4, batch_size=64))
     assert (r.best_epoch, r.kept_by) == kept_epoch(r.history, r.problem_type)
     assert r.metrics["accuracy"] == pytest.approx(r.history[r.best_epoch - 1]["accuracy"])
 
@@ -86,9 +86,9 @@ def test_zip_is_built_once_per_model_with_progress(tiny, tmp_path, monkeypatch):
     monkeypatch.setattr(ft, "save", lambda ck, out: saves.append(out) or real(ck, out))
     ck = tiny["bert"]
     report = lambda frac, msg: seen.append(frac)  # noqa: E731
-    first = ft.zip_once(ck, tmp_path, report)
+    first = ft.zip_once(ck, tmp_path, progress=report)
     data = first.read_bytes()
-    second = ft.zip_once(ck, tmp_path, report)
+    second = ft.zip_once(ck, tmp_path, progress=report)
     assert second == first and second.read_bytes() == data and len(saves) == 1  # not rebuilt
     assert seen[0] == 0.0 and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny-bert.zip"]  # no partial left
@@ -105,13 +105,14 @@ def test_changed_rows_counts_rows_not_cells():
 
 
 def test_rows_per_label_axis_is_categorical_and_the_curve_marks_the_kept_epoch():
-    fig = plots.label_bars(["0", "1", "2"], [3, 4, 5], "t", "label", "rows")
+    fig = plots.label_bars(["0", "1", "2"], [3, 4, 5], title="t", x_title="label", y_title="rows")
     assert fig.layout.xaxis.type == "category"
     hist = [_row(e, 1 / e, 0.5) for e in (1, 2, 3)]
-    fig = plots.training_curves(hist, {"val_loss": "validation loss"}, "t", "epoch", "value", kept=2, kept_name="kept")
+    fig = plots.training_curves(hist, {"val_loss": "validation loss"}, title="t", x_title="epoch", y_title="value",
+                                kept=2, kept_name="kept")
     (line,) = fig.layout.shapes
     assert line.x0 == line.x1 == 2 and fig.layout.annotations[0].text == "kept"
-    assert not plots.training_curves(hist, {"val_loss": "v"}, "t", "epoch", "value").layout.shapes
+    assert not plots.training_curves(hist, {"val_loss": "v"}, title="t", x_title="epoch", y_title="value").layout.shapes
 
 
 def test_cli_no_early_stopping_keeps_the_last_epoch(tiny_root, tmp_path, capsys):

@@ -29,11 +29,11 @@ def test_dims_come_from_each_family_s_own_config_names(tiny):
 
 def test_estimate_grows_with_batch_length_rows_and_model(tiny, minilm):
     ck = tiny["bert"]
-    base = full_memory(ck, 8, 64, 100)
-    assert full_memory(ck, 16, 64, 100) > base and full_memory(ck, 8, 128, 100) > base
-    assert full_memory(ck, 8, 64, 1000) > base and full_memory(minilm, 8, 64, 100) > base
+    base = full_memory(ck, 8, length=64, rows=100)
+    assert full_memory(ck, 16, length=64, rows=100) > base and full_memory(ck, 8, length=128, rows=100) > base
+    assert full_memory(ck, 8, length=64, rows=1000) > base and full_memory(minilm, 8, length=64, rows=100) > base
     # attention's scores grow with length squared: doubling it more than doubles one step's activations
-    step = lambda n: full_memory(ck, 8, n, 0) - full_memory(ck, 0, n, 0)  # noqa: E731
+    step = lambda n: full_memory(ck, 8, length=n, rows=0) - full_memory(ck, 0, length=n, rows=0)  # noqa: E731
     assert step(256) > 2 * step(128)
 
 
@@ -41,30 +41,32 @@ def test_over_budget_is_refused_with_the_largest_batch_that_fits(tiny, monkeypat
     ck = tiny["bert"]
     monkeypatch.setenv(ft.TRAIN_ENV, "1024")  # 100,000 rows x 512 tokens take ~650 MB of it
     with pytest.raises(FinetuneError) as err:
-        check_memory(ck, Settings(mode="full", batch_size=512, max_length=512), 100_000)
+        check_memory(ck, Settings(mode="full", batch_size=512, max_length=512), rows=100_000)
     p = err.value.params
     assert err.value.key == "finetune_memory" and p["fit_length"] == 512 and 1 <= p["fit_batch"] < 512
-    assert full_memory(ck, p["fit_batch"], 512, 100_000) <= 1024 * 2**20 < full_memory(ck, p["fit_batch"] + 1, 512, 100_000)
-    assert p["need"] * 2**20 >= full_memory(ck, 512, 512, 100_000)
+    assert (full_memory(ck, p["fit_batch"], length=512, rows=100_000) <= 1024 * 2**20
+            < full_memory(ck, p["fit_batch"] + 1, length=512, rows=100_000))
+    assert p["need"] * 2**20 >= full_memory(ck, 512, length=512, rows=100_000)
     msg = str(err.value)
     assert "\n" not in msg and f"batch {p['fit_batch']} × length 512 fits" in msg and "HEAD_EXPLORER_TRAIN_MB" in msg
     assert "\n" not in err.value.message("vi") and "HEAD_EXPLORER_TRAIN_MB" in err.value.message("vi")
-    check_memory(ck, Settings(mode="full", batch_size=p["fit_batch"], max_length=512), 100_000)  # that one passes
-    check_memory(ck, Settings(mode="head", batch_size=512, max_length=512), 100_000)  # head mode: no such pass
+    check_memory(ck, Settings(mode="full", batch_size=p["fit_batch"], max_length=512), rows=100_000)  # that one passes
+    check_memory(ck, Settings(mode="head", batch_size=512, max_length=512), rows=100_000)  # head mode: no such pass
 
 
 def test_when_no_batch_fits_the_longest_length_at_batch_one_is_named(tiny, monkeypatch):
     ck = tiny["bert"]
-    budget = full_memory(ck, 1, 200, 10) // 2**20 + 1
+    budget = full_memory(ck, 1, length=200, rows=10) // 2**20 + 1
     monkeypatch.setenv(ft.TRAIN_ENV, str(budget))
     with pytest.raises(FinetuneError) as err:
-        check_memory(ck, Settings(mode="full", batch_size=4, max_length=4096), 10)
+        check_memory(ck, Settings(mode="full", batch_size=4, max_length=4096), rows=10)
     p = err.value.params
     assert p["fit_batch"] == 1 and 200 <= p["fit_length"] < 4096
-    assert full_memory(ck, 1, p["fit_length"], 10) <= budget * 2**20 < full_memory(ck, 1, p["fit_length"] + 1, 10)
+    assert (full_memory(ck, 1, length=p["fit_length"], rows=10) <= budget * 2**20
+            < full_memory(ck, 1, length=p["fit_length"] + 1, rows=10))
     monkeypatch.setenv(ft.TRAIN_ENV, "1")  # below even the weights' copies
     with pytest.raises(FinetuneError) as err:
-        check_memory(ck, Settings(mode="full", batch_size=4, max_length=MIN_LENGTH), 10)
+        check_memory(ck, Settings(mode="full", batch_size=4, max_length=MIN_LENGTH), rows=10)
     assert err.value.key == "finetune_memory_model" and "head mode" in str(err.value)
 
 
@@ -73,7 +75,7 @@ def test_finetune_itself_refuses_before_copying_the_model(tiny, data, monkeypatc
     copies = []
     monkeypatch.setattr(ft, "trainable_copy", lambda *a, **k: copies.append(a) or pytest.fail("copied"))
     with pytest.raises(FinetuneError, match="HEAD_EXPLORER_TRAIN_MB"):
-        ft.finetune(tiny["bert"], data, Settings(mode="full", epochs=1, max_length=64))
+        ft.finetune(tiny["bert"], data, settings=Settings(mode="full", epochs=1, max_length=64))
     assert copies == []
 
 
@@ -111,7 +113,7 @@ def test_full_finetune_validates_in_batches_of_the_training_size(tiny, data, mon
         return real(tokenizer, model, texts, pairs, **kw)
 
     monkeypatch.setattr(ft, "predict_batches", spy)
-    result = ft.finetune(tiny["bert"], data, Settings(mode="full", epochs=2, batch_size=3, max_length=32))
+    result = ft.finetune(tiny["bert"], data, settings=Settings(mode="full", epochs=2, batch_size=3, max_length=32))
     assert sizes == [(8, 3), (8, 3)] and result.confusion.sum() == 8  # 20% of 40 rows, each epoch
 
 

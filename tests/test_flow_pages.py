@@ -194,10 +194,11 @@ def test_model_names_say_what_they_are_and_never_repeat_within_a_second():
     from explorer.train.finetune import session_name
 
     when = datetime(2026, 12, 5, 7, 31, 2, tzinfo=timezone.utc)
-    names = [session_name("/models/My Model", "full", "tweets v2.csv", 3, when) for _ in range(3)]
+    names = [session_name("/models/My Model", mode="full", data="tweets v2.csv", epochs=3, when=when) for _ in range(3)]
     assert names == ["My_Model-full-tweets_v2-3ep-1205-073102", "My_Model-full-tweets_v2-3ep-1205-073102-2",
                      "My_Model-full-tweets_v2-3ep-1205-073102-3"]  # path-safe: the zip and its folder bear it
-    assert session_name("minilm", "head", "demo.csv", None, when) == "minilm-head-demo-30ep-1205-073102"
+    assert session_name("minilm", mode="head", data="demo.csv", epochs=None,
+                        when=when) == "minilm-head-demo-30ep-1205-073102"
 
 
 def test_a_stopped_fine_tune_counts_its_epochs_against_the_planned_ones(minilm):
@@ -207,7 +208,8 @@ def test_a_stopped_fine_tune_counts_its_epochs_against_the_planned_ones(minilm):
 
     data = prepare(read_csv(demo_frame(per_class=4, seed=4).to_csv(index=False).encode()), "text", "label")
     done = []
-    res = finetune(minilm, data, Settings(epochs=10, max_length=16), on_epoch=done.append, stop=lambda: len(done) >= 3)
+    res = finetune(minilm, data, settings=Settings(epochs=10, max_length=16), on_epoch=done.append,
+                   stop=lambda: len(done) >= 3)
     assert res.stopped and len(res.history) == 3 and res.epochs == 10
 
     def page():

@@ -23,7 +23,7 @@ def _z(fig) -> np.ndarray:
 
 def test_shown_special_tokens_do_not_set_the_colour_range(sentiment):
     a = analyze(sentiment, build_head(sentiment), TEXT)
-    figs = plots.attention.tokens_page(a, 6, None, False, T)
+    figs = plots.attention.tokens_page(a, 6, head=None, hide_special=False, t=T)
     words = ~np.asarray(a.special)
     for name in ("cls", "rollout"):
         z, zmax = _z(figs[name]), figs[name].data[0].zmax
@@ -35,7 +35,7 @@ def test_shown_special_tokens_do_not_set_the_colour_range(sentiment):
 
 def test_hidden_special_tokens_range_over_the_words(sentiment):
     a = analyze(sentiment, build_head(sentiment), TEXT)
-    fig = plots.attention.tokens_page(a, 6, None, True, T)["cls"]
+    fig = plots.attention.tokens_page(a, 6, head=None, hide_special=True, t=T)["cls"]
     assert "[CLS]" not in " ".join(fig.data[0].x) and fig.data[0].zmax == _z(fig).max()
 
 
@@ -74,7 +74,7 @@ def test_a_long_text_clips_the_colour_range_at_a_percentile_and_says_so(sentimen
     a = analyze(sentiment, build_head(sentiment), LONG)
     words = ~np.asarray(a.special)
     assert plots.attention.clips(int(words.sum()))
-    figs = plots.attention.tokens_page(a, 6, None, True, T)
+    figs = plots.attention.tokens_page(a, 6, head=None, hide_special=True, t=T)
     for name in ("cls", "rollout"):
         z, zmax = _z(figs[name]), figs[name].data[0].zmax
         assert zmax == np.percentile(z, plots.vectors.ROBUST_PERCENTILE) < z.max()

@@ -106,13 +106,15 @@ def test_a_queued_label_audit_shows_its_place_and_can_be_cancelled(full_slots, d
 
 def test_heavy_is_past_one_batch_of_the_budget(monkeypatch):
     config = AutoConfig.from_pretrained(checkpoints.embedded_encoder_dir())
-    assert cost.attribution_is_heavy(config, "lig", 12)  # up to 257 gradients
-    assert not cost.attribution_is_heavy(config, "lig", 12, n_steps=16)
-    assert not cost.attribution_is_heavy(config, "saliency", 500) and not cost.attribution_is_heavy(config, "ixg?", 500)
-    assert not cost.attribution_is_heavy(config, "occlusion", 20) and cost.attribution_is_heavy(config, "occlusion", 300)
+    assert cost.attribution_is_heavy(config, "lig", n_tokens=12)  # up to 257 gradients
+    assert not cost.attribution_is_heavy(config, "lig", n_tokens=12, n_steps=16)
+    assert not cost.attribution_is_heavy(config, "saliency", n_tokens=500)
+    assert not cost.attribution_is_heavy(config, "ixg?", n_tokens=500)
+    assert not cost.attribution_is_heavy(config, "occlusion", n_tokens=20)
+    assert cost.attribution_is_heavy(config, "occlusion", n_tokens=300)
     assert cost.comparison_is_heavy(config, 12)
     monkeypatch.setenv("HEAD_EXPLORER_BATCH_MB", "4096")  # a larger budget: the same lig fits one batch
-    assert not cost.attribution_is_heavy(config, "lig", 12)
+    assert not cost.attribution_is_heavy(config, "lig", n_tokens=12)
 
 
 @pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread nice values are a Linux feature")

@@ -162,7 +162,7 @@ def test_both_outputs_are_written_whole(work, csv, tiny_root, capsys):
 
 @pytest.fixture(scope="module")
 def small_report(tiny):
-    return scan_rows(tiny["bert"], ["a fine day", "a sad day", "so so", "great"], ["alpha", "beta"] * 2,
+    return scan_rows(tiny["bert"], ["a fine day", "a sad day", "so so", "great"], given=["alpha", "beta"] * 2,
                      checks=["head", "calibration"])
 
 
@@ -277,7 +277,7 @@ def _scan_job(ck, texts, given, batch_size):
             if stopping():
                 raise Cancelled("user")
             progress({"frac": frac, "msg": msg})
-        return scan_rows(ck, texts, given, batch_size=batch_size, progress=report)
+        return scan_rows(ck, texts, given=given, batch_size=batch_size, progress=report)
     return work
 
 
@@ -286,7 +286,8 @@ def test_owners_gone_free_their_running_scans_within_grace_and_one_batch(tiny):
     texts = [f"row {i} " + "word " * (i % 60) for i in range(3000)]
     given = ["alpha", "beta", "gamma"] * 1000
     start = time.perf_counter()
-    scan_rows(ck, texts[:16], given[:16], batch_size=16, checks=["head"])  # one batch's forward and the scan's setup
+    scan_rows(ck, texts[:16], given=given[:16], batch_size=16,
+              checks=["head"])  # one batch's forward and the scan's setup
     batch_s = time.perf_counter() - start
     grace = 0.5
     jobs = Jobs(slots=2, grace=grace, poll=0.05, queue=20)

@@ -94,10 +94,10 @@ def test_attributions_features_and_predictions_run_sdpa_within_tolerance(sentime
     head, head_e = build_head(sentiment, "own"), build_head(eager, "own")
     for method in ("saliency", "lig"):
         sdpa_calls.clear()
-        fast = attribute(sentiment, head, REAL, method)
+        fast = attribute(sentiment, head, text=REAL, method=method)
         assert len(sdpa_calls) > 0, method  # every forward of the attribution ran sdpa
         sdpa_calls.clear()
-        slow = attribute(eager, head_e, REAL, method)
+        slow = attribute(eager, head_e, text=REAL, method=method)
         assert not sdpa_calls
         assert fast.target == slow.target
         np.testing.assert_allclose(fast.scores, slow.scores, rtol=1e-4, atol=1e-5 * np.abs(slow.scores).max())
@@ -106,7 +106,7 @@ def test_attributions_features_and_predictions_run_sdpa_within_tolerance(sentime
     ids = [list(fast.token_ids), list(fast.token_ids[:5]) + [fast.token_ids[-1]]]
     for name, run in (("features", lambda c, h: encoder_features(c, TEXTS)),
                       ("label report", lambda c, h: predict_logits(c, TEXTS)),
-                      ("faithfulness", lambda c, h: model_prob(c, h, 0)(ids))):
+                      ("faithfulness", lambda c, h: model_prob(c, h, target=0)(ids))):
         sdpa_calls.clear()
         got = run(sentiment, head)
         assert sdpa_calls, name
@@ -119,7 +119,7 @@ def test_fine_tuning_trains_under_sdpa(tiny, sdpa_calls):
 
     rows = "".join(f"{w} movie number {i},{w}\n" for i in range(10) for w in ("good", "bad"))
     data = prepare(read_csv(("text,label\n" + rows).encode()))
-    result = finetune(tiny["bert"], data, Settings(mode="full", epochs=1, batch_size=8, max_length=16))
+    result = finetune(tiny["bert"], data, settings=Settings(mode="full", epochs=1, batch_size=8, max_length=16))
     assert sdpa_calls  # forward and backward ran the fast kernel
     assert kernel.switchable(result.checkpoint.model)
     assert kernel.kernel_of(result.checkpoint.model) == "eager"  # the kept model reads weights by default

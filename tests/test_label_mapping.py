@@ -59,7 +59,7 @@ def _columns(df: pd.DataFrame) -> pd.DataFrame:
 def emotions(minilm):
     """A real multi-label head (joy, sadness, anger) trained on the frozen MiniLM encoder (~3 s)."""
     data = prepare(read_csv(_csv(_emotions())))
-    return finetune(minilm, data, Settings(epochs=100, learning_rate=0.01, batch_size=16)).checkpoint
+    return finetune(minilm, data, settings=Settings(epochs=100, learning_rate=0.01, batch_size=16)).checkpoint
 
 
 @pytest.fixture(scope="module")

@@ -109,7 +109,7 @@ def test_parameter_counts_separate_head_from_encoder(minilm):
 
 def test_handout_is_standalone_html(sentiment):
     a = analyze(sentiment, build_head(sentiment), "I <b>love</b> it")
-    doc = handout_html(a, [label_bars(a.labels, a.softmax, "p", "x", "y")],
+    doc = handout_html(a, [label_bars(a.labels, a.softmax, title="p", x_title="x", y_title="y")],
                        {k: k for k in ("title", "text", "checkpoint", "head", "prediction", "tokens", "label")})
     assert doc.startswith("<!doctype html>") and "&lt;b&gt;love" in doc
     assert "<script src=\"http" not in doc and "plotly" in doc.lower() and a.predicted in doc

@@ -16,7 +16,7 @@ LONG = " ".join(f"word{k} good" for k in range(50))  # 100 words, 152 tokens: ab
 def _loo(monkeypatch, ck, head, a, mb: str):
     monkeypatch.setenv(budget.BATCH_ENV, mb)
     calls = []
-    names, change = whatif.leave_one_out(ck, head, a, progress=lambda frac, _msg: calls.append(frac))
+    names, change = whatif.leave_one_out(ck, head, a=a, progress=lambda frac, _msg: calls.append(frac))
     return names, change, calls
 
 
@@ -72,8 +72,8 @@ def test_faithfulness_and_dropout_in_chunks_equal_one_batch(monkeypatch, tiny):
     head = build_head(ck, "mean-linear")  # mean pooling materialises (samples, seq, hidden)
     a = analyze(ck, head, "Unbelievably good acting, terrible plot.")
     monkeypatch.setenv(budget.BATCH_ENV, "100000")
-    mc = dropout.mc_dropout(head, a.hidden_states[-1], 0.3, 1, seed=0)
-    prob = faithfulness.model_prob(ck, head, 0)
+    mc = dropout.mc_dropout(head, a.hidden_states[-1], p=0.3, samples=1, seed=0)
+    prob = faithfulness.model_prob(ck, head, target=0)
     batch = [list(a.token_ids), list(a.token_ids[:5]), list(a.token_ids[::2])]
     one = prob(batch)
     monkeypatch.setenv(budget.BATCH_ENV, "1")
@@ -83,7 +83,8 @@ def test_faithfulness_and_dropout_in_chunks_equal_one_batch(monkeypatch, tiny):
     real = dropout.run_head
     monkeypatch.setattr(dropout, "run_head", lambda h, x, *args, **kw: forwards.append(len(x)) or real(h, x, *args, **kw))
     monkeypatch.setattr(budget, "rows_within", lambda per_row, device=None: 3)
-    many = dropout.mc_dropout(head, a.hidden_states[-1], 0.0, 10, seed=0)  # p=0: every sample is the eval pass
+    many = dropout.mc_dropout(head, a.hidden_states[-1], p=0.0, samples=10,
+                              seed=0)  # p=0: every sample is the eval pass
     assert forwards == [3, 3, 3, 1, 1] and many.logits.shape == (10, 3)
     np.testing.assert_allclose(many.logits, np.repeat(mc.eval_logits[None], 10, axis=0), atol=1e-6)
 
@@ -203,9 +204,9 @@ def test_leave_one_out_reads_only_the_reachable_start_of_a_long_text(monkeypatch
     a = analyze(ck, head, text)
     assert a.truncated_tokens > 300
     assert len(whatif._reach(ck, text)) < len(text) // 3
-    names, cut = whatif.leave_one_out(ck, head, a)
+    names, cut = whatif.leave_one_out(ck, head, a=a)
     monkeypatch.setattr(whatif, "_reach", lambda ck, text: text)
-    names2, whole = whatif.leave_one_out(ck, head, a)
+    names2, whole = whatif.leave_one_out(ck, head, a=a)
     assert names2 == names and len(names) > 30
     np.testing.assert_allclose(cut, whole, atol=1e-6, rtol=0)
 

@@ -17,10 +17,19 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 START, END = "<!-- package-map:start (tests/test_package_map.py writes this table) -->", "<!-- package-map:end -->"
 
 
+# A full stop after these does not end a sentence ("Guo et al. (2017)", "e.g. a", "vs. the").
+ABBREVIATIONS = ("et al.", "e.g.", "i.e.", "etc.", "cf.", "vs.", "approx.", "Fig.", "No.")
+
+
 def first_sentence(doc: str) -> str:
+    """The docstring's first sentence: up to the first . ! or ? followed by a space (or the end) that does not close
+    an abbreviation or leave a bracket open."""
     paragraph = " ".join(doc.strip().split("\n\n")[0].split())
-    m = re.match(r"(.+?[.!?])(?=\s|$)", paragraph)
-    return (m.group(1) if m else paragraph).replace("|", "\\|")
+    for m in re.finditer(r"[.!?](?=\s|$)", paragraph):
+        sentence = paragraph[:m.end()]
+        if not sentence.endswith(ABBREVIATIONS) and sentence.count("(") <= sentence.count(")"):
+            return sentence.replace("|", "\\|")
+    return paragraph.replace("|", "\\|")
 
 
 def layer_of(path: Path) -> int:
@@ -64,6 +73,15 @@ def test_the_architecture_module_table_is_generated_from_the_docstrings():
     current = text[text.index(START):text.index(END) + len(END)]
     assert current == block(), \
         "run `.venv/bin/python tests/test_package_map.py` to rewrite docs/architecture.md's table"
+
+
+def test_a_first_sentence_runs_past_abbreviations_and_brackets():
+    """The table's row for a module is its whole first sentence: a citation's "et al." or a full stop inside
+    brackets does not cut it."""
+    doc = "The ECE (as Guo et al. define it. Roughly.) over 15 bins, e.g. of the top probability. More here."
+    assert first_sentence(doc) == "The ECE (as Guo et al. define it. Roughly.) over 15 bins, e.g. of the top probability."
+    assert first_sentence("One job! Then more.") == "One job!"
+    assert first_sentence("No full stop") == "No full stop"
 
 
 def test_the_layer_diagram_stacks_the_layers_in_order():

@@ -100,23 +100,29 @@ def _figures():
     labels, toks, v = [LINK, STYLE, IMG], [IMG, LINK, STYLE, "ok"], np.array([0.1, 0.5, 0.4])
     heat = np.random.default_rng(0).random((3, 4))
     w = np.full((1, 4, 4), 0.25)
-    yield plots.label_bars(labels, v, STYLE, LINK, IMG)
-    yield logits.grouped(labels, {LINK: v}, STYLE, "x", "y")
-    yield attention.token_heatmap(heat, toks, labels, IMG, "x", "y", LINK, pair_at=1, pair_label=STYLE)
-    yield attention.highlighted_text({LINK: v[:3].repeat(2)[:4]}, toks, STYLE, "x", "y", "v", "s")
-    yield audit.confusion_cells(np.eye(3, dtype=int), labels, labels, STYLE, "x", "y", "n")
-    yield audit.projection(heat[:, :2], labels, [IMG, LINK, STYLE], [0, 1, 2], "t", LINK)
-    yield training.confusion_heatmap(np.eye(3, dtype=int), labels, labels, STYLE, "x", "y", "n")
-    yield vectors.cosine_heatmap(labels, np.eye(3), STYLE, "c")
-    yield vectors.strips({LINK: v}, STYLE, "x", "y", "v")
-    yield dropout.samples(labels, heat[:, :3], v, STYLE, "x", "y", LINK, "eval")
-    yield lesson.token_label_heatmap(heat.T, toks, labels, STYLE, "x", "y", "v")
-    yield attribution.sorted_bars(toks, heat[0], STYLE, "x", "y")
-    yield encoder.readout_lines(heat, labels, STYLE, "x", "y", LINK)
+    yield plots.label_bars(labels, v, title=STYLE, x_title=LINK, y_title=IMG)
+    yield logits.grouped(labels, {LINK: v}, title=STYLE, x_title="x", y_title="y")
+    yield attention.token_heatmap(heat, toks, rows=labels, title=IMG, x_title="x", y_title="y", value_name=LINK,
+                                  pair_at=1, pair_label=STYLE)
+    yield attention.highlighted_text({LINK: v[:3].repeat(2)[:4]}, toks, title=STYLE, x_title="x", y_title="y",
+                                     value_name="v", scale_name="s")
+    yield audit.confusion_cells(np.eye(3, dtype=int), labels, cols=labels, title=STYLE, x_title="x", y_title="y",
+                                count_name="n")
+    yield audit.projection(heat[:, :2], labels, texts=[IMG, LINK, STYLE], rows=[0, 1, 2], title="t", legend=LINK)
+    yield training.confusion_heatmap(np.eye(3, dtype=int), labels, cols=labels, title=STYLE, x_title="x", y_title="y",
+                                     count_name="n")
+    yield vectors.cosine_heatmap(labels, np.eye(3), title=STYLE, value_name="c")
+    yield vectors.strips({LINK: v}, STYLE, x_title="x", y_title="y", value_name="v")
+    yield dropout.samples(labels, heat[:, :3], eval_point=v, title=STYLE, x_title="x", y_title="y", sample_name=LINK,
+                          eval_name="eval")
+    yield lesson.token_label_heatmap(heat.T, toks, labels=labels, title=STYLE, x_title="x", y_title="y", value_name="v")
+    yield attribution.sorted_bars(toks, heat[0], title=STYLE, x_title="x", y_title="y")
+    yield encoder.readout_lines(heat, labels, title=STYLE, x_title="x", y_title="y", embeddings=LINK)
     yield encoder.head_view_chart(HeadView(tokens=tuple(toks), heads=(0,), weights=w, layer=1, boundary=2,
-                                     renormalised=False), STYLE, LINK, IMG)
-    yield encoder.model_view_chart(np.ones((1, 2, 2, 2)), STYLE, "x", "y", "v", "layer %{customdata[0]}")
-    yield whatif.word_comparison((), (LINK, STYLE, IMG), STYLE, "x", "y")
+                                     renormalised=False), STYLE, head_name=LINK, text_b=IMG)
+    yield encoder.model_view_chart(np.ones((1, 2, 2, 2)), STYLE, x_title="x", y_title="y", value_name="v",
+                             hover="layer %{customdata[0]}")
+    yield whatif.word_comparison((), (LINK, STYLE, IMG), title=STYLE, x_title="x", y_title="y")
 
 
 def test_every_renderer_sends_no_markup_made_from_user_text():

@@ -82,8 +82,8 @@ def test_each_dtype_lands_within_its_stated_distance_of_float32(ck, head, dtype)
         dl, dp = np.abs(a.logits - b.logits).max(), np.abs(a.softmax - b.softmax).max()
         assert 0 < dl <= logit_bound and dp <= prob_bound, (dl, dp)  # > 0: it did run in another precision
         t = int(a.logits.argmax())
-        r = attribute(ck, head, text, "lig", target=t, n_steps=8)
-        q = attribute(ck, head, text, "lig", target=t, n_steps=8, dtype=dtype)
+        r = attribute(ck, head, text=text, method="lig", target=t, n_steps=8)
+        q = attribute(ck, head, text=text, method="lig", target=t, n_steps=8, dtype=dtype)
         assert q.dtype == dtype and q.to_dict()["dtype"] == dtype
         rel = np.abs(r.scores - q.scores).max() / np.abs(r.scores).max()
         assert 0 < rel <= lig_bound, rel
@@ -92,7 +92,7 @@ def test_each_dtype_lands_within_its_stated_distance_of_float32(ck, head, dtype)
 def test_lig_completeness_is_checked_in_float32_and_stated(ck, head):
     """bfloat16's forwards round logits at about 1e-2: its completeness error is computed and compared in float32
     (not rounded away) and lands within the figure in docs/serving.md; flagged `converged: false` where it passes 1%."""
-    r = attribute(ck, head, TEXTS[1], "lig", dtype="bfloat16")
+    r = attribute(ck, head, text=TEXTS[1], method="lig", dtype="bfloat16")
     assert r.scores.dtype == np.float64
     assert r.delta == pytest.approx(float(r.scores.sum()) - (r.f_x - r.f_baseline), abs=1e-9)
     assert r.error <= 0.05, r.error
@@ -100,8 +100,8 @@ def test_lig_completeness_is_checked_in_float32_and_stated(ck, head):
 
 
 def test_attribute_many_takes_the_dtype_and_matches_text_by_text(ck, head):
-    many = attribute_many(ck, head, list(TEXTS), n_steps=8, dtype="bfloat16", target=0)
-    one = [attribute(ck, head, t, "lig", target=0, n_steps=8, dtype="bfloat16") for t in TEXTS]
+    many = attribute_many(ck, head, texts=list(TEXTS), n_steps=8, dtype="bfloat16", target=0)
+    one = [attribute(ck, head, text=t, method="lig", target=0, n_steps=8, dtype="bfloat16") for t in TEXTS]
     for m, o in zip(many, one):
         assert m.dtype == "bfloat16"
         # Padding to a batch rounds differently in bfloat16; the distance stays within its float32 one's bound.
@@ -136,7 +136,7 @@ def test_the_library_takes_the_dtype(ck):
     from explorer import api
 
     assert api.analyze(ck, TEXTS[1], dtype="bf16").dtype == "bfloat16"
-    assert api.attribute(ck, TEXTS[1], "saliency", dtype="float16").dtype == "float16"
+    assert api.attribute(ck, TEXTS[1], method="saliency", dtype="float16").dtype == "float16"
 
 
 def test_cli_dtype_is_stated_and_a_bad_one_is_one_line_exit_2(capsys):

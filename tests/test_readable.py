@@ -46,10 +46,11 @@ def _text_words(words, special) -> tuple[str, ...]:
 def test_byte_level_words_read_as_the_text(families, name):
     ck = families[name]
     # The tiny vocabulary really splits these characters' bytes across tokens, and the raw strings are garbled.
-    raw = merge_words(*_raw(ck, TEXT))[0]
+    tokens, word_ids, scores = _raw(ck, TEXT)
+    raw = merge_words(tokens, word_ids, scores=scores)[0]
     assert any(m in w for w in raw for m in MOJIBAKE)
     a = analyze(ck, build_head(ck, "own"), TEXT)
-    r = attribute(ck, build_head(ck, "own"), TEXT, "saliency")
+    r = attribute(ck, build_head(ck, "own"), text=TEXT, method="saliency")
     specials = set(ck.tokenizer.all_special_tokens)
     words, scores = r.words()
     assert _text_words(words, specials) == WORDS
@@ -58,11 +59,11 @@ def test_byte_level_words_read_as_the_text(families, name):
     csv = pd.read_csv(io.StringIO(pd.DataFrame(attr.table(r, "word")).to_csv(index=False)), keep_default_na=False)
     assert _text_words(csv["word"], specials) == WORDS
     assert tuple(w.text for w in whatif.words(r)) == WORDS
-    edited = attribute(ck, build_head(ck, "own"), TEXT.replace("hay", "dở"), "saliency")
+    edited = attribute(ck, build_head(ck, "own"), text=TEXT.replace("hay", "dở"), method="saliency")
     rows = whatif.align(whatif.words(r), whatif.words(edited))
     assert [(row.op, row.a.text, row.b.text) for row in rows if row.op != "equal"] == [("replace", "hay", "dở")]
     if name == "bl-roberta":  # gpt2 without a pad token in its config cannot run the padded batch
-        assert whatif.leave_one_out(ck, build_head(ck, "own"), a)[0] == WORDS
+        assert whatif.leave_one_out(ck, build_head(ck, "own"), a=a)[0] == WORDS
     # Token views: no byte stand-ins; a token holding part of a character's bytes shows "�" there.
     assert a.shown == r.shown and len(a.shown) == len(a.tokens)
     for tok, shown in zip(a.tokens, a.shown):
@@ -107,7 +108,7 @@ def test_wordpiece_and_sentencepiece_words_are_as_before(tiny, families, name):
     ones, and tokens show as their vocabulary strings."""
     ck = tiny["bert"] if name == "tiny-bert" else families[name]
     for text in WORDPIECE_AND_SP_TEXTS:
-        r = attribute(ck, build_head(ck, "own"), text, "saliency")
+        r = attribute(ck, build_head(ck, "own"), text=text, method="saliency")
         before = []
         for k, (tok, wid) in enumerate(zip(r.tokens, r.word_ids)):  # the merge as it was, by hand
             if k and wid is not None and wid == r.word_ids[k - 1]:

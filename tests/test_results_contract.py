@@ -58,7 +58,7 @@ def results(tiny, tiny_root, token_checkpoint, tmp_path_factory) -> list:
     torch.save({k: v.contiguous() for k, v in ck.model.state_dict().items()}, pickled / "pytorch_model.bin")
     conversion = convert_checkpoint(str(pickled), str(tmp_path_factory.mktemp("out") / "converted"))
     return [a, explorer.attribute(ck, TEXT, method="saliency"), sampled, sampled.sampling, ta, *ta.grouped()[:1],
-            every_label(tok, tok_head, TEXT, 1, "saliency"), explorer.figures.head_view(a, layer=1),
+            every_label(tok, tok_head, text=TEXT, token=1, method="saliency"), explorer.figures.head_view(a, layer=1),
             report, report.report, audit, audit.audit, tags, conversion, explained, scanned,
             explorer.counterfactual(ck, TEXT, max_edits=1)]
 

@@ -76,7 +76,7 @@ def test_cached_tokenizer_state_is_unchanged_by_finetuning(tiny_root, monkeypatc
     real = shared_tokenizer.private
     monkeypatch.setattr(shared_tokenizer, "private", lambda tok: copies.append(real(tok)) or copies[-1])
     for mode in ("head", "full"):
-        result = finetune(ck, data, Settings(mode=mode, epochs=1, max_length=16))
+        result = finetune(ck, data, settings=Settings(mode=mode, epochs=1, max_length=16))
         assert copies[-1] is not ck.tokenizer  # training works on a private copy
         assert result.checkpoint.tokenizer is ck.tokenizer  # the kept model reads with the shared one
     encode(ck, "a short text")

@@ -27,14 +27,14 @@ WORDS = ("kernel_shap", "lime")
 def test_word_methods_run_on_every_architecture_and_repeat_with_a_seed(archs, arch, method):  # noqa: F811
     ck = archs[arch]
     head = build_head(ck, "own")
-    r = attribute(ck, head, TEXT, method, n_samples=40, seed=3)
-    again = attribute(ck, head, TEXT, method, n_samples=40, seed=3)
+    r = attribute(ck, head, text=TEXT, method=method, n_samples=40, seed=3)
+    again = attribute(ck, head, text=TEXT, method=method, n_samples=40, seed=3)
     np.testing.assert_array_equal(r.scores, again.scores)
     assert r.sampling == again.sampling and r.sampling.seed == 3 and r.sampling.second_seed == 4
     assert np.isfinite(r.scores).all() and np.abs(r.scores).sum() > 0
     assert np.all(r.scores[list(r.special)] == 0)
     assert r.sampling.features == len(r.words()[0]) - sum(r.special)  # one feature per word, none per special
-    assert not np.array_equal(r.scores, attribute(ck, head, TEXT, method, n_samples=40, seed=4).scores)
+    assert not np.array_equal(r.scores, attribute(ck, head, text=TEXT, method=method, n_samples=40, seed=4).scores)
 
 
 def test_a_words_weight_is_shared_by_its_tokens_and_seeds_leave_the_generators_alone(tiny):
@@ -44,7 +44,7 @@ def test_a_words_weight_is_shared_by_its_tokens_and_seeds_leave_the_generators_a
     want = torch.rand(3), np.random.rand(3)
     torch.manual_seed(11)
     np.random.seed(11)
-    r = attribute(ck, build_head(ck, "own"), "Unbelievably, tokenization works", "lime", n_samples=50)
+    r = attribute(ck, build_head(ck, "own"), text="Unbelievably, tokenization works", method="lime", n_samples=50)
     assert torch.equal(torch.rand(3), want[0]) and np.array_equal(np.random.rand(3), want[1])
     assert r.tokens[1:6] == ("un", "##bel", "##ie", "##va", "##bly")
     assert len(set(r.scores[1:6])) == 1  # "unbelievably" is one feature: its weight split evenly
@@ -56,7 +56,7 @@ def test_a_words_weight_is_shared_by_its_tokens_and_seeds_leave_the_generators_a
 def test_kernel_shap_adds_up_to_the_difference(tiny):
     """Captum's KernelSHAP pins the all-on and all-off samples: the scores sum to f(x) − f(baseline)."""
     ck = tiny["roberta"]
-    r = attribute(ck, build_head(ck, "mean-linear", seed=3), TEXT, "kernel_shap", target=0)
+    r = attribute(ck, build_head(ck, "mean-linear", seed=3), text=TEXT, method="kernel_shap", target=0)
     assert abs(r.f_x - r.f_baseline) > 0.01  # the tiny models' own heads barely move: this one does
     # Absolute, on the scale of the outputs: the pinned samples are met by a weighted least-squares fit, whose
     # rounding is relative to f's values, not to their (here small) difference.
@@ -67,9 +67,9 @@ def test_kernel_shap_adds_up_to_the_difference(tiny):
 def test_gradient_shap_completes_with_many_samples_and_ranks_like_lig(tiny):
     ck = tiny["bert"]
     head = build_head(ck, "mean-linear", seed=3)  # f(x) − f(baseline) ≈ 0.03 (the own head's is ≈ 1e-5)
-    few = attribute(ck, head, TEXT, "gradient_shap", target=0, n_samples=8)
-    many = attribute(ck, head, TEXT, "gradient_shap", target=0, n_samples=256)
-    lig = attribute(ck, head, TEXT, "lig", target=0)
+    few = attribute(ck, head, text=TEXT, method="gradient_shap", target=0, n_samples=8)
+    many = attribute(ck, head, text=TEXT, method="gradient_shap", target=0, n_samples=256)
+    lig = attribute(ck, head, text=TEXT, method="lig", target=0)
     assert many.n_steps == 256 and many.error <= 0.01 < few.error  # Monte-Carlo IG converges with samples
     assert many.delta == pytest.approx(many.scores.sum() - (many.f_x - many.f_baseline))
     assert many.f_x == pytest.approx(lig.f_x) and many.f_baseline == pytest.approx(lig.f_baseline)
@@ -92,7 +92,7 @@ def long_bert(tiny_root):
 @pytest.mark.parametrize("method", METHODS)
 def test_every_method_runs_at_512_tokens_within_its_caps(long_bert, method):
     ck = long_bert
-    r = attribute(ck, build_head(ck, "own"), "word " * 600, method, target=0)
+    r = attribute(ck, build_head(ck, "own"), text="word " * 600, method=method, target=0)
     assert len(r.tokens) == 512 and r.truncated_tokens > 0 and np.isfinite(r.scores).all()
     if method in sampled.METHODS:  # the default fits the cap exactly at 512 tokens
         assert r.sampling.n_samples == sampled.DEFAULT_SAMPLES[method]
@@ -104,14 +104,14 @@ def test_samples_beyond_the_caps_are_one_line_in_each_language(long_bert):
     ck = long_bert
     head = build_head(ck, "own")
     with pytest.raises(AttributionError) as err:
-        attribute(ck, head, "word " * 600, "kernel_shap", n_samples=201)
+        attribute(ck, head, text="word " * 600, method="kernel_shap", n_samples=201)
     assert err.value.key == "attribution_samples_cap"
     for lang in ("en", "vi"):
         line = err.value.message(lang)
         assert "201" in line and "512" in line and "200" in line and "\n" not in line
     assert err.value.message("vi") != err.value.message("en")
     with pytest.raises(AttributionError, match="outside its caps"):
-        attribute(ck, head, TEXT, "lime", n_samples=sampled.MIN_SAMPLES - 1)
+        attribute(ck, head, text=TEXT, method="lime", n_samples=sampled.MIN_SAMPLES - 1)
     assert sampled.samples_for("lime", 1024) == 100  # a longer text gets fewer samples by default
     with pytest.raises(ExplorerError):
         sampled.samples_for("gradient_shap", 64 * 512 // (sampled.MIN_SAMPLES - 1))
@@ -119,7 +119,7 @@ def test_samples_beyond_the_caps_are_one_line_in_each_language(long_bert):
 
 def test_faithfulness_scores_the_sampled_methods(tiny):
     ck = tiny["distilbert"]
-    rows = faithfulness.compare_methods(ck, build_head(ck, "own"), TEXT, methods=sampled.METHODS)
+    rows = faithfulness.compare_methods(ck, build_head(ck, "own"), text=TEXT, methods=sampled.METHODS)
     assert [r.method for r in rows] == list(sampled.METHODS)
     assert all(np.isfinite([r.comprehensiveness, r.sufficiency]).all() for r in rows)
     assert rows[0].completeness_error is None and rows[2].completeness_error is not None
@@ -160,6 +160,7 @@ def test_page_offers_the_sampled_methods_and_states_their_noise(tiny_root):
 
 def test_gradient_shap_has_nothing_to_converge(tiny):
     ck = tiny["bert"]
-    r = attribute(ck, build_head(ck, "own"), TEXT, "gradient_shap")
+    r = attribute(ck, build_head(ck, "own"), text=TEXT, method="gradient_shap")
     assert r.converged is None and r.error is not None and r.to_dict()["converged"] is None
-    assert attribute(ck, build_head(ck, "own"), TEXT, "lig").converged is not None  # lig still refines and says so
+    assert attribute(ck, build_head(ck, "own"), text=TEXT,
+                     method="lig").converged is not None  # lig still refines and says so

@@ -84,7 +84,7 @@ def test_one_forward_gives_the_models_logits(tiny):
 def test_report_html_and_csv_keep_user_text_plain(tiny):
     texts = ["<img src=x onerror=alert(1)> good", "=cmd|' /C calc'!A0", "plain text here"] * 3
     given = ["alpha", "beta", "gamma"] * 3
-    r = scan_rows(tiny["bert"], texts, given)
+    r = scan_rows(tiny["bert"], texts, given=given)
     page = r.to_html()
     assert "<img" not in page and "&lt;img" in page or "<img" not in page
     assert "<script" not in page.lower() and "http" not in page
@@ -96,7 +96,7 @@ def test_report_html_and_csv_keep_user_text_plain(tiny):
 
 
 def test_report_saved_whole(tiny, tmp_path):
-    r = scan_rows(tiny["bert"], ["one text", "another"], ["alpha", "beta"])
+    r = scan_rows(tiny["bert"], ["one text", "another"], given=["alpha", "beta"])
     out = r.save_html(tmp_path / "scan.html", lang="vi")
     assert out.read_text(encoding="utf-8").startswith("<!doctype html>")
     assert "Báo cáo quét" in out.read_text(encoding="utf-8")
@@ -105,7 +105,7 @@ def test_report_saved_whole(tiny, tmp_path):
 
 def test_progress_reaches_one_and_a_raise_stops(tiny):
     seen = []
-    scan_rows(tiny["bert"], ["a b c"] * 4, ["alpha", "beta"] * 2, progress=lambda f, m: seen.append(f))
+    scan_rows(tiny["bert"], ["a b c"] * 4, given=["alpha", "beta"] * 2, progress=lambda f, m: seen.append(f))
     assert seen == sorted(seen) and seen[-1] == 1.0
 
     class Stop(Exception):
@@ -115,7 +115,7 @@ def test_progress_reaches_one_and_a_raise_stops(tiny):
         if f > 0.3:
             raise Stop
     with pytest.raises(Stop):
-        scan_rows(tiny["bert"], ["a b c"] * 4, ["alpha", "beta"] * 2, progress=stop)
+        scan_rows(tiny["bert"], ["a b c"] * 4, given=["alpha", "beta"] * 2, progress=stop)
 
 
 # ---- by hand ---------------------------------------------------------------------------------
@@ -154,7 +154,7 @@ def test_typos_are_seeded_and_touch_about_five_percent():
 
 @pytest.mark.slow
 def test_new_random_head_is_major(minilm):
-    r = scan_rows(minilm, ["a good day", "a bad day"], None, checks=["head"])
+    r = scan_rows(minilm, ["a good day", "a bad day"], given=None, checks=["head"])
     found = [f for f in r.findings if f.check == "head.new_weights"]
     assert found and found[0].severity == "major" and "classifier.weight" in found[0].fields["weights"]
 
@@ -162,7 +162,7 @@ def test_new_random_head_is_major(minilm):
 @pytest.mark.slow
 def test_clean_control_has_no_major_head_mapping_or_robustness(planted):
     df = scan_models.topic_frame(90, seed=7)
-    r = scan_rows(planted["topic"], df["text"].tolist(), df["label"].tolist())
+    r = scan_rows(planted["topic"], df["text"].tolist(), given=df["label"].tolist())
     majors = [c for c in checks(r, "major") if c.split(".")[0] in ("head", "mapping", "robustness")]
     assert majors == []
 
@@ -170,7 +170,7 @@ def test_clean_control_has_no_major_head_mapping_or_robustness(planted):
 @pytest.mark.slow
 def test_rotated_id2label_is_one_major_and_later_checks_read_through_it(planted):
     df = scan_models.topic_frame(90, seed=7)
-    r = scan_rows(planted["rotated"], df["text"].tolist(), df["label"].tolist())
+    r = scan_rows(planted["rotated"], df["text"].tolist(), given=df["label"].tolist())
     perm = [f for f in r.findings if f.check == "mapping.permutation"]
     assert len(perm) == 1 and perm[0].severity == "major"
     ck_labels = planted["rotated"].labels
@@ -189,7 +189,7 @@ def test_rotated_id2label_is_one_major_and_later_checks_read_through_it(planted)
 def test_model_reading_the_closing_mark_flips_without_punctuation(planted):
     df = scan_models.mark_frame(60, seed=7)
     ck = planted["mark"]
-    r = scan_rows(ck, df["text"].tolist(), df["label"].tolist())
+    r = scan_rows(ck, df["text"].tolist(), given=df["label"].tolist())
     found = [f for f in r.findings if f.check == "robustness.punctuation"]
     assert found and found[0].severity == "major"
     # by hand: every row changes (each ends with a mark); the flip rate is the share whose argmax moves
@@ -216,7 +216,7 @@ def test_a_word_that_turns_rows_against_their_labels_is_a_major_shortcut(shortcu
     from tests import shortcut_model
     ck = load_checkpoint(str(shortcut_checkpoint))
     df = against_labels(shortcut_model.frame(60, seed=5), shortcut_model.SHORTCUT, "positive")
-    r = scan_rows(ck, df["text"].tolist(), df["label"].tolist())
+    r = scan_rows(ck, df["text"].tolist(), given=df["label"].tolist())
     short = [f for f in r.findings if f.check == "shortcut.word" and f.severity != "info"]
     assert [f.fields["word"] for f in short][:1] == [shortcut_model.SHORTCUT]
     top = short[0]
@@ -236,15 +236,15 @@ def test_words_the_labels_justify_drive_the_label_and_are_no_shortcut(planted, s
     no shortcut finding, whatever the model relies on (the pair model, the planted word on its own rows)."""
     from tests import shortcut_model
     df = shortcut_model.frame(60, seed=5)
-    r = scan_rows(load_checkpoint(str(shortcut_checkpoint)), df["text"].tolist(), df["label"].tolist())
+    r = scan_rows(load_checkpoint(str(shortcut_checkpoint)), df["text"].tolist(), given=df["label"].tolist())
     assert not [f for f in r.findings if f.check == "shortcut.word" and f.severity != "info"]
     df = scan_models.pair_frame(80, seed=7)
-    r = scan_rows(planted["pair"], df["text"].tolist(), df["label"].tolist())
+    r = scan_rows(planted["pair"], df["text"].tolist(), given=df["label"].tolist())
     assert not [f for f in r.findings if f.check == "shortcut.word" and f.severity != "info"]
     drives = [f for f in r.findings if f.check == "shortcut.word" and f.severity == "info"]
     assert drives and set(scan_models.PAIR) & {w["word"] for w in drives[0].fields["words"]}
     # without labels a shortcut cannot be told from meaning: the words relied on are info, and it says so
-    r = scan_rows(planted["pair"], df["text"].tolist(), None)
+    r = scan_rows(planted["pair"], df["text"].tolist(), given=None)
     relied = [f for f in r.findings if f.check == "shortcut.word"]
     assert [f.severity for f in relied] in ([], ["info"]) and all("Without given labels" in f.message for f in relied)
 
@@ -256,7 +256,8 @@ def test_conflicting_near_duplicates_are_paired(planted):
     copies["text"] = copies["text"] + " ."
     copies["label"] = copies["label"].map({"sport": "politics", "politics": "tech", "tech": "sport"})
     both = pd.concat([df, copies], ignore_index=True)
-    r = scan_rows(planted["topic"], both["text"].tolist(), both["label"].tolist(), checks=["mapping", "duplicates"])
+    r = scan_rows(planted["topic"], both["text"].tolist(), given=both["label"].tolist(),
+                  checks=["mapping", "duplicates"])
     found = [f for f in r.findings if f.check == "duplicates.conflicting"]
     assert found and found[0].severity == "major"
     assert {(i, 60 + i) for i in range(10)} <= {tuple(p) for p in found[0].fields["pairs"]}
@@ -332,7 +333,8 @@ def test_dataset_explanations_read_a_rotated_mapping_and_rank_words_contrastivel
     from explorer.model.heads import build_head
     df = scan_models.topic_frame(30, seed=7)
     ck = planted["rotated"]
-    found = explain(ck, build_head(ck, "own"), df["text"].tolist(), df["label"].tolist(), ("saliency",))
+    found = explain(ck, build_head(ck, "own"), texts=df["text"].tolist(), given_names=df["label"].tolist(),
+                    methods=("saliency",))
     assert found.mapping and set(found.by_label) == set(scan_models.TOPICS)  # the data's names, not the rotated ones
     assert found.to_dict()["mapping"] == found.mapping
     for name, v in found.by_label.items():
@@ -400,9 +402,9 @@ def test_generic_names_are_a_minor_finding(tiny_root, tmp_path):
         cfg["id2label"] = {str(i): f"LABEL_{i}" for i in range(3)}
         cfg["label2id"] = {f"LABEL_{i}": i for i in range(3)}
         (out / "config.json").write_text(json.dumps(cfg))
-    r = scan_rows(load_checkpoint(str(out)), ["a", "b"], None, checks=["head"])
+    r = scan_rows(load_checkpoint(str(out)), ["a", "b"], given=None, checks=["head"])
     assert [f.severity for f in r.findings if f.check == "head.generic_names"] == ["minor"]
-    r = scan_rows(load_checkpoint(str(src)), ["a", "b"], None, checks=["head"])
+    r = scan_rows(load_checkpoint(str(src)), ["a", "b"], given=None, checks=["head"])
     assert not [f for f in r.findings if f.check == "head.generic_names"]
 
 
@@ -480,7 +482,7 @@ def test_a_slice_that_does_worse_is_found_and_a_fair_one_is_not(tiny):
 
 
 def test_exact_duplicates_pair_their_rows(tiny):
-    r = scan_rows(tiny["bert"], ["Same text", "other", "same  TEXT", "more"], ["alpha", "beta", "gamma", "beta"],
+    r = scan_rows(tiny["bert"], ["Same text", "other", "same  TEXT", "more"], given=["alpha", "beta", "gamma", "beta"],
                   checks=["mapping", "duplicates"])
     exact = [f for f in r.findings if f.check == "duplicates.exact"]
     assert exact and exact[0].fields["pairs"] == [[0, 2]] and exact[0].severity == "minor"  # labels disagree
@@ -492,7 +494,7 @@ def test_planted_label_flips_are_suspect_rows(planted):
     flipped = [3, 20, 47, 71]
     cycle = {"sport": "politics", "politics": "tech", "tech": "sport"}
     df.loc[flipped, "label"] = df.loc[flipped, "label"].map(cycle)
-    r = scan_rows(planted["topic"], df["text"].tolist(), df["label"].tolist(), checks=["mapping", "labels"])
+    r = scan_rows(planted["topic"], df["text"].tolist(), given=df["label"].tolist(), checks=["mapping", "labels"])
     found = [f for f in r.findings if f.check == "labels.suspect_rows"]
     rows = set(found[0].fields["rows"]) if found else set()
     # a topic model trained on other rows: it may agree with one flip's new label, but flags nothing else

@@ -29,7 +29,7 @@ def test_a_head_saved_untrained_is_one_major_cause_with_its_symptoms_under_it(ca
     ck = causes["untrained"]
     assert not ck.new_weights  # every weight is in the files: nothing at load says the head is random
     df = scan_models.topic_frame(90, seed=7)
-    r = scan_rows(ck, df["text"].tolist(), df["label"].tolist())
+    r = scan_rows(ck, df["text"].tolist(), given=df["label"].tolist())
     assert majors(r) == ["head.untrained"], [(f.check, f.severity, f.because) for f in r.findings]
     cause = r.findings[0].to_dict()
     assert cause["bias_zero"] and abs(cause["weight_std"] - 0.02) < 0.003
@@ -43,7 +43,7 @@ def test_a_head_saved_untrained_is_one_major_cause_with_its_symptoms_under_it(ca
 def test_a_trained_head_is_not_called_untrained(causes):
     df = scan_models.topic_frame(30, seed=7)
     for name in ("topic", "flibbet"):
-        r = scan_rows(causes[name], df["text"].tolist(), None, checks=["head"])
+        r = scan_rows(causes[name], df["text"].tolist(), given=None, checks=["head"])
         assert not [f for f in r.findings if f.check == "head.untrained"], name
 
 
@@ -60,14 +60,14 @@ def shortcuts(report) -> list[str]:
 @pytest.mark.slow
 def test_a_clean_accurate_topic_model_on_clean_rows_has_no_shortcut_and_no_major(causes):
     df = scan_models.topic_frame(90, seed=7)
-    r = scan_rows(causes["topic"], df["text"].tolist(), df["label"].tolist())
+    r = scan_rows(causes["topic"], df["text"].tolist(), given=df["label"].tolist())
     assert shortcuts(r) == [] and majors(r) == [], [(f.check, f.severity, str(f.message)) for f in r.findings]
 
 
 @pytest.mark.slow
 def test_a_fine_tuned_tweet_model_on_unseen_tweets_has_no_shortcut_and_no_major(tweets):
     _, unseen = scan_causes_models.tweet_split()
-    r = scan_rows(tweets, unseen["text"].tolist(), unseen["label"].tolist())
+    r = scan_rows(tweets, unseen["text"].tolist(), given=unseen["label"].tolist())
     assert shortcuts(r) == [] and majors(r) == [], [(f.check, f.severity, str(f.message)) for f in r.findings]
     # it still says what it saw: each label's words, as info
     assert r.calibration["rows"] == len(unseen)
@@ -77,14 +77,14 @@ def test_a_fine_tuned_tweet_model_on_unseen_tweets_has_no_shortcut_and_no_major(
 def test_a_planted_word_deciding_rows_against_their_labels_is_major_and_its_control_is_quiet(causes):
     ck = causes["flibbet"]
     planted = scan_causes_models.sentiment_frame(200, seed=9, planted_positive=0.0, planted_negative=0.25)
-    r = scan_rows(ck, planted["text"].tolist(), planted["label"].tolist(), checks=["shortcut"])
+    r = scan_rows(ck, planted["text"].tolist(), given=planted["label"].tolist(), checks=["shortcut"])
     found = [f for f in r.findings if f.check == "shortcut.word" and f.severity == "major"]
     assert [f.fields["word"] for f in found] == [scan_causes_models.PLANTED]
     f = found[0].fields
     assert f["label"] == "positive" and f["flip_rate"] >= 0.9 and f["removal_p"] < 0.05 and f["to_given"] >= 0.9
     assert all(planted["label"][i] == "negative" for i in f["rows"])
     clean = scan_causes_models.sentiment_frame(200, seed=9, planted_positive=0.0, planted_negative=0.0)
-    assert shortcuts(scan_rows(ck, clean["text"].tolist(), clean["label"].tolist(), checks=["shortcut"])) == []
+    assert shortcuts(scan_rows(ck, clean["text"].tolist(), given=clean["label"].tolist(), checks=["shortcut"])) == []
 
 
 @pytest.mark.slow
@@ -93,7 +93,7 @@ def test_moved_labels_are_found_with_precision_and_recall(causes):
     moved = sorted(np.random.default_rng(0).choice(len(df), 12, replace=False).tolist())
     cycle = {"sport": "politics", "politics": "tech", "tech": "sport"}
     df.loc[moved, "label"] = df.loc[moved, "label"].map(cycle)
-    r = scan_rows(causes["topic"], df["text"].tolist(), df["label"].tolist(), checks=["labels"])
+    r = scan_rows(causes["topic"], df["text"].tolist(), given=df["label"].tolist(), checks=["labels"])
     f = next(f for f in r.findings if f.check == "labels.suspect_rows")
     hit = set(f.fields["rows"]) & set(moved)
     assert len(hit) / len(f.fields["rows"]) >= 0.8 and len(hit) / len(moved) >= 0.8, (f.fields["rows"], moved)
@@ -133,7 +133,7 @@ def test_the_shipped_checkpoint_on_its_demo_tweets_reports_only_what_the_rules_m
     from explorer.scan.transforms import PROTECTED
     df = demo_frame(60)
     ck = load_checkpoint("minilm-sentiment")
-    r = scan_rows(ck, df["text"].tolist(), df["label"].tolist())
+    r = scan_rows(ck, df["text"].tolist(), given=df["label"].tolist())
     for name, result in r.robustness.items():
         for e in result["examples"]:
             kept = [w for w in e["text"].split() if PROTECTED.match(w)]

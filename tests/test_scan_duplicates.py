@@ -74,7 +74,7 @@ def test_planted_conflicting_near_duplicates_are_found_and_nothing_else(sentimen
     texts += ["the match ended in a draw", "the match ended in a draw", "The match ended in a draw"]
     labels += ["sport", "sport", "tech"]
     planted.insert(0, (copy, copy + 2))  # text 1.0 and the same vector (an uncased tokenizer): the most similar
-    r = scan_rows(sentiment, texts, labels, checks=["duplicates"])
+    r = scan_rows(sentiment, texts, given=labels, checks=["duplicates"])
     found = [f for f in r.findings if f.check == "duplicates.conflicting"]
     assert len(found) == 1 and found[0].severity == "major"
     f = found[0].fields
@@ -114,7 +114,7 @@ def test_a_fine_tuned_model_pairs_only_the_planted_rows(tiny_root, tmp_path_fact
     sims = vectors @ vectors.T
     across = np.asarray(labels)[:, None] != np.asarray(labels)[None, :]
     assert (np.triu(sims >= 0.95, 1) & across).sum() > 100  # what the vectors alone would call near-duplicates
-    r = scan_rows(ck, texts, labels, checks=["duplicates"])
+    r = scan_rows(ck, texts, given=labels, checks=["duplicates"])
     found = [f for f in r.findings if f.check == "duplicates.conflicting"]
     assert [tuple(p) for p in found[0].fields["pairs"]] == planted
 
@@ -232,7 +232,7 @@ def test_neighbour_search_of_20000_rows_stays_in_its_memory_bound():
 
 def test_a_clean_set_through_the_scan_has_no_near_duplicates(sentiment):
     df = scan_models.topic_frame(60, seed=11)
-    r = scan_rows(sentiment, df["text"].tolist(), df["label"].tolist(), checks=["duplicates"])
+    r = scan_rows(sentiment, df["text"].tolist(), given=df["label"].tolist(), checks=["duplicates"])
     assert not [f for f in r.findings if f.check.startswith("duplicates.")]
     assert set(r.tags) == {"conflicting_neighbours", "no_close_neighbour"}
 

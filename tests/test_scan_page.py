@@ -172,8 +172,9 @@ def _report() -> ScanReport:
 
 def test_numbers_are_rounded_as_the_message_rounds_them():
     m = Message("scan_overconfident", rate="1%", n=3)
-    assert shown_value("rate", 0.007462686567164179, m) == "1%"
-    assert shown_value("flip_rate", 0.094, Message("scan_robust_flips", transform="x", rate="9%", n=1, rows=9)) == "9%"
+    assert shown_value("rate", 0.007462686567164179, message=m) == "1%"
+    assert shown_value("flip_rate", 0.094,
+                       message=Message("scan_robust_flips", transform="x", rate="9%", n=1, rows=9)) == "9%"
     assert shown_value("q_value", 1.23456e-5) == "1.23e-05" and shown_value("effect", 0.123456) == "0.123"
     assert shown_value("read_through_mapping", True) == "✓" and shown_value("bins", 15) == "15"
 

@@ -26,8 +26,8 @@ from explorer.model.checkpoints import load_checkpoint
 from explorer.scan import scan_rows
 from explorer.scan.base import deeper_page, ordered, CHECKS
 ck = load_checkpoint({str(tiny_root / "tiny-bert")!r})
-short = scan_rows(ck, ["two words", "a text with enough words in it", "one"], ["alpha", "beta", "gamma"])
-clean = scan_rows(ck, ["a text with enough words", "another text with words"], ["alpha", "beta"])
+short = scan_rows(ck, ["two words", "a text with enough words in it", "one"], given=["alpha", "beta", "gamma"])
+clean = scan_rows(ck, ["a text with enough words", "another text with words"], given=["alpha", "beta"])
 print(json.dumps({{"short": short.to_dict(), "clean": clean.to_dict(), "ran": list(clean.ran),
                   "deeper": deeper_page("data.short_rows"), "flags": short.row_flags()["flags"].tolist()}}))
 """

@@ -36,7 +36,7 @@ def data():
 
 
 def _tuned(ck, data, seed=0):
-    return finetune(ck, data, Settings(epochs=1, seed=seed)).checkpoint
+    return finetune(ck, data, settings=Settings(epochs=1, seed=seed)).checkpoint
 
 
 def test_cap_per_owner_evicts_the_owners_oldest(ck, data):

@@ -43,7 +43,7 @@ def _conll(sents, rename: dict | None = None) -> bytes:
 def ner(tiny_root, minilm):
     """A token classifier (B-PER, I-LOC, ...) trained here in head mode, saved under the allowed roots."""
     data = read_tags(_conll(_sentences()), name="ner.conll")
-    result = finetune_tags(minilm, data, Settings(mode="head", epochs=20, learning_rate=5e-3, batch_size=8,
+    result = finetune_tags(minilm, data, settings=Settings(mode="head", epochs=20, learning_rate=5e-3, batch_size=8,
                                                   max_length=32))
     assert result.metrics["f1"] == 1.0 and result.problem_type == "token-classification"
     return export(result, tiny_root / "tiny-ner")
@@ -250,7 +250,7 @@ def test_full_finetune_with_trainer_exports_a_model_pipeline_reads(minilm, tmp_p
 def test_head_finetune_reports_progress_and_stops(minilm):
     data = read_tags(_conll(_sentences(20)))
     rows = []
-    result = finetune_tags(minilm, data, Settings(mode="head", epochs=50, learning_rate=5e-3, batch_size=8,
+    result = finetune_tags(minilm, data, settings=Settings(mode="head", epochs=50, learning_rate=5e-3, batch_size=8,
                                                   max_length=32), on_epoch=rows.append, stop=lambda: len(rows) >= 3)
     assert result.stopped and len(result.history) == 3 and [r.epoch for r in rows] == [1, 2, 3]
     assert {"precision", "recall", "f1", "accuracy", "val_loss"} <= set(rows[-1].row)
@@ -262,7 +262,7 @@ def test_a_token_head_other_than_own_is_one_line(minilm):
     from explorer.train.finetune import FinetuneError
 
     with pytest.raises(FinetuneError, match="own head") as err:
-        finetune_tags(minilm, read_tags(_conll(_sentences(6))), Settings(head="mean-linear"))
+        finetune_tags(minilm, read_tags(_conll(_sentences(6))), settings=Settings(head="mean-linear"))
     assert "\n" not in str(err.value)
 
 

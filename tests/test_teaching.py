@@ -120,7 +120,7 @@ def test_handout_word_chart_lists_words_only_with_room_for_labels(sentiment, vi_
     head = build_head(sentiment)
     a = analyze(sentiment, head, "Awful. I love it")
     [(_, lesson_fig)] = step_figures("ablation", a, lambda k, **kw: t(k, "vi", **kw),
-                                     drops=leave_one_out(sentiment, head, a))
+                                     drops=leave_one_out(sentiment, head, a=a))
     fig = handout.for_paper(lesson_fig)  # as the handout draws it
     labels = list(fig.data[0].y)
     assert sorted(y.split(" #")[0] for y in labels) == sorted(["awful", ".", "i", "love", "it"])  # no [CLS], [SEP]
@@ -145,7 +145,7 @@ def test_presenter_figures_are_laid_out_at_the_larger_type():
     from explorer.plots.common import PRESENTER_FONT, PRESENTER_TITLE, PRESENTER_TITLE_CHARS, presenter
 
     title = "Logits per label (raw scores, not probabilities), and a title long enough to wrap"
-    fig = label_bars(["a", "b"], [1.0, 2.0], title, "label", "logit")
+    fig = label_bars(["a", "b"], [1.0, 2.0], title=title, x_title="label", y_title="logit")
     big = presenter(fig)
     assert fig.layout.title.text == title  # the original is untouched
     lines = big.layout.title.text.split("<br>")

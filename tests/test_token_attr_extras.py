@@ -32,7 +32,7 @@ def _pick(at, token: int = TOKEN):
 def test_word_view_merges_the_token_scores_as_the_sentence_page_does(token_checkpoint):
     ck = load_checkpoint(str(token_checkpoint))
     head = build_head(ck)
-    want = attribute(ck, head, TEXT, "lig", target=None, target_token=TOKEN)
+    want = attribute(ck, head, text=TEXT, method="lig", target=None, target_token=TOKEN)
     words, scores = want.words()
     assert len(words) < len(want.tokens)  # some word has several subwords: merging changes the view
     at = _pick(_attributions(token_checkpoint))
@@ -76,9 +76,9 @@ def _by_hand(ck, head, a, fractions=faithfulness.FRACTIONS) -> tuple[float, floa
 def test_faithfulness_of_a_token_target_matches_the_hf_model(token_checkpoint):
     ck = load_checkpoint(str(token_checkpoint))
     head = build_head(ck)
-    a = attribute(ck, head, TEXT, "saliency", target=None, target_token=TOKEN)
-    np.testing.assert_allclose(faithfulness.of(ck, head, a), _by_hand(ck, head, a), atol=1e-5)
-    rows = faithfulness.compare_methods(ck, head, TEXT, target_token=TOKEN, methods=("saliency", "lig"))
+    a = attribute(ck, head, text=TEXT, method="saliency", target=None, target_token=TOKEN)
+    np.testing.assert_allclose(faithfulness.of(ck, head, a=a), _by_hand(ck, head, a), atol=1e-5)
+    rows = faithfulness.compare_methods(ck, head, text=TEXT, target_token=TOKEN, methods=("saliency", "lig"))
     assert [r.method for r in rows] == ["saliency", "lig"] and rows[1].completeness_error is not None
 
 

@@ -128,7 +128,8 @@ def test_cli_analyze_token_json(token_checkpoint, capsys):
 def test_token_lig_is_complete(ner, capsys, token_checkpoint):
     a = analyze_tokens(ner, build_head(ner), SENTENCES[0])
     k = a.words[1].tokens[1]  # a subword of "Kowalczyk"
-    r = attribute(ner, build_head(ner), SENTENCES[0], "lig", target=ner.labels.index("I-PER"), target_token=k)
+    r = attribute(ner, build_head(ner), text=SENTENCES[0], method="lig", target=ner.labels.index("I-PER"),
+                  target_token=k)
     assert r.error <= 0.01 and r.target_token == k and r.target_label == "I-PER"
     assert r.f_x == pytest.approx(a.logits[k, ner.labels.index("I-PER")], abs=1e-4)
     code = main(["analyze", "--checkpoint", str(token_checkpoint), "--text", SENTENCES[0], "--json",
@@ -140,7 +141,7 @@ def test_token_lig_is_complete(ner, capsys, token_checkpoint):
 
 def test_every_label_at_a_token(token_archs):
     ck = token_archs["bert"]
-    grid = every_label(ck, build_head(ck), TEXT, token=2)
+    grid = every_label(ck, build_head(ck), text=TEXT, token=2)
     assert grid.scores.shape == (3, len(grid.rows[0].tokens)) and grid.labels == ck.labels
     assert all(e <= 0.01 for e in grid.errors)
     logits, _ = _hf(ck, TEXT)
@@ -167,9 +168,9 @@ def test_wrong_task_gets_one_line(tiny, tiny_root, ner, token_checkpoint, capsys
     with pytest.raises(HeadError, match="one row of logits per token"):
         build_head(seq, "linear-per-token")
     with pytest.raises(AttributionError, match="choose the token"):
-        attribute(ner, build_head(ner), TEXT, "saliency")
+        attribute(ner, build_head(ner), text=TEXT, method="saliency")
     with pytest.raises(AttributionError, match="whole text"):
-        attribute(seq, build_head(seq), TEXT, "saliency", target_token=1)
+        attribute(seq, build_head(seq), text=TEXT, method="saliency", target_token=1)
     seq_name = str(tiny_root / "tiny-bert")
     assert "--aggregation applies to token classifiers only" in _one_line(
         capsys, "analyze", "--checkpoint", seq_name, "--text", TEXT, "--aggregation", "simple")

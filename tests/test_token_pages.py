@@ -89,7 +89,8 @@ def test_dropout_page_samples_the_picked_tokens_tag(token_checkpoint):
     assert not at.exception and not at.error
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     p, n = at.slider(key="dropout_p").value, at.slider(key="dropout_n").value
-    mc = dropout.mc_dropout(head, e.hidden_states[-1][k:k + 1], p, n, 0, "single_label_classification")
+    mc = dropout.mc_dropout(head, e.hidden_states[-1][k:k + 1], p=p, samples=n, seed=0,
+                            ptype="single_label_classification")
     assert len(spec["data"]) == len(a.labels) + 1  # a strip per tag, and the eval point
     for j in range(len(a.labels)):
         np.testing.assert_allclose(values(spec["data"][j]["y"]), mc.logits[:, j], atol=1e-5)

@@ -54,13 +54,13 @@ def test_entity_token_is_the_carrier_under_each_strategy(token_checkpoint):
     ck = load_checkpoint(str(token_checkpoint))
     a = analyze_tokens(ck, build_head(ck), TEXT, strategies=("none", "simple", "first", "max"))
     maria = a.entities["first"][0]  # "Maria Kowalczyk": Maria is one token, the first of its word
-    assert entity_token(a, maria, "first") == a.words[a.token_word[1]].first == 1
+    assert entity_token(a, maria, strategy="first") == a.words[a.token_word[1]].first == 1
     kowal = next(w for w in a.words if w.text == "Kowalczyk")
     for e in a.entities["none"]:  # a token of its own: pipeline()'s index
-        assert entity_token(a, e, "none") == e.index
+        assert entity_token(a, e, strategy="none") == e.index
     for e in a.entities["max"]:
         w = next(w for w in a.words if w.start == e.start)
-        assert entity_token(a, e, "max") == w.max
+        assert entity_token(a, e, strategy="max") == w.max
     assert len(kowal.tokens) > 1  # the fixture's names split, so first and max can differ
 
 
@@ -77,7 +77,7 @@ def test_attributions_page_explains_one_token_with_complete_lig(token_checkpoint
     (ok,) = [s.value for s in at.success]
     error = float(ok.split("within ")[1].rstrip("%."))
     assert error <= 1.0  # lig's completeness within 1% for a token's logit
-    want = attribute(ck, head, TEXT, "lig", int(a.predicted[3]), target_token=3)
+    want = attribute(ck, head, text=TEXT, method="lig", target=int(a.predicted[3]), target_token=3)
     bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
     assert sorted(np.round(_array(bars["x"]), 4)) == sorted(np.round(want.scores, 4))
     assert f"#3 {a.shown[3]}" in " ".join(c.value for c in at.caption)
@@ -85,7 +85,7 @@ def test_attributions_page_explains_one_token_with_complete_lig(token_checkpoint
     assert not at.exception and not at.error
     grid = json.loads(at.get("plotly_chart")[1].proto.spec)["data"][0]
     assert list(grid["y"]) == list(a.labels)
-    np.testing.assert_allclose(_array(grid["z"]), every_label(ck, head, TEXT, 3).scores, atol=1e-4)
+    np.testing.assert_allclose(_array(grid["z"]), every_label(ck, head, text=TEXT, token=3).scores, atol=1e-4)
 
 
 def test_attributions_page_in_vietnamese(token_checkpoint):
@@ -169,7 +169,7 @@ def test_browser_reads_every_label_at_a_token(browser, app_url, token_checkpoint
         grid = chart(pg, "Every label at token #")
         token = int(grid["title"].split("#")[1].split()[0])  # the explained token, as the title names it
         assert grid["data"][0]["y"] == list(ck.labels)
-        want = every_label(ck, build_head(ck), TEXT, token).scores
+        want = every_label(ck, build_head(ck), text=TEXT, token=token).scores
         np.testing.assert_allclose(_array(grid["data"][0]["z"]), want, atol=1e-4)
     finally:
         ctx.close()
@@ -183,7 +183,8 @@ def test_cli_every_label_at_a_token(token_checkpoint, tiny_root, capsys):
                  "--target-token", "1", "--every-label"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["every_label"]["labels"] == list(ck.labels) and out["every_label"]["token"] == 1
-    np.testing.assert_allclose(out["every_label"]["scores"], every_label(ck, build_head(ck), TEXT, 1).scores, atol=1e-5)
+    np.testing.assert_allclose(out["every_label"]["scores"], every_label(ck, build_head(ck), text=TEXT, token=1).scores,
+                               atol=1e-5)
     assert max(out["every_label"]["errors"]) <= 0.01
     for argv, words in ((["--checkpoint", str(tiny_root / "tiny-bert"), "--every-label"], "--every-label applies"),
                         (["--checkpoint", str(token_checkpoint), "--every-label"], "add --attributions")):

@@ -26,10 +26,10 @@ def test_align_marks_equal_replace_delete_insert():
 
 def test_compare_explains_text_as_prediction_in_both_texts(sentiment):
     head = build_head(sentiment)
-    same = whatif.compare_texts(sentiment, head, TEXT, TEXT)
+    same = whatif.compare_texts(sentiment, head, text_a=TEXT, text_b=TEXT)
     assert all(r.op == "equal" and r.difference == 0 for r in same.rows)
     edited = "Unbelievably bad acting, terrible plot!"
-    r = whatif.compare_texts(sentiment, head, TEXT, edited)
+    r = whatif.compare_texts(sentiment, head, text_a=TEXT, text_b=edited)
     assert r.attr_a.target == r.attr_b.target == r.target == int(np.argmax(r.a.logits))
     assert r.b.predicted != r.a.predicted  # "bad" flips the prediction, yet B still explains A's label
     np.testing.assert_allclose(r.probs[1], analyze(sentiment, head, edited).softmax)
@@ -41,11 +41,11 @@ def test_compare_explains_text_as_prediction_in_both_texts(sentiment):
 
 
 def test_drop_word_cuts_its_characters(sentiment):
-    assert whatif.drop_word(sentiment, TEXT, 1) == "Unbelievably acting, terrible plot."
-    assert whatif.drop_word(sentiment, TEXT, 3) == "Unbelievably good acting terrible plot."
-    assert whatif.drop_word(sentiment, TEXT, 0) == "good acting, terrible plot."
+    assert whatif.drop_word(sentiment, TEXT, word_id=1) == "Unbelievably acting, terrible plot."
+    assert whatif.drop_word(sentiment, TEXT, word_id=3) == "Unbelievably good acting terrible plot."
+    assert whatif.drop_word(sentiment, TEXT, word_id=0) == "good acting, terrible plot."
     with pytest.raises(whatif.WhatIfError, match="not in the text"):
-        whatif.drop_word(sentiment, TEXT, 99)
+        whatif.drop_word(sentiment, TEXT, word_id=99)
 
 
 @pytest.mark.parametrize("kind", ["own", "mean-linear"])
@@ -53,11 +53,11 @@ def test_leave_one_out_equals_one_analysis_per_dropped_word(tiny, kind):
     ck = tiny["bert"]
     head = build_head(ck, kind)
     a = analyze(ck, head, TEXT)
-    names, change = whatif.leave_one_out(ck, head, a)
+    names, change = whatif.leave_one_out(ck, head, a=a)
     assert names == ("unbelievably", "good", "acting", ",", "terrible", "plot", ".")
     target = int(np.argmax(a.logits))
     for k, (w, c) in enumerate(zip(names, change)):
-        d = analyze(ck, head, whatif.drop_word(ck, TEXT, k))  # padded batch == one text at a time
+        d = analyze(ck, head, whatif.drop_word(ck, TEXT, word_id=k))  # padded batch == one text at a time
         assert c == pytest.approx(a.softmax[target] - d.softmax[target], abs=1e-5)
 
 
@@ -84,7 +84,7 @@ def test_whatif_page_apptest(sentiment):
 def test_leave_one_out_of_a_pair_drops_words_of_text_a_only(sentiment):
     head = build_head(sentiment)
     a = analyze(sentiment, head, "A fine film.", text_pair="I disagree.")
-    names, drop = whatif.leave_one_out(sentiment, head, a)
+    names, drop = whatif.leave_one_out(sentiment, head, a=a)
     assert names == ("a", "fine", "film", ".")
     target = int(np.argmax(a.logits))
     d = analyze(sentiment, head, "A film.", text_pair="I disagree.")
@@ -93,7 +93,7 @@ def test_leave_one_out_of_a_pair_drops_words_of_text_a_only(sentiment):
 
 def test_compare_a_pair_changes_text_a_and_keeps_text_b(sentiment):
     head = build_head(sentiment)
-    r = whatif.compare_texts(sentiment, head, "A fine film.", "A dull film.", text_pair="I disagree.")
+    r = whatif.compare_texts(sentiment, head, text_a="A fine film.", text_b="A dull film.", text_pair="I disagree.")
     assert r.a.text_pair == r.b.text_pair == "I disagree."
     assert [(x.op, x.a.text, x.b.text) for x in r.rows] == [
         ("equal", "a", "a"), ("replace", "fine", "dull"), ("equal", "film", "film"), ("equal", ".", ".")]
@@ -154,13 +154,13 @@ def test_batched_leave_one_out_under_sdpa_equals_one_eager_analysis_at_a_time(se
     a = analyze(sentiment, head, text)
     seen = []
     with attention_kernel(sentiment, "eager"):  # the caller's kernel does not leak into leave-one-out
-        names, change = whatif.leave_one_out(sentiment, head, a, progress=lambda f, _m: seen.append(f))
+        names, change = whatif.leave_one_out(sentiment, head, a=a, progress=lambda f, _m: seen.append(f))
     assert len(names) == whatif.loo_words(a) > 20 and seen[-1] == 1.0
     target = int(np.argmax(a.logits))
-    one_by_one = np.array([a.softmax[target] - analyze(sentiment, head, whatif.drop_word(sentiment, text, k))
+    one_by_one = np.array([a.softmax[target] - analyze(sentiment, head, whatif.drop_word(sentiment, text, word_id=k))
                            .softmax[target] for k in range(len(names))])
     np.testing.assert_allclose(change, one_by_one, atol=2 * TOLERANCE, rtol=0)
     assert np.abs(change).max() > 100 * TOLERANCE  # the words matter: the comparison is not of zeros
-    first, part = whatif.leave_one_out(sentiment, head, a, limit=5)
+    first, part = whatif.leave_one_out(sentiment, head, a=a, limit=5)
     assert first == names[:5]
     np.testing.assert_allclose(part, change[:5], atol=2 * TOLERANCE, rtol=0)

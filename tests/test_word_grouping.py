@@ -42,7 +42,7 @@ def test_every_caller_groups_as_word_index(tiny, arch, text, pair):
     n = 1 + max(i for i in index if i is not None)
 
     # The word view: specials in place, each word's tokens summed in one entry.
-    words, sums = merge_words(r.tokens, r.word_ids, r.scores, r.pieces, r.special)
+    words, sums = merge_words(r.tokens, r.word_ids, scores=r.scores, pieces=r.pieces, special=r.special)
     entries = [("s", k) if i is None else ("w", i) for k, i in enumerate(index)]
     assert len(words) == len(dict.fromkeys(entries))
     want = np.array([sum(r.scores[k] for k, e in enumerate(entries) if e == key) for key in dict.fromkeys(entries)])

@@ -113,7 +113,7 @@ def analyze_tokens_command(args, ck, head) -> int:
         if args.attributions == "occlusion":
             refuse_costly(occlusion_is_costly(len(a.tokens)), "--attributions occlusion", len(a.tokens),
                            OCCLUSION_WARN_TOKENS, args.force)
-        r = attribute(ck, head, args.text, args.attributions, target=target, target_token=args.target_token)
+        r = attribute(ck, head, text=args.text, method=args.attributions, target=target, target_token=args.target_token)
         out["attributions"] = r.to_dict()
         lines.append(f"attributions for {r.target_label} at token {args.target_token} "
                      f"({a.shown[args.target_token]}): " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(r.shown, r.scores)))
@@ -122,7 +122,7 @@ def analyze_tokens_command(args, ck, head) -> int:
         if args.every_label:
             from explorer.explain.token_attribution import every_label
 
-            grid = every_label(ck, head, args.text, args.target_token, args.attributions)
+            grid = every_label(ck, head, text=args.text, token=args.target_token, method=args.attributions)
             out["every_label"] = grid.to_dict()
             lines.append(f"every label at token {args.target_token}:")
             lines += [f"  {lab}: " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(grid.shown, row))
@@ -167,7 +167,7 @@ def run(args) -> int:
             refuse_costly(occlusion_is_costly(len(a.tokens)), "--attributions occlusion", len(a.tokens),
                            OCCLUSION_WARN_TOKENS, args.force)
 
-        r = attribute(ck, head, args.text, args.attributions, target=target, text_pair=args.text_pair)
+        r = attribute(ck, head, text=args.text, method=args.attributions, target=target, text_pair=args.text_pair)
         out["attributions"] = r.to_dict()
         text += "\nattributions: " + " ".join(f"{tok}={s:+.3f}" for tok, s in zip(r.shown, r.scores))
         if not_converged(r):

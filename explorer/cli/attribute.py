@@ -42,7 +42,7 @@ def run(args) -> int:
     ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
     head = build_head(ck, args.head, seed=args.seed)
     for rows in chunks(len(texts), ATTRIBUTE_ROWS):
-        found = attribute_many(ck, head, [texts[i] for i in rows], args.method, n_steps=args.steps,
+        found = attribute_many(ck, head, texts=[texts[i] for i in rows], method=args.method, n_steps=args.steps,
                                text_pairs=[pairs[i] for i in rows] if pairs else None, dtype=args.dtype)
         for i, r in zip(rows, found):
             if args.json:

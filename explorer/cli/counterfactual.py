@@ -76,7 +76,7 @@ def run(args) -> int:
     target = target_index(ck, args.target)
     rows = []
     for i, text in enumerate(texts):
-        r = counterfactual(ck, head, text, text_pair=pairs[i] if pairs else "", target=target,
+        r = counterfactual(ck, head, text=text, text_pair=pairs[i] if pairs else "", target=target,
                            max_edits=args.max_edits, seed=args.seed)
         rows.append(_row(i, r))
         if args.json:

@@ -47,8 +47,10 @@ def run(args) -> int:
     quiet_transformers()
     table = read_csv(args.csv, max_rows=max(args.max_rows, _max_read()))
     ck = load_checkpoint(args.checkpoint, device=args.device)
-    result = explain_table(ck, build_head(ck, "own"), table, args.text_column, args.label_column,
-                           args.text_pair_column, args.rationale_column, args.methods.split(","), seed=args.seed,
+    result = explain_table(ck, build_head(ck, "own"), table=table, text_column=args.text_column,
+                           label_column=args.label_column,
+                           text_pair_column=args.text_pair_column, rationale_column=args.rationale_column,
+                           methods=args.methods.split(","), seed=args.seed,
                            max_rows=args.max_rows)
     if not is_main_process():  # under torchrun/accelerate only one process prints
         return 0

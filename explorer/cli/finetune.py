@@ -54,7 +54,7 @@ def run(args) -> int:
     ck = load_checkpoint(args.checkpoint, seed=args.seed, device=args.device)
     check_kind(ck, token_data=False)
     settings = train_settings(args)
-    result = finetune(ck, data, settings, name=os.path.basename(out.rstrip(os.sep)))
+    result = finetune(ck, data, settings=settings, name=os.path.basename(out.rstrip(os.sep)))
     if not is_main_process():  # under torchrun/accelerate only one process prints or writes
         return 0
     export(result, out)
@@ -102,7 +102,7 @@ def finetune_tags_command(args) -> int:
     for note in data.notes:
         print(f"note: {note.message()}", file=sys.stderr)
     settings = train_settings(args)
-    result = finetune_tags(ck, data, settings, name=os.path.basename(out.rstrip(os.sep)))
+    result = finetune_tags(ck, data, settings=settings, name=os.path.basename(out.rstrip(os.sep)))
     if not is_main_process():  # under torchrun/accelerate only one process prints or writes
         return 0
     export(result, out)

@@ -11,6 +11,7 @@ import sys
 
 from explorer.cli.common import (UsageError, bounded, device_option, is_main_process, max_rows_option, pair_options,
                                  quiet_transformers)
+from explorer.text.i18n import LANGUAGES
 
 
 def add_parser(sub) -> None:
@@ -31,7 +32,7 @@ def add_parser(sub) -> None:
                    help="seeds the typos, splits and samples: a whole number from 0 to 2,147,483,647 (default 0)")
     s.add_argument("--out", help="write the standalone HTML report to this new file (never overwritten)")
     s.add_argument("--out-csv", help="write the rows and their flags to this new CSV (never overwritten)")
-    s.add_argument("--lang", choices=("en", "vi"), default="en", help="the HTML report's language (default en)")
+    s.add_argument("--lang", choices=tuple(LANGUAGES), default="en", help="the HTML report's language (default en)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=run)
 
@@ -55,8 +56,9 @@ def run(args) -> int:
     baseline = load_checkpoint(args.baseline, device=args.device) if args.baseline is not None else None
 
     def one(c, progress):
-        return scan_table(c, table, args.text_column, args.label_column, args.text_pair_column, seed=args.seed,
-                          batch_size=args.batch_size, progress=progress)
+        return scan_table(c, table, text_column=args.text_column, label_column=args.label_column,
+                          text_pair_column=args.text_pair_column, seed=args.seed, batch_size=args.batch_size,
+                          progress=progress)
     with terminal_progress() as progress:
         report = one(ck, progress) if baseline is None else scan_against(one, ck, baseline, progress)
     if not is_main_process():  # under torchrun/accelerate only one process prints or writes

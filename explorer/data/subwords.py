@@ -99,7 +99,7 @@ def alignment(tokenizer, data: TagData, max_length: int = 128) -> Alignment:
                      truncated=data.n_words - labelled)
 
 
-def word_outputs(model, tokenizer, words: list[list[str]], max_length: int = 128, batch_size: int = 32, *,
+def word_outputs(model, tokenizer, *, words: list[list[str]], max_length: int = 128, batch_size: int = 32,
                  encoder: bool = False, stop: Stop | None = None) -> list[torch.Tensor]:
     """Per sentence, the model's outputs at each word's first subword, `batch_size` sentences at a time (padded
     per batch), read-only: (words kept, labels) logits of its token-classification forward, or with `encoder`
@@ -124,4 +124,5 @@ def word_outputs(model, tokenizer, words: list[list[str]], max_length: int = 128
 def word_logits(model, tokenizer, words: list[list[str]], max_length: int = 128,
                 batch_size: int = 32) -> list[np.ndarray]:
     """Per sentence, (words kept, labels) float32 logits at each word's first subword (word_outputs)."""
-    return [r.float().cpu().numpy() for r in word_outputs(model, tokenizer, words, max_length, batch_size)]
+    return [r.float().cpu().numpy() for r in word_outputs(model, tokenizer, words=words, max_length=max_length,
+                                                                batch_size=batch_size)]

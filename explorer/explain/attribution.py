@@ -105,7 +105,7 @@ class Attribution(JsonResult):
         return None if self.error is None or self.sampling is not None else self.error <= self.tolerance
 
     def words(self) -> tuple[tuple[str, ...], np.ndarray]:
-        return merge_words(self.tokens, self.word_ids, self.scores, self.pieces, self.special)
+        return merge_words(self.tokens, self.word_ids, scores=self.scores, pieces=self.pieces, special=self.special)
 
     def to_dict(self) -> dict:
         """The attribution as JSON-safe values (what `analyze --attributions --json` prints)."""
@@ -125,7 +125,7 @@ class Attribution(JsonResult):
                               pair_at=pair_start(self))
 
 
-def merge_words(tokens, word_ids, scores, pieces=(), special=None) -> tuple[tuple[str, ...], np.ndarray]:
+def merge_words(tokens, word_ids, *, scores, pieces=(), special=None) -> tuple[tuple[str, ...], np.ndarray]:
     """Sum subword scores per word, words as readable.word_index groups them; each special token stays an
     entry of its own, in place. `special`: per token, is it a special token (None: the tokens of no word id,
     which is what a fast tokenizer gives its special tokens).
@@ -154,7 +154,8 @@ def pair_start(a: Attribution, level: str = "token") -> int | None:
     if k is None or level != "word":
         return k
     # [SEP] keeps words from spanning the two texts
-    return len(merge_words(a.tokens[:k], a.word_ids[:k], a.scores[:k], a.pieces[:k], a.special[:k])[0])
+    return len(merge_words(a.tokens[:k], a.word_ids[:k], scores=a.scores[:k], pieces=a.pieces[:k],
+                           special=a.special[:k])[0])
 
 
 def _piece(tok: str) -> str:
@@ -165,7 +166,7 @@ def _strip_start(tok: str) -> str:
     return tok.lstrip("Ġ▁")
 
 
-def baseline_ids(ck: Checkpoint, ids: list[int], special: list[bool], kind: str) -> list[int]:
+def baseline_ids(ck: Checkpoint, ids: list[int], *, special: list[bool], kind: str) -> list[int]:
     """Token ids of the pad or mask baseline: every text token replaced, specials kept."""
     tok = ck.tokenizer
     fill = tok.pad_token_id if kind == "pad" else tok.mask_token_id
@@ -174,7 +175,7 @@ def baseline_ids(ck: Checkpoint, ids: list[int], special: list[bool], kind: str)
     return [i if s else fill for i, s in zip(ids, special)]
 
 
-def quantity_of(logits: torch.Tensor, target: int | torch.Tensor, quantity: str, ptype: str) -> torch.Tensor:
+def quantity_of(logits: torch.Tensor, target: int | torch.Tensor, *, quantity: str, ptype: str) -> torch.Tensor:
     """(batch, labels) -> (batch,): the target's logit, or its probability under the problem type.
     target: one label for every row, or (batch,) one per row (rows of several texts, attribute_many)."""
     if quantity == "logit" or ptype == ProblemType.REGRESSION:
@@ -237,7 +238,7 @@ class Forward:
     def __call__(self, word_embeds: torch.Tensor) -> torch.Tensor:  # (batch, seq, hidden) -> (batch,)
         logits = self.logits(word_embeds)
         self.ticks.tick()
-        return quantity_of(logits, self.target, self.quantity, self.ptype)
+        return quantity_of(logits, self.target, quantity=self.quantity, ptype=self.ptype)
 
     def value(self, embeds: torch.Tensor) -> np.ndarray:  # (batch, seq, hidden) -> (batch,)
         with torch.no_grad():
@@ -248,7 +249,7 @@ class Forward:
         with torch.no_grad():
             logits = self.logits(embeds)
         self.target = int(logits[row].argmax())
-        return quantity_of(logits, self.target, self.quantity, self.ptype).double().cpu().numpy()
+        return quantity_of(logits, self.target, quantity=self.quantity, ptype=self.ptype).double().cpu().numpy()
 
 
 def embed_ids(ck: Checkpoint, ids: list[int]) -> torch.Tensor:  # (1, seq, hidden) float32 (Forward.logits)
@@ -259,7 +260,7 @@ def embed_ids(ck: Checkpoint, ids: list[int]) -> torch.Tensor:  # (1, seq, hidde
 def attribute(
     ck: Checkpoint,
     head: Head,
-    text: str,
+    *, text: str,
     method: str = "lig",
     target: int | None = None,
     quantity: str = "logit",
@@ -284,15 +285,15 @@ def attribute(
     dtype: the forwards' precision (float32, bfloat16, float16; None: the model's own), on a cached cast copy
     (explorer/runtime/precision.py); scores are summed and lig's completeness is checked in float32 or wider.
     """
-    method = checked_method(method, baseline, quantity, n_steps)
+    method = checked_method(method, baseline, quantity=quantity, n_steps=n_steps)
     if dtype is not None:
         ck, head = head_at_precision(ck, head, dtype)
     start = time.perf_counter()
     check_target(ck, target)
-    inp = prepare_inputs(ck, text, text_pair, baseline)
+    inp = prepare_inputs(ck, text, text_pair=text_pair, baseline=baseline)
     enc, x, b = inp.enc, inp.x, inp.b
     window = max(1, min(int(window), len(inp.ids)))
-    check_target_token(head, target_token, len(inp.ids))
+    check_target_token(head, target_token, n=len(inp.ids))
     model = Forward(ck, head, target, quantity, progress, enc, target_token)
     request = Request(method, quantity, baseline, tolerance, window if method == "occlusion" else None, target_token)
     if method in INTEGRATED:
@@ -301,7 +302,8 @@ def attribute(
         if model.target is None:  # the predicted label: the largest logit
             model.predict(x)
         if method in sampled.METHODS:
-            out = sampled.attribute_sampled(model, x, b, inp.special, inp.word_ids, method, n_samples, seed)
+            out = sampled.attribute_sampled(model, x, b=b, special=inp.special, word_ids=inp.word_ids, method=method,
+                                            n_samples=n_samples, seed=seed)
         elif method == "occlusion":
             out = _occlusion(model, x, b, window)
         else:  # Captum's Saliency (|gradient|) or InputXGradient, summed over the hidden dimensions
@@ -310,10 +312,10 @@ def attribute(
             x_req = x.clone().requires_grad_(True)
             attr = algo.attribute(x_req, abs=True) if method == "saliency" else algo.attribute(x_req)
             out = MethodOutput(attr[0].detach().float().sum(-1).double().cpu().numpy())
-    return assemble(ck, inp, request, model.target, out, time.perf_counter() - start)
+    return assemble(ck, inp, request=request, target=model.target, out=out, seconds=time.perf_counter() - start)
 
 
-def checked_method(method: str, baseline: str, quantity: str, n_steps: int | None) -> str:
+def checked_method(method: str, baseline: str, *, quantity: str, n_steps: int | None) -> str:
     """The method's own name (see ALIASES); raises AttributionError for a request no method takes."""
     method = ALIASES.get(method, method)
     if method not in METHODS:
@@ -346,11 +348,12 @@ class Inputs:
     b: torch.Tensor  # (1, seq, hidden)
 
 
-def prepare_inputs(ck: Checkpoint, text: str, text_pair: str | None, baseline: str) -> Inputs:
+def prepare_inputs(ck: Checkpoint, text: str, *, text_pair: str | None, baseline: str) -> Inputs:
     enc, dropped = encode(ck, text, text_pair)
     ids, special, word_ids = token_info(ck, enc)
     x = embed_ids(ck, ids)
-    b = torch.zeros_like(x) if baseline == "zero" else embed_ids(ck, baseline_ids(ck, ids, special, baseline))
+    b = torch.zeros_like(x) if baseline == "zero" else embed_ids(ck, baseline_ids(ck, ids, special=special,
+                                                                                  kind=baseline))
     if baseline == "zero":  # keep the specials here too, so every baseline treats them alike
         keep = torch.tensor(special, device=x.device).view(1, -1, 1)
         b = torch.where(keep, x, b)
@@ -358,7 +361,7 @@ def prepare_inputs(ck: Checkpoint, text: str, text_pair: str | None, baseline: s
                    segments(enc), x, b)
 
 
-def assemble(ck: Checkpoint, inp: Inputs, request: Request, target: int, out: MethodOutput,
+def assemble(ck: Checkpoint, inp: Inputs, *, request: Request, target: int, out: MethodOutput,
              seconds: float) -> Attribution:
     """The public result: one text's tokens and how they read, the request, and what the method computed."""
     return Attribution(
@@ -373,7 +376,7 @@ def assemble(ck: Checkpoint, inp: Inputs, request: Request, target: int, out: Me
     )
 
 
-def check_target_token(head: Head, token: int | None, n: int) -> None:
+def check_target_token(head: Head, token: int | None, *, n: int) -> None:
     """A per-token head needs the token to explain; a head with one row per text takes none."""
     if is_per_token(head) and token is None:
         raise AttributionError("attribution_needs_token", n=n)
@@ -403,7 +406,8 @@ def _integrated(model: Forward, x, b, n_steps, tolerance) -> MethodOutput:
     return IntegralPath(model, x, b, batch).integrate(tolerance)
 
 
-def path_gradients(model: Forward, b: torch.Tensor, d: torch.Tensor, alphas: list[float]) -> tuple[list[float], np.ndarray]:
+def path_gradients(model: Forward, b: torch.Tensor, *, d: torch.Tensor,
+                   alphas: list[float]) -> tuple[list[float], np.ndarray]:
     """f and the per-token integrand (grad · d) at b + alpha d for each alpha, in one forward/backward.
 
     b, d: (1, seq, hidden) for one text, or (rows, seq, hidden), one row per alpha (attribute_many).
@@ -484,7 +488,7 @@ class IntegralPath:
     def _grads(self, alphas: list[float], d, size: int):  # -> (n,) values, (n, seq) integrand
         vals, dens = [], []
         for rows in budget.chunks(len(alphas), size):
-            v, g = path_gradients(self.model, self.b, d, [alphas[i] for i in rows])
+            v, g = path_gradients(self.model, self.b, d=d, alphas=[alphas[i] for i in rows])
             vals += v
             dens.extend(g)
         return vals, dens

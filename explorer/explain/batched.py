@@ -34,7 +34,7 @@ from explorer.runtime.jobs import Progress, span
 Job = tuple[int, float]  # (text, alpha): one row, the point b + alpha (x − b) of that text's path
 
 
-def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str = "lig",
+def attribute_many(ck: Checkpoint, head: Head, *, texts: Sequence[str], method: str = "lig",
                    target: int | Sequence[int | None] | None = None, quantity: str = "logit", baseline: str = "pad",
                    n_steps: int | None = None, window: int = 1, tolerance: float = TOLERANCE,
                    progress: Progress | None = None, text_pairs: Sequence[str | None] | None = None,
@@ -46,7 +46,7 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
     Other methods than lig run text by text. `seconds` of each result is its share of the batch time.
     dtype: the forwards' precision, as `attribute` takes it.
     """
-    method = checked_method(method, baseline, quantity, n_steps)
+    method = checked_method(method, baseline, quantity=quantity, n_steps=n_steps)
     if dtype is not None:
         ck, head = head_at_precision(ck, head, dtype)
     n = len(texts)
@@ -59,11 +59,13 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
     if n == 0:
         return []
     if method not in INTEGRATED:
-        return [attribute(ck, head, text, method, t, quantity, baseline, n_steps, window, tolerance,
-                          span(progress, k / n, (k + 1) / n, f"{k + 1}/{n}: "), pair) for k, (text, t, pair) in enumerate(zip(texts, targets, pairs))]
+        return [attribute(ck, head, text=text, method=method, target=t, quantity=quantity, baseline=baseline,
+                          n_steps=n_steps, window=window, tolerance=tolerance,
+                          progress=span(progress, k / n, (k + 1) / n, f"{k + 1}/{n}: "), text_pair=pair)
+                for k, (text, t, pair) in enumerate(zip(texts, targets, pairs))]
     start = time.perf_counter()
-    inps = [prepare_inputs(ck, text, pair, baseline) for text, pair in zip(texts, pairs)]
-    check_target_token(head, None, len(inps[0].ids))  # a token classifier's head: explain one token at a time
+    inps = [prepare_inputs(ck, text, text_pair=pair, baseline=baseline) for text, pair in zip(texts, pairs)]
+    check_target_token(head, None, n=len(inps[0].ids))  # a token classifier's head: explain one token at a time
     rows = _Rows(ck, head, quantity, inps, batch_size, progress)
     rows.predict([k for k, t in enumerate(targets) if t is None], targets)
     if n_steps:
@@ -72,7 +74,8 @@ def attribute_many(ck: Checkpoint, head: Head, texts: Sequence[str], method: str
         results = _adaptive(rows, targets, tolerance)
     seconds = (time.perf_counter() - start) / max(1, n)
     request = Request(method, quantity, baseline, tolerance)
-    return [assemble(ck, inp, request, t, r, seconds) for inp, t, r in zip(inps, targets, results)]
+    return [assemble(ck, inp, request=request, target=t, out=r, seconds=seconds) for inp, t,
+            r in zip(inps, targets, results)]
 
 
 def _adaptive(rows: _Rows, targets: list[int], tolerance: float) -> list[MethodOutput]:
@@ -134,7 +137,7 @@ class _Rows:
     def values(self, jobs: list[Job], targets: list[int]) -> np.ndarray:  # (rows,) the quantity, no gradients
         logits = torch.from_numpy(np.stack(self._run(jobs, targets, grad=False)))
         picked = torch.tensor([targets[k] for k, _ in jobs])
-        return quantity_of(logits, picked, self.model.quantity, self.model.ptype).double().numpy()
+        return quantity_of(logits, picked, quantity=self.model.quantity, ptype=self.model.ptype).double().numpy()
 
     def gradients(self, jobs: list[Job], targets: list[int], active: int) -> tuple[list[float], list[np.ndarray]]:
         """f and the integrand (seq_k,) at each job's point."""
@@ -180,7 +183,7 @@ class _Rows:
             a = torch.tensor([a for _, a in jobs], dtype=d.dtype, device=d.device).view(-1, 1, 1)
             with torch.no_grad():
                 return list(self.model.logits(b + a * d).float().cpu().numpy())
-        vals, dens = path_gradients(self.model, b, d, [a for _, a in jobs])
+        vals, dens = path_gradients(self.model, b, d=d, alphas=[a for _, a in jobs])
         return [(v, g[:n]) for v, g, n in zip(vals, dens, lengths)]
 
     def _enc(self, owners: list[int], seq: int) -> dict:

@@ -21,7 +21,7 @@ class HeadResult:
     new_parameters: tuple[str, ...]  # empty when every layer came from the checkpoint
 
 
-def compare_heads(hidden: np.ndarray, heads: dict[str, Head], labels: tuple[str, ...], ptype: str,
+def compare_heads(hidden: np.ndarray, heads: dict[str, Head], *, labels: tuple[str, ...], ptype: str,
             token_ids=None) -> list[HeadResult]:
     """`hidden`: (seq, hidden) last encoder layer, run once and shared by every head (eval mode).
     `token_ids`: the text's ids, where a head pools the last non-pad token (a pad id may end the text).

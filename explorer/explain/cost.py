@@ -7,7 +7,7 @@ from explorer.explain.attribution import ALIASES, INTEGRATED, MAX_STEPS, METHODS
 from explorer.runtime import budget
 
 
-def attribution_rows(method: str, n_tokens: int, n_steps: int | None = None, window: int = 1) -> tuple[int, int]:
+def attribution_rows(method: str, n_tokens: int, *, n_steps: int | None = None, window: int = 1) -> tuple[int, int]:
     """(forward rows, forward+backward rows) of one attribution at most: lig's path up to MAX_STEPS gradients
     when its steps are automatic, plus f(x) and f(baseline); occlusion one forward per window position."""
     method = ALIASES.get(method, method)
@@ -18,18 +18,18 @@ def attribution_rows(method: str, n_tokens: int, n_steps: int | None = None, win
     return 1, 1
 
 
-def attribution_is_heavy(config, method: str, n_tokens: int, n_steps: int | None = None, window: int = 1,
+def attribution_is_heavy(config, method: str, *, n_tokens: int, n_steps: int | None = None, window: int = 1,
                          device=None) -> bool:
     """Does this attribution go through the job queue? Past one batch on `device` (budget.batch_mb) it does."""
-    rows, grads = attribution_rows(method, n_tokens, n_steps, window)
+    rows, grads = attribution_rows(method, n_tokens, n_steps=n_steps, window=window)
     return budget.beyond_one_batch(config, n_tokens, rows, grads, device=device)
 
 
-def comparison_is_heavy(config, n_tokens: int, window: int = 1, methods=METHODS, device=None) -> bool:
+def comparison_is_heavy(config, n_tokens: int, *, window: int = 1, methods=METHODS, device=None) -> bool:
     """faithfulness.compare_methods: every method, then its deletion curves (two per method, a forward per
     token each)."""
     rows = grads = 0
     for m in dict.fromkeys(ALIASES.get(m, m) for m in methods):
-        r, g = attribution_rows(m, n_tokens, None, window)
+        r, g = attribution_rows(m, n_tokens, n_steps=None, window=window)
         rows, grads = rows + r + 2 * n_tokens, grads + g
     return budget.beyond_one_batch(config, n_tokens, rows, grads, device=device)

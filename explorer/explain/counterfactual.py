@@ -72,8 +72,19 @@ class Edit:
                 "kind": self.kind}
 
 
-def apply_edits(text: str, edits, side: int = 0) -> str:
-    """`text` with those of `edits` on `side` applied; their spans never overlap, so any order gives the same."""
+def apply_edits(text: str, edits, *, side: int = 0) -> str:
+    """`text` with those of `edits` on `side` applied.
+
+    Their spans never overlap, so any order gives the same.
+
+    Args:
+        text: the original text of that side.
+        edits: Edits (a Counterfactual's `edits`).
+        side: 0 for the text, 1 for the second text of a pair.
+
+    Returns:
+        The edited text.
+    """
     for e in sorted((e for e in edits if e.side == side), key=lambda e: -e.start):
         text = text[:e.start] + e.new + text[e.end:]
     return text
@@ -96,7 +107,7 @@ class Slot:
         return Edit(self.side, self.start, self.end, self.text, word)
 
 
-def word_slots(ck: Checkpoint, text: str, text_pair: str = "") -> tuple[list[Slot], dict, list[int]]:
+def word_slots(ck: Checkpoint, text: str, *, text_pair: str = "") -> tuple[list[Slot], dict, list[int]]:
     """The words of both sides that the model reads (after truncation), the encoding and its ids."""
     enc, _ = encode(ck, text, text_pair or None)
     ids, special, word_ids = token_info(ck, enc)
@@ -167,7 +178,7 @@ def goal_for(a: Analysis, target: int | None) -> Goal:
     return Goal(a.problem_type, a.labels, np.asarray(a.logits, np.float64), target)
 
 
-def loo_order(goal: Goal, base: np.ndarray, deleted: np.ndarray) -> np.ndarray:
+def loo_order(goal: Goal, base: np.ndarray, *, deleted: np.ndarray) -> np.ndarray:
     """Word indices, the deletion that moves furthest toward the flip first (leave-one-out); ties by position."""
     gain = goal.progress(deleted) - goal.progress(base[None])[0]
     return np.argsort(-gain, kind="stable")
@@ -186,15 +197,15 @@ class Runs:
         self.progress = progress
 
     def texts(self, edits) -> tuple[str, str]:
-        return apply_edits(self.text, edits, 0), apply_edits(self.text_pair, edits, 1)
+        return apply_edits(self.text, edits, side=0), apply_edits(self.text_pair, edits, side=1)
 
     def run(self, sets) -> list[np.ndarray]:
         new = list(dict.fromkeys(s for s in sets if s not in self.logits))
         if new:
             pairs = [self.texts(s) for s in new]
             with attention_kernel(self.ck, "sdpa"):  # no attention weights read: the fast kernel
-                got = batch_logits(self.ck, self.head, [a for a, _ in pairs],
-                                   [b for _, b in pairs] if self.text_pair else "")
+                got = batch_logits(self.ck, self.head, texts=[a for a, _ in pairs],
+                                   text_pair=[b for _, b in pairs] if self.text_pair else "")
             self.forwards += len(new)
             self.logits.update(zip(new, got))
         return [self.logits[s] for s in sets]
@@ -241,7 +252,7 @@ def whole_words(tokenizer) -> tuple[np.ndarray, list[str]]:
     return found
 
 
-def substitutions(ck: Checkpoint, head: Head, enc, ids: list[int], slots: list[Slot], goal: Goal,
+def substitutions(ck: Checkpoint, head: Head, *, enc, ids: list[int], slots: list[Slot], goal: Goal,
                   limit: int = SUBSTITUTIONS, per_word: int = PER_WORD) -> list[Edit]:
     """Single-word substitutions, best first by the first-order change in the margin (HotFlip): swapping the
     word's first token embedding x for a whole word's e moves the margin by about (e - x) · ∂margin/∂x."""
@@ -291,11 +302,11 @@ def _one_per_word(edits) -> bool:
     return len({(e.side, e.start) for e in edits}) == len(edits)
 
 
-def search(ck: Checkpoint, head: Head, text: str, text_pair: str, goal: Goal, *, max_edits: int,
+def search(ck: Checkpoint, head: Head, *, text: str, text_pair: str, goal: Goal, max_edits: int,
            progress: Progress | None = None, seed: int = 0) -> SearchResult:
     """The smallest edit set found that flips `goal` (module docstring), shrunk to a minimal one; or, when
     nothing within `max_edits` flips, the closest set tried. `seed` breaks ties between equally good sets."""
-    slots, enc, ids = word_slots(ck, text, text_pair)
+    slots, enc, ids = word_slots(ck, text, text_pair=text_pair)
     runs = Runs(ck, head, text, text_pair, goal, progress)
     counts = {s: sum(1 for w in slots if w.side == s) for s in {w.side for w in slots}}
     ok = lambda edits: _one_per_word(edits) and _words_left(edits, counts)  # noqa: E731
@@ -304,10 +315,10 @@ def search(ck: Checkpoint, head: Head, text: str, text_pair: str, goal: Goal, *,
     # (whatif._cut), which two cuts cannot share, while these deletions are spans that any subset applies.
     singles = [frozenset([w.deletion()]) for w in slots if ok([w.deletion()])]
     runs.tick(0.05, "")
-    order = loo_order(goal, base, np.stack(runs.run(singles))) if singles else np.zeros(0, int)
+    order = loo_order(goal, base, deleted=np.stack(runs.run(singles))) if singles else np.zeros(0, int)
     top = [next(iter(singles[k])) for k in order[:TOP_WORDS]]
     runs.tick(0.15, "")
-    subs = substitutions(ck, head, enc, ids, slots, goal)
+    subs = substitutions(ck, head, enc=enc, ids=ids, slots=slots, goal=goal)
     runs.forwards += 1  # the gradient's forward (and backward)
     rng = np.random.default_rng(seed)
     tried: dict[frozenset, float] = {}
@@ -363,7 +374,7 @@ def _shrunk(found: frozenset, runs: Runs, measure, best) -> SearchResult:
 
 # ---- how the head saw it ------------------------------------------------------------------------
 
-def head_changes(head: Head, before: Analysis, after: Analysis, top: int = 10) -> dict:
+def head_changes(head: Head, before: Analysis, *, after: Analysis, top: int = 10) -> dict:
     """The head's steps on both texts (the replay analyze runs): each step's vector before and after, how far it
     moved; each label's logit change; and, where the last step is a linear layer, each label's change split over
     the features of its input (weight × change: they sum to the logit change, the bias cancelling)."""
@@ -399,7 +410,7 @@ _DEL = "background:#fde0dd;color:#99000d;text-decoration:line-through"
 _INS = "background:#e5f5e0;color:#00441b"
 
 
-def marked_html(text: str, edits, side: int = 0) -> str:
+def marked_html(text: str, edits, *, side: int = 0) -> str:
     """`text` with its edits marked: a deleted word struck through (red), a replaced word struck through and its
     new word after it (green); every piece escaped."""
     out, at = [], 0
@@ -452,7 +463,15 @@ class Counterfactual(JsonResult):
                 "seconds": round(self.seconds, 3), "head": self.head}
 
     def marked_html(self, side: int = 0) -> str:
-        return marked_html(self.original_pair if side else self.original, self.edits, side)
+        """One side's original text with the edits marked (deletions struck, substitutions beside them).
+
+        Args:
+            side: 0 for the text, 1 for the second text of a pair.
+
+        Returns:
+            An HTML fragment, every user text escaped.
+        """
+        return marked_html(self.original_pair if side else self.original, self.edits, side=side)
 
     def _repr_html_(self) -> str:
         verdict = "flipped" if self.flipped else f"no flip within {self.max_edits} edits (closest)"
@@ -462,7 +481,14 @@ class Counterfactual(JsonResult):
                 + self.marked_html(0) + pair + html_table(rows))
 
     def save_html(self, path):
-        """Write the result as a standalone page at `path` (UTF-8); returns the path."""
+        """Write the result as a standalone page (UTF-8).
+
+        Args:
+            path: the file to write.
+
+        Returns:
+            The path.
+        """
         from explorer.results import HTML
 
         page = ("<!doctype html><html><head><meta charset='utf-8'><title>Counterfactual</title></head><body>"
@@ -470,7 +496,7 @@ class Counterfactual(JsonResult):
         return HTML(page, "Counterfactual").save(path)
 
 
-def counterfactual(ck: Checkpoint, head: Head, text: str, *, text_pair: str = "", target: int | None = None,
+def counterfactual(ck: Checkpoint, head: Head, *, text: str, text_pair: str = "", target: int | None = None,
                    max_edits: int = 3, seed: int = 0, progress: Progress | None = None) -> Counterfactual:
     """The smallest edit found that flips `text`'s prediction (to `target` where given), checked by a plain forward
     of the edited text, with the head's view of the change. Token classifiers are refused."""
@@ -479,9 +505,10 @@ def counterfactual(ck: Checkpoint, head: Head, text: str, *, text_pair: str = ""
     start = time.perf_counter()
     before = analysis_core.analyze(ck, head, text, text_pair=text_pair or None)
     goal = goal_for(before, target)
-    found = search(ck, head, text, text_pair or "", goal, max_edits=max_edits, progress=progress, seed=seed)
+    found = search(ck, head, text=text, text_pair=text_pair or "", goal=goal, max_edits=max_edits, progress=progress,
+                   seed=seed)
     edits = tuple(sorted(found.edits))
-    new_text, new_pair = apply_edits(text, edits, 0), apply_edits(text_pair or "", edits, 1)
+    new_text, new_pair = apply_edits(text, edits, side=0), apply_edits(text_pair or "", edits, side=1)
     after = analysis_core.analyze(ck, head, new_text, text_pair=new_pair or None)  # forward_passes counts both
     flipped = bool(goal.margins(np.asarray(after.logits)[None])[0] > 0) and bool(edits)
     if progress is not None:
@@ -491,4 +518,5 @@ def counterfactual(ck: Checkpoint, head: Head, text: str, *, text_pair: str = ""
         text_pair=new_pair, edits=edits, flipped=flipped, minimal=found.minimal and flipped, labels=before.labels,
         problem_type=before.problem_type, target=target, before=before.scores, after=after.scores,
         predicted_before=before.predicted, predicted_after=after.predicted, max_edits=max_edits,
-        forward_passes=found.forwards + 2, seconds=time.perf_counter() - start, head=head_changes(head, before, after))
+        forward_passes=found.forwards + 2, seconds=time.perf_counter() - start,
+        head=head_changes(head, before, after=after))

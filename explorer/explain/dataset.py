@@ -160,7 +160,7 @@ def checked_methods(methods: Sequence[str]) -> tuple[str, ...]:
     return out
 
 
-def explain_rows(ck: Checkpoint, head: Head, texts: Sequence[str], given: Sequence[int | None] | None = None,
+def explain_rows(ck: Checkpoint, head: Head, *, texts: Sequence[str], given: Sequence[int | None] | None = None,
                  methods: Sequence[str] = DEFAULT_METHODS, text_pairs: Sequence[str] | None = None,
                  rationales: Sequence[tuple[str, ...]] | None = None, seed: int = 0,
                  progress: Progress | None = None, lang: str = "en") -> tuple[list[RowExplanation], dict]:
@@ -189,16 +189,18 @@ def explain_rows(ck: Checkpoint, head: Head, texts: Sequence[str], given: Sequen
         reporter(0.0, "")  # the part is named as it starts (its first batch's report comes after the batch)
         return reporter
 
-    first = batched.attribute_many(ck, head, [texts[r] for r in rows], methods[0], None, text_pairs=pairs,
+    first = batched.attribute_many(ck, head, texts=[texts[r] for r in rows], method=methods[0], target=None,
+                                   text_pairs=pairs,
                                    progress=part(0, methods[0]))
     targets = [a.target for a in first]
     by_method = {methods[0]: first}
     for k, m in enumerate(methods[1:], 1):
-        by_method[m] = batched.attribute_many(ck, head, [texts[r] for r in rows], m, targets, text_pairs=pairs,
+        by_method[m] = batched.attribute_many(ck, head, texts=[texts[r] for r in rows], method=m, target=targets,
+                                              text_pairs=pairs,
                                               progress=part(k, m))
     differ = [i for i, r in enumerate(rows) if given is not None and given[r] is not None and given[r] != targets[i]]
     given_attr = dict(zip(differ, batched.attribute_many(
-        ck, head, [texts[rows[i]] for i in differ], methods[0], [given[rows[i]] for i in differ],
+        ck, head, texts=[texts[rows[i]] for i in differ], method=methods[0], target=[given[rows[i]] for i in differ],
         text_pairs=[pairs[i] for i in differ] if pairs is not None else None, progress=part(len(methods), i18n.t("explain.given_step", lang)))))
     faith = i18n.t("explain.progress_faithfulness", lang)
     out = _measure(ck, head, rows, by_method, given_attr, given, rationales, seed,
@@ -225,7 +227,7 @@ def _measure(ck, head, rows, by_method, given_attr, given, rationales, seed, pro
         spans = {}
         for m in [*methods, None]:  # None: the random ranking
             ws = rng.permutation(len(words)).astype(float) if m is None else words_of(by_method[m][i])[1]
-            seqs = erasures(items, index, ws, FRACTIONS)
+            seqs = erasures(items, index, word_scores=ws)
             spans[m] = (len(jobs), len(jobs) + len(seqs))
             jobs.extend((a.target, seq, ty) for seq in seqs)
         plan.append((words, full_at, spans))
@@ -270,7 +272,7 @@ def _probabilities(ck, head, jobs: list[tuple[int, list, bool]], progress) -> np
         groups[(jobs[j][0], jobs[j][2])].append(j)
     for (target, typed), idx in groups.items():
         idx.sort(key=lambda j: -len(jobs[j][1]))
-        prob = model_prob(ck, head, target, typed)
+        prob = model_prob(ck, head, target=target, typed=typed)
         # At most STEP_ROWS a call, so progress (and a Stop) comes every few seconds however large the budget.
         rows = max(1, min(STEP_ROWS, budget.batch_rows(ck.model.config, max(1, len(jobs[idx[0]][1])))))
         for r in budget.chunks(len(idx), rows):
@@ -518,7 +520,7 @@ def _rounded(d):
     return round(d, 6) if isinstance(d, float) else d
 
 
-def explain(ck: Checkpoint, head: Head, texts: Sequence[str], given_names: Sequence[str | None] | None = None,
+def explain(ck: Checkpoint, head: Head, *, texts: Sequence[str], given_names: Sequence[str | None] | None = None,
             methods: Sequence[str] = DEFAULT_METHODS, text_pairs: Sequence[str] | None = None,
             rationale_cells: Sequence[str] | None = None, flagged: Sequence[int] = (), data_type: str = ProblemType.SINGLE,
             seed: int = 0, progress: Progress | None = None, lang: str = "en") -> DatasetExplanation:
@@ -539,8 +541,9 @@ def explain(ck: Checkpoint, head: Head, texts: Sequence[str], given_names: Seque
     rationales = None
     if rationale_cells is not None:  # checked before the costly part
         rationales = [rationale_words(ck, c) for c in rationale_cells]
-        check_rationales(ck, texts, text_pairs, rationales)
-    rows, info = explain_rows(ck, head, texts, given, methods, text_pairs, rationales, seed, progress, lang)
+        check_rationales(ck, texts, text_pairs=text_pairs, rationales=rationales)
+    rows, info = explain_rows(ck, head, texts=texts, given=given, methods=methods, text_pairs=text_pairs,
+                              rationales=rationales, seed=seed, progress=progress, lang=lang)
     back = {b: a for a, b in mapping.items()}  # checkpoint name -> the data's name for it
     return DatasetExplanation(labels=tuple(back.get(n, n) for n in ck.labels), methods=methods, rows=tuple(rows),
                               texts=tuple(texts), mapping=mapping, checkpoint_labels=tuple(ck.labels),
@@ -572,7 +575,7 @@ def _label_id(ck: Checkpoint, label: str | None) -> int | None:
     return None if label is None else list(ck.labels).index(label)
 
 
-def check_rationales(ck: Checkpoint, texts: Sequence[str], text_pairs: Sequence[str] | None,
+def check_rationales(ck: Checkpoint, texts: Sequence[str], *, text_pairs: Sequence[str] | None,
                      rationales: Sequence[tuple[str, ...]]) -> None:
     """Refuse rationale words that are not words of their row's text: counted, with examples."""
     missing = []
@@ -587,7 +590,7 @@ def check_rationales(ck: Checkpoint, texts: Sequence[str], text_pairs: Sequence[
                         examples=examples)
 
 
-def explain_table(ck: Checkpoint, head: Head, table, text_column: str | None = None, label_column: str | None = None,
+def explain_table(ck: Checkpoint, head: Head, *, table, text_column: str | None = None, label_column: str | None = None,
                   text_pair_column: str | None = None, rationale_column: str | None = None,
                   methods: Sequence[str] = DEFAULT_METHODS, flagged: Sequence[int] = (), seed: int = 0,
                   progress: Progress | None = None, lang: str = "en", max_rows: int | None = None) -> DatasetExplanation:
@@ -613,5 +616,6 @@ def explain_table(ck: Checkpoint, head: Head, table, text_column: str | None = N
     else:
         given = [data.label_names[int(y)] for y in data.y]
     cells = list(table.frame[rationale_column]) if rationale_column else None
-    return explain(ck, head, data.texts, given, methods, data.text_pairs, cells, flagged, data.problem_type, seed,
-                   progress, lang)
+    return explain(ck, head, texts=data.texts, given_names=given, methods=methods, text_pairs=data.text_pairs,
+                   rationale_cells=cells, flagged=flagged, data_type=data.problem_type, seed=seed,
+                   progress=progress, lang=lang)

@@ -57,7 +57,7 @@ def dropout_steps(head: Head) -> list[int]:
     return [i for i, s in enumerate(head.steps) if s.op == Op.DROPOUT]
 
 
-def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int = 0,
+def mc_dropout(head: Head, hidden: np.ndarray, *, p: float, samples: int, seed: int = 0,
                ptype: str = ProblemType.SINGLE, token_ids=None) -> MCDropout:
     """`hidden`: (seq, hidden) last encoder layer. Returns N head passes with dropout at rate p;
     probabilities follow `ptype` (softmax, sigmoid, or the raw value for regression). A per-token head
@@ -86,7 +86,7 @@ def mc_dropout(head: Head, hidden: np.ndarray, p: float, samples: int, seed: int
                      eval_probs=ptype.probabilities(ev), agreement=agree)
 
 
-def mask_sample(head: Head, hidden: np.ndarray, p: float, seed: int = 0, which: int = 0,
+def mask_sample(head: Head, hidden: np.ndarray, *, p: float, seed: int = 0, which: int = 0,
                 token_ids=None) -> MaskSample:
     """One sample's keep-mask at the head's `which`-th dropout step, with what goes in and out."""
     idx = dropout_steps(head)[which]

@@ -34,7 +34,7 @@ def _kept(special: tuple[bool, ...], hide: bool) -> tuple[bool, ...]:
     return tuple(special) if hide else (False,) * len(special)
 
 
-def head_view(a: Analysis, layer: int, head: int | None = None, hide_special: bool = False) -> HeadView:
+def head_view(a: Analysis, layer: int, *, head: int | None = None, hide_special: bool = False) -> HeadView:
     """Token-to-token attention of one head (or all heads when `head` is None) at a 1-based layer.
     For a sentence pair, `boundary` is where `a.segments` turns from text A (0) to text B (1)."""
     att = a.attentions[layer - 1]  # (heads, seq, seq)
@@ -52,7 +52,7 @@ def windows(n: int, size: int = HEAD_VIEW_TOKENS) -> list[int]:
     return list(range(0, max(n, 1), size))
 
 
-def window(v: HeadView, start: int, size: int = HEAD_VIEW_TOKENS) -> HeadView:
+def window(v: HeadView, start: int, *, size: int = HEAD_VIEW_TOKENS) -> HeadView:
     """Tokens start..start+size of head view `v` and the lines among them (weights as they are: lines to
     tokens outside the window are not drawn)."""
     end = min(start + size, len(v.tokens))
@@ -70,7 +70,7 @@ def _block_mean(m: np.ndarray, size: int) -> np.ndarray:
     return np.add.reduceat(rows, starts, axis=-1) / counts[None, :]
 
 
-def model_view(a: Analysis, hide_special: bool = False, size: int = THUMB) -> np.ndarray:
+def model_view(a: Analysis, *, hide_special: bool = False, size: int = THUMB) -> np.ndarray:
     """(layers, heads, m, m) thumbnails of every head's token-to-token attention, m = min(tokens, size);
     longer texts are averaged into blocks so a thumbnail stays readable."""
     att = a.attentions  # (layers, heads, seq, seq); its rows already sum to 1

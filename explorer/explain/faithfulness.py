@@ -36,7 +36,7 @@ class Faithfulness:
     seconds: float
 
 
-def erasures(items: Sequence, index: Sequence[int | None], word_scores, fractions=FRACTIONS) -> list[list]:
+def erasures(items: Sequence, index: Sequence[int | None], *, word_scores, fractions=FRACTIONS) -> list[list]:
     """The sequences comprehensiveness and sufficiency need for one ranking, the one erasure loop: per fraction,
     the items with the top-k% words deleted, then only those words' items (and the specials) kept. `index`: per
     item its word (None: a special, never deleted), `word_scores` per word. Ties keep word order."""
@@ -56,16 +56,17 @@ def aopc(full: float, probs: Sequence[float]) -> tuple[float, float]:
     return float(np.mean(full - p[0::2])), float(np.mean(full - p[1::2]))
 
 
-def token_aopc(prob: ProbFn, ids: list, special: list[bool], scores, fractions=FRACTIONS) -> tuple[float, float]:
+def token_aopc(prob: ProbFn, ids: list, *, special: list[bool], scores, fractions=FRACTIONS) -> tuple[float, float]:
     """(comprehensiveness, sufficiency) AOPC for one ranking of tokens (each text token a word of its own;
     `special` ones never deleted); ties keep token order. One batch: the full text, then its erasures."""
     index = word_index(range(len(ids)), special)  # every text token its own word (distinct word ids)
     text_scores = [scores[i] for i, sp in enumerate(special) if not sp]
-    p = np.asarray(prob([list(ids), *erasures(ids, index, text_scores, fractions)]), dtype=np.float64)
+    seqs = erasures(ids, index, word_scores=text_scores, fractions=fractions)
+    p = np.asarray(prob([list(ids), *seqs]), dtype=np.float64)
     return aopc(p[0], p[1:])
 
 
-def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False, token: bool = False) -> ProbFn:
+def model_prob(ck: Checkpoint, head: Head, *, target: int, typed: bool = False, token: bool = False) -> ProbFn:
     """The target's probability (softmax/sigmoid as the problem type says) for padded id batches.
     `typed`: the items are (id, segment) pairs, and the segments go in as token_type_ids.
     `token`: a token classifier; each item ends with a flag marking the explained token, whose position moves
@@ -96,12 +97,12 @@ def model_prob(ck: Checkpoint, head: Head, target: int, typed: bool = False, tok
             logits = run_head(head, hidden, mask)[-1][1]
             if at is not None:  # (batch, seq, labels) -> (batch, labels) at each row's explained token
                 logits = logits[torch.arange(len(at), device=device), torch.tensor(at, device=device)]
-            return quantity_of(logits, target, "probability", ptype).double().cpu().numpy()
+            return quantity_of(logits, target, quantity="probability", ptype=ptype).double().cpu().numpy()
 
     return prob
 
 
-def of(ck: Checkpoint, head: Head, a: Attribution) -> tuple[float, float]:
+def of(ck: Checkpoint, head: Head, *, a: Attribution) -> tuple[float, float]:
     """AOPC comprehensiveness and sufficiency of one attribution. A sentence pair keeps each remaining
     token's segment, where the model reads segments. A token classifier's explained token (a.target_token) is
     never deleted, as special tokens are not: without it there is no prediction to read."""
@@ -112,10 +113,11 @@ def of(ck: Checkpoint, head: Head, a: Attribution) -> tuple[float, float]:
     if a.target_token is not None:
         items = [(*(item if typed else (item,)), i == a.target_token) for i, item in enumerate(items)]
         kept[a.target_token] = True
-    return token_aopc(model_prob(ck, head, a.target, typed, a.target_token is not None), items, kept, a.scores)
+    return token_aopc(model_prob(ck, head, target=a.target, typed=typed, token=a.target_token is not None), items,
+                      special=kept, scores=a.scores)
 
 
-def compare_methods(ck: Checkpoint, head: Head, text: str, target: int | None = None, quantity: str = "logit",
+def compare_methods(ck: Checkpoint, head: Head, *, text: str, target: int | None = None, quantity: str = "logit",
             baseline: str = "pad", window: int = 1, methods=METHODS,
             progress: Progress | None = None, text_pair: str | None = None,
             target_token: int | None = None) -> list[Faithfulness]:
@@ -126,8 +128,9 @@ def compare_methods(ck: Checkpoint, head: Head, text: str, target: int | None = 
     rows = []
     for k, method in enumerate(methods):
         sub = span(progress, k / len(methods), (k + 1) / len(methods), f"{method}: ")
-        a = attribute(ck, head, text, method, target, quantity, baseline, window=window, progress=sub,
+        a = attribute(ck, head, text=text, method=method, target=target, quantity=quantity, baseline=baseline,
+                      window=window, progress=sub,
                       text_pair=text_pair, target_token=target_token)
-        comp, suff = of(ck, head, a)
+        comp, suff = of(ck, head, a=a)
         rows.append(Faithfulness(method, comp, suff, a.error, a.seconds))
     return rows

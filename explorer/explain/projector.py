@@ -30,7 +30,7 @@ def available() -> tuple[str, ...]:
     return ("pca", "umap") if importlib.util.find_spec("umap") is not None else ("pca",)
 
 
-def project(vectors: np.ndarray, method: str = "pca", max_points: int = MAX_POINTS, seed: int = 0) -> Projection:
+def project(vectors: np.ndarray, *, method: str = "pca", max_points: int = MAX_POINTS, seed: int = 0) -> Projection:
     """(n, d) vectors -> at most `max_points` 2-D points."""
     n = len(vectors)
     rows = np.arange(n)

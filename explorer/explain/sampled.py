@@ -61,7 +61,7 @@ class Sampling(JsonResult):
         return asdict(self)
 
 
-def samples_for(method: str, n_tokens: int, n_samples: int | None = None) -> int:
+def samples_for(method: str, n_tokens: int, *, n_samples: int | None = None) -> int:
     """The sample count a run uses: `n_samples`, or the default shrunk to the cap at this length.
     Raises AttributionError (one line) when it is outside [MIN_SAMPLES, cap / tokens]."""
     most = SAMPLE_TOKENS_CAP[method] // max(1, n_tokens)
@@ -84,13 +84,13 @@ def _seeded(seed: int):
             np.random.set_state(state)
 
 
-def attribute_sampled(model, x: torch.Tensor, b: torch.Tensor, special, word_ids, method: str,
+def attribute_sampled(model, x: torch.Tensor, *, b: torch.Tensor, special, word_ids, method: str,
                       n_samples: int | None = None, seed: int = SEED):
     """One sampled attribution of model (attribution.Forward, its target set) from b to x (1, seq, hidden),
     run twice (seed, seed + 1): the first run's scores (seq,), f(x), f(b), and the Sampling; gradient_shap, a
     path method, also its completeness gap (its Monte-Carlo error) and its gradients as n_steps."""
     seq = x.shape[1]
-    n = samples_for(method, seq, n_samples)
+    n = samples_for(method, seq, n_samples=n_samples)
     f_x, f_b = (float(v) for v in model.value(torch.cat([x, b])))
     groups = np.asarray([w for w in word_index(word_ids, special) if w is not None],
                         dtype=np.int64)  # (text tokens,) word of each

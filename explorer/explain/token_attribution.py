@@ -47,19 +47,19 @@ class LabelGrid(JsonResult):
         return html_table(rows)
 
 
-def every_label(ck: Checkpoint, head: Head, text: str, token: int, method: str = "lig", progress=None,
+def every_label(ck: Checkpoint, head: Head, *, text: str, token: int, method: str = "lig", progress=None,
                 **options) -> LabelGrid:
     """The grid labels × tokens: for each label, the attribution of its logit (or `quantity` in options) at
     `token` to the tokens of `text`. `options` go to attribution.attribute (quantity, baseline, ...);
     `progress(fraction, message)` hears the whole grid, one label after another."""
     n = len(ck.labels)
-    rows = tuple(attribute(ck, head, text, method, target=k, target_token=token,
+    rows = tuple(attribute(ck, head, text=text, method=method, target=k, target_token=token,
                            progress=span(progress, k / n, (k + 1) / n), **options)  # label k: the k-th n-th of the bar
                  for k in range(n))
     return LabelGrid(token=token, labels=ck.labels, rows=rows)
 
 
-def entity_token(a: TokenAnalysis, entity: Entity, strategy: str) -> int:
+def entity_token(a: TokenAnalysis, entity: Entity, *, strategy: str) -> int:
     """The token that stands for `entity` when its attribution is asked for: the token pipeline() reports
     ("none"), or, for grouped entities, the entity's first word's carrier under a word strategy (the first
     subword for first and average, the highest-scoring one for max) and else its first token."""

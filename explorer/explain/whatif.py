@@ -42,7 +42,7 @@ class Word:
 def words(r: Attribution) -> tuple[Word, ...]:
     """The text's words with their attributions; special tokens (and a pair's text B) are left out."""
     ids = _text_a_ids(r.word_ids, r.segments)
-    merged, scores = merge_words(r.tokens, ids, r.scores, r.pieces)
+    merged, scores = merge_words(r.tokens, ids, scores=r.scores, pieces=r.pieces)
     return tuple(Word(wid, w, float(s)) for wid, w, s in zip(_group_ids(ids), merged, scores) if wid is not None)
 
 
@@ -103,19 +103,19 @@ def probabilities_of(a: Analysis) -> np.ndarray:  # (labels,)
     return a.problem_type.probabilities(a.logits)
 
 
-def compare_texts(ck: Checkpoint, head: Head, text_a: str, text_b: str, method: str = "lig",
+def compare_texts(ck: Checkpoint, head: Head, *, text_a: str, text_b: str, method: str = "lig",
                   text_pair: str = "", progress: Progress | None = None) -> WhatIf:
     """Analyse both texts and attribute text A's predicted label's logit in each. With `text_pair`
     (a sentence-pair model's second text), both are paired with it, unchanged. `progress`: the attributions'."""
     pair = text_pair or None
     a, b = analyze(ck, head, text_a, text_pair=pair), analyze(ck, head, text_b, text_pair=pair)
     target = int(np.argmax(a.logits))
-    ra, rb = attribute_many(ck, head, [text_a, text_b], method, target=target, text_pairs=[pair, pair],
+    ra, rb = attribute_many(ck, head, texts=[text_a, text_b], method=method, target=target, text_pairs=[pair, pair],
                             progress=progress)
     return WhatIf(a=a, b=b, target=target, attr_a=ra, attr_b=rb, rows=align(words(ra), words(rb)))
 
 
-def drop_word(ck: Checkpoint, text: str, word_id: int) -> str:
+def drop_word(ck: Checkpoint, text: str, *, word_id: int) -> str:
     """`text` without the word the tokenizer numbers `word_id` (cut at its character span)."""
     return _cut(text, _spans(ck, text, [word_id])[0])
 
@@ -156,7 +156,7 @@ def _cut(text: str, span) -> str:
     return left + glue + right
 
 
-def batch_logits(ck: Checkpoint, head: Head, texts: list[str], text_pair: str | list[str] = "",
+def batch_logits(ck: Checkpoint, head: Head, *, texts: list[str], text_pair: str | list[str] = "",
                  progress: Progress | None = None) -> np.ndarray:
     """(len(texts), labels): padded forward passes over the texts (each paired with `text_pair` if
     given, or with its own where it is a list), in batches that fit HEAD_EXPLORER_BATCH_MB at the longest text's
@@ -186,7 +186,7 @@ LOO_MAX_WORDS = 160
 def _found(a: Analysis) -> list[tuple[str, int]]:
     """(word, word id) of each word of text A that leave-one-out drops."""
     in_a = _text_a_ids(a.word_ids, a.segments)
-    names = merge_words(a.tokens, in_a, np.zeros(len(a.tokens)), a.pieces)[0]
+    names = merge_words(a.tokens, in_a, scores=np.zeros(len(a.tokens)), pieces=a.pieces)[0]
     return [(n, w) for n, w in zip(names, _group_ids(in_a)) if w is not None]
 
 
@@ -199,7 +199,7 @@ def loo_is_costly(a: Analysis) -> bool:
     return loo_words(a) > LOO_WARN_WORDS
 
 
-def leave_one_out(ck: Checkpoint, head: Head, a: Analysis, progress: Progress | None = None,
+def leave_one_out(ck: Checkpoint, head: Head, *, a: Analysis, progress: Progress | None = None,
                   limit: int | None = None) -> tuple[tuple[str, ...], np.ndarray]:
     """For each word of `a`'s text (its first `limit` words; None: all), how much the predicted label's
     probability (the problem type's function) falls when that word is cut from the text: (words, (words,)).
@@ -215,7 +215,7 @@ def leave_one_out(ck: Checkpoint, head: Head, a: Analysis, progress: Progress | 
     texts = [_cut(text, span) for span in _spans(ck, text, [w for _, w in found])]
     target = int(np.argmax(a.logits))
     with attention_kernel(ck, "sdpa"):
-        logits = batch_logits(ck, head, [text, *texts], a.text_pair, progress)
+        logits = batch_logits(ck, head, texts=[text, *texts], text_pair=a.text_pair, progress=progress)
     probs = a.problem_type.probabilities(logits)
     return tuple(n for n, _ in found), probs[0, target] - probs[1:, target]
 
@@ -225,7 +225,7 @@ def leave_one_out(ck: Checkpoint, head: Head, a: Analysis, progress: Progress | 
 COMPARE_WARN_TOKENS = 128
 
 
-def compare_tokens(ck: Checkpoint, text_a: str, text_b: str, text_pair: str = "") -> int:
+def compare_tokens(ck: Checkpoint, text_a: str, *, text_b: str, text_pair: str = "") -> int:
     """The longer text's token count as the model reads it (truncated): what compare's cost grows with."""
     return max(encode(ck, t, text_pair or None)[0]["input_ids"].shape[1] for t in (text_a, text_b))
 
@@ -252,7 +252,7 @@ def _tag_words(a: TokenAnalysis) -> tuple[tuple[Word, ...], dict]:
     return words, {k: a.labels[int(a.predicted[w.first])] for k, w in enumerate(a.words)}
 
 
-def compare_tags(ck: Checkpoint, head: Head, text_a: str, text_b: str) -> TagWhatIf:
+def compare_tags(ck: Checkpoint, head: Head, *, text_a: str, text_b: str) -> TagWhatIf:
     """Both texts through a token classifier (one encoder pass each), their words aligned (align)."""
     a, b = analyze_tokens(ck, head, text_a), analyze_tokens(ck, head, text_b)
     (words_a, tags_a), (words_b, tags_b) = _tag_words(a), _tag_words(b)

@@ -38,7 +38,7 @@ def word_range(values: np.ndarray, special=None) -> float:
     return top if top > 0 else 1.0
 
 
-def token_heatmap(values: np.ndarray, tokens, rows, title: str, x_title: str, y_title: str,
+def token_heatmap(values: np.ndarray, tokens, *, rows, title: str, x_title: str, y_title: str,
                   value_name: str, mark_row=None, pair_at: int | None = None, pair_label: str = "",
                   special=None) -> go.Figure:
     """values: (rows, tokens), ≥ 0, on the sequential scale (more = darker) from 0 to the largest word cell
@@ -53,11 +53,11 @@ def token_heatmap(values: np.ndarray, tokens, rows, title: str, x_title: str, y_
         i = rows.index(str(mark_row))
         shapes = [dict(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=i - 0.5, y1=i + 0.5,
                        line=dict(color="#e76f51", width=3))]
-    return figure([trace], title, x_title, y_title, yaxis=dict(type="category"),
-                  height=max(260, 28 * len(rows) + 120), **boundary(pair_at, pair_label, shapes))
+    return figure([trace], title, x_title=x_title, y_title=y_title, yaxis=dict(type="category"),
+                  height=max(260, 28 * len(rows) + 120), **boundary(pair_at, pair_label, shapes=shapes))
 
 
-def highlighted_text(methods: dict[str, np.ndarray], tokens, title: str, x_title: str, y_title: str,
+def highlighted_text(methods: dict[str, np.ndarray], tokens, *, title: str, x_title: str, y_title: str,
                      value_name: str, scale_name: str, pair_at: int | None = None, pair_label: str = "",
                      special=None) -> go.Figure:
     """The text as a row of tokens per method, each cell shaded by its share (rows scaled to their largest
@@ -68,10 +68,11 @@ def highlighted_text(methods: dict[str, np.ndarray], tokens, title: str, x_title
                        colorscale=HIGHLIGHT, zmin=0, zmax=1, colorbar=colorbar(scale_name),
                        text=[list(tokens)] * len(names), texttemplate="%{text}",
                        hovertemplate=f"%{{y}}<br>%{{x}}<br>{esc(value_name)}: %{{customdata:.4f}}<extra></extra>")
-    return figure([trace], title, x_title, y_title, height=80 * len(names) + 120, **boundary(pair_at, pair_label))
+    return figure([trace], title, x_title=x_title, y_title=y_title, height=80 * len(names) + 120,
+                  **boundary(pair_at, pair_label))
 
 
-def mixing_lines(off_cls: np.ndarray, cls_mean_cos: np.ndarray, title: str, x_title: str, y_title: str,
+def mixing_lines(off_cls: np.ndarray, cls_mean_cos: np.ndarray, *, title: str, x_title: str, y_title: str,
                  off_name: str, cos_name: str) -> go.Figure:
     """off_cls: (L,) rollout mass away from [CLS] after each layer; cls_mean_cos: (L+1,) from the embeddings."""
     traces = [
@@ -80,11 +81,11 @@ def mixing_lines(off_cls: np.ndarray, cls_mean_cos: np.ndarray, title: str, x_ti
         dict(type="scatter", x=list(range(len(cls_mean_cos))), y=cls_mean_cos, mode="lines+markers", name=cos_name,
                    hovertemplate=f"{esc(cos_name)}<br>{esc(x_title)} %{{x}}: %{{y:.3f}}<extra></extra>"),
     ]
-    return figure(traces, title, x_title, y_title, height=340,
+    return figure(traces, title, x_title=x_title, y_title=y_title, height=340,
                   yaxis=dict(range=[min(0.0, float(np.min(cls_mean_cos))) - 0.02, 1.02]))
 
 
-def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[str, go.Figure]:
+def tokens_page(a, layer: int, *, head: int | None, hide_special: bool, t) -> dict[str, go.Figure]:
     """Every chart of the tokens page for Analysis `a`. `layer` is 1-based; `head` None means all
     heads; `t(key)` translates. The highlighted text reads the picked layer (and head, when one is
     picked); with one head, the per-layer chart outlines the picked layer. Flow is drawn only when
@@ -100,30 +101,38 @@ def tokens_page(a, layer: int, head: int | None, hide_special: bool, t) -> dict[
     layers = range(1, att.shape[0] + 1)
     pair = dict(pair_at=pair_boundary(a.segments, special), pair_label=t("arch.boundary"), special=shown_special)
     if head is None:
-        cls = token_heatmap(att[layer - 1], toks, range(att.shape[1]), t("tokens.cls_heads_title", layer=layer) + suffix,
-                            tok_axis, t("tokens.head_axis"), value, **pair)
+        cls = token_heatmap(att[layer - 1], toks, rows=range(att.shape[1]),
+                            title=t("tokens.cls_heads_title", layer=layer) + suffix,
+                            x_title=tok_axis, y_title=t("tokens.head_axis"), value_name=value, **pair)
         raw, raw_name = att[layer - 1].mean(axis=0), t("tokens.raw_mean")
     else:
-        cls = token_heatmap(att[:, head], toks, layers, t("tokens.cls_layers_title", head=head) + suffix, tok_axis,
-                            layer_axis, value, mark_row=layer, **pair)
+        cls = token_heatmap(att[:, head], toks, rows=layers, title=t("tokens.cls_layers_title", head=head) + suffix,
+                            x_title=tok_axis,
+                            y_title=layer_axis, value_name=value, mark_row=layer, **pair)
         raw, raw_name = att[layer - 1, head], t("tokens.raw_head", head=head)
     roll = without_special(a.cls_rollout, special)  # (L, kept)
-    figs = {"cls": cls, "rollout": token_heatmap(roll, toks, layers, t("tokens.rollout_title") + suffix, tok_axis,
-                                                 layer_axis, share, mark_row=layer, **pair)}
+    figs = {"cls": cls, "rollout": token_heatmap(roll, toks, rows=layers, title=t("tokens.rollout_title") + suffix,
+                                                 x_title=tok_axis,
+                                                 y_title=layer_axis, value_name=share, mark_row=layer, **pair)}
     methods = {raw_name: raw, t("tokens.rollout"): roll[layer - 1]}
     if a.flow is not None:
         fl = without_special(a.flow, special)
-        figs["flow"] = token_heatmap(fl, toks, layers, t("tokens.flow_title") + suffix, tok_axis, layer_axis, share,
+        figs["flow"] = token_heatmap(fl, toks, rows=layers, title=t("tokens.flow_title") + suffix, x_title=tok_axis,
+                                     y_title=layer_axis, value_name=share,
                                      mark_row=layer, **pair)
         methods[t("tokens.flow")] = fl[layer - 1]
-    figs["highlight"] = highlighted_text(methods, toks, t("tokens.highlight_title", layer=layer) + suffix, tok_axis,
-                                         t("tokens.method_axis"), share, t("tokens.of_row_max"), **pair)
-    figs["mixing"] = mixing_lines(rollout_off_cls(a.cls_rollout), cls_vs_mean(a.hidden_states), t("tokens.mixing_title"),
-                                  layer_axis, t("tokens.mixing_axis"), t("tokens.off_cls"), t("tokens.cls_mean_cos"))
+    figs["highlight"] = highlighted_text(methods, toks, title=t("tokens.highlight_title", layer=layer) + suffix,
+                                         x_title=tok_axis,
+                                         y_title=t("tokens.method_axis"), value_name=share,
+                                         scale_name=t("tokens.of_row_max"), **pair)
+    figs["mixing"] = mixing_lines(rollout_off_cls(a.cls_rollout), cls_vs_mean(a.hidden_states),
+                                  title=t("tokens.mixing_title"),
+                                  x_title=layer_axis, y_title=t("tokens.mixing_axis"), off_name=t("tokens.off_cls"),
+                                  cos_name=t("tokens.cls_mean_cos"))
     return figs
 
 
-def scale_caption(hide_special: bool, t, columns: int = 0) -> str:
+def scale_caption(hide_special: bool, t, *, columns: int = 0) -> str:
     """What an attention heatmap's colours are read against: the words alone (special tokens hidden, rows
     renormalised) or every token with the scale set by the word cells (word_range); for a long text
     (`columns` tokens drawn, see clips) also the percentile the scale stops at."""

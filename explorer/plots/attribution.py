@@ -8,7 +8,7 @@ from explorer.text.highlight import NEGATIVE, POSITIVE
 from .common import colorbar, figure
 
 
-def sorted_bars(pieces, scores, title: str, x_title: str, y_title: str, top: int = 30,
+def sorted_bars(pieces, scores, *, title: str, x_title: str, y_title: str, top: int = 30,
                 signed: bool = True, pair_at: int | None = None) -> go.Figure:
     """Horizontal bars, largest |score| first (at most `top`), coloured like the highlighted text, with
     a colour bar: diverging around 0 when `signed`, white → blue for unsigned scores (saliency).
@@ -25,5 +25,5 @@ def sorted_bars(pieces, scores, title: str, x_title: str, y_title: str, top: int
                              colorbar=colorbar(x_title), line=dict(color="gray", width=0.5)),
                  customdata=order.tolist(),  # each bar's index in `pieces`, for a click (on_select)
                  hovertemplate="%{y}: %{x:+.4f}<extra></extra>")
-    return figure([bar], title, x_title, y_title, height=max(260, 22 * len(order) + 100),
+    return figure([bar], title, x_title=x_title, y_title=y_title, height=max(260, 22 * len(order) + 100),
                   margin=dict(l=40, r=10, t=50, b=40))

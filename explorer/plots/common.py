@@ -31,7 +31,7 @@ TITLE_PAD, TITLE_GAP = 12, 24  # px above a presenter chart's title, and between
 PRESENTER_BOARD = 440
 
 
-def figure(traces, title: str, x_title: str, y_title: str, **layout) -> go.Figure:
+def figure(traces, title: str, *, x_title: str, y_title: str, **layout) -> go.Figure:
     """A validated figure; `layout` adds to the shared layout (e.g. height, yaxis=dict(...)).
     Every renderer builds its figure here, so every string in it (titles, tick labels, hover text,
     annotations, legend names) is plain text: figure_spec escapes what plotly.js would read as HTML.
@@ -85,18 +85,19 @@ def colorbar(title: str) -> dict:
     return dict(title=dict(text=title, side="right"), thickness=14)
 
 
-def label_bars(labels, values, title: str, x_title: str, y_title: str, fmt: str = ".4f",
+def label_bars(labels, values, *, title: str, x_title: str, y_title: str, fmt: str = ".4f",
                y_range: tuple[float, float] | None = None) -> go.Figure:
     """One bar per label, value printed on the bar and in the hover."""
     values = np.asarray(values, dtype=float)
     bar = go.Bar(x=list(labels), y=values, text=[format(v, fmt) for v in values], textposition="auto",
                  hovertemplate=f"%{{x}}: %{{y:{fmt}}}<extra></extra>")
     # Labels are names even when they read as numbers (0/1/2): a numeric axis would tick at -0.5, 0.5...
-    return figure([bar], title, x_title, y_title, height=320, yaxis=dict(range=list(y_range)) if y_range else {},
+    return figure([bar], title, x_title=x_title, y_title=y_title, height=320,
+                  yaxis=dict(range=list(y_range)) if y_range else {},
                   xaxis=dict(type="category"))
 
 
-def boundary(at: int | None, label: str, shapes: list | None = None) -> dict:
+def boundary(at: int | None, label: str, *, shapes: list | None = None) -> dict:
     """Layout entries marking where text B of a sentence pair starts: a dashed line before x position
     `at` (a token's index on a token axis) with `label` above it; nothing for a single text."""
     shapes = list(shapes or [])

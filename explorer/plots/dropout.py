@@ -11,7 +11,7 @@ from .common import figure
 SAMPLE, KEPT, DROPPED, BEFORE = "#457b9d", "#264653", "#e76f51", "#bbbbbb"
 
 
-def samples(labels, values: np.ndarray, eval_point: np.ndarray, title: str, x_title: str, y_title: str,
+def samples(labels, values: np.ndarray, *, eval_point: np.ndarray, title: str, x_title: str, y_title: str,
             sample_name: str, eval_name: str) -> go.Figure:
     """values: (samples, labels) as a strip per label; eval_point: (labels,) as a diamond. Every strip
     has the one colour of its single legend entry."""
@@ -23,10 +23,10 @@ def samples(labels, values: np.ndarray, eval_point: np.ndarray, title: str, x_ti
     traces.append(go.Scatter(x=[str(lab) for lab in labels], y=eval_point, mode="markers", name=eval_name,
                              marker=dict(symbol="diamond", size=14, color="black"),
                              hovertemplate=f"%{{x}} ({esc(eval_name)}): %{{y:.4f}}<extra></extra>"))
-    return figure(traces, title, x_title, y_title, height=360)
+    return figure(traces, title, x_title=x_title, y_title=y_title, height=360)
 
 
-def mask(before: np.ndarray, after: np.ndarray, keep: np.ndarray, title: str, x_title: str, y_title: str,
+def mask(before: np.ndarray, after: np.ndarray, *, keep: np.ndarray, title: str, x_title: str, y_title: str,
          before_name: str, after_name: str, kept_name: str, dropped_name: str) -> go.Figure:
     """Input vs output of one dropout step per dimension; dropped dimensions show as gaps in 'after',
     marked by a red tick at 0 so the legend names each colour."""
@@ -40,4 +40,4 @@ def mask(before: np.ndarray, after: np.ndarray, keep: np.ndarray, title: str, x_
                    marker=dict(symbol="line-ns-open", size=10, color=DROPPED),
                    hovertemplate=f"{esc(dropped_name)}, {esc(x_title)} %{{x}}<extra></extra>"),
     ]
-    return figure(traces, title, x_title, y_title, barmode="overlay", height=320)
+    return figure(traces, title, x_title=x_title, y_title=y_title, barmode="overlay", height=320)

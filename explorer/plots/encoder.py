@@ -19,14 +19,14 @@ _ROW = 22  # pixels per token row in the head view
 _TITLE_CHARS = 55  # a head-view title line: fits the narrowest column it is drawn in (a 768 px window)
 
 
-def readout_lines(values: np.ndarray, labels, title: str, x_title: str, y_title: str, embeddings: str,
+def readout_lines(values: np.ndarray, labels, *, title: str, x_title: str, y_title: str, embeddings: str,
                   y_range: tuple[float, float] | None = (0.0, 1.0)) -> go.Figure:
     """values: (layers+1, labels), row 0 the embeddings: one line per label."""
     x = [embeddings, *(str(i) for i in range(1, values.shape[0]))]
     lines = [go.Scatter(x=x, y=values[:, k], mode="lines+markers", name=label,
                         hovertemplate=f"{esc(label)}<br>{esc(x_title)} %{{x}}: %{{y:.4f}}<extra></extra>")
              for k, label in enumerate(labels)]
-    return figure(lines, title, x_title, y_title, height=340, xaxis=dict(type="category"),
+    return figure(lines, title, x_title=x_title, y_title=y_title, height=340, xaxis=dict(type="category"),
                   yaxis=dict(range=list(y_range)) if y_range else {})
 
 
@@ -36,8 +36,10 @@ def readout(a, t) -> go.Figure:
 
     ptype = ProblemType(a.problem_type)
     kind = ptype if ptype is ProblemType.REGRESSION else ptype.output  # the i18n keys' suffix
-    return readout_lines(layer_probabilities(a), a.labels, t("encoder.readout_chart", kind=t(f"encoder.kind_{kind}")),
-                         t("encoder.layer_axis"), t(f"encoder.kind_{kind}"), t("encoder.embeddings"),
+    return readout_lines(layer_probabilities(a), a.labels,
+                         title=t("encoder.readout_chart", kind=t(f"encoder.kind_{kind}")),
+                         x_title=t("encoder.layer_axis"), y_title=t(f"encoder.kind_{kind}"),
+                         embeddings=t("encoder.embeddings"),
                          y_range=None if ptype is ProblemType.REGRESSION else (0.0, 1.0))
 
 
@@ -60,7 +62,7 @@ def _strongest(w: np.ndarray, tokens, k: int = 5) -> list[str]:
 HOVER_WORDS = {"to": "attends to", "from": "is attended by", "mean": "mean over {n} heads"}
 
 
-def head_view_chart(v: HeadView, title: str, head_name: str, text_b: str = "", words: dict | None = None) -> go.Figure:
+def head_view_chart(v: HeadView, title: str, *, head_name: str, text_b: str = "", words: dict | None = None) -> go.Figure:
     """Lines from each token (left) to each token it attends to (right), opacity = weight, one colour
     per head. Line traces carry meta "lines", token columns "left"/"right" (used by the hover script).
     A token's hover lists its five strongest weights, exact (the mean over heads when several are shown);
@@ -98,7 +100,7 @@ def head_view_chart(v: HeadView, title: str, head_name: str, text_b: str = "", w
     # Left-aligned and wrapped: centred, a title wider than the chart ran off both edges.
     lines = wrap_title(title, _TITLE_CHARS)
     fig = figure(
-        traces, "", "", "", height=max(240, _ROW * n + 90 + 20 * len(lines)), hovermode="closest",
+        traces, "", x_title="", y_title="", height=max(240, _ROW * n + 90 + 20 * len(lines)), hovermode="closest",
         dragmode=False, shapes=shapes, font=dict(family="sans-serif"),
         annotations=annotations, margin=dict(l=10, r=10, t=30 + 20 * len(lines), b=10), plot_bgcolor="white",
         xaxis=dict(range=[-0.9, 1.9], visible=False, fixedrange=True),
@@ -137,7 +139,7 @@ gd.on('plotly_unhover', function () {
 """
 
 
-def head_view_html(fig: go.Figure, title: str, plotly_src: str | None = None) -> str:
+def head_view_html(fig: go.Figure, title: str, *, plotly_src: str | None = None) -> str:
     """The head view as one page with the hover highlight. Without `plotly_src`, plotly.js is inlined
     (standalone, works offline: the download); with it, the page loads plotly.js from that URL (the app)."""
     page = fig.to_html(full_html=True, include_plotlyjs=plotly_src or True, div_id="headview", post_script=_HOVER_JS,
@@ -145,7 +147,7 @@ def head_view_html(fig: go.Figure, title: str, plotly_src: str | None = None) ->
     return page.replace("<head>", f"<head><title>{escape_html(title)}</title>", 1)
 
 
-def model_view_chart(tiles: np.ndarray, title: str, x_title: str, y_title: str, value_name: str,
+def model_view_chart(tiles: np.ndarray, title: str, *, x_title: str, y_title: str, value_name: str,
                hover: str, clipped: bool = False) -> go.Figure:
     """tiles: (layers, heads, m, m) on one heatmap, a blank cell between tiles; a clear marker on each
     tile carries customdata [layer (1-based), head] so a click (on_select) can open that head. `clipped` (a
@@ -169,7 +171,7 @@ def model_view_chart(tiles: np.ndarray, title: str, x_title: str, y_title: str, 
         # a plain list: a typed array would reach the selection event as {"0": .., "1": ..}
         customdata=np.stack([layers.ravel(), heads.ravel()], axis=1).tolist(), showlegend=False,
         hovertemplate=hover + "<extra></extra>")
-    return figure([heat, pick], title, x_title, y_title, height=max(260, 70 * n_layers + 110),
+    return figure([heat, pick], title, x_title=x_title, y_title=y_title, height=max(260, 70 * n_layers + 110),
                   plot_bgcolor="white", dragmode=False,
                   xaxis=dict(tickmode="array", tickvals=list(range(n_heads)),
                              range=[-0.6, n_heads - 0.4], showgrid=False, zeroline=False),
@@ -182,9 +184,9 @@ def _top(tiles: np.ndarray) -> float:
     return top if top > 0 else 1.0
 
 
-def head_view_figure(v: HeadView, head: int | None, t) -> tuple[go.Figure, str]:
+def head_view_figure(v: HeadView, head: int | None, *, t) -> tuple[go.Figure, str]:
     """(figure, title) of head view `v` (`head` None: all heads), its words translated by `t(key, **fmt)`."""
     heads = t("encoder.all_heads") if head is None else f"{t('encoder.head_name')} {head}"
     title = t("encoder.headview_chart", layer=v.layer, heads=heads) + (t("encoder.renormalised") if v.renormalised else "")
     words = {k: t(f"encoder.hover_{k}") for k in HOVER_WORDS}
-    return head_view_chart(v, title, t("encoder.head_name"), t("encoder.text_b"), words), title
+    return head_view_chart(v, title, head_name=t("encoder.head_name"), text_b=t("encoder.text_b"), words=words), title

@@ -24,7 +24,7 @@ def type_colours(labels) -> dict[str, str]:
     return {ty: PALETTE[i % len(PALETTE)] for i, ty in enumerate(types)}
 
 
-def label_heatmap(shown, labels, probs: np.ndarray, title: str, token_axis: str, label_axis: str,
+def label_heatmap(shown, labels, *, probs: np.ndarray, title: str, token_axis: str, label_axis: str,
                   bar_title: str) -> go.Figure:
     """Labels × tokens, each cell the token's probability of that label (`probs` (seq, labels)); darker is
     more. Tokens are shown as the model sees them, special tokens included, in order (x = position)."""
@@ -33,12 +33,12 @@ def label_heatmap(shown, labels, probs: np.ndarray, title: str, token_axis: str,
     cells = go.Heatmap(z=probs.T, x=list(range(seq)), y=list(labels), zmin=0.0, zmax=1.0, colorscale=SEQUENTIAL,
                        colorbar=colorbar(bar_title), customdata=[list(shown)] * len(labels),
                        hovertemplate="%{customdata} (#%{x}), %{y}: %{z:.3f}<extra></extra>")
-    return figure([cells], title, token_axis, label_axis, height=max(260, 26 * len(labels) + 140),
+    return figure([cells], title, x_title=token_axis, y_title=label_axis, height=max(260, 26 * len(labels) + 140),
                   xaxis=dict(tickmode="array", tickvals=list(range(seq)), ticktext=list(shown), tickangle=-45),
                   yaxis=dict(type="category", autorange="reversed"))
 
 
-def entity_html(text: str, entities, labels, legend_title: str, none_text: str) -> str:
+def entity_html(text: str, entities, *, labels, legend_title: str, none_text: str) -> str:
     """`text` with each entity's characters (Entity.start:end) in a <mark> coloured by its type (data-entity
     holds the type, the title the label and score), then a legend of the types. Entities without offsets (a
     slow tokenizer) are listed after the text."""
@@ -66,7 +66,7 @@ def entity_html(text: str, entities, labels, legend_title: str, none_text: str) 
             f"<p style='font-size:small'>{escape_html(legend_title)}: {legend}</p></div>")
 
 
-def layer_tag_heatmap(shown, labels, layer_logits: np.ndarray, title: str, token_axis: str, layer_axis: str,
+def layer_tag_heatmap(shown, labels, *, layer_logits: np.ndarray, title: str, token_axis: str, layer_axis: str,
                   bar_title: str) -> go.Figure:
     """Layers × tokens: the head applied to each layer's hidden states (`layer_logits` (layers+1, seq, labels),
     row 0 the embeddings), each cell the probability it gives the tag the last layer settles on, the tag it
@@ -81,12 +81,12 @@ def layer_tag_heatmap(shown, labels, layer_logits: np.ndarray, title: str, token
     heat = go.Heatmap(z=cells, x=list(range(seq)), y=list(range(cells.shape[0])), zmin=0.0, zmax=1.0,
                       colorscale=SEQUENTIAL, colorbar=colorbar(bar_title), customdata=tags,
                       hovertemplate="#%{x}, %{y}: %{customdata} (%{z:.3f})<extra></extra>")
-    return figure([heat], title, token_axis, layer_axis, height=max(260, 24 * cells.shape[0] + 160),
+    return figure([heat], title, x_title=token_axis, y_title=layer_axis, height=max(260, 24 * cells.shape[0] + 160),
                   xaxis=dict(tickmode="array", tickvals=list(range(seq)), ticktext=list(shown), tickangle=-45),
                   yaxis=dict(tickmode="linear", dtick=1))
 
 
-def label_grid(shown, labels, scores: np.ndarray, token: int, title: str, token_axis: str, label_axis: str,
+def label_grid(shown, labels, *, scores: np.ndarray, token: int, title: str, token_axis: str, label_axis: str,
                bar_title: str) -> go.Figure:
     """Labels × tokens: each row one label's attribution at token `token` (LabelGrid.scores (labels, seq)),
     each cell what that input token adds to the label's quantity (blue) or takes from it (red), on one
@@ -98,6 +98,6 @@ def label_grid(shown, labels, scores: np.ndarray, token: int, title: str, token_
     cells = go.Heatmap(z=z, x=list(range(seq)), y=list(labels), zmin=-top, zmax=top, zmid=0.0, colorscale=DIVERGING,
                        colorbar=colorbar(bar_title), customdata=[list(shown)] * len(labels),
                        hovertemplate="%{customdata} (#%{x}), %{y}: %{z:+.4f}<extra></extra>")
-    return figure([cells], title, token_axis, label_axis, height=max(260, 26 * len(labels) + 140),
+    return figure([cells], title, x_title=token_axis, y_title=label_axis, height=max(260, 26 * len(labels) + 140),
                   xaxis=dict(tickmode="array", tickvals=list(range(seq)), ticktext=ticks, tickangle=-45),
                   yaxis=dict(type="category", autorange="reversed"))

@@ -19,7 +19,7 @@ def robust_limit(z: np.ndarray) -> float:
     return float(np.percentile(finite, ROBUST_PERCENTILE)) if finite.size and finite.max() > 0 else 1.0
 
 
-def strips(vectors: dict[str, np.ndarray], title: str, x_title: str, y_title: str, value_name: str) -> go.Figure:
+def strips(vectors: dict[str, np.ndarray], title: str, *, x_title: str, y_title: str, value_name: str) -> go.Figure:
     """Every dimension of each vector as one coloured row, diverging around 0, on one range for all rows
     (clipped at robust_limit; the hover gives the true value)."""
     names = list(vectors)
@@ -30,10 +30,10 @@ def strips(vectors: dict[str, np.ndarray], title: str, x_title: str, y_title: st
     lim = robust_limit(z)
     heat = go.Heatmap(z=z, y=names, colorscale=DIVERGING, zmid=0, zmin=-lim, zmax=lim, colorbar=colorbar(value_name),
                       hovertemplate=f"%{{y}}<br>{esc(x_title)} %{{x}}: %{{z:.4f}}<extra></extra>")
-    return figure([heat], title, x_title, y_title, margin=_MARGIN, height=300)
+    return figure([heat], title, x_title=x_title, y_title=y_title, margin=_MARGIN, height=300)
 
 
-def histograms(vectors: dict[str, np.ndarray], title: str, x_title: str, y_title: str) -> go.Figure:
+def histograms(vectors: dict[str, np.ndarray], title: str, *, x_title: str, y_title: str) -> go.Figure:
     """One outlined histogram per vector on shared bins, so a narrow one is not hidden under the others."""
     values = np.concatenate([np.asarray(v, dtype=float) for v in vectors.values()])
     lo, hi = float(np.percentile(values, 0.5)), float(np.percentile(values, 99.5))
@@ -43,18 +43,18 @@ def histograms(vectors: dict[str, np.ndarray], title: str, x_title: str, y_title
                          marker=dict(color=colours[i % len(colours)], line=dict(color=colours[i % len(colours)], width=1)),
                          hovertemplate=f"{esc(name)}<br>%{{x}}: %{{y}}<extra></extra>")
             for i, (name, v) in enumerate(vectors.items())]
-    return figure(bars, title, x_title, y_title, barmode="overlay", margin=_MARGIN, height=300)
+    return figure(bars, title, x_title=x_title, y_title=y_title, barmode="overlay", margin=_MARGIN, height=300)
 
 
-def cosine_heatmap(names, matrix: np.ndarray, title: str, value_name: str) -> go.Figure:
+def cosine_heatmap(names, matrix: np.ndarray, *, title: str, value_name: str) -> go.Figure:
     """Cosines are signed: diverging, centred on 0, from -1 to 1."""
     heat = go.Heatmap(z=matrix, x=list(names), y=list(names), zmin=-1, zmax=1, zmid=0, colorscale=DIVERGING,
                       colorbar=colorbar(value_name), text=np.round(matrix, 3), texttemplate="%{text}",
                       hovertemplate="%{y} · %{x}: %{z:.4f}<extra></extra>")
-    return figure([heat], title, "", "", margin=_MARGIN, height=320)
+    return figure([heat], title, x_title="", y_title="", margin=_MARGIN, height=320)
 
 
-def head_size(rows: list[dict], lm_params: int, lm_name: str, title: str, x_title: str, y_title: str,
+def head_size(rows: list[dict], lm_params: int, *, lm_name: str, title: str, x_title: str, y_title: str,
               pretrained_name: str, new_name: str) -> go.Figure:
     """Parameters per linear layer of the head (coloured by origin) next to an LM head, log scale."""
     bars = []
@@ -64,4 +64,4 @@ def head_size(rows: list[dict], lm_params: int, lm_name: str, title: str, x_titl
                            marker_color=color, hovertemplate="%{x}: %{y:,}<extra></extra>"))
     bars.append(go.Bar(x=[lm_name], y=[lm_params], name=lm_name, marker_color="#999",
                        hovertemplate="%{x}: %{y:,}<extra></extra>"))
-    return figure(bars, title, x_title, y_title, margin=_MARGIN, height=340, yaxis=dict(type="log"))
+    return figure(bars, title, x_title=x_title, y_title=y_title, margin=_MARGIN, height=340, yaxis=dict(type="log"))

@@ -51,7 +51,7 @@ def row_label(k: int, r: Row) -> str:
     return f"{k}: {r.a.text if r.a else '∅'} → {r.b.text if r.b else '∅'}"
 
 
-def word_comparison(rows: tuple[Row, ...], names: tuple[str, str, str], title: str, x_title: str,
+def word_comparison(rows: tuple[Row, ...], names: tuple[str, str, str], *, title: str, x_title: str,
                     y_title: str) -> go.Figure:
     """Grouped bars per aligned word: A's score, B's score, and B − A (a missing word counts 0)."""
     x = [row_label(k, r) for k, r in enumerate(rows)]
@@ -62,4 +62,4 @@ def word_comparison(rows: tuple[Row, ...], names: tuple[str, str, str], title: s
     )
     bars = [go.Bar(x=x, y=ys, name=name, hovertemplate=f"{esc(name)}<br>%{{x}}: %{{y:+.4f}}<extra></extra>")
             for name, ys in zip(names, series)]
-    return figure(bars, title, x_title, y_title, barmode="group", height=380)
+    return figure(bars, title, x_title=x_title, y_title=y_title, barmode="group", height=380)

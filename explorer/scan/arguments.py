@@ -55,14 +55,14 @@ def scan(df, ck: Checkpoint, *, text: str | None = None, label: str | None = Non
                            checks=checks)
 
     def one(c: Checkpoint, part: Progress | None) -> ScanReport:
-        return runner.scan_frame(df, c, text, label, text_pair, seed=seed, batch_size=batch_size,
-                                 max_length=max_length, progress=part, checks=wanted)
+        return runner.scan_frame(df, c, text=text, label=label, text_pair=text_pair, seed=seed,
+                                 batch_size=batch_size, max_length=max_length, progress=part, checks=wanted)
     if baseline is None:
         return one(ck, progress)
     return scan_against(one, ck, baseline, progress)
 
 
-def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None = None,
+def scan_rows(ck: Checkpoint, texts: Sequence[str], *, given: Sequence[str] | None = None,
               pairs: Sequence[str] | None = None, seed: int = 0, batch_size: int = 64, max_length: int = 128,
               progress: Progress | None = None, checks: Sequence[str] | None = None) -> ScanReport:
     """Every check on `texts` (with `pairs`, sentence pairs) and their `given` labels (None: no labels), each
@@ -75,5 +75,6 @@ def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None 
     second = arg.texts(f, "pairs", pairs, optional=True)
     arg.check(labels is None or len(labels) == len(rows), f, "given", given, "one label per text, or None")
     arg.check(second is None or len(second) == len(rows), f, "pairs", pairs, "one second text per text, or None")
-    return runner.scan_rows(ck, rows, labels, second, seed=seed, batch_size=batch_size, max_length=max_length,
+    return runner.scan_rows(ck, rows, given=labels, pairs=second, seed=seed, batch_size=batch_size,
+                            max_length=max_length,
                             progress=progress, checks=wanted)

@@ -146,7 +146,7 @@ class Check:
 CHECKS: list[Check] = []
 
 
-def check(name: str, applies: Callable[[ScanData], str | None], cost: float = 1.0, *,
+def check(name: str, applies: Callable[[ScanData], str | None], *, cost: float = 1.0,
           needs: Sequence[str] = (), deeper: str | None = None, cause: str | None = None):
     """Register a check function under `name`."""
     if any(c.name == name for c in CHECKS):

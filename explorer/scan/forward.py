@@ -14,7 +14,7 @@ from explorer.model.inference import predict_shared
 from explorer.runtime.jobs import Progress
 
 
-def run_rows(ck: Checkpoint, texts: Sequence[str], pairs: Sequence[str] | None = None, vectors: bool = False,
+def run_rows(ck: Checkpoint, texts: Sequence[str], *, pairs: Sequence[str] | None = None, vectors: bool = False,
              batch_size: int = 64, max_length: int = 128,
              progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """((n, labels) logits, (n, hidden) L2-normalised mean of the last hidden states or None), read-only, through
@@ -43,7 +43,7 @@ def run_rows(ck: Checkpoint, texts: Sequence[str], pairs: Sequence[str] | None =
     return both[:, :labels], (both[:, labels:] if vectors else None)
 
 
-def token_ids(ck: Checkpoint, texts: Sequence[str], pairs: Sequence[str] | None = None,
+def token_ids(ck: Checkpoint, texts: Sequence[str], *, pairs: Sequence[str] | None = None,
               max_length: int = 128) -> list[list[int]]:
     """The ids each row is read as: two texts that give the same ids are the same input to the model."""
     return ck.tokenizer(list(texts), list(pairs) if pairs is not None else None, truncation=True,

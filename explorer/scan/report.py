@@ -45,7 +45,7 @@ def title_in(check_id: str, lang: str) -> str:
     return title.message(lang) if isinstance(title, Message) else title
 
 
-def shown_value(key: str, value, message: Message | str | None = None) -> str:
+def shown_value(key: str, value, *, message: Message | str | None = None) -> str:
     """One evidence value as a person reads it: a share as a percentage where the finding's message shows it so
     (at the message's precision), other floats to 3 significant digits, a flag as ✓ or ✗."""
     if isinstance(value, bool):
@@ -143,7 +143,7 @@ class ScanReport(JsonResult):
     def evidence(self, f: Finding) -> dict[str, str]:
         """`f`'s one-value fields, each rounded as its message rounds it (shown_value); whether a baseline had it
         is said in words, not as a field."""
-        return {k: shown_value(k, v, f.message) for k, v in f.evidence().items() if k != "baseline"}
+        return {k: shown_value(k, v, message=f.message) for k, v in f.evidence().items() if k != "baseline"}
 
     def row(self, i: int) -> dict:
         """Row `i` as a person reads it: its text, given label, prediction in the data's names (and the
@@ -254,7 +254,14 @@ class ScanReport(JsonResult):
         return csv_bytes(self.row_flags())
 
     def to_html(self, lang: str = "en") -> str:
-        """A standalone page (no script, nothing fetched): every user text escaped."""
+        """The report as a standalone page (no script, nothing fetched), every user text escaped.
+
+        Args:
+            lang: the page's language, "en" or "vi".
+
+        Returns:
+            The page's HTML.
+        """
         from explorer.text.i18n import t
         parts = [f"<h1>{escape_html(t('scan.report_title', lang))}</h1>",
                  f"<p>{escape_html(t('scan.report_caption', lang, rows=self.rows, checkpoint=self.checkpoint, seconds=f'{self.seconds:.1f}'))}</p>"]
@@ -340,8 +347,15 @@ class ScanReport(JsonResult):
         return "".join(parts)
 
     def save_html(self, path, lang: str = "en"):
-        """Write the standalone report to `path`, a new file, whole or not at all (explorer.results.write_new_files:
-        an existing file, a link, a device or a missing folder is one ExplorerError line, nothing written)."""
+        """Write the standalone report to a new file, whole or not at all.
+
+        An existing file, a link, a device or a missing folder is one ExplorerError line, nothing written
+        (explorer.results.write_new_files).
+
+        Args:
+            path: the new file.
+            lang: the page's language, "en" or "vi".
+        """
         from pathlib import Path
 
         from explorer.results import write_new_files

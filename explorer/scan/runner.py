@@ -17,7 +17,7 @@ from explorer.text.errors import ExplorerError, Message
 FORWARD_COST = 1.0  # the shared forward pass's share of the progress bar, in check costs
 
 
-def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None = None,
+def scan_rows(ck: Checkpoint, texts: Sequence[str], *, given: Sequence[str] | None = None,
               pairs: Sequence[str] | None = None, seed: int = 0, batch_size: int = 64, max_length: int = 128,
               progress: Progress | None = None, checks: Sequence[str] | None = None) -> ScanReport:
     """Every check on `texts` (with `pairs`, sentence pairs) and their `given` labels (None: no labels).
@@ -32,7 +32,7 @@ def scan_rows(ck: Checkpoint, texts: Sequence[str], given: Sequence[str] | None 
         logits = np.zeros((len(texts), ck.model.config.num_labels), np.float32)
         vectors = np.zeros((len(texts), ck.model.config.hidden_size), np.float32)
     else:
-        logits, vectors = run_rows(ck, list(texts), list(pairs) if pairs is not None else None, vectors=True,
+        logits, vectors = run_rows(ck, list(texts), pairs=list(pairs) if pairs is not None else None, vectors=True,
                                    batch_size=batch_size, max_length=max_length,
                                    progress=span(progress, 0.0, FORWARD_COST / total, "forward: "))
     data = ScanData(ck, tuple(texts), tuple(pairs) if pairs is not None else None,
@@ -68,7 +68,7 @@ def _silent(fraction: float, message: str = "") -> None:
     """The progress of a scan nobody listens to."""
 
 
-def scan_table(ck: Checkpoint, table, text_column: str | None = None, label_column: str | None = None,
+def scan_table(ck: Checkpoint, table, *, text_column: str | None = None, label_column: str | None = None,
                text_pair_column: str | None = None, **options) -> ScanReport:
     """scan_rows over a table (explorer.data.dataset.Table): columns as the Data page reads them; a table of one
     column is texts without labels. Raises DataError (one line) for unusable columns."""
@@ -89,16 +89,30 @@ def scan_table(ck: Checkpoint, table, text_column: str | None = None, label_colu
     data = prepare(table, text_column, label_column, text_pair_column=text_pair_column, max_words=None,
                    single=bool(label_column) and "," not in label_column)
     given = [data.label_names[int(i)] for i in data.y] if data.problem_type == ProblemType.SINGLE else None
-    return scan_rows(ck, data.texts, given, data.text_pairs, **options)
+    return scan_rows(ck, data.texts, given=given, pairs=data.text_pairs, **options)
 
 
-def scan_frame(df, ck: Checkpoint, text: str | None = None, label: str | None = None, text_pair: str | None = None,
+def scan_frame(df, ck: Checkpoint, *, text: str | None = None, label: str | None = None, text_pair: str | None = None,
                seed: int = 0, **options) -> ScanReport:
-    """Scan a DataFrame's rows (`explorer.scan(df, ck)`): columns as `explorer.inspect` reads them (`text`,
-    `label` guessed when None; `text_pair` the second text of sentence pairs, "" for one text). Row indices in the
-    report are 0-based positions among the frame's rows."""
+    """Scan a DataFrame's rows (`explorer.scan(df, ck)` checks the arguments, then calls this).
+
+    Row indices in the report are 0-based positions among the frame's rows.
+
+    Args:
+        df: the rows.
+        ck: a checkpoint from `explorer.load`.
+        text: the text column, as `explorer.inspect` reads it (guessed when None).
+        label: the label column (guessed when None); without one, only the checks that need none run.
+        text_pair: the second text of sentence pairs ("" for one text; guessed when None).
+        seed: seeds the typos, splits and samples.
+        **options: go to `scan_rows` (batch_size, max_length, progress, checks).
+
+    Returns:
+        A ScanReport.
+    """
     from explorer.data.dataset import frame_table
 
     if not isinstance(ck, Checkpoint):
         raise ExplorerError("api_not_a_checkpoint", kind=type(ck).__name__)
-    return scan_table(ck, frame_table(df), text, label, text_pair, seed=seed, **options)
+    return scan_table(ck, frame_table(df), text_column=text, label_column=label, text_pair_column=text_pair, seed=seed,
+                      **options)

@@ -118,7 +118,7 @@ NEUTRAL_SHARE = 0.05  # a neutral word is in at least this share of the rows (so
 NEUTRAL_P = 0.5  # ... and its presence is this far from tied to any label (chi-squared p at least this)
 
 
-def fit_neutral_words(texts, labels, predicted=None) -> dict | None:
+def fit_neutral_words(texts, labels, *, predicted=None) -> dict | None:
     """{"words": (first, last)}: the two most frequent words whose presence is independent of `labels` (n,)
     label ids (the given labels, else the predictions) and of the model's `predicted` ids, by chi-squared tests;
     None when the data have no two. Both: a word the data leave untied can still be one the model leans on
@@ -142,13 +142,13 @@ def fit_neutral_words(texts, labels, predicted=None) -> dict | None:
     return {"words": (str(words[alpha[0]]), str(words[alpha[1]]))} if len(alpha) >= 2 else None
 
 
-def neutral_words(text: str, seed: int = 0, words: tuple[str, str] = ("the", "and")) -> str:
+def neutral_words(text: str, seed: int = 0, *, words: tuple[str, str] = ("the", "and")) -> str:
     """Two words the data show to be neutral added, one before and one after (Azimuth's neutral-token test, with
     the words fitted to the data: `fit_neutral_words`)."""
     return f"{words[0]} {text} {words[1]}"
 
 
-# Transforms whose parameters are read from the data first: name -> fit(texts, label ids, predicted ids) -> keyword
+# Transforms whose parameters are read from the data first: name -> fit(texts, label ids, predicted=ids) -> keyword
 # arguments
 # (None: not applicable to these data).
 FITTED = {"neutral_words": fit_neutral_words}

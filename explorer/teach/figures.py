@@ -21,8 +21,8 @@ P = "lesson.panel."
 def parameter_figure(counts: dict[str, int], t: Callable[..., str]) -> go.Figure:
     """Step "finetuning": what each option trains, from lesson.parameter_counts' {"head", "encoder"}."""
     shown = {"feature_extraction": counts["head"], "fine_tuning": counts["head"] + counts["encoder"]}
-    return lesson_plots.parameter_bars(shown, {k: t(P + k) for k in shown}, t(P + "params_title"),
-                                       t(P + "option_axis"), t(P + "params_axis"))
+    return lesson_plots.parameter_bars(shown, {k: t(P + k) for k in shown}, title=t(P + "params_title"),
+                                       x_title=t(P + "option_axis"), y_title=t(P + "params_axis"))
 
 
 def new_head_table(rows: list[dict], t: Callable[..., str]) -> list[dict[str, object]]:
@@ -42,25 +42,27 @@ def step_figures(step: str, a, t: Callable[..., str], *, seed: int = 0, counts: 
         return [("enc", lesson_plots.cls_by_layer(a, t))]
     if step == "cls":
         sims = lesson.cls_similarity(a.hidden_states, a.special)
-        return [("cls", lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, t(P + "cls_title"),
-                                                      t(P + "layer"), t(P + "cosine")))]
+        return [("cls", lesson_plots.similarity_lines(sims, {k: t(P + k) for k in sims}, title=t(P + "cls_title"),
+                                                      x_title=t(P + "layer"), y_title=t(P + "cosine")))]
     if step == "probabilities":
-        return [("logits", label_bars(a.labels, a.logits, t("home.logits_title"), t("home.label_axis"),
-                                      t("home.logit_axis"))),
-                ("probs", label_bars(a.labels, a.softmax, t("home.probs_title"), t("home.label_axis"),
-                                     t("home.prob_axis"), y_range=(0, 1)))]
+        return [("logits", label_bars(a.labels, a.logits, title=t("home.logits_title"), x_title=t("home.label_axis"),
+                                      y_title=t("home.logit_axis"))),
+                ("probs", label_bars(a.labels, a.softmax, title=t("home.probs_title"), x_title=t("home.label_axis"),
+                                     y_title=t("home.prob_axis"), y_range=(0, 1)))]
     if step == "finetuning" and counts is not None:
         return [("params", parameter_figure(counts, t))]
     if step == "token_heads":
         scores = lesson.token_head_logits(a.hidden_states[-1], len(a.labels), seed)
         return [("tokens", lesson_plots.token_label_heatmap(
-            scores, a.shown, a.labels, t(P + "token_title"), t(P + "token"), t(P + "label"), t(P + "score"),
+            scores, a.shown, labels=a.labels, title=t(P + "token_title"), x_title=t(P + "token"),
+            y_title=t(P + "label"), value_name=t(P + "score"),
             pair_at=pair_boundary(a.segments), pair_label=t("arch.boundary")))]
     if step == "layers":
         return [("layers", encoder_plots.readout(a, t))]
     if step == "ablation" and drops is not None:
         words, support = drops
         label = prediction_text(a.predicted, none=t("pipeline.none"))
-        return [("ablation", sorted_bars(words, support, t(P + "drop_title", label=label), t(P + "drop_axis"),
-                                         t(P + "word")))]
+        return [("ablation",
+                 sorted_bars(words, support, title=t(P + "drop_title", label=label), x_title=t(P + "drop_axis"),
+                                         y_title=t(P + "word")))]
     return []

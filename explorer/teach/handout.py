@@ -169,6 +169,6 @@ def handout_with_model(ck: Checkpoint, head: Head, a: Analysis, more_figures: li
     callers run it only when a student asks for the file."""
     if drops is None:
         capped = whatif.loo_is_costly(a) and whatif.loo_words(a) > whatif.LOO_MAX_WORDS
-        drops = whatif.leave_one_out(ck, head, a, limit=whatif.LOO_MAX_WORDS if capped else None)
+        drops = whatif.leave_one_out(ck, head, a=a, limit=whatif.LOO_MAX_WORDS if capped else None)
     return handout_html(a, more_figures, strings, seed=seed, counts=lesson.parameter_counts(ck.model, head),
                         drops=drops, head_rows=head.parameters_table())

@@ -140,7 +140,7 @@ def _token_model(ck: Checkpoint, names: tuple[str, ...], seed: int):
     return model
 
 
-def trainable_copy(ck: Checkpoint, names: tuple[str, ...], name: str, seed: int = 0,
+def trainable_copy(ck: Checkpoint, names: tuple[str, ...], *, name: str, seed: int = 0,
                    problem_type: str | None = ProblemType.SINGLE, token: bool = False) -> Checkpoint:
     """A copy of `ck` whose output layer gives `names` (`token`: a token classifier on `ck`'s encoder, its
     `classifier` applied to every token; else a sequence classifier with `problem_type`). `ck` is never
@@ -188,7 +188,7 @@ def _name_part(text: str, limit: int = 24) -> str:
     return _NAME_PART.sub("_", stem).strip("_.-")[:limit] or "model"
 
 
-def session_name(checkpoint: str = "model", mode: str = "head", data: str = "data", epochs: int | None = None,
+def session_name(checkpoint: str = "model", *, mode: str = "head", data: str = "data", epochs: int | None = None,
                  when: datetime | None = None) -> str:
     """A fine-tuned model's name, saying what it is: checkpoint-mode-data-<epochs>ep-MMDD-HHMMSS (UTC), e.g.
     minilm-sentiment-full-tweets-3ep-1205-073102. Unique in the process, as the models' zips are kept in one
@@ -206,14 +206,14 @@ def session_name(checkpoint: str = "model", mode: str = "head", data: str = "dat
 
 # ---- memory bound (full mode) ----------------------------------------------------------------
 
-def full_memory(ck: Checkpoint, batch: int, length: int, rows: int) -> int:
+def full_memory(ck: Checkpoint, batch: int, *, length: int, rows: int) -> int:
     """Bytes a full fine-tune of `ck` adds at its peak (budget.full_finetune_bytes of its shape and weights)."""
     weights = sum(p.numel() * p.element_size() for p in ck.model.parameters())
     fields = len(getattr(ck.tokenizer, "model_input_names", ()) or ("input_ids", "attention_mask"))
     return full_finetune_bytes(Dims.of(ck.model.config), weights, fields, batch, length, rows)
 
 
-def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
+def check_memory(ck: Checkpoint, settings: Settings, *, rows: int) -> None:
     """Refuse, before anything is allocated, a full fine-tune that would pass HEAD_EXPLORER_TRAIN_MB; the
     message names the largest batch (at this length), or else the longest length (at batch 1), that fits."""
     s = settings.resolved()
@@ -221,19 +221,21 @@ def check_memory(ck: Checkpoint, settings: Settings, rows: int) -> None:
         return  # head mode trains on cached features: bounded by the feature cache and its batches
     budget_mb = env_config().train_mb
     budget = budget_mb * 2**20
-    need = full_memory(ck, s.batch_size, s.max_length, rows)
+    need = full_memory(ck, s.batch_size, length=s.max_length, rows=rows)
     if need <= budget:
         return
     mb = lambda b: -(-b // 2**20)  # noqa: E731 - rounded up: "needs about" never understates
-    fixed = full_memory(ck, 0, s.max_length, rows)
-    per_row = full_memory(ck, 1, s.max_length, rows) - fixed
+    fixed = full_memory(ck, 0, length=s.max_length, rows=rows)
+    per_row = full_memory(ck, 1, length=s.max_length, rows=rows) - fixed
     batch = min(s.batch_size, max(0, (budget - fixed) // per_row))
     length = s.max_length
     if batch == 0:  # not even one row at this length: the longest length that fits one row
         batch = 1
-        length = max((n for n in range(MIN_LENGTH, s.max_length) if full_memory(ck, 1, n, rows) <= budget), default=0)
+        length = max((n for n in range(MIN_LENGTH, s.max_length) if full_memory(ck, 1, length=n, rows=rows) <= budget),
+                     default=0)
     if length == 0:
-        raise FinetuneError("finetune_memory_model", name=ck.name, need=mb(full_memory(ck, 1, MIN_LENGTH, rows)),
+        raise FinetuneError("finetune_memory_model", name=ck.name,
+                            need=mb(full_memory(ck, 1, length=MIN_LENGTH, rows=rows)),
                             budget=budget_mb, rows=rows)
     raise FinetuneError("finetune_memory", batch=s.batch_size, length=s.max_length, rows=rows, need=mb(need),
                         budget=budget_mb, fit_batch=batch, fit_length=length)
@@ -258,10 +260,10 @@ def check_work(settings: Settings, rows: int) -> None:
     raise FinetuneError("finetune_work_rows", **common)
 
 
-def check_size(ck: Checkpoint, settings: Settings, rows: int) -> None:
+def check_size(ck: Checkpoint, settings: Settings, *, rows: int) -> None:
     """Everything sized before a fine-tune starts (and takes a job slot): its work, and full mode's memory."""
     check_work(settings, rows)
-    check_memory(ck, settings, rows)
+    check_memory(ck, settings, rows=rows)
 
 
 def check_head(ck: Checkpoint, settings: Settings) -> str:
@@ -280,7 +282,7 @@ def check_head(ck: Checkpoint, settings: Settings) -> str:
 # ---- metrics --------------------------------------------------------------------------------
 
 
-def split(data: LabeledData, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def split(data: LabeledData, fraction: float, *, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(train idx, val idx), stratified when every class has at least two rows."""
     idx = np.arange(len(data.texts))
     strat = None
@@ -297,7 +299,7 @@ def _loss(row: dict) -> float:
     return float("inf") if v != v else v  # a NaN loss never beats a number
 
 
-def better(problem_type: str, new: dict, old: dict | None, early_stopping: bool = True) -> bool:
+def better(problem_type: str, new: dict, *, old: dict | None, early_stopping: bool = True) -> bool:
     """Does epoch row `new` replace the kept `old`? The lower validation loss wins: accuracy alone ties
     for many epochs on small data while the probabilities flatten, and the earliest of the tie would be
     kept. Equal losses go to the higher score (accuracy, micro-F1 or -MSE). Off: every epoch replaces."""
@@ -308,11 +310,11 @@ def better(problem_type: str, new: dict, old: dict | None, early_stopping: bool 
     return score(problem_type, new) > score(problem_type, old)
 
 
-def kept_epoch(history, problem_type: str, early_stopping: bool = True) -> tuple[int, str]:
+def kept_epoch(history, problem_type: str, *, early_stopping: bool = True) -> tuple[int, str]:
     """(the epoch to keep, why: val_loss | score | last) over per-epoch rows, as training keeps it."""
     best = None
     for row in history:
-        if better(problem_type, row, best, early_stopping):
+        if better(problem_type, row, old=best, early_stopping=early_stopping):
             best = row
     if best is None:
         return 0, "last"
@@ -343,26 +345,27 @@ class EpochRecorder:
         logits, m, val_loss = evaluated
         epoch = len(self.history) + 1
         self.history.append({"epoch": epoch, "loss": loss, "val_loss": val_loss, **m})
-        if better(self.rule, self.history[-1], self.best, self.s.early_stopping):
+        if better(self.rule, self.history[-1], old=self.best, early_stopping=self.s.early_stopping):
             self.best, self.epoch, self.kept, self.logits = self.history[-1], epoch, keep(), logits
         if self.on_epoch:
             self.on_epoch(EpochReport(epoch=epoch, epochs=self.s.epochs, row=self.history[-1]))
 
 
-def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(), on_epoch: OnEpoch | None = None,
+def finetune(ck: Checkpoint, data: LabeledData, *, settings: Settings = Settings(), on_epoch: OnEpoch | None = None,
              stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a private copy of `ck` on `data`; `ck` itself is never modified. `on_epoch` hears each epoch
     as it ends; `stop()` ends training early (the best epoch so far is kept)."""
-    s = checked(ck, settings, len(data.texts), lambda s: check_head(ck, s))
-    name = name or session_name(ck.name, s.mode, data.label_columns[0] if data.label_columns else "data", s.epochs)
-    train_idx, val_idx = split(data, s.val_fraction, s.seed)
+    s = checked(ck, settings, rows=len(data.texts), check=lambda s: check_head(ck, s))
+    name = name or session_name(ck.name, mode=s.mode, data=data.label_columns[0] if data.label_columns else "data",
+                                epochs=s.epochs)
+    train_idx, val_idx = split(data, s.val_fraction, seed=s.seed)
     labels = data.label_names if data.problem_type != ProblemType.REGRESSION else ("value",)
     run = _train_head if s.mode == "head" else _train_full
     work, s, (history, best_epoch, stopped, val_logits), seconds = trained(
-        ck, s, lambda: trainable_copy(ck, labels, name, s.seed, data.problem_type),
-        lambda work, s: run(ck, work, data, s, train_idx, val_idx, on_epoch, stop))
+        ck, s, make_copy=lambda: trainable_copy(ck, labels, name=name, seed=s.seed, problem_type=data.problem_type),
+        run=lambda work, s: run(ck, work, data, s, train_idx, val_idx, on_epoch, stop))
     n = len(work.labels)
-    kept_by = kept_epoch(history, data.problem_type, s.early_stopping)[1]
+    kept_by = kept_epoch(history, data.problem_type, early_stopping=s.early_stopping)[1]
     y_val = data.y[val_idx]
     return FinetuneResult(
         checkpoint=work, metrics=metrics(data.problem_type, val_logits, y_val, n), history=tuple(history),
@@ -371,7 +374,7 @@ def finetune(ck: Checkpoint, data: LabeledData, settings: Settings = Settings(),
         best_epoch=best_epoch, stopped=stopped, kept_by=kept_by, epochs=s.epochs)
 
 
-def checked(ck: Checkpoint, settings: Settings, rows: int,
+def checked(ck: Checkpoint, settings: Settings, *, rows: int,
             check: Callable[[Settings], object] | None = None) -> Settings:
     """`settings` resolved, or one line on why they cannot run on `ck` for `rows` rows: the mode, `check`
     (e.g. the head), the numbers, the length, the size (work, and full mode's memory)."""
@@ -385,11 +388,11 @@ def checked(ck: Checkpoint, settings: Settings, rows: int,
     limit = max_length(ck)
     if not MIN_LENGTH <= s.max_length <= limit:
         raise FinetuneError("max_length_range", value=s.max_length, lo=MIN_LENGTH, hi=limit, name=ck.name)
-    check_size(ck, s, rows)
+    check_size(ck, s, rows=rows)
     return s
 
 
-def trained(ck: Checkpoint, s: Settings, make_copy: Callable[[], Checkpoint], run) -> tuple:
+def trained(ck: Checkpoint, s: Settings, *, make_copy: Callable[[], Checkpoint], run) -> tuple:
     """(kept model, settings as run, run's result, seconds): `run(work, settings)` on a fresh `make_copy()`
     from the same seed per attempt, once more with half the batch when the device runs out of memory."""
     def attempt(batch: int):  # from scratch each time: a fresh copy, the same seed
@@ -416,7 +419,7 @@ def _target(data: LabeledData, idx) -> torch.Tensor:
     return y.long() if data.problem_type == ProblemType.SINGLE else y.float()
 
 
-def sgd_epoch(n: int, batch_size: int, gen: torch.Generator, opt, sched, device,
+def sgd_epoch(n: int, batch_size: int, *, gen: torch.Generator, opt, sched, device,
               loss_of: Callable[[torch.Tensor], torch.Tensor]) -> float:
     """One epoch over `n` rows in a random order (drawn from `gen`): per batch of row indices `b`,
     `loss_of(b)`, then a step of `opt` and `sched`. Returns the mean loss per row."""
@@ -433,7 +436,7 @@ def sgd_epoch(n: int, batch_size: int, gen: torch.Generator, opt, sched, device,
     return total / max(n, 1)
 
 
-def train_epochs(params: list[torch.nn.Parameter], n: int, s: Settings, device, rule: str,
+def train_epochs(params: list[torch.nn.Parameter], n: int, *, s: Settings, device, rule: str,
                  loss_of: Callable[[torch.Tensor, torch.Generator], torch.Tensor],
                  evaluate: Callable[[], tuple[object, dict, float]], on_epoch: OnEpoch | None,
                  stop: Stop | None) -> tuple[list[dict], int, bool, object]:
@@ -451,7 +454,8 @@ def train_epochs(params: list[torch.nn.Parameter], n: int, s: Settings, device, 
     gen = torch.Generator().manual_seed(s.seed)  # the order of the rows, and the head's dropout where it asks
     epochs, stopped = EpochRecorder(s, rule, on_epoch), False
     for _ in range(s.epochs):
-        loss = sgd_epoch(n, s.batch_size, gen, opt, sched, device, lambda b: loss_of(b, gen))
+        loss = sgd_epoch(n, s.batch_size, gen=gen, opt=opt, sched=sched, device=device,
+                         loss_of=lambda b: loss_of(b, gen))
         epochs.record(loss, evaluate(), lambda: [p.detach().clone() for p in params])
         if stop and stop():
             stopped = True
@@ -484,8 +488,10 @@ def _train_head(ck, work, data, s, train_idx, val_idx, on_epoch, stop):
         return logits, metrics(data.problem_type, logits, data.y[val_idx], len(work.labels)), val_loss
 
     params = [p for layer in head.layers.values() for p in layer.parameters()]
-    return train_epochs(params, len(xtr), s, device, data.problem_type, lambda b, gen: problem.batch_loss(
-        run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1], ytr[b]), evaluate, on_epoch, stop)
+    return train_epochs(params, len(xtr), s=s, device=device, rule=data.problem_type, loss_of=lambda b,
+                        gen: problem.batch_loss(
+        run_head(head, xtr[b], ones_tr[b], generator=gen)[-1][1], ytr[b]), evaluate=evaluate, on_epoch=on_epoch,
+        stop=stop)
 
 
 class _TokenizedRows(torch.utils.data.Dataset):
@@ -525,11 +531,12 @@ def _train_full(ck, work, data, s, train_idx, val_idx, on_epoch, stop):
 
     train = _TokenizedRows(work.tokenizer, [data.texts[i] for i in train_idx], _target(data, train_idx), s.max_length,
                   pairs=pairs(train_idx))
-    return train_with_trainer(work, s, train, DataCollatorWithPadding(work.tokenizer), evaluate, data.problem_type,
-                              on_epoch, stop)
+    return train_with_trainer(work, s, train=train, collator=DataCollatorWithPadding(work.tokenizer), evaluate=evaluate,
+                              rule=data.problem_type,
+                              on_epoch=on_epoch, stop=stop)
 
 
-def train_with_trainer(work: Checkpoint, s: Settings, train, collator, evaluate, rule: str,
+def train_with_trainer(work: Checkpoint, s: Settings, *, train, collator, evaluate, rule: str,
                        on_epoch: OnEpoch | None, stop: Stop | None) -> tuple[list[dict], int, bool, object]:
     """Full fine-tuning of `work.model` on the dataset `train` with transformers' Trainer: after each epoch
     `evaluate(model)` (-> (validation logits, metrics, validation loss), in eval mode) makes a history row,
@@ -618,7 +625,7 @@ _STORED = (".safetensors", ".bin")
 _CHUNK = 2**20
 
 
-def zip_once(ck: Checkpoint, folder: Path, progress: Progress | None = None) -> Path:
+def zip_once(ck: Checkpoint, folder: Path, *, progress: Progress | None = None) -> Path:
     """`folder`/<model name>.zip holding the exported HF folder, built on the first call only (model
     names are unique per fine-tune) and written atomically; `progress(fraction, "")` while it is built."""
     stem = Path(ck.name).name or "model"  # a checkpoint loaded from a folder is named by its path

@@ -30,7 +30,7 @@ def _check_head(s: Settings) -> None:
         raise FinetuneError("finetune_own_head", native="own", head=s.head)
 
 
-def split_sentences(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def split_sentences(n: int, fraction: float, *, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(train idx, val idx) over sentences; a sentence never straddles the split."""
     n_val = max(int(round(n * fraction)), 1)
     if n - n_val < 2:
@@ -60,26 +60,28 @@ def _evaluate(logits: list[np.ndarray], data: TagData, idx, names) -> tuple[dict
     return entity_metrics(truth, pred), loss
 
 
-def finetune_tags(ck: Checkpoint, data: TagData, settings: Settings = Settings(), on_epoch: OnEpoch | None = None,
+def finetune_tags(ck: Checkpoint, data: TagData, *, settings: Settings = Settings(), on_epoch: OnEpoch | None = None,
                   stop: Stop | None = None, name: str | None = None) -> FinetuneResult:
     """Train a token-classification copy of `ck` on tagged words; `ck` itself is never modified. The result's
     problem_type is "token-classification" and its metrics seqeval's (entity_metrics)."""
-    s = checked(ck, settings, len(data.words), _check_head)
-    name = name or session_name(ck.name, s.mode, data.layout, s.epochs)
-    train_idx, val_idx = split_sentences(len(data.words), s.val_fraction, s.seed)
+    s = checked(ck, settings, rows=len(data.words), check=_check_head)
+    name = name or session_name(ck.name, mode=s.mode, data=data.layout, epochs=s.epochs)
+    train_idx, val_idx = split_sentences(len(data.words), s.val_fraction, seed=s.seed)
     run = _train_head if s.mode == "head" else _train_full
     work, s, (history, best_epoch, stopped, val_logits), seconds = trained(
-        ck, s, lambda: trainable_copy(ck, data.tag_names, name, s.seed, token=True),
-        lambda work, s: run(work, data, s, train_idx, val_idx, on_epoch, stop))
+        ck, s, make_copy=lambda: trainable_copy(ck, data.tag_names, name=name, seed=s.seed, token=True),
+        run=lambda work, s: run(work, data, s, train_idx, val_idx, on_epoch, stop))
     m, _ = _evaluate(val_logits, data, val_idx, data.tag_names)
     return FinetuneResult(checkpoint=work, metrics=m, history=tuple(history), labels=data.tag_names,
                           problem_type=TOKEN_CLASSIFICATION, confusion=None, train_seconds=seconds, best_epoch=best_epoch,
-                          stopped=stopped, kept_by=kept_epoch(history, _RULE, s.early_stopping)[1], epochs=s.epochs)
+                          stopped=stopped, kept_by=kept_epoch(history, _RULE, early_stopping=s.early_stopping)[1],
+                          epochs=s.epochs)
 
 
 def _train_head(work, data, s, train_idx, val_idx, on_epoch, stop):
     model = work.model
-    feats = word_outputs(model, work.tokenizer, [list(w) for w in data.words], s.max_length, s.batch_size,
+    feats = word_outputs(model, work.tokenizer, words=[list(w) for w in data.words], max_length=s.max_length,
+                         batch_size=s.batch_size,
                          encoder=True, stop=stop)  # per sentence (words kept, hidden)
     ids = data.ids
     device = model.device
@@ -100,7 +102,8 @@ def _train_head(work, data, s, train_idx, val_idx, on_epoch, stop):
         # Dropout from the global generator, as HF's token classifier draws it in full mode.
         return torch.nn.functional.cross_entropy(head(dropout(xtr[b])), ytr[b])
 
-    return train_epochs(list(head.parameters()), len(xtr), s, device, _RULE, loss_of, evaluate, on_epoch, stop)
+    return train_epochs(list(head.parameters()), len(xtr), s=s, device=device, rule=_RULE, loss_of=loss_of,
+                        evaluate=evaluate, on_epoch=on_epoch, stop=stop)
 
 
 class _Sentences(torch.utils.data.Dataset):
@@ -129,4 +132,5 @@ def _train_full(work, data, s, train_idx, val_idx, on_epoch, stop):
     train = _Sentences(work.tokenizer, [list(data.words[i]) for i in train_idx], [ids[i] for i in train_idx],
                        s.max_length)
     collator = DataCollatorForTokenClassification(work.tokenizer, label_pad_token_id=IGNORE)
-    return train_with_trainer(work, s, train, collator, evaluate, _RULE, on_epoch, stop)
+    return train_with_trainer(work, s, train=train, collator=collator, evaluate=evaluate, rule=_RULE, on_epoch=on_epoch,
+                              stop=stop)

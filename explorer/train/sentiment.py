@@ -14,12 +14,12 @@ from explorer.model.features import POOLS, encoder_features
 from explorer.results import strict_json
 
 
-def first_token_features(ck, texts: list[str], batch_size: int = 64, max_length: int = 128) -> torch.Tensor:
+def first_token_features(ck, texts: list[str], *, batch_size: int = 64, max_length: int = 128) -> torch.Tensor:
     """(n, hidden) last-layer first-token states from the frozen encoder."""
     return torch.from_numpy(encoder_features(ck, texts, batch_size, max_length)[:, POOLS.index("first")])
 
 
-def train(per_class: int = 2700, test_per_class: int = 300, epochs: int = 30, seed: int = 0) -> dict:
+def train(per_class: int = 2700, *, test_per_class: int = 300, epochs: int = 30, seed: int = 0) -> dict:
     torch.manual_seed(seed)
     df = demo_frame(per_class=per_class + test_per_class, seed=seed)
     test = df.groupby("label", sort=True).head(test_per_class)

@@ -96,7 +96,7 @@ def session_zip(name: str, progress: jobs.Progress | None = None) -> Path:
     ck = MODELS.get(owner(), name)
     if ck is None:  # evicted since the page was drawn
         raise finetune.FinetuneError("model_evicted", name=name)
-    return finetune.zip_once(ck, folder, progress)
+    return finetune.zip_once(ck, folder, progress=progress)
 
 
 def session_zip_ready(name: str) -> Callable[[], bytes] | None:

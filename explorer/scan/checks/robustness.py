@@ -20,18 +20,18 @@ def flips(data: ScanData, name: str, progress=None, found: Found | None = None) 
     options = {}
     if name in FITTED:
         y = found.given_ids(data) if found is not None and data.given is not None else np.full(data.rows, -1)
-        options = FITTED[name](data.texts, np.where(y >= 0, y, data.predicted), data.predicted)
+        options = FITTED[name](data.texts, np.where(y >= 0, y, data.predicted), predicted=data.predicted)
         if options is None:
             return {"flip_rate": None, "rows": 0, "flipped": [], "examples": []}
     new = [TRANSFORMS[name](t, data.seed, **options) for t in data.texts]
     new_pairs = [TRANSFORMS[name](t, data.seed, **options) for t in data.pairs] if data.pairs is not None else None
-    before = token_ids(data.ck, data.texts, data.pairs, data.max_length)
-    after = token_ids(data.ck, new, new_pairs, data.max_length)
+    before = token_ids(data.ck, data.texts, pairs=data.pairs, max_length=data.max_length)
+    after = token_ids(data.ck, new, pairs=new_pairs, max_length=data.max_length)
     changed = np.array([i for i in range(data.rows) if before[i] != after[i]], dtype=np.int64)
     if not len(changed):
         return {"flip_rate": None, "rows": 0, "flipped": [], "examples": []}
     logits, _ = run_rows(data.ck, [new[i] for i in changed],
-                         [new_pairs[i] for i in changed] if new_pairs is not None else None,
+                         pairs=[new_pairs[i] for i in changed] if new_pairs is not None else None,
                          batch_size=data.batch_size, max_length=data.max_length, progress=progress)
     moved = changed[logits.argmax(-1) != data.predicted[changed]]
     labels = data.ck.labels

@@ -91,7 +91,7 @@ def find_shortcuts(data: ScanData, found: Found, progress) -> list[Finding]:
     texts = [without_word(data.texts[i], t["word"]) for t, rows in jobs for i in rows]
     control = [without_word(data.texts[i], _other_word(data.texts[i], t["word"], rng)) for t, rows in jobs for i in rows]
     pairs = [data.pairs[i] for t, rows in jobs for i in rows] if data.pairs is not None else None
-    logits, _ = run_rows(data.ck, texts + control, pairs + pairs if pairs is not None else None,
+    logits, _ = run_rows(data.ck, texts + control, pairs=pairs + pairs if pairs is not None else None,
                          batch_size=data.batch_size, max_length=data.max_length, progress=progress)
     probs = data.problem.probabilities(logits) if len(logits) else logits
     probs, control_probs = probs[:len(texts)], probs[len(texts):]

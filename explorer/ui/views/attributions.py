@@ -96,7 +96,7 @@ def _token_choices(a: TokenAnalysis, strategy: str) -> dict[str, int]:
     from explorer.explain.token_attribution import entity_token
 
     found = {t("tokenhead.pick_entity", word=e.word, entity=e.label, token=a.shown[k], position=k): k
-             for e in a.entities[strategy] for k in [entity_token(a, e, strategy)]}
+             for e in a.entities[strategy] for k in [entity_token(a, e, strategy=strategy)]}
     return {**found, **{t("tokenhead.pick_token", token=tok, position=i, tag=tag): i
                         for i, (tok, tag) in enumerate(zip(a.shown, a.tags))}}
 
@@ -138,10 +138,12 @@ def run_attribution(a: Analysis | TokenAnalysis, target: AttributionTarget, c: C
     pressed = st.button(t("attributions.run"), key=f"{what}_run", type="primary")
     try:
         ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)  # a job runs off this thread
-        heavy = cost.attribution_is_heavy(ck.model.config, c.method, len(a.tokens), c.n_steps, c.window,
+        heavy = cost.attribution_is_heavy(ck.model.config, c.method, n_tokens=len(a.tokens), n_steps=c.n_steps,
+                                          window=c.window,
                                           device=ck.model.device)  # past one batch
         r = ui.run(what, params, lambda p: attr.attribute(
-            ck, hd, sel.text, c.method, target.label, c.quantity, c.baseline, n_steps=c.n_steps, window=c.window,
+            ck, hd, text=sel.text, method=c.method, target=target.label, quantity=c.quantity, baseline=c.baseline,
+            n_steps=c.n_steps, window=c.window,
             progress=p, text_pair=pair, target_token=target.token),
             start=pressed or (not costly and not ui.was_stopped(what, params)), heavy=heavy or costly,
             running=t("attributions.running"), stop=t("attributions.stop"), expected_s=10,
@@ -173,8 +175,8 @@ def draw_attribution_result(r, level: str) -> None:
     signed = r.method != "saliency"  # saliency is a gradient's size: never below 0, so no red
     legend = t("attributions.legend" if signed else "attributions.legend_unsigned", label=r.target_label)
     st.html(highlight.highlight_html(pieces, scores, legend=legend, pair_at=pair_at, pair_label=t("arch.boundary")))
-    draw_chart(attribution_plots.sorted_bars(pieces, scores, t("attributions.bars_title", label=r.target_label),
-                                        t("attributions.score_axis"), t(f"attributions.level_{level}"),
+    draw_chart(attribution_plots.sorted_bars(pieces, scores, title=t("attributions.bars_title", label=r.target_label),
+                                        x_title=t("attributions.score_axis"), y_title=t(f"attributions.level_{level}"),
                                         signed=signed, pair_at=pair_at),
           "attr_bars" if token is None else "attr_token_bars")
     draw_verdict(r)
@@ -256,11 +258,12 @@ def draw_faithfulness(ck, hd, n_tokens: int, target: AttributionTarget, c: Contr
                         else "attr_token_faith_run")
     try:
         faith = ui.run(what, key, lambda p: faithfulness.compare_methods(
-            ck, hd, sel.text, target.label, c.quantity, c.baseline, c.window, progress=p,
+            ck, hd, text=sel.text, target=target.label, quantity=c.quantity, baseline=c.baseline, window=c.window,
+            progress=p,
             text_pair=_text_pair(target), target_token=target.token),
             start=pressed, running=t("attributions.running"), stop=t("attributions.stop"), expected_s=30,
             size=("tokens", n_tokens),
-            heavy=cost.comparison_is_heavy(ck.model.config, n_tokens, c.window, device=ck.model.device))
+            heavy=cost.comparison_is_heavy(ck.model.config, n_tokens, window=c.window, device=ck.model.device))
     except ExplorerError as err:
         show_error(err)
         return
@@ -288,18 +291,19 @@ def draw_label_grid(a: TokenAnalysis, token: int, c: Controls) -> None:
         else False
     try:  # a queued grid from an earlier run is picked up here even without a click
         ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)
-        heavy = cost.attribution_is_heavy(ck.model.config, c.method, len(a.tokens), device=ck.model.device)
+        heavy = cost.attribution_is_heavy(ck.model.config, c.method, n_tokens=len(a.tokens), device=ck.model.device)
         grid = ui.run("attr_grid", key, lambda p: every_label(
-            ck, hd, sel.text, token, c.method, progress=p, quantity=c.quantity, baseline=c.baseline),
+            ck, hd, text=sel.text, token=token, method=c.method, progress=p, quantity=c.quantity, baseline=c.baseline),
             start=go, heavy=heavy, running=t("attributions.running"), stop=t("attributions.stop"),
             expected_s=10 * len(a.labels))
     except ExplorerError as err:
         show_error(err)
         return
     if grid is not None:
-        draw_chart(label_grid(grid.shown, grid.labels, grid.scores, grid.token,
-                         t("tokenhead.grid_chart", token=grid.shown[grid.token], position=grid.token),
-                         t("tokenhead.token_axis"), t("tokenhead.label_axis"), t("attributions.score_axis")),
+        draw_chart(label_grid(grid.shown, grid.labels, scores=grid.scores, token=grid.token,
+                         title=t("tokenhead.grid_chart", token=grid.shown[grid.token], position=grid.token),
+                         token_axis=t("tokenhead.token_axis"), label_axis=t("tokenhead.label_axis"),
+                         bar_title=t("attributions.score_axis")),
               "attr_token_grid")
         worst = max((e for e in grid.errors if e is not None), default=None)
         if worst is not None:

@@ -68,14 +68,15 @@ def draw_audit_projector(found, flag, key: tuple, seed: int) -> None:
     # Regression values are not groups: colour by flag only.
     colour = p2.radio(t("audit.colour"), ("flag",) if data.problem_type == ProblemType.REGRESSION else ("given", "predicted", "flag"),
                       key="audit_colour", horizontal=True, format_func=lambda x: t(f"audit.colour_{x}"))
-    proj = memo("audit_projection", (key, method), lambda: project(found.vectors, method, seed=seed))
+    proj = memo("audit_projection", (key, method), lambda: project(found.vectors, method=method, seed=seed))
     if proj.subsampled:
         st.caption(t("audit.subsampled", shown=len(proj.rows), total=proj.total))
     name_of = {"given": found.given, "predicted": found.suggested,
                "flag": lambda r: t("audit.is_flagged") if flag[r] else t("audit.not_flagged")}[colour]
-    st.plotly_chart(aplots.projection(proj.xy, [str(name_of(r)) for r in proj.rows], list(data.texts), proj.rows,
-                                      t("audit.projector_title", method=proj.method.upper()),
-                                      t(f"audit.colour_{colour}")), key="audit_projector")
+    st.plotly_chart(aplots.projection(proj.xy, [str(name_of(r)) for r in proj.rows], texts=list(data.texts),
+                                      rows=proj.rows,
+                                      title=t("audit.projector_title", method=proj.method.upper()),
+                                      legend=t(f"audit.colour_{colour}")), key="audit_projector")
 
 
 def draw_audit_confusion(found) -> np.ndarray:
@@ -92,8 +93,9 @@ def draw_audit_confusion(found) -> np.ndarray:
     counts = confusion_counts(data.y, pred, len(names))
     # A chart's selection cannot be set from code: clearing it draws the chart under a new key.
     cleared = st.session_state.get("audit_cell_cleared", 0)
-    event = st.plotly_chart(aplots.confusion_cells(counts, names, names, t("audit.confusion_title"),
-                                                   t("audit.predicted_axis"), t("audit.given_axis"), t("audit.count")),
+    event = st.plotly_chart(aplots.confusion_cells(counts, names, cols=names, title=t("audit.confusion_title"),
+                                                   x_title=t("audit.predicted_axis"), y_title=t("audit.given_axis"),
+                                                   count_name=t("audit.count")),
                             key=f"audit_confusion_{cleared}", on_select="rerun", selection_mode="points")
     points = event.selection.points if event else []
     if not points:

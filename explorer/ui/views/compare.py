@@ -17,8 +17,8 @@ def draw_compare(a: Analysis | PickedToken) -> None:
     sel = selection()
     name, seed = sel.name, sel.seed
     kinds = kinds_for(checkpoint(name, seed)) if isinstance(a, PickedToken) else HEAD_KINDS  # a token's heads: its own, linear-per-token
-    results = compare.compare_heads(a.hidden_states[-1], {k: head(name, k, seed) for k in kinds}, a.labels,
-                                    a.problem_type, token_ids=a.token_ids)
+    results = compare.compare_heads(a.hidden_states[-1], {k: head(name, k, seed) for k in kinds}, labels=a.labels,
+                                    ptype=a.problem_type, token_ids=a.token_ids)
     own = native_kind(checkpoint(name, seed)) or ""
     names = {r.kind: r.kind + (t("compare.own_mark") if r.kind == own else "") + ("" if r.new_parameters else " ✓")
              for r in results}
@@ -33,8 +33,10 @@ def draw_compare(a: Analysis | PickedToken) -> None:
         t("compare.col_trained"): t("compare.trained") if not r.new_parameters else t("compare.untrained"),
     } for r in results], hide_index=True)
     st.plotly_chart(plots.logits.grouped(a.labels, {names[r.kind]: r.logits for r in results},
-                                         t("compare.logits_title"), t("compare.label_axis"), t("compare.logit_axis")),
+                                         title=t("compare.logits_title"), x_title=t("compare.label_axis"),
+                                         y_title=t("compare.logit_axis")),
                     key="compare_logits")
     st.plotly_chart(plots.logits.grouped(a.labels, {names[r.kind]: r.probs for r in results},
-                                         t("compare.probs_title"), t("compare.label_axis"), t("compare.prob_axis")),
+                                         title=t("compare.probs_title"), x_title=t("compare.label_axis"),
+                                         y_title=t("compare.prob_axis")),
                     key="compare_probs")

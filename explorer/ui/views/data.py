@@ -153,8 +153,8 @@ def draw_label_summary(report) -> None:
     st.metric(t("data.loss"), report.loss)
     if report.labels:
         names, counts = zip(*report.labels)
-        st.plotly_chart(plots.label_bars(names, counts, t("data.counts_title"), t("data.label_axis"),
-                                         t("data.count_axis"), fmt=".0f"), key="data_counts")
+        st.plotly_chart(plots.label_bars(names, counts, title=t("data.counts_title"), x_title=t("data.label_axis"),
+                                         y_title=t("data.count_axis"), fmt=".0f"), key="data_counts")
     if not report.issues:
         st.success(t("data.no_issues"))
 
@@ -171,9 +171,10 @@ def draw_mapping_check(report) -> None:
     # Columns in the rows' order where the names match, so the diagonal is "same name" and a permutation shows
     # off it; the checkpoint's own id order, when it differs, is said in a caption.
     order = [cols.index(n) for n in rows if n in cols] + [j for j, n in enumerate(cols) if n not in rows]
-    st.plotly_chart(plots.confusion_heatmap(np.asarray(report.confusion)[:, order], rows, [cols[j] for j in order],
-                                            t("data.confusion_title"), t("data.predicted_axis"), t("data.csv_axis"),
-                                            t("data.count_axis")),
+    st.plotly_chart(plots.confusion_heatmap(np.asarray(report.confusion)[:, order], rows, cols=[cols[j] for j in order],
+                                            title=t("data.confusion_title"), x_title=t("data.predicted_axis"),
+                                            y_title=t("data.csv_axis"),
+                                            count_name=t("data.count_axis")),
                     key="data_confusion")
     if order != sorted(order):
         st.caption(t("data.confusion_order", ids=plain(", ".join(f"{j}: {n}" for j, n in enumerate(cols)))))
@@ -214,8 +215,8 @@ def draw_tag_checks(report) -> None:
     for note in report.notes:
         st.info(plain(note.message(lang())))
     names, counts = zip(*report.tags)
-    st.plotly_chart(plots.label_bars(names, counts, t("data.tags_counts_title"), t("data.label_axis"),
-                                     t("data.count_axis"), fmt=".0f"), key="data_tag_counts")
+    st.plotly_chart(plots.label_bars(names, counts, title=t("data.tags_counts_title"), x_title=t("data.label_axis"),
+                                     y_title=t("data.count_axis"), fmt=".0f"), key="data_tag_counts")
     for issue in report.issues:
         st.warning(f"**{t('data.issue_' + issue.kind)}**: {plain(issue.message.message(lang()))}")
     if report.invalid_examples:

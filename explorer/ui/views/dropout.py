@@ -25,14 +25,19 @@ def draw_dropout(a: Analysis | PickedToken) -> None:
     st.info(tn("dropout.where", len(where), kind=hd.kind,
                steps=" → ".join(f"**{step_label(s.name)}**" if i in where else step_label(s.name)
                                  for i, s in enumerate(hd.steps))))
-    mc = dropout.mc_dropout(hd, a.hidden_states[-1], p, n, seed, a.problem_type, token_ids=a.token_ids)
+    mc = dropout.mc_dropout(hd, a.hidden_states[-1], p=p, samples=n, seed=seed, ptype=a.problem_type,
+                            token_ids=a.token_ids)
     left, right = st.columns(2)
-    left.plotly_chart(plots.dropout.samples(a.labels, mc.logits, mc.eval_logits, t("dropout.logits_title", n=n, p=p),
-                                            t("dropout.label_axis"), t("dropout.logit_axis"), t("dropout.sample"),
-                                            t("dropout.eval")), key="dropout_logits")
-    right.plotly_chart(plots.dropout.samples(a.labels, mc.probs, mc.eval_probs, t("dropout.probs_title", n=n, p=p),
-                                             t("dropout.label_axis"), t("dropout.prob_axis"), t("dropout.sample"),
-                                             t("dropout.eval")), key="dropout_probs")
+    left.plotly_chart(plots.dropout.samples(a.labels, mc.logits, eval_point=mc.eval_logits,
+                                            title=t("dropout.logits_title", n=n, p=p),
+                                            x_title=t("dropout.label_axis"), y_title=t("dropout.logit_axis"),
+                                            sample_name=t("dropout.sample"),
+                                            eval_name=t("dropout.eval")), key="dropout_logits")
+    right.plotly_chart(plots.dropout.samples(a.labels, mc.probs, eval_point=mc.eval_probs,
+                                             title=t("dropout.probs_title", n=n, p=p),
+                                             x_title=t("dropout.label_axis"), y_title=t("dropout.prob_axis"),
+                                             sample_name=t("dropout.sample"),
+                                             eval_name=t("dropout.eval")), key="dropout_probs")
     if a.problem_type != ProblemType.REGRESSION:  # a value is no label: no sample predicts it exactly
         st.caption(t("dropout.agree", share=f"{mc.agreement:.0%}"))
     if not where:  # e.g. decoder-only classifiers: the score layer reads the pooled token directly
@@ -43,12 +48,13 @@ def draw_dropout(a: Analysis | PickedToken) -> None:
         which = st.radio(t("dropout.which"), range(len(where)), **ui.sticky("dropout_which", options=range(len(where))),
                          horizontal=True,
                          format_func=lambda i: f"#{i + 1}")
-    sample = dropout.mask_sample(hd, a.hidden_states[-1], p, seed, min(which, len(where) - 1),
+    sample = dropout.mask_sample(hd, a.hidden_states[-1], p=p, seed=seed, which=min(which, len(where) - 1),
                                  token_ids=a.token_ids)
-    st.plotly_chart(plots.dropout.mask(sample.before, sample.after, sample.keep,
-                                       t("dropout.mask_title", step=sample.step), t("dropout.dim_axis"),
-                                       t("dropout.value_axis"), t("dropout.before"), t("dropout.after"),
-                                       t("dropout.kept"), t("dropout.dropped")),
+    st.plotly_chart(plots.dropout.mask(sample.before, sample.after, keep=sample.keep,
+                                       title=t("dropout.mask_title", step=sample.step), x_title=t("dropout.dim_axis"),
+                                       y_title=t("dropout.value_axis"), before_name=t("dropout.before"),
+                                       after_name=t("dropout.after"),
+                                       kept_name=t("dropout.kept"), dropped_name=t("dropout.dropped")),
                     key="dropout_mask")
     st.caption(t("dropout.scale", dropped=int((~sample.keep).sum()), total=sample.keep.size, p=p,
                  scale=f"{sample.scale:.3f}"))

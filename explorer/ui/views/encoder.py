@@ -29,8 +29,9 @@ def draw_encoder(a: Analysis | TokenAnalysis) -> None:
             return
         k = draw_token_picker(a, "encoder_token")
         probs = token_pipeline_scores(a.layer_logits[:, k])  # (layers+1, labels)
-        draw_chart(encoder_plots.readout_lines(probs, a.labels, t("tokenpages.readout_chart", token=a.shown[k]),
-                                          t("encoder.layer_axis"), t("encoder.kind_softmax"), t("encoder.embeddings")),
+        draw_chart(encoder_plots.readout_lines(probs, a.labels, title=t("tokenpages.readout_chart", token=a.shown[k]),
+                                               x_title=t("encoder.layer_axis"), y_title=t("encoder.kind_softmax"),
+                                               embeddings=t("encoder.embeddings")),
               "encoder_readout")
     else:
         e = a
@@ -60,7 +61,7 @@ def draw_attention_views(a) -> None:
     head = c2.selectbox(t("encoder.head"), head_choices, **sticky("encoder_head", "all", options=head_choices),
                         format_func=lambda h: t("encoder.all_heads") if h == "all" else str(h))
     hide = c3.toggle(t("encoder.hide_special"), **sticky("encoder_hide_special"))
-    view = encoder.head_view(a, layer, None if head == "all" else head, hide)
+    view = encoder.head_view(a, layer, head=None if head == "all" else head, hide_special=hide)
     starts = encoder.windows(len(view.tokens))
     if len(starts) > 1:  # a long text: one window of tokens at a time
         n, size = len(view.tokens), encoder.HEAD_VIEW_TOKENS
@@ -72,9 +73,9 @@ def draw_attention_views(a) -> None:
         view = encoder.window(view, start)
     heads = t("encoder.all_heads") if head == "all" else f"{t('encoder.head_name')} {head}"
     title = t("encoder.headview_chart", layer=layer, heads=heads) + (t("encoder.renormalised") if hide else "")
-    fig = encoder_plots.head_view_chart(view, title, t("encoder.head_name"), t("encoder.text_b"),
-                                  {k: t(f"encoder.hover_{k}") for k in encoder_plots.HOVER_WORDS})
-    st.iframe(encoder_plots.head_view_html(fig, title, plotly_js_src()), height=int(fig.layout.height) + 16)
+    fig = encoder_plots.head_view_chart(view, title, head_name=t("encoder.head_name"), text_b=t("encoder.text_b"),
+                                        words={k: t(f"encoder.hover_{k}") for k in encoder_plots.HOVER_WORDS})
+    st.iframe(encoder_plots.head_view_html(fig, title, plotly_src=plotly_js_src()), height=int(fig.layout.height) + 16)
     st.caption(t("encoder.headview_help"))
 
     def standalone() -> str:  # built on click: the download inlines plotly.js (4.8 MB)
@@ -85,9 +86,10 @@ def draw_attention_views(a) -> None:
 
     st.subheader(t("encoder.modelview_title"))
     clipped = clips(sum(not s for s in a.special))  # the word columns, as on the Tokens page
-    st.plotly_chart(encoder_plots.model_view_chart(encoder.model_view(a, hide), t("encoder.modelview_chart"),
-                                             t("encoder.head_axis"), t("encoder.layer"), t("encoder.attention"),
-                                             t("encoder.modelview_hover"), clipped=clipped),
+    st.plotly_chart(encoder_plots.model_view_chart(encoder.model_view(a, hide_special=hide), t("encoder.modelview_chart"),
+                                                   x_title=t("encoder.head_axis"), y_title=t("encoder.layer"),
+                                                   value_name=t("encoder.attention"),
+                                                   hover=t("encoder.modelview_hover"), clipped=clipped),
                     key=MODEL_VIEW, on_select=_open_clicked_head, selection_mode="points")
     help_text = t("encoder.modelview_help", n=encoder.THUMB)
     st.caption(f"{help_text} {t('heatmap.clipped', p=f'{ROBUST_PERCENTILE:g}')}" if clipped else help_text)

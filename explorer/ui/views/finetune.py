@@ -118,11 +118,11 @@ def prepare_finetune(src: DataSource, options: dict, pair: str) -> tuple[str, jo
                        text_pair_column=pair)
         check_head(ck, settings)
         train, rows, kind = finetune, len(data.texts), settings.mode
-    check_size(ck, settings, rows)  # work and memory, before a slot is taken
-    name = session_name(sel.name, settings.mode, src.short_name(), settings.epochs)
+    check_size(ck, settings, rows=rows)  # work and memory, before a slot is taken
+    name = session_name(sel.name, mode=settings.mode, data=src.short_name(), epochs=settings.epochs)
 
     def work(report, stopping):  # runs off the script thread
-        return train(ck, data, settings, on_epoch=report, stop=stopping, name=name)
+        return train(ck, data, settings=settings, on_epoch=report, stop=stopping, name=name)
 
     return name, work, (kind, rows * settings.epochs)
 
@@ -182,9 +182,10 @@ def draw_finetune_result(res, name: str) -> None:
     for col, (k, v) in zip(st.columns(len(res.metrics)), res.metrics.items()):
         col.metric(t(f"finetune.metric_{k}"), f"{v:.3f}")
     if res.confusion is not None:
-        st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, res.labels, t("finetune.confusion_title"),
-                                                t("finetune.predicted_axis"), t("finetune.true_axis"),
-                                                t("finetune.count")), key="ft_confusion")
+        st.plotly_chart(plots.confusion_heatmap(res.confusion, res.labels, cols=res.labels,
+                                                title=t("finetune.confusion_title"),
+                                                x_title=t("finetune.predicted_axis"), y_title=t("finetune.true_axis"),
+                                                count_name=t("finetune.count")), key="ft_confusion")
 
 
 def draw_finetune_job(src: DataSource, options: dict, pair: str, names: dict[str, str]) -> Job | None:
@@ -197,8 +198,10 @@ def draw_finetune_job(src: DataSource, options: dict, pair: str, names: dict[str
     def draw_epochs(job: Job) -> None:
         hist = draw_epoch_progress(job)
         if hist:
-            st.plotly_chart(plots.training_curves(hist, names, t("finetune.curve_title"), t("finetune.epoch_axis"),
-                                                  t("finetune.value_axis"), *kept_mark(job)), key="ft_curve")
+            kept, kept_name = kept_mark(job)
+            st.plotly_chart(plots.training_curves(hist, names, title=t("finetune.curve_title"),
+                                                  x_title=t("finetune.epoch_axis"), y_title=t("finetune.value_axis"),
+                                                  kept=kept, kept_name=kept_name), key="ft_curve")
 
     start, name, work, size = ss.pop(START, False), None, None, None
     if start:

@@ -93,17 +93,18 @@ def _draw_chain(a: Analysis) -> None:
     st.metric(t("home.prediction"), plain(prediction(a.predicted)))  # metric values render Markdown
     names = [a.labels[i] for i in shown]
     left, right = st.columns(2)
-    draw_chart(plots.label_bars(names, a.logits[shown], t("home.logits_title"), t("home.label_axis"),
-                              t("home.logit_axis")), "home_logits", left)
+    draw_chart(plots.label_bars(names, a.logits[shown], title=t("home.logits_title"), x_title=t("home.label_axis"),
+                              y_title=t("home.logit_axis")), "home_logits", left)
     y_range = None if own == "none" else (0, 1)
     if a.pipeline_differs:
         draw_chart(plots.logits.grouped(
             names, {t(f"pipeline.fn_{own}"): a.scores[shown], t("pipeline.step"): a.pipeline_scores[shown]},
-            t("home.probs_title"), t("home.label_axis"), t("home.prob_axis")), "home_probs", right)
+            title=t("home.probs_title"), x_title=t("home.label_axis"), y_title=t("home.prob_axis")), "home_probs",
+            right)
         draw_pipeline_readings(a)
     else:
-        draw_chart(plots.label_bars(names, a.scores[shown], t("home.probs_title"), t("home.label_axis"),
-                                  t("home.prob_axis"), y_range=y_range), "home_probs", right)
+        draw_chart(plots.label_bars(names, a.scores[shown], title=t("home.probs_title"), x_title=t("home.label_axis"),
+                                  y_title=t("home.prob_axis"), y_range=y_range), "home_probs", right)
     if hidden:
         st.caption(t("home.labels_hidden", shown=len(shown), hidden=hidden, n=len(a.labels)))
         rows = problem.label_rows(a.labels, a.logits, a.softmax, a.sigmoid)
@@ -144,12 +145,14 @@ def _draw_token_pipeline(a: TokenAnalysis) -> None:
                                **sticky("tokenhead_aggregation", a.aggregation, options=AGGREGATIONS))
     found = a.entities[strategy]
     if view == "entities":
-        st.html(entity_html(a.text, found, a.labels, t("tokenhead.legend"), t("tokenhead.no_entities")))
+        st.html(entity_html(a.text, found, labels=a.labels, legend_title=t("tokenhead.legend"),
+                            none_text=t("tokenhead.no_entities")))
         draw_table(headers([{"word": e.word, "entity": e.label, "score": round(e.score, 4), "start": e.start,
                         "end": e.end} for e in found], "tokenhead.col_"))
         return
-    draw_chart(label_heatmap(a.shown, a.labels, a.softmax, t("tokenhead.heatmap_title"), t("tokenhead.token_axis"),
-                        t("tokenhead.label_axis"), t("tokenhead.prob_axis")), "tokenhead_heatmap")
+    draw_chart(label_heatmap(a.shown, a.labels, probs=a.softmax, title=t("tokenhead.heatmap_title"),
+                             token_axis=t("tokenhead.token_axis"),
+                        label_axis=t("tokenhead.label_axis"), bar_title=t("tokenhead.prob_axis")), "tokenhead_heatmap")
     if strategy in WORD_AGGREGATIONS:
         st.caption(t(f"tokenhead.carrier_{strategy}"))
     draw_table(headers(tag_rows(a, strategy), "tokenhead.col_"))

@@ -185,7 +185,7 @@ def run_leave_one_out(a):
     # waiting in line holds its closure (the cache's copy may be evicted meanwhile).
     light = dataclasses.replace(a, attentions=None, hidden_states=None, flow=None)
     rows = min(n, limit or n)
-    found = ui.run("lesson_loo", key, lambda p: whatif.leave_one_out(ck, hd, light, progress=p, limit=limit),
+    found = ui.run("lesson_loo", key, lambda p: whatif.leave_one_out(ck, hd, a=light, progress=p, limit=limit),
                    running=t("memory.loo_running"), size=(None, rows),
                    ask=t("memory.loo_costly", n=rows, limit=whatif.LOO_WARN_WORDS) if costly else None)
     if found is None:
@@ -216,8 +216,9 @@ def _draw_token_lesson(a: TokenAnalysis) -> None:
         {"head": t("tokenhead.lesson_sequence"), "vectors": 1, "predictions": 1},
         {"head": t("tokenhead.lesson_token"), "vectors": seq, "predictions": seq},
     ], "tokenhead.col_"))
-    draw_chart(lesson_plots.token_label_heatmap(a.logits, a.shown, a.labels, t("tokenhead.lesson_heatmap_title"),
-                                           t("lesson.panel.token"), t("tokenhead.label_axis"),
-                                           t("tokenhead.logit_axis")), "lesson_real_tokens")
+    draw_chart(lesson_plots.token_label_heatmap(a.logits, a.shown, labels=a.labels,
+                                                title=t("tokenhead.lesson_heatmap_title"),
+                                           x_title=t("lesson.panel.token"), y_title=t("tokenhead.label_axis"),
+                                           value_name=t("tokenhead.logit_axis")), "lesson_real_tokens")
     st.caption(t("tokenhead.lesson_tags", tags=plain(" ".join(  # tokens and tags: the text's and the model's
         f"{tok}/{tag}" for tok, tag, sp in zip(a.shown, a.tags, a.special) if not sp))))

@@ -31,11 +31,13 @@ def _draw_readings_and_losses(a: Analysis) -> None:
     temp = st.slider(t("logits.temperature"), 0.1, 5.0, step=0.1, **ui.sticky("logits_temperature"),
                      help=t("logits.temperature_help"))
     left, right = st.columns(2)
-    left.plotly_chart(plots.label_bars(a.labels, a.logits, t("logits.logits_title"), t("logits.label_axis"),
-                                       t("logits.logit_axis")), key="logits_bar")
+    left.plotly_chart(plots.label_bars(a.labels, a.logits, title=t("logits.logits_title"),
+                                       x_title=t("logits.label_axis"),
+                                       y_title=t("logits.logit_axis")), key="logits_bar")
     right.plotly_chart(plots.logits.grouped(
         a.labels, {"softmax": P.softmax(a.logits, temp), "sigmoid": P.sigmoid(a.logits, temp)},
-        t("logits.probs_title", temp=temp), t("logits.label_axis"), t("logits.prob_axis"), (0, 1)),
+        title=t("logits.probs_title", temp=temp), x_title=t("logits.label_axis"), y_title=t("logits.prob_axis"),
+        y_range=(0, 1)),
         key="logits_probs")
     st.caption(t("logits.probs_help", sm=f"{P.softmax(a.logits, temp).sum():.4f}",
                  sg=f"{P.sigmoid(a.logits, temp).sum():.4f}"))
@@ -95,11 +97,11 @@ def _draw_readings_and_losses(a: Analysis) -> None:
 
 def _draw_token_logits(a: TokenAnalysis) -> None:
     """Every token's logits (token × label) and the head read out at every layer for every token."""
-    draw_chart(lesson_plots.token_label_heatmap(a.logits, a.shown, a.labels, t("tokenhead.logits_title"),
-                                           t("tokenhead.token_axis"), t("tokenhead.label_axis"),
-                                           t("tokenhead.logit_axis")), "tokenhead_logits")
-    draw_chart(layer_tag_heatmap(a.shown, a.labels, a.layer_logits, t("tokenhead.layers_title"),
-                                 t("tokenhead.token_axis"), t("tokenhead.layer_axis"), t("tokenhead.prob_axis")),
-               "tokenhead_layers")
+    draw_chart(lesson_plots.token_label_heatmap(a.logits, a.shown, labels=a.labels, title=t("tokenhead.logits_title"),
+                                                x_title=t("tokenhead.token_axis"), y_title=t("tokenhead.label_axis"),
+                                                value_name=t("tokenhead.logit_axis")), "tokenhead_logits")
+    draw_chart(layer_tag_heatmap(a.shown, a.labels, layer_logits=a.layer_logits, title=t("tokenhead.layers_title"),
+                                 token_axis=t("tokenhead.token_axis"), layer_axis=t("tokenhead.layer_axis"),
+                                 bar_title=t("tokenhead.prob_axis")), "tokenhead_layers")
     st.caption(t("tokenhead.layers_help"))
     return True

@@ -30,15 +30,16 @@ def _draw_pooled_vector(a: Analysis) -> None:
     hd = current_head()
     vecs = vectors.vectors(a)
     shown = {t(f"pooled.v_{k.replace(' ', '_')}"): v for k, v in vecs.items()}
-    st.plotly_chart(plots.vectors.strips(shown, t("pooled.strips_title"), t("pooled.dim_axis"), t("pooled.vector_axis"),
-                                         t("pooled.value_axis")), key="pooled_strips")
+    st.plotly_chart(plots.vectors.strips(shown, t("pooled.strips_title"), x_title=t("pooled.dim_axis"),
+                                         y_title=t("pooled.vector_axis"),
+                                         value_name=t("pooled.value_axis")), key="pooled_strips")
     st.caption(t("pooled.strips_range", pct=f"{plots.vectors.ROBUST_PERCENTILE:g}",
                  lim=f"{plots.vectors.robust_limit(np.stack(list(vecs.values()))):.3f}"))
     left, right = st.columns(2)
-    left.plotly_chart(plots.vectors.histograms(shown, t("pooled.hist_title"), t("pooled.value_axis"),
-                                               t("pooled.count_axis")), key="pooled_hist")
-    right.plotly_chart(plots.vectors.cosine_heatmap(list(shown), vectors.cosine_matrix(vecs), t("pooled.cos_title"),
-                                                        t("pooled.cosine")),
+    left.plotly_chart(plots.vectors.histograms(shown, t("pooled.hist_title"), x_title=t("pooled.value_axis"),
+                                               y_title=t("pooled.count_axis")), key="pooled_hist")
+    right.plotly_chart(plots.vectors.cosine_heatmap(list(shown), vectors.cosine_matrix(vecs),
+                                                    title=t("pooled.cos_title"), value_name=t("pooled.cosine")),
                        key="pooled_cos")
     st.subheader(t("pooled.head_title", kind=hd.kind))
     st.caption(" → ".join(step_label(s.name) for s in hd.steps))
@@ -51,9 +52,12 @@ def _draw_pooled_vector(a: Analysis) -> None:
     cfg = checkpoint(name, seed).model.config
     lm = vectors.lm_head_params(cfg.vocab_size, hd.hidden_size)
     total = sum(r["params"] for r in rows)
-    st.plotly_chart(plots.vectors.head_size(rows, lm, t("pooled.lm_head", vocab=cfg.vocab_size, hidden=hd.hidden_size),
-                                            t("pooled.size_title"), t("pooled.layer_axis"), t("pooled.params_axis"),
-                                            t("pooled.pretrained"), t("pooled.new")), key="pooled_size")
+    st.plotly_chart(plots.vectors.head_size(rows, lm,
+                                            lm_name=t("pooled.lm_head", vocab=cfg.vocab_size, hidden=hd.hidden_size),
+                                            title=t("pooled.size_title"), x_title=t("pooled.layer_axis"),
+                                            y_title=t("pooled.params_axis"),
+                                            pretrained_name=t("pooled.pretrained"), new_name=t("pooled.new")),
+                                            key="pooled_size")
     st.info(t("pooled.size_note", head=f"{total:,}", lm=f"{lm:,}", ratio=f"{lm / max(total, 1):,.0f}"))
     if hd.new_parameters:
         st.warning(t("pooled.new_params", names=plain(", ".join(hd.new_parameters)), seed=seed), icon="⚠️")
@@ -77,12 +81,13 @@ def _draw_token_vectors(a: TokenAnalysis) -> None:
     st.info(t("tokenpages.pooled_intro", n=len(e.shown), labels=len(a.labels)))
     last = e.hidden_states[-1][:MAX_STRIPS]  # (tokens, hidden)
     vecs = dict(zip(_names(e.shown), last))
-    draw_chart(plots.vectors.strips(vecs, t("tokenpages.strips_title"), t("pooled.dim_axis"), t("tokenpages.token_axis"),
-                               t("pooled.value_axis")), "pooled_token_strips")
+    draw_chart(plots.vectors.strips(vecs, t("tokenpages.strips_title"), x_title=t("pooled.dim_axis"),
+                                    y_title=t("tokenpages.token_axis"),
+                               value_name=t("pooled.value_axis")), "pooled_token_strips")
     if len(e.shown) > MAX_STRIPS:
         st.caption(t("tokenpages.first_tokens", shown=MAX_STRIPS, total=len(e.shown)))
-    draw_chart(plots.vectors.cosine_heatmap(list(vecs), vectors.cosine_matrix(vecs), t("tokenpages.cos_title"),
-                                       t("pooled.cosine")), "pooled_token_cos")
+    draw_chart(plots.vectors.cosine_heatmap(list(vecs), vectors.cosine_matrix(vecs), title=t("tokenpages.cos_title"),
+                                       value_name=t("pooled.cosine")), "pooled_token_cos")
     hd = current_head()
     st.subheader(t("pooled.head_title", kind=hd.kind))
     st.caption(t("tokenpages.head_per_token") + " " + " → ".join(step_label(s.name) for s in hd.steps))

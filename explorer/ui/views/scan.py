@@ -173,8 +173,9 @@ def draw_calibration(report: ScanReport) -> None:
         return
     st.subheader(t("scan.calibration"))
     st.caption(report.calibration_caption(lang()))
-    draw_chart(splots.reliability(c["reliability"], t("scan.reliability"), t("scan.confidence"), t("scan.accuracy"),
-                                  t("scan.rows")), key="scan_reliability")
+    draw_chart(splots.reliability(c["reliability"], t("scan.reliability"), x_title=t("scan.confidence"),
+                                  y_title=t("scan.accuracy"),
+                                  rows_name=t("scan.rows")), key="scan_reliability")
 
 
 def draw_robustness(report: ScanReport) -> None:
@@ -183,8 +184,9 @@ def draw_robustness(report: ScanReport) -> None:
     if not report.robustness:
         return
     st.subheader(t("scan.robustness"))
-    draw_chart(splots.flip_rates(report.robustness, t("scan.robustness"), t("scan.transform"), t("scan.flip_rate"),
-                                 t("scan.na_short"), t("scan.rows")), key="scan_flips")
+    draw_chart(splots.flip_rates(report.robustness, t("scan.robustness"), x_title=t("scan.transform"),
+                                 y_title=t("scan.flip_rate"),
+                                 na=t("scan.na_short"), rows_name=t("scan.rows")), key="scan_flips")
 
 
 def draw_found_nothing(report: ScanReport) -> None:

@@ -56,9 +56,9 @@ def _draw_cls_attention(a: Analysis) -> None:
                         format_func=lambda h: t("tokens.all_heads") if h == "all" else str(h))
     if a.truncated_tokens:
         st.warning(tn("tokens.truncated", a.truncated_tokens, max=a.max_length))
-    figs = plots.attention.tokens_page(a, layer, None if head == "all" else head, hide, t)
+    figs = plots.attention.tokens_page(a, layer, head=None if head == "all" else head, hide_special=hide, t=t)
     shown = sum(not s for s in a.special)  # the word columns, which set the scale (word_range)
-    st.caption(plots.attention.scale_caption(hide, t, shown))
+    st.caption(plots.attention.scale_caption(hide, t, columns=shown))
     st.plotly_chart(figs["cls"], key="tokens_cls")
     st.plotly_chart(figs["rollout"], key="tokens_rollout")
     if "flow" in figs:

@@ -66,8 +66,10 @@ def _draw_comparison(text_b: str) -> None:
     params = (name, kind, seed, text, text_b, sel.text_pair)
     try:
         ck, hd = checkpoint(name, seed), head(name, kind, seed)
-        n = whatif.compare_tokens(ck, text, text_b, sel.text_pair)  # long texts: asked first, then a job
-        r = ui.run("whatif", params, lambda p: whatif.compare_texts(ck, hd, text, text_b, text_pair=sel.text_pair,
+        n = whatif.compare_tokens(ck, text, text_b=text_b,
+                                  text_pair=sel.text_pair)  # long texts: asked first, then a job
+        r = ui.run("whatif", params,
+                   lambda p: whatif.compare_texts(ck, hd, text_a=text, text_b=text_b, text_pair=sel.text_pair,
                                                                     progress=p),
                    ask=t("memory.whatif_costly", n=n, limit=whatif.COMPARE_WARN_TOKENS)
                    if n > whatif.COMPARE_WARN_TOKENS else None, running=t("whatif.running"), size=("tokens", n))
@@ -88,23 +90,26 @@ def _draw_comparison(text_b: str) -> None:
     names = {t("whatif.a"): pa, t("whatif.b"): pb}
     regression = r.a.problem_type == ProblemType.REGRESSION
     left, right = st.columns(2)
-    left.plotly_chart(logit_plots.grouped(labels, names, t("whatif.probs_title"), t("home.label_axis"), t("home.prob_axis"),
+    left.plotly_chart(logit_plots.grouped(labels, names, title=t("whatif.probs_title"), x_title=t("home.label_axis"),
+                                          y_title=t("home.prob_axis"),
                                      y_range=None if regression else (0, 1)), key="whatif_probs")
     right.plotly_chart(logit_plots.grouped(labels, {t("whatif.a"): r.a.logits, t("whatif.b"): r.b.logits},
-                                      t("whatif.logits_title"), t("home.label_axis"), t("home.logit_axis")),
+                                      title=t("whatif.logits_title"), x_title=t("home.label_axis"),
+                                      y_title=t("home.logit_axis")),
                        key="whatif_logits")
 
     st.subheader(t("whatif.words_title", label=shown), anchor=False)  # no anchor slug made of a label
     st.caption(t("whatif.words_help", label=shown))
     st.plotly_chart(whatif_plots.word_comparison(r.rows, (t("whatif.a"), t("whatif.b"), t("whatif.difference")),
-                                           t("whatif.words_chart", label=target), t("whatif.word_axis"),
-                                           t("whatif.score_axis")), key="whatif_words")
+                                           title=t("whatif.words_chart", label=target), x_title=t("whatif.word_axis"),
+                                           y_title=t("whatif.score_axis")), key="whatif_words")
 
     st.subheader(t("whatif.drop_title"))
     st.caption(t("whatif.drop_help"))
     words = whatif.words(r.attr_a)
-    st.plotly_chart(sorted_bars([w.text for w in words], [w.score for w in words], t("whatif.drop_chart", label=target),
-                                t("whatif.score_axis"), t("whatif.word_axis")),
+    st.plotly_chart(sorted_bars([w.text for w in words], [w.score for w in words],
+                                title=t("whatif.drop_chart", label=target),
+                                x_title=t("whatif.score_axis"), y_title=t("whatif.word_axis")),
                     key=DROP_CHART, on_select=_pick_word, selection_mode="points")
     if ss.get("whatif_drop_text") != (text, sel.text_pair):  # a picked word means nothing in another text
         ss["whatif_drop_text"], ss["whatif_drop"] = (text, sel.text_pair), None
@@ -112,7 +117,7 @@ def _draw_comparison(text_b: str) -> None:
                           format_func=lambda k: t("whatif.none") if k is None else f"{k}: {words[k].text}")
     if choice is not None:
         try:
-            dropped = whatif.drop_word(checkpoint(name, seed), text, words[choice].word_id)
+            dropped = whatif.drop_word(checkpoint(name, seed), text, word_id=words[choice].word_id)
             d = analysis(name, kind, dropped, seed, text_pair=sel.text_pair)
         except ExplorerError as err:
             show_error(err)
@@ -121,8 +126,10 @@ def _draw_comparison(text_b: str) -> None:
         st.code(dropped, language=None, wrap_lines=True)
         pd_ = whatif.probabilities_of(d)
         st.metric(t("whatif.pred_dropped"), plain(ui.prediction(d.predicted)), delta=f"{pd_[r.target] - pa[r.target]:+.3f} ({shown})")
-        st.plotly_chart(logit_plots.grouped(labels, {t("whatif.a"): pa, t("whatif.dropped"): pd_}, t("whatif.dropped_title"),
-                                       t("home.label_axis"), t("home.prob_axis"), y_range=None if regression else (0, 1)),
+        st.plotly_chart(logit_plots.grouped(labels, {t("whatif.a"): pa, t("whatif.dropped"): pd_},
+                                            title=t("whatif.dropped_title"),
+                                       x_title=t("home.label_axis"), y_title=t("home.prob_axis"),
+                                       y_range=None if regression else (0, 1)),
                         key="whatif_dropped")
 
 
@@ -132,14 +139,15 @@ def _draw_tag_changes(text_a: str, text_b: str) -> None:
     sel = selection()
     try:
         r = memo("whatif_tags", (sel.name, sel.head_name, sel.seed, text_a, text_b), lambda: whatif.compare_tags(
-            checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed), text_a, text_b))
+            checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed), text_a=text_a, text_b=text_b))
     except ExplorerError as err:
         show_error(err)
         return
     st.subheader(t("tokenpages.whatif_title"))
     for name, a in ((t("whatif.a"), r.a), (t("whatif.b"), r.b)):
         st.caption(name)
-        st.html(entity_html(a.text, a.grouped(), a.labels, t("tokenhead.legend"), t("tokenhead.no_entities")))
+        st.html(entity_html(a.text, a.grouped(), labels=a.labels, legend_title=t("tokenhead.legend"),
+                            none_text=t("tokenhead.no_entities")))
     draw_table(headers([{"word_a": row.a.text if row.a else "", "tag_a": r.tags_a[row.a.word_id] if row.a else "",
                     "word_b": row.b.text if row.b else "", "tag_b": r.tags_b[row.b.word_id] if row.b else "",
                     "changed": r.changed(row)} for row in r.rows], "tokenpages.col_"))
@@ -178,7 +186,7 @@ def draw_counterfactual(a: Analysis) -> None:
         ck, hd = checkpoint(sel.name, sel.seed), head(sel.name, sel.head_name, sel.seed)
         running = t("counterfactual.running")
         r = ui.run("counterfactual", params, lambda p: counterfactual(
-            ck, hd, sel.text, text_pair=sel.text_pair, target=target, max_edits=max_edits, seed=sel.seed,
+            ck, hd, text=sel.text, text_pair=sel.text_pair, target=target, max_edits=max_edits, seed=sel.seed,
             progress=lambda frac, msg: p(frac, f"{running} {msg}".strip())),
             heavy=True, start=pressed, running=running)
     except ExplorerError as err:
@@ -209,7 +217,8 @@ def draw_counterfactual(a: Analysis) -> None:
     m2.metric(t("counterfactual.after"), after)
     regression = r.problem_type == ProblemType.REGRESSION
     st.plotly_chart(logit_plots.grouped(labels, {t("counterfactual.before"): r.before, t("counterfactual.after"): r.after},
-                                        t("counterfactual.probs_title"), t("home.label_axis"), t("home.prob_axis"),
+                                        title=t("counterfactual.probs_title"), x_title=t("home.label_axis"),
+                                        y_title=t("home.prob_axis"),
                                         y_range=None if regression else (0, 1)), key="cf_probs")
 
     st.subheader(t("counterfactual.head_title"), anchor=False)
@@ -219,13 +228,14 @@ def draw_counterfactual(a: Analysis) -> None:
                         for s in view["steps"]], "counterfactual.col_"))
     pooled = view["pooled"]
     st.plotly_chart(strips({t("counterfactual.before"): pooled["before"], t("counterfactual.after"): pooled["after"]},
-                           t("counterfactual.pooled_title"), t("counterfactual.dimension"), "",
-                           t("counterfactual.value")), key="cf_pooled")
+                           t("counterfactual.pooled_title"), x_title=t("counterfactual.dimension"), y_title="",
+                           value_name=t("counterfactual.value")), key="cf_pooled")
     change = view["logit_change"]
     draw_table(headers([{"label": n, "logit_change": change[n]} for n in labels], "counterfactual.col_"))
     if view["last_step"]:
         label = max(labels, key=lambda n: abs(change[n]))  # the label whose logit moved most
         parts = view["last_step"]["labels"][label]["features"]
         st.plotly_chart(sorted_bars([str(f["feature"]) for f in parts], [f["contribution"] for f in parts],
-                                    t("counterfactual.split_title", label=label), t("counterfactual.col_contribution"),
-                                    t("counterfactual.col_feature")), key="cf_split")
+                                    title=t("counterfactual.split_title", label=label),
+                                    x_title=t("counterfactual.col_contribution"),
+                                    y_title=t("counterfactual.col_feature")), key="cf_split")
