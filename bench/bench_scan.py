@@ -62,10 +62,10 @@ def run() -> list[dict]:
                                 clock=time.thread_time)
     base = load_checkpoint("minilm-sentiment", seed=1)  # another load: the comparison's cost is the same on any pair
     start = time.thread_time()
-    against = scan_against(lambda c, p: scan_rows(c, texts, labels, progress=p), ck, base)
+    against = scan_against(lambda c, p: scan_rows(c, texts, given=labels, progress=p), ck, baseline=base)
     both = time.thread_time() - start
-    report, base_report = scan_rows(ck, texts, labels), scan_rows(base, texts, labels)
-    own = best_of(lambda: compare(report, base_report, ck, base), repeat=3, clock=time.thread_time)
+    report, base_report = scan_rows(ck, texts, given=labels), scan_rows(base, texts, given=labels)
+    own = best_of(lambda: compare(report, base_report, ck=ck, baseline=base), repeat=3, clock=time.thread_time)
     assert against.baseline is not None
     small, large = measured(ROWS), measured(SCALE * ROWS)
     per_row = (large["cpu"] / (SCALE * ROWS)) / (small["cpu"] / ROWS)

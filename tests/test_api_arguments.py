@@ -50,7 +50,7 @@ TABLE = {
                        "max_edits": WHOLE + [0, 11, 10**9], "seed": WHOLE},
     "scan": {"df": DF, "ck": CK, "text": OPTIONAL_TEXT, "label": OPTIONAL_TEXT, "text_pair": OPTIONAL_TEXT,
              "seed": WHOLE, "batch_size": WHOLE + [0], "max_length": WHOLE + [0, -5], "progress": [5, "x"],
-             "checks": [5, "nope", ["nope"], [5], [], NAN]},
+             "checks": [5, "nope", ["nope"], [5], [], NAN], "baseline": [5, "minilm", NAN, ["a"]]},
 }
 CASES = [(f, a, i) for f, args in TABLE.items() for a, values in args.items() for i in range(len(values))]
 

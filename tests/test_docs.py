@@ -121,7 +121,7 @@ def test_the_api_page_shows_a_parameter_table_for_each_function(site):
     page = (site / "api" / "index.html").read_text(encoding="utf-8")
     heads = list(re.finditer(r'<h[23] id="(explorer\.[\w.]+)"', page))
     sections = {m.group(1): page[m.end():n.start() if n else len(page)] for m, n in zip(heads, heads[1:] + [None])}
-    functions = [f"explorer.api.{name}" for name in PUBLIC[:8]] + [f"explorer.views.{name}" for name in PUBLIC[8:]]
+    functions = [f"explorer.api.{name}" for name in PUBLIC[:8]] + [f"explorer.figures.{name}" for name in PUBLIC[8:]]
     functions += ["explorer.api.counterfactual", "explorer.scan.runner.scan_frame"]
     assert [f for f in functions if f not in sections] == []
     assert [f for f in functions if 'doc-section-title">Parameters:' not in sections[f]] == []

@@ -60,6 +60,7 @@ def results(tiny, tiny_root, token_checkpoint, tmp_path_factory) -> list:
     return [a, explorer.attribute(ck, TEXT, method="saliency"), sampled, sampled.sampling, ta, *ta.grouped()[:1],
             every_label(tok, tok_head, text=TEXT, token=1, method="saliency"), explorer.figures.head_view(a, layer=1),
             report, report.report, audit, audit.audit, tags, conversion, explained, scanned,
+            explorer.scan(df, ck, baseline=ck).baseline,
             explorer.counterfactual(ck, TEXT, max_edits=1)]
 
 

@@ -65,7 +65,7 @@ def test_fixes_regressions_and_disagreements_match_plain_forwards(pair):
     table = c.table(report)
     assert [r["row"] for r in table] == c.ordered_rows() and sorted(c.ordered_rows()) == list(c.disagreements)
     first = len(c.fixes) + len(c.regressions)
-    assert all(r["kind"] in ("fix", "regression") for r in table[:first])
+    assert all(r["kind"] in ("fixed", "regressed") for r in table[:first])
     assert all(r["kind"] == "changed" for r in table[first:])
     probs_a = torch.softmax(torch.from_numpy(run_rows(pair["a"], list(df["text"]))[0]), -1).numpy()
     r = table[0]

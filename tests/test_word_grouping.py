@@ -35,7 +35,7 @@ def test_every_caller_groups_as_word_index(tiny, arch, text, pair):
     ck = tiny[arch]
     text = text.format(sep=ck.tokenizer.sep_token)
     head = build_head(ck, "own")
-    r = attribute(ck, head, text, "kernel_shap", text_pair=pair, n_samples=16)
+    r = attribute(ck, head, text=text, method="kernel_shap", text_pair=pair, n_samples=16)
     index = word_index(r.word_ids, r.special)
     if pair is not None or ck.tokenizer.sep_token in text:
         assert any(r.special[1:-1])  # a special token inside the text, not only at its ends

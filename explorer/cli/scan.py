@@ -60,7 +60,8 @@ def run(args) -> int:
                           text_pair_column=args.text_pair_column, seed=args.seed, batch_size=args.batch_size,
                           progress=progress)
     with terminal_progress() as progress:
-        report = one(ck, progress) if baseline is None else scan_against(one, ck, baseline, progress)
+        report = one(ck, progress) if baseline is None else scan_against(one, ck, baseline=baseline,
+                                                                                  progress=progress)
     if not is_main_process():  # under torchrun/accelerate only one process prints or writes
         return 0
     files = {}

@@ -59,7 +59,7 @@ def scan(df, ck: Checkpoint, *, text: str | None = None, label: str | None = Non
                                  batch_size=batch_size, max_length=max_length, progress=part, checks=wanted)
     if baseline is None:
         return one(ck, progress)
-    return scan_against(one, ck, baseline, progress)
+    return scan_against(one, ck, baseline=baseline, progress=progress)
 
 
 def scan_rows(ck: Checkpoint, texts: Sequence[str], *, given: Sequence[str] | None = None,

@@ -74,7 +74,14 @@ class BaselineComparison(JsonResult):
         return "better" if len(self.fixes) > len(self.regressions) else "worse"
 
     def summary(self, name: str) -> Message | None:
-        """The McNemar line in plain words ("B is better on these rows (fixes: 12, regressions: 3, p = 0.035)")."""
+        """The McNemar line in plain words ("B is better on these rows (fixes: 12, regressions: 3, p = 0.035)").
+
+        Args:
+            name: the scanned checkpoint's name (B), as the line names it.
+
+        Returns:
+            The line as a Message (str() is English), or None without given labels.
+        """
         if self.verdict is None:
             return None
         return Message(f"scan_baseline_{self.verdict}", name=name, baseline=self.checkpoint,
@@ -83,14 +90,24 @@ class BaselineComparison(JsonResult):
     def ordered_rows(self) -> list[int]:
         """The disagreements, fixes and regressions first (each in row order), then the others."""
         first = list(self.fixes or ()) + list(self.regressions or ())
-        return first + [i for i in self.disagreements if i not in set(first)]
+        seen = set(first)
+        return first + [i for i in self.disagreements if i not in seen]
 
     def kind(self, i: int) -> str:
-        return "fix" if i in (self.fixes or ()) else "regression" if i in (self.regressions or ()) else "changed"
+        # regressed, not the noun: the noun names a problem type, spelled only in explorer/model/problem.py
+        return "fixed" if i in (self.fixes or ()) else "regressed" if i in (self.regressions or ()) else "changed"
 
     def table(self, report: ScanReport, limit: int | None = None) -> list[dict]:
-        """The disagreement table: row, text, A's label and probability, B's, given, what it is (fix, regression,
-        changed), fixes and regressions first."""
+        """The disagreement table, fixes and regressions first.
+
+        Args:
+            report: B's scan, which holds this comparison (its texts, given labels and B's predictions).
+            limit: at most this many rows (None: every disagreement).
+
+        Returns:
+            One dict a row: row, text, A's label and probability, B's, and with given labels the given label and
+            what the row is (fixed, regressed, changed).
+        """
         out = []
         for i in self.ordered_rows()[:limit]:
             row = {"row": i, "text": report.texts[i] if i < len(report.texts) else "",
@@ -126,14 +143,14 @@ def check_pair(ck: Checkpoint, baseline) -> None:
         raise ExplorerError("scan_baseline_labels", baseline=baseline.name, name=ck.name, a=a, b=b)
 
 
-def scan_against(scan: Callable[[Checkpoint, Progress | None], ScanReport], ck: Checkpoint, baseline: Checkpoint,
+def scan_against(scan: Callable[[Checkpoint, Progress | None], ScanReport], ck: Checkpoint, *, baseline: Checkpoint,
                  progress: Progress | None = None) -> ScanReport:
     """`scan(checkpoint, progress)` of B (`ck`), then of A (`baseline`) on the same rows, compared (`compare`);
     each scan fills half the progress bar. The pair is checked before either scan runs."""
     check_pair(ck, baseline)
     report = scan(ck, span(progress, 0.0, 0.5))
     base = scan(baseline, span(progress, 0.5, 1.0, f"{baseline.name}: "))
-    return compare(report, base, ck, baseline)
+    return compare(report, base, ck=ck, baseline=baseline)
 
 
 def finding_key(f: Finding) -> tuple[str, str]:
@@ -143,10 +160,10 @@ def finding_key(f: Finding) -> tuple[str, str]:
     return f.check, str(what)
 
 
-def compare(report: ScanReport, base: ScanReport, ck: Checkpoint, baseline: Checkpoint) -> ScanReport:
+def compare(report: ScanReport, base: ScanReport, *, ck: Checkpoint, baseline: Checkpoint) -> ScanReport:
     """`report` (B's scan of `ck`) with what changed against `base` (A's scan of `baseline` on the same rows):
     its `baseline` comparison, the comparison's findings, and each of its own findings marked new or same."""
-    from explorer.data.mapping import agreement_mapping, fix_side, permuted_mapping
+    from explorer.data.mapping import agreement_mapping, permuted_mapping
     from explorer.data.names import name_matches
     from explorer.model.problem import problem_type
 
@@ -175,10 +192,10 @@ def compare(report: ScanReport, base: ScanReport, ck: Checkpoint, baseline: Chec
         fixes, regressions = np.flatnonzero(~right_a & right_b), np.flatnonzero(right_a & ~right_b)
         p = mcnemar_p(len(fixes), len(regressions))
         acc_a, acc_b = round(float(right_a.mean()), 6), round(float(right_b.mean()), 6)
-        slices = slice_deltas(report, ck, right_a, right_b)
+        slices = slice_deltas(report, ck, right_a=right_a, right_b=right_b)
     fix = None
     if mapping:
-        fix = which_side(report, base, ck, baseline, mapping, fix_side)
+        fix = which_side(report, base, ck=ck, baseline=baseline, mapping=mapping)
     comparison = BaselineComparison(
         checkpoint=baseline.name, rows=n, agreement=float(1.0 - differ.mean()) if n else 1.0,
         disagreements=tuple(disagreements.tolist()), mapping=mapping, fix=fix,
@@ -193,16 +210,17 @@ def compare(report: ScanReport, base: ScanReport, ck: Checkpoint, baseline: Chec
     marked = [replace(f, fields=f.fields | {"baseline": "same" if finding_key(f) in had else "new"})
               for f in report.findings]
     order = {s: i for i, s in enumerate(SEVERITIES)}
-    findings = sorted(marked + comparison_findings(comparison, report, ck), key=lambda f: order[f.severity])
+    findings = sorted(marked + comparison_findings(comparison, report, ck=ck), key=lambda f: order[f.severity])
     return replace(report, findings=tuple(findings), baseline=comparison,
                    seconds=report.seconds + base.seconds)
 
 
-def which_side(report: ScanReport, base: ScanReport, ck: Checkpoint, baseline: Checkpoint, mapping: dict,
-               fix_side) -> dict:
+def which_side(report: ScanReport, base: ScanReport, *, ck: Checkpoint, baseline: Checkpoint, mapping: dict) -> dict:
     """Which checkpoint's names to change for a renaming between them: the one whose own scan found its names
     permuted against the data; else the one whose config gives itself away (fix_side: generic names, a label2id
     that disagrees with id2label); else either."""
+    from explorer.data.mapping import fix_side
+
     permuted_b = any(f.check == "mapping.permutation" for f in report.findings)
     permuted_a = any(f.check == "mapping.permutation" for f in base.findings)
     if permuted_b != permuted_a:
@@ -214,7 +232,7 @@ def which_side(report: ScanReport, base: ScanReport, ck: Checkpoint, baseline: C
     return {"side": "baseline" if side == "checkpoint" else "either", "reason": why}
 
 
-def slice_deltas(report: ScanReport, ck: Checkpoint, right_a: np.ndarray, right_b: np.ndarray) -> list[dict]:
+def slice_deltas(report: ScanReport, ck: Checkpoint, *, right_a: np.ndarray, right_b: np.ndarray) -> list[dict]:
     """Accuracy of A and B in each of the scan's slices (the slices check's slice_masks and MIN_SLICE), McNemar
     inside each, Benjamini-Hochberg over the slices tested (as the slices check); `changed` where q < ALPHA and
     the accuracy moved at least DROP."""
@@ -257,7 +275,7 @@ def gone(report: ScanReport, base: ScanReport) -> list[dict]:
             for f in base.findings if finding_key(f) not in has]
 
 
-def comparison_findings(c: BaselineComparison, report: ScanReport, ck: Checkpoint) -> list[Finding]:
+def comparison_findings(c: BaselineComparison, report: ScanReport, *, ck: Checkpoint) -> list[Finding]:
     """A renaming (major), B significantly worse overall (major) and the slices where it got significantly worse
     (minor). Two identical checkpoints find nothing."""
     out = []

@@ -275,7 +275,8 @@ def scan_work(one, ck, baseline):
 
     if baseline is None:
         return lambda table, progress: one(ck, table, progress)
-    return lambda table, progress: scan_against(lambda c, p: one(c, table, p), ck, baseline, progress)
+    return lambda table, progress: scan_against(lambda c, p: one(c, table, p), ck, baseline=baseline,
+                                                        progress=progress)
 
 
 def draw_baseline(report: ScanReport, one_text: bool) -> None:
