@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.stamp
 
-.PHONY: setup run dev test test-fast bench docs
+.PHONY: setup run dev test soak test-fast bench docs
 
 # pytest-xdist workers for `make test`: whole files per worker (--dist loadfile, so a file's module fixtures are
 # built once, and a worker's served app per set of settings, conftest.served, serves all its browser files),
@@ -37,8 +37,15 @@ run: setup
 dev: setup
 	$(PY) -m explorer app --server.fileWatcherType auto --server.runOnSave true
 
+# Every test but the soak set; `make soak` runs that set, and `.ci/run` both (tests/test_suite_split.py: the two
+# together are the whole suite, and neither repeats a test of the other).
 test: setup
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not soak"
+
+# The long load and scale tests (`soak` marker): loops against a served app, two processes or replicas, sizes
+# far past a test's, clean controls that take minutes to train.
+soak: setup
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "soak"
 
 # The inner loop: no browser, no server or subprocess of its own, nothing slow or soaking.
 test-fast: setup

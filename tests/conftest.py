@@ -28,7 +28,23 @@ TINY_LABELS = ("alpha", "beta", "gamma")
 
 # Fixtures that mean a test drives Chromium against a served app: such a test is `browser` and `server`
 # whether or not its file says so, so `make test-fast` (-m "not browser and not server ...") leaves it out.
+# Told by the fixture a name resolves to, not by the name: an AppTest test parametrized over an argument it
+# calls `page` (a page's path) drives no browser, and `make test-fast` must run it.
 _BROWSER_FIXTURES = {"browser", "page", "app_url", "served"}
+
+
+def uses_browser(item) -> bool:
+    """Whether `item` requests one of this file's browser fixtures (directly or through another fixture)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:  # not a Python test function (a doctest item): no fixtures of ours
+        return False
+    for name in _BROWSER_FIXTURES & set(info.names_closure):
+        defs = info.name2fixturedefs.get(name) or ()
+        # the closest definition wins; a parametrized argument's stand-in fixture is pytest's, not this file's
+        code = getattr(defs[-1].func, "__code__", None) if defs else None
+        if code is not None and Path(code.co_filename) == Path(__file__):
+            return True
+    return False
 # Files are run heaviest first, so that under pytest-xdist (`make test`: whole files per worker, --dist
 # loadfile) the long ones start at once and the short ones fill in around them, instead of one long file
 # starting last and running alone.
@@ -39,6 +55,7 @@ _MARKER_SECONDS = 30  # a marker's weight in seconds, for files without a record
 _DURATIONS = Path(__file__).with_name("durations.json")
 _RECORDED: dict[str, float] = json.loads(_DURATIONS.read_text()) if _DURATIONS.exists() else {}
 _TIMES: dict[str, float] = {}
+COLLECTED: dict[str, list[str]] = {}  # test id -> its markers (pytest_collection_modifyitems)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
@@ -47,11 +64,14 @@ def pytest_collection_modifyitems(config, items):
     # run, bench/device_run.sh) makes its absence a failure instead of a quiet skip.
     no_cuda = not torch.cuda.is_available() and os.environ.get("HEAD_EXPLORER_REQUIRE_CUDA") != "1"
     for item in items:
-        if _BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if uses_browser(item):
             item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.server)
         if no_cuda and item.get_closest_marker("cuda"):
             item.add_marker(pytest.mark.skip(reason="no CUDA device here"))
+    # every collected test's markers, before -m deselects: tests/test_suite_split.py reads how `make test` and
+    # `make soak` split the suite from a run that collected it whole, without collecting it again
+    COLLECTED.update({item.nodeid: sorted({m.name for m in item.iter_markers()}) for item in items})
     weight: dict[str, float] = {}
     for item in items:
         name = Path(item.fspath.strpath).name
@@ -118,8 +138,9 @@ def tiny(tiny_root):
     return {arch: load_checkpoint(str(tiny_root / f"tiny-{arch}")) for arch in ("bert", "distilbert", "roberta")}
 
 
-def _trained_once(module, name: str, tiny_root: Path, tmp_path_factory) -> Path:
-    """`module.train(folder)`'s checkpoint under the allowed roots, trained once per run, not once per xdist
+def _trained_once(module, name: str, tiny_root: Path, tmp_path_factory, train=None) -> Path:
+    """`module.train(folder)`'s checkpoint (or `train(folder)`'s, a function of `module`) under the allowed
+    roots, trained once per run, not once per xdist
     worker: into the folder this run's workers share (the parent of each worker's temporary folder), under a
     lock, named by the source that builds it; each worker copies it under its own allowed root."""
     import hashlib
@@ -131,7 +152,7 @@ def _trained_once(module, name: str, tiny_root: Path, tmp_path_factory) -> Path:
     shared = (run.parent if os.environ.get("PYTEST_XDIST_WORKER") else run) / f"{name}-{key}"
     with FileLock(str(shared) + ".lock"):
         if not shared.exists():  # renamed in whole once trained: its presence means complete
-            module.train(tmp_path_factory.mktemp("train") / name).rename(shared)
+            (train or module.train)(tmp_path_factory.mktemp("train") / name).rename(shared)
     out = tiny_root / name
     if not out.exists():
         shutil.copytree(shared, out)

@@ -13,7 +13,7 @@ from conftest import ROOT, accelerate_two
 from explorer.model.features import encoder_features
 from test_audit import planted
 
-pytestmark = [pytest.mark.server, pytest.mark.slow]
+pytestmark = [pytest.mark.server, pytest.mark.slow, pytest.mark.soak]  # two processes: a scale test (`make soak`)
 
 
 def test_two_cpu_processes_flag_the_same_rows_as_one(tiny_root, tmp_path):

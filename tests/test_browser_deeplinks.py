@@ -1,7 +1,8 @@
 """Real browser: a shared link to any page opens that page, first, in a fresh browser session, on a server
 that has served nobody yet: no "Page not found" dialog over it (streamlit#9624: with a pages/ folder beside
 app.py, the process's first script runs went through Streamlit's legacy pages/ resolution, which knows only
-the file stems), the page's own title, and one of its controls answers a click."""
+the file stems), the page's own title, its name in the sidebar the same as that title, and one of its controls
+answers a click."""
 import ast
 import re
 import time
@@ -36,9 +37,18 @@ def cold_url(tiny_root):
         yield url
 
 
+# Each sidebar link's path and its name as shown (after its icon).
+SIDEBAR = """as => as.map(a => [new URL(a.href).pathname.replace(/^\\/+|\\/+$/g, ''),
+                              a.innerText.trim().split('\\n').pop().trim()])"""
+
+
 def _opened(pg, slug: str, lang: str = "en") -> None:
-    """The page the link names, shown on its own: no dialog ("Page not found" or any other), its own h1."""
-    assert shown(pg) == ("", t(_title_key(PAGES[slug]), lang)), slug
+    """The page the link names, shown on its own: no dialog ("Page not found" or any other), its own h1, which is
+    also its name in the sidebar."""
+    title = t(_title_key(PAGES[slug]), lang)
+    assert shown(pg) == ("", title), slug
+    names = dict(pg.locator("[data-testid=stSidebarNav] a").evaluate_all(SIDEBAR))
+    assert len(names) == len(PAGES) and names["" if slug == DEFAULT else slug] == title, (slug, names)
 
 
 PRESSED = ("guided-lesson", "review-quiz", "attention")  # the pages teachers share; each has one control pressed

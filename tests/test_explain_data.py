@@ -336,6 +336,7 @@ def test_marked_text_rationales_read_as_word_lists(ck):
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # two processes: a scale test (`make soak`)
 def test_two_processes_give_the_result_of_one(csv, shortcut_checkpoint):
     args = ["-m", "explorer", "explain-data", "--csv", str(csv), "--checkpoint", str(shortcut_checkpoint),
             "--max-rows", "16", "--methods", "lig,saliency", "--rationale-column", "rationale", "--json"]

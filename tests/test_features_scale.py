@@ -24,6 +24,7 @@ np.save(sys.argv[2] + f".rank{{rank()}}.npy", feats)
 """
 
 
+@pytest.mark.soak  # two processes: a scale test (`make soak`)
 def test_two_cpu_processes_each_with_several_batches_gather_every_row(tiny_root, tmp_path):
     script = tmp_path / "features.py"
     script.write_text(SCRIPT.format(texts=TEXTS))

@@ -9,10 +9,11 @@ import numpy as np
 from explorer import plots
 from explorer.model.analysis import analyze
 from explorer.model.heads import build_head
+from explorer.model.tokens import without_special
 from explorer.plots.lesson import cls_by_layer
 from explorer.text import i18n
 
-from explore_helpers import TEXT, open_page, specs
+from explore_helpers import TEXT, open_page, specs, values
 
 T = partial(i18n.t, lang="en")
 
@@ -82,3 +83,37 @@ def test_a_long_text_clips_the_colour_range_at_a_percentile_and_says_so(sentimen
     clipped = T("heatmap.clipped", p="99")
     assert any(c.value == f'{T("heatmap.hidden")} {clipped}' for c in at.caption)
     assert not any(clipped in c.value for c in open_page("tokens").caption)  # a short text: the full range
+
+
+def _drawn_darker_where_larger(trace: dict) -> None:
+    """A heatmap trace as the page hands it to plotly: a colour bar, the scale not reversed, and its largest value
+    drawn well darker than its smallest (plotly's range is zmin..zmax, the data's own where the figure sets none)."""
+    from browser_plots import colour_at
+
+    z = values(trace["z"]).astype(float)
+    big, small = np.nanmax(z), np.nanmin(z)
+    lo, hi = trace.get("zmin", small), trace.get("zmax", big)
+    assert trace.get("showscale", True) is True and not trace.get("reversescale", False)
+    assert big > small
+    assert colour_at(trace["colorscale"], (big - lo) / (hi - lo)) < colour_at(trace["colorscale"], (small - lo) / (hi - lo)) - 60
+
+
+def test_attention_darker_where_attended_and_layer_head_honoured(sentiment):
+    """The Tokens page's attention charts as sent to the browser: more attention is darker, with a colour bar; the
+    highlighted text follows the picked layer and head (its raw row is that head's attention), and the per-layer
+    chart outlines the picked layer."""
+    at = open_page("tokens")
+    by_title = lambda part: next(s for s in specs(at) if part in s["layout"]["title"]["text"])  # noqa: E731
+    for title in ("per head", "rollout", "highlighted"):
+        _drawn_darker_where_larger(by_title(title)["data"][0])
+    at.selectbox(key="tokens_head").set_value(3).run()
+    at.selectbox(key="tokens_layer").set_value(2).run()
+    assert not at.exception and not at.error
+    a = analyze(sentiment, build_head(sentiment), TEXT)
+    att = without_special(a.cls_attention, a.special)  # (layers, heads, words): special tokens hidden by default
+    raw = by_title("(layer 2)")["data"][0]
+    assert raw["y"][0] == "raw attention (head 3)"
+    np.testing.assert_allclose(values(raw["customdata"])[0].astype(float), att[1, 3], atol=1e-5)
+    _drawn_darker_where_larger(raw)
+    per_layer = by_title("of head 3, per layer")
+    assert [[s["y0"], s["y1"]] for s in per_layer["layout"]["shapes"]] == [[0.5, 1.5]]  # the picked layer (row 1)

@@ -11,7 +11,8 @@ from explorer.text import i18n
 
 from conftest import open_app, open_link, shown, upload, wait_idle
 
-pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
+# soak: two replicas behind nginx, a multi-replica set-up (`make soak`)
+pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow, pytest.mark.soak]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 
 

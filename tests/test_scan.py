@@ -349,6 +349,7 @@ def test_dataset_explanations_read_a_rotated_mapping_and_rank_words_contrastivel
 
 
 @pytest.mark.server
+@pytest.mark.soak  # two processes: a scale test (`make soak`)
 def test_two_processes_give_the_one_process_report(tiny_root, tmp_path):
     """Under `accelerate launch` of two CPU processes, each running several batches of every pass, the report
     is the one-process report (every forward pass is shared and gathered)."""

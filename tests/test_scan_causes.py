@@ -50,7 +50,8 @@ def test_a_trained_head_is_not_called_untrained(causes):
 @pytest.fixture(scope="module")
 def tweets(tiny_root, tmp_path_factory):
     from tests.conftest import _trained_once
-    return load_checkpoint(str(_trained_once(scan_causes_models, "scan-causes", tiny_root, tmp_path_factory) / "tweets"))
+    return load_checkpoint(str(_trained_once(scan_causes_models, "scan-causes-tweets", tiny_root, tmp_path_factory,
+                                             train=scan_causes_models.train_tweets) / "tweets"))
 
 
 def shortcuts(report) -> list[str]:
@@ -65,6 +66,7 @@ def test_a_clean_accurate_topic_model_on_clean_rows_has_no_shortcut_and_no_major
 
 
 @pytest.mark.slow
+@pytest.mark.soak  # a clean control trained on 1,500 tweets (`make soak`); the topic model's control stays above
 def test_a_fine_tuned_tweet_model_on_unseen_tweets_has_no_shortcut_and_no_major(tweets):
     _, unseen = scan_causes_models.tweet_split()
     r = scan_rows(tweets, unseen["text"].tolist(), given=unseen["label"].tolist())

@@ -213,6 +213,7 @@ def test_blocked_neighbours_match_the_full_matrix_with_ties():
     assert (again == idx).all()
 
 
+@pytest.mark.soak  # a memory bound at scale (`make soak`); the search's answer is the full matrix's (above)
 def test_neighbour_search_of_20000_rows_stays_in_its_memory_bound():
     rng = np.random.default_rng(5)
     v = _unit(rng.standard_normal((20_000, 384)))

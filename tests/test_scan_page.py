@@ -17,6 +17,7 @@ from explorer.data.dataset import demo_csv
 from explorer.scan.base import Finding
 from explorer.scan.report import ScanReport, shown_value
 from explorer.text.errors import Message
+from explorer.text.i18n import t
 from test_vi_pages import english_left, shown
 
 LONG_FLOAT = re.compile(r"\d\.\d{5,}")  # a float shown as Python prints it
@@ -91,6 +92,12 @@ def test_rotated_mapping_reads_predictions_in_the_datas_names(lang):
     assert not [x for x in _texts(at) if LONG_FLOAT.search(x)]
     if lang == "vi":
         assert english_left(shown(at)) == []
+        # each "open in…" lands with the scan's note in Vietnamese
+        landed = t("scan.landed_pair", "vi", a=0, b=0, given_a="", given_b="").split(":")[0]
+        for check in ("calibration.ece", "robustness.typos", "duplicates.conflicting", "labels.suspect_rows"):
+            at = _open(at, check)
+            notes = [i.value for i in at.info]
+            assert [n for n in notes if n.startswith(landed)] and english_left(notes) == [], (check, notes)
 
 
 @pytest.mark.parametrize("lang", ["en", "vi"])
@@ -186,6 +193,7 @@ def test_html_report_shows_the_mapping_the_rows_and_what_found_nothing(lang):
     assert "<script" not in html and "<b>match</b>" not in html and "goal &lt;b&gt;match&lt;/b&gt;" in html
     assert "&quot;id2label&quot;" in html and "<td>sport</td><td>tech</td>" in html  # table and config to paste
     assert TITLES[lang]["mapping.permutation"] in html and "<small>mapping.permutation</small>" in html
+    assert f"<h1>{t('scan.report_title', lang)}</h1>" in html and t("scan.data_label", lang) in html  # its language
     assert "0.00746" not in html and "0.0666" not in html and "0.988" in html  # rounded; a pair's similarity
     # the consequence is nested under its cause, not listed on its own
     cause = html.index("<small>head.new_weights</small>")

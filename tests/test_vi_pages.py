@@ -1,20 +1,24 @@
-"""Every page (app.py's PAGES, so pages added later are covered) rendered in Vietnamese shows no
-English string from en.json: widget labels, options, text, alerts, metrics, table headers, chart
-titles, axes, legends and colour bars. Strings that are the same in both languages are allowed."""
+"""Every page (app.py's PAGES, so pages added later are covered), reached after the language was switched once in
+the sidebar, speaks Vietnamese: it shows no English string from en.json (widget labels, options, text, alerts,
+metrics, table headers, chart titles, axes, legends and colour bars; strings that are the same in both languages
+are allowed), and its name in the sidebar's navigation is its title, in English before the switch and in
+Vietnamese after it."""
 import ast
 import json
 import re
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from google.protobuf.json_format import MessageToDict
 from streamlit.testing.v1 import AppTest
 
-from explorer.text.i18n import strings
+from explorer.text.i18n import strings, t
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [row[0] for row in ast.literal_eval(
-    re.search(r"^PAGES = (\[.*?^\])", (ROOT / "app.py").read_text(), re.S | re.M).group(1))]
+ROWS = ast.literal_eval(re.search(r"^PAGES = (\[.*?^\])", (ROOT / "app.py").read_text(), re.S | re.M).group(1))
+PAGES = [row[0] for row in ROWS]
+SLUGS = {path: "" if default else slug for path, _, slug, _, default in ROWS}  # the default page's path is ""
 CONTENT = {"app.text_default"}  # what the model reads, not UI: English on purpose (say so in vi)
 # The demo CSV's column names, offered as they are (the pair picker shows them on the Audit and Fine-tune pages too,
 # the rationale picker on Dataset explanations).
@@ -91,14 +95,42 @@ def english_left(texts: list[str]) -> list[str]:
     return left
 
 
+@pytest.fixture
+def navigation(monkeypatch) -> dict[str, str]:
+    """{url path: title} of the pages app.py's last run gave st.navigation: the names the sidebar lists. (The
+    script reads st.navigation when it runs, in this process: the wrapper sees what the app passes.)"""
+    names: dict[str, str] = {}
+    real = st.navigation
+
+    def navigation(pages, *args, **kwargs):
+        names.clear()
+        names.update({page.url_path: page.title for page in pages})
+        return real(pages, *args, **kwargs)
+
+    monkeypatch.setattr(st, "navigation", navigation)
+    return names
+
+
 @pytest.mark.parametrize("path", PAGES)
 @pytest.mark.slow
-def test_page_in_vietnamese_has_no_english_left(path):
+def test_page_in_vietnamese_has_no_english_left(path, navigation):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state["lang"] = "vi"
     at.run()
+    english = dict(navigation)
+    # switched once, in the sidebar, on the first page; then this page is opened
+    at.sidebar.selectbox(key=_language_key(at)).set_value("vi").run()
     at.switch_page(path).run()
     assert not at.exception, [e.value for e in at.exception]
     texts = [s for s in shown(at) if s not in USER_DATA.get(path, ())]
     assert len(texts) > 5
     assert english_left(texts) == []
+    # the sidebar's name for this page is its title, in each language
+    key = next(key for p, key, *_ in ROWS if p == path)
+    assert english[SLUGS[path]] == t(f"{key}.title", "en") != t(f"{key}.title", "vi") == navigation[SLUGS[path]]
+    assert at.title[0].value == navigation[SLUGS[path]]
+
+
+def _language_key(at: AppTest) -> str:
+    """The key of the sidebar's language list (labelled in English before the switch)."""
+    (box,) = [b for b in at.sidebar.selectbox if b.label == t("app.language", "en")]
+    return box.key
