@@ -26,7 +26,7 @@ from explorer.model.analysis import Analysis
 from explorer.model.checkpoints import DEFAULT_SEED, Checkpoint, load_checkpoint
 from explorer.model.heads import Head, build_head
 from explorer.results import JsonResult, html_table
-from explorer.runtime.arguments import COUNTS, FOLDS, LENGTHS, SEEDS, STEPS, check, columns, flag, items, real, whole
+from explorer.runtime.arguments import COUNTS, FOLDS, LENGTHS, SEEDS, STEPS, columns, flag, items, real, require, whole
 from explorer.runtime.arguments import text as text_arg
 from explorer.text.errors import ExplorerError
 
@@ -37,7 +37,7 @@ log = logging.getLogger("explorer")
 
 
 def _head_arg(function: str, head) -> None:
-    check(isinstance(head, (str, Head)), function, "head", head, "a head kind's name or a Head")
+    require(isinstance(head, (str, Head)), function, "head", head, "a head kind's name or a Head")
 
 
 def _target(function: str, ck: Checkpoint, target) -> int | None:
@@ -56,7 +56,7 @@ _OPTIONS = {
     "target_token": lambda f, v: whole(f, "target_token", v, (0, COUNTS[1]), optional=True),
     "dtype": lambda f, v: text_arg(f, "dtype", v, optional=True),
     "batch_size": lambda f, v: whole(f, "batch_size", v, COUNTS, optional=True),
-    "progress": lambda f, v: check(v is None or callable(v), f, "progress", v, "a function or None"),
+    "progress": lambda f, v: require(v is None or callable(v), f, "progress", v, "a function or None"),
 }
 _MANY_OPTIONS = ("quantity", "baseline", "n_steps", "window", "tolerance", "batch_size", "dtype", "progress")
 _ONE_OPTIONS = tuple(k for k in _OPTIONS if k != "batch_size")
@@ -64,7 +64,7 @@ _ONE_OPTIONS = tuple(k for k in _OPTIONS if k != "batch_size")
 
 def _options(function: str, options: dict, allowed: tuple[str, ...]) -> None:
     for name, value in options.items():
-        check(name in allowed, function, "option", name, "one of " + ", ".join(allowed))
+        require(name in allowed, function, "option", name, "one of " + ", ".join(allowed))
         _OPTIONS[name](function, value)
 
 __all__ = ["AuditResult", "DataReport", "analyze", "analyze_tokens", "attribute", "attribute_many", "audit",
@@ -86,7 +86,7 @@ def load(name: str, *, device: str | None = "auto", seed: int = DEFAULT_SEED) ->
     Returns:
         The loaded Checkpoint (model, tokenizer, labels, task).
     """
-    check(isinstance(name, (str, os.PathLike)), "load", "name", name, "a name or a folder")
+    require(isinstance(name, (str, os.PathLike)), "load", "name", name, "a name or a folder")
     name = os.fspath(name)
     text_arg("load", "device", device, optional=True)
     whole("load", "seed", seed, SEEDS)
@@ -220,17 +220,17 @@ def attribute_many(ck: Checkpoint, texts: list[str], *, method: str = "lig",
     ck = _checked(ck)
     f = "attribute_many"
     listed = items(texts)
-    check(listed is not None and all(isinstance(t, str) for t in listed), f, "texts", texts, "a list of strings")
+    require(listed is not None and all(isinstance(t, str) for t in listed), f, "texts", texts, "a list of strings")
     text_arg(f, "method", method)
     targets = items(target)
     if targets is None:
         _target(f, ck, target)
     else:
-        check(len(targets) == len(listed), f, "target", target, "one label per text")
+        require(len(targets) == len(listed), f, "target", target, "one label per text")
         target = [_target(f, ck, one) for one in targets]
     _head_arg(f, head)
     pairs = items(text_pairs)
-    check(text_pairs is None or (pairs is not None and len(pairs) == len(listed)
+    require(text_pairs is None or (pairs is not None and len(pairs) == len(listed)
                                   and all(p is None or isinstance(p, str) for p in pairs)),
            f, "text_pairs", text_pairs, "None or one string (or None) per text")
     whole(f, "seed", seed, SEEDS)
@@ -364,13 +364,13 @@ def explain_data(df: pd.DataFrame, ck: Checkpoint, *, text: str | None = None, l
     f = "explain_data"
     columns(f, text=text, label=label, text_pair=text_pair, rationale=rationale)
     names = [methods] if isinstance(methods, str) else items(methods)
-    check(bool(names) and all(isinstance(m, str) for m in names), f, "methods", methods,
+    require(bool(names) and all(isinstance(m, str) for m in names), f, "methods", methods,
            "a method's name or a list of them")
     whole(f, "max_rows", max_rows, COUNTS, optional=True)
     _head_arg(f, head)
     whole(f, "seed", seed, SEEDS)
     rows = items(flagged)
-    check(rows is not None, f, "flagged", flagged, "a list of row numbers")
+    require(rows is not None, f, "flagged", flagged, "a list of row numbers")
     flagged = [whole(f, "flagged", row, (0, COUNTS[1])) for row in rows]
     methods = tuple(names)
     return explain_table(ck, _head(ck, head, seed), table=frame_table(df), text_column=text, label_column=label,
@@ -405,7 +405,7 @@ def counterfactual(ck: Checkpoint, text: str, *, text_pair: str | None = None, t
     text_arg(f, "text", text)
     text_arg(f, "text_pair", text_pair, optional=True)
     if isinstance(target, str):
-        check(target in ck.labels, f, "target", target, "a label of the checkpoint: " + ", ".join(ck.labels)[:200])
+        require(target in ck.labels, f, "target", target, "a label of the checkpoint: " + ", ".join(ck.labels)[:200])
         target = ck.labels.index(target)
     _target(f, ck, target)
     whole(f, "max_edits", max_edits, (1, core.MAX_EDITS))

@@ -35,11 +35,6 @@ def test_the_check_sees_a_name_defined_twice(tmp_path, monkeypatch):
 # module (cli/__init__ walks them), never imported by name: one contract, not one name for several things.
 CLI_PROTOCOL = {"add_parser", "run"}
 
-# Public names still defined as different things in two or more modules, each to be renamed; the list only
-# shrinks (test_the_known_duplicates_are_still_duplicates fails once one is gone, so it is taken off here).
-KNOWN = {
-    "check": ["explorer.runtime.arguments", "explorer.scan.base"],
-}
 
 
 def _reexports(node: ast.FunctionDef) -> bool:
@@ -66,12 +61,7 @@ def function_homes(paths: dict | None = None) -> dict[str, list[str]]:
 
 def test_no_two_functions_share_a_name_unless_one_reexports_the_other():
     twice = {k: v for k, v in function_homes().items() if len(v) > 1}
-    assert {k: v for k, v in twice.items() if KNOWN.get(k) != v} == {}
-
-
-def test_the_known_duplicates_are_still_duplicates():
-    homes = function_homes()
-    assert [k for k, v in KNOWN.items() if homes.get(k) != v] == []
+    assert twice == {}
 
 
 def test_the_function_check_sees_a_name_twice_and_lets_a_reexport_pass(tmp_path):

@@ -27,7 +27,7 @@ def shown(value) -> str:
     return type(value).__name__
 
 
-def check(ok: bool, function: str, argument: str, value, expected: str) -> None:
+def require(ok: bool, function: str, argument: str, value, expected: str) -> None:
     if not ok:
         raise ExplorerError("api_argument", function=function, argument=argument, expected=expected,
                             value=shown(value))
@@ -39,7 +39,7 @@ def whole(function: str, argument: str, value, bounds: tuple[int, int], optional
         return None
     lo, hi = bounds
     ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and lo <= value <= hi
-    check(ok, function, argument, value, f"a whole number from {lo:,} to {hi:,}" + (" or None" if optional else ""))
+    require(ok, function, argument, value, f"a whole number from {lo:,} to {hi:,}" + (" or None" if optional else ""))
     return int(value)
 
 
@@ -47,12 +47,12 @@ def real(function: str, argument: str, value, above: float, most: float) -> floa
     """`value` as a finite float in (above, most]."""
     ok = (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
           and math.isfinite(value) and above < value <= most)
-    check(ok, function, argument, value, f"a finite number above {above} and at most {most}")
+    require(ok, function, argument, value, f"a finite number above {above} and at most {most}")
     return float(value)
 
 
 def text(function: str, argument: str, value, optional: bool = False) -> str | None:
-    check(isinstance(value, str) or (optional and value is None), function, argument, value,
+    require(isinstance(value, str) or (optional and value is None), function, argument, value,
           "a string or None" if optional else "a string")
     return value
 
@@ -72,12 +72,12 @@ def columns(function: str, **names) -> None:
 
 
 def flag(function: str, argument: str, value) -> bool:
-    check(isinstance(value, (bool, np.bool_)), function, argument, value, "True or False")
+    require(isinstance(value, (bool, np.bool_)), function, argument, value, "True or False")
     return bool(value)
 
 
 def progress(function: str, value) -> None:
-    check(value is None or callable(value), function, "progress", value, "a function or None")
+    require(value is None or callable(value), function, "progress", value, "a function or None")
 
 
 def texts(function: str, argument: str, value, optional: bool = False) -> list[str] | None:
@@ -85,6 +85,6 @@ def texts(function: str, argument: str, value, optional: bool = False) -> list[s
     if optional and value is None:
         return None
     got = items(value)
-    check(got is not None and all(isinstance(t, str) for t in got), function, argument, value,
+    require(got is not None and all(isinstance(t, str) for t in got), function, argument, value,
           "a list of strings" + (" or None" if optional else ""))
     return got

@@ -28,7 +28,7 @@ def check_options(function: str, ck, *, seed, batch_size, max_length, progress, 
     if checks is None:
         return None
     wanted = [checks] if isinstance(checks, str) else arg.items(checks)
-    arg.check(wanted is not None and len(wanted) > 0 and all(isinstance(w, str) for w in wanted), function, "checks",
+    arg.require(wanted is not None and len(wanted) > 0 and all(isinstance(w, str) for w in wanted), function, "checks",
               checks, "a list of check ids (or their prefixes) or None")
     check_modules.load_checks()
     known = [c.name for c in CHECKS]
@@ -73,8 +73,8 @@ def scan_rows(ck: Checkpoint, texts: Sequence[str], *, given: Sequence[str] | No
     rows = arg.texts(f, "texts", texts)
     labels = arg.texts(f, "given", given, optional=True)
     second = arg.texts(f, "pairs", pairs, optional=True)
-    arg.check(labels is None or len(labels) == len(rows), f, "given", given, "one label per text, or None")
-    arg.check(second is None or len(second) == len(rows), f, "pairs", pairs, "one second text per text, or None")
+    arg.require(labels is None or len(labels) == len(rows), f, "given", given, "one label per text, or None")
+    arg.require(second is None or len(second) == len(rows), f, "pairs", pairs, "one second text per text, or None")
     return runner.scan_rows(ck, rows, given=labels, pairs=second, seed=seed, batch_size=batch_size,
                             max_length=max_length,
                             progress=progress, checks=wanted)
