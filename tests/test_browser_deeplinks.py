@@ -25,7 +25,11 @@ ORDER = ["guided-lesson", *[s for s in PAGES if s != "guided-lesson"]]
 
 
 def _title_key(key: str) -> str:
-    return re.search(r'st\.title\(t\("([\w.]+)"\)\)', (ROOT / "pages" / f"{key}.py").read_text()).group(1)
+    """The page's title message: its own `st.title(t("..."))`, or a data page's `ui.open_data_page("x")`, which
+    titles it `x.title`."""
+    source = (ROOT / "pages" / f"{key}.py").read_text()
+    own = re.search(r'st\.title\(t\("([\w.]+)"\)\)', source)
+    return own.group(1) if own else re.search(r'open_data_page\("(\w+)"', source).group(1) + ".title"
 
 
 @pytest.fixture(scope="module")
