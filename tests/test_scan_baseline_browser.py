@@ -72,3 +72,35 @@ def test_scan_against_a_baseline_in_chromium(page, app_url, tiny_root, lang):
     row = c.ordered_rows()[0]
     assert f"{row}" in _shown(note) and c.predicted_baseline[row] in _shown(note)
     assert page.locator("[data-testid=stSidebar] textarea").first.input_value() == df["text"][row]
+
+
+def test_after_a_fine_tune_compare_with_where_it_started_in_chromium(page, app_url, tiny_root):
+    """A head-mode fine-tune of one epoch on the uploaded rows, then its "compare with the checkpoint it started
+    from" button: the Scan page opens on the fine-tuned model with the starting folder picked in "compare with",
+    and the scan run there reports against it."""
+    models = spread_models(tiny_root)
+    df = frame(60)
+    _folder(page, "stSidebar", t("app.checkpoint", "en"), models["b"], "en")
+    _go(page, "labels")
+    page.get_by_text(t("data.source_upload", "en"), exact=True).click()
+    wait_idle(page)
+    upload(page, [{"name": "rows.csv", "mimeType": "text/csv", "buffer": df.to_csv(index=False).encode()}],
+           "rows.csv")
+    _go(page, "fine-tune")
+    epochs = page.locator("[data-testid=stMain] [data-testid=stNumberInput]").filter(
+        has_text=t("finetune.epochs", "en")).locator("input")
+    epochs.fill("1")
+    epochs.press("Enter")
+    wait_idle(page)
+    page.locator(".st-key-ft_start button").click()
+    compare = page.locator(".st-key-ft_compare_origin button")
+    compare.wait_for(timeout=180_000)  # shown with the fine-tune's result
+    assert str(models["b"]) in _shown(compare)
+    compare.click()
+    page.wait_for_url(re.compile(r"/scan-report(\?|$)"), timeout=60_000)
+    wait_idle(page)
+    page.get_by_role("button", name=t("scan.run", "en"), exact=True).click()
+    heading = t("scan_baseline.title", "en", baseline=str(models["b"]))
+    page.locator("[data-testid=stMain] h3").filter(has_text=heading[:20]).first.wait_for(timeout=180_000)
+    wait_idle(page)
+    assert any(_shown(h) == heading for h in page.locator("[data-testid=stMain] h3").all())
