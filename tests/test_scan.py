@@ -168,6 +168,27 @@ def test_clean_control_has_no_major_head_mapping_or_robustness(planted):
 
 
 @pytest.mark.slow
+def test_a_renamed_but_equal_checkpoint_against_its_original_is_a_renaming_not_a_regression(planted):
+    """Clean control for the baseline's verdicts: the rotated checkpoint is the topic model's weights with its
+    id2label rotated, so against the topic model it is a renaming (found without reading the labels), and, read
+    through the names each scan found, it fixes and breaks nothing: no `baseline.worse`, no `baseline.slice`."""
+    from explorer.scan.baseline import compare
+
+    df = scan_models.topic_frame(90, seed=7)
+    texts, given = df["text"].tolist(), df["label"].tolist()
+    b, a = scan_rows(planted["rotated"], texts, given=given), scan_rows(planted["topic"], texts, given=given)
+    r = compare(b, a, ck=planted["rotated"], baseline=planted["topic"])
+    c = r.baseline
+    perm = next(f for f in b.findings if f.check == "mapping.permutation")
+    moved = {k: v for k, v in perm.fields["mapping"].items() if k != v}
+    assert {k: v for k, v in c.mapping.items() if k != v} == moved and len(moved) >= 2
+    assert c.fix["side"] == "checkpoint"  # the data disagree with the rotated names, not with the topic model's
+    assert c.fixes == () and c.regressions == () and c.mcnemar_p == 1.0 and c.verdict == "same"
+    assert {f.check for f in r.findings if f.check.startswith("baseline.")} == {"baseline.mapping"}
+    assert next(f for f in r.findings if f.check == "mapping.permutation").fields["baseline"] == "new"
+
+
+@pytest.mark.slow
 def test_rotated_id2label_is_one_major_and_later_checks_read_through_it(planted):
     df = scan_models.topic_frame(90, seed=7)
     r = scan_rows(planted["rotated"], df["text"].tolist(), given=df["label"].tolist())
