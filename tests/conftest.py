@@ -372,6 +372,67 @@ def wait_idle(pg) -> None:
     assert pg.locator("[data-testid=stException]").count() == 0, pg.locator("[data-testid=stException]").first.inner_text()
 
 
+class RunLog:
+    """The full script runs a page's websocket reports, in order: a "start" for each new_session of a whole-app run
+    (a fragment's run names its fragments and is left out) and a "done" for each run that finished successfully.
+    Read from the protocol, not the DOM: the DOM's running state can come and go between two polls, or come after
+    a fixed grace period on a busy machine, and a page read then is the page before the input."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def read(self, payload) -> None:
+        if isinstance(payload, str):
+            return
+        from google.protobuf.message import DecodeError
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        try:
+            msg = ForwardMsg.FromString(payload)
+        except DecodeError:
+            return
+        kind = msg.WhichOneof("type")
+        if kind == "new_session" and not msg.metadata.run.fragment_ids:
+            self.events.append("start")
+        elif kind == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+            self.events.append("done")
+
+    def finished_since(self, mark: int) -> bool:
+        """Whether a run that started after event `mark` has finished."""
+        later = self.events[mark:]
+        return "start" in later and "done" in later[later.index("start"):]
+
+
+def track_runs(pg) -> None:
+    """Log `pg`'s script runs (RunLog) from its websocket; call before the page opens its first URL."""
+    log = RunLog()
+    pg.on("websocket", lambda ws: ws.on("framereceived", log.read))
+    pg.he_runs = log
+
+
+def await_rerun(pg, act) -> None:
+    """Do `act` (an input that reruns the script, such as committing a widget) and wait until the run it starts
+    has finished and the page is idle."""
+    log: RunLog | None = getattr(pg, "he_runs", None)
+    assert log is not None, "open the page with open_link (or call track_runs before its goto) to await a rerun"
+    mark = len(log.events)
+    act()
+    deadline = time.monotonic() + 90
+    while not log.finished_since(mark):
+        assert time.monotonic() < deadline, f"no script run finished within 90 s of the input: {log.events[mark:]}"
+        pg.wait_for_timeout(50)  # lets Playwright deliver the websocket's frames
+    wait_idle(pg)
+
+
+def commit(box, value: str, key: str = "Control+Enter") -> None:
+    """Type `value` into the text area or input `box` and commit it with `key` (a text area commits on Ctrl+Enter,
+    an input on Enter), then wait for the run that the new value starts. An unchanged value starts no run."""
+    if box.input_value() == value:
+        return
+    box.fill(value)
+    await_rerun(box.page, lambda: box.press(key))
+
+
 def upload(pg, files, name: str) -> None:
     """Give the page's file uploader `files` (a path, or set_input_files' dicts) and wait until the page has read
     them: until `name` (the data's name, which the Data page prints) is shown outside the uploader, whose own list
@@ -408,9 +469,7 @@ def pick_folder_checkpoint(pg, folder) -> None:
     pg.get_by_role("option", name=OTHER, exact=True).click()
     wait_idle(pg)
     path = side.get_by_label(i18n.t("app.other_checkpoint", "en"))
-    path.fill(str(folder))
-    path.press("Enter")
-    wait_idle(pg)
+    commit(path, str(folder), "Enter")
 
 
 def open_link(browser, url: str, idle: bool = True, requests: list | None = None):
@@ -422,6 +481,7 @@ def open_link(browser, url: str, idle: bool = True, requests: list | None = None
         ctx.on("request", lambda r: requests.append(r.url))
     pg = ctx.new_page()
     pg.set_default_timeout(90_000)
+    track_runs(pg)
     pg.goto(url)
     if idle:
         wait_idle(pg)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, sidebar_text, wait_idle
+from conftest import ROOT, commit, sidebar_text, wait_idle
 from explorer.data.audit import audit
 from explorer.data.audit_export import relabelled_csv, report_html
 from explorer.data.dataset import prepare, read_csv
@@ -85,9 +85,7 @@ def test_browser_confusion_cell_then_row_opens_attributions(page):
     page.locator("[data-testid=stSidebarNav] a", has_text="Data and labels").first.click()
     wait_idle(page)
     box = page.get_by_label("Tweets per label")
-    box.fill("10")
-    box.press("Enter")
-    wait_idle(page)
+    commit(box, "10", "Enter")
     page.locator("[data-testid=stSidebarNav] a", has_text="Label audit").first.click()
     wait_idle(page)
     page.get_by_role("button", name="Find label issues").click()

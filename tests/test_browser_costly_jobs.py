@@ -9,7 +9,7 @@ import pytest
 
 from explorer.text import i18n
 
-from conftest import TRAINING_SERVER, open_app, sidebar_text, wait_idle, wait_until
+from conftest import TRAINING_SERVER, commit, open_app, sidebar_text, wait_idle, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -27,9 +27,7 @@ def server(served):
 def _lesson_with_long_text(browser, url):
     ctx, pg = open_app(browser, url)
     box = sidebar_text(pg)
-    box.fill(LONG)
-    box.press("Control+Enter")
-    wait_idle(pg)
+    commit(box, LONG)
     pg.locator("[data-testid=stSidebarNav] a[href$='/guided-lesson']").first.click()
     pg.wait_for_url("**/guided-lesson")
     wait_idle(pg)
@@ -59,9 +57,7 @@ def test_compute_anyway_is_a_job_with_progress_in_2_s_stop_in_5_s_and_the_server
         # meanwhile the other session's edit is answered (its page reruns to the end) while the job runs
         t1 = time.monotonic()
         box = sidebar_text(other)
-        box.fill("The food was cold.")
-        box.press("Control+Enter")
-        wait_idle(other)
+        commit(box, "The food was cold.")
         answered = time.monotonic() - t1
         assert len(_ended(log)) == before, "the job ended before the other session was answered"
         assert bar.count() > 0 and answered < 20, f"the other session waited {answered:.1f} s"

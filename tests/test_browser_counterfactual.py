@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 import explorer
 from explorer.text import i18n
 
-from conftest import sidebar_text, wait_idle
+from conftest import commit, sidebar_text, wait_idle
 
 pytestmark = pytest.mark.browser
 TEXT = "I love this movie, it is wonderful"
@@ -16,9 +16,7 @@ TEXT = "I love this movie, it is wonderful"
 def test_the_whatif_page_finds_marks_and_uses_the_smallest_change(page, sentiment, lang):
     T = lambda key, **kw: i18n.t(key, lang, **kw)  # noqa: E731
     box = sidebar_text(page)
-    box.fill(TEXT)
-    box.press("Control+Enter")
-    wait_idle(page)
+    commit(box, TEXT)
     if lang == "vi":
         page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first.click()
         page.keyboard.type(i18n.LANGUAGES["vi"])

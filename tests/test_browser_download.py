@@ -9,7 +9,7 @@ import pytest
 
 from explorer.text import i18n
 
-from conftest import pick_folder_checkpoint, wait_idle
+from conftest import commit, pick_folder_checkpoint, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -17,9 +17,7 @@ T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 
 def _set_number(page, label: str, value: int) -> None:
     box = page.get_by_label(label, exact=True)
-    box.fill(str(value))
-    box.press("Enter")
-    wait_idle(page)
+    commit(box, str(value), "Enter")
 
 
 def _fine_tune(page, picker, before: str) -> str:

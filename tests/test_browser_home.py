@@ -1,15 +1,12 @@
 """The pipeline page in a real browser: typing a new text updates tokens and prediction."""
-from tests.conftest import sidebar_text, wait_idle
+from tests.conftest import commit, sidebar_text, wait_idle
 
 METRIC = "[data-testid=stMetricValue]"
 
 
 def _type_text(page, text: str, box: int = 0) -> None:
     """Type into the sidebar's text (box 0) or text B (box 1)."""
-    box = sidebar_text(page, "app.text" if box == 0 else "arch.text_b")
-    box.fill(text)
-    box.press("Control+Enter")  # st.text_area commits on Ctrl+Enter (or blur)
-    wait_idle(page)
+    commit(sidebar_text(page, "app.text" if box == 0 else "arch.text_b"), text)
 
 
 def _main_text(page) -> str:
@@ -24,11 +21,6 @@ def test_new_text_updates_tokens_and_prediction(page):
     wait_idle(page)
     assert page.locator(METRIC).first.inner_text().strip() == "positive"
     _type_text(page, "I hate this, it is awful and I am angry.")
-    # wait_idle can see the idle state before the rerun starts on a busy machine: wait for the new tokens
-    # (a timeout here fails the test just as the assertion below would)
-    page.wait_for_function("document.querySelector('[data-testid=stMain]').innerText.includes('awful')",
-                           timeout=60_000)
-    wait_idle(page)
     main = _main_text(page)
     assert "awful" in main and "angry" in main
     assert "wonderful" not in main  # the default text's tokens are gone

@@ -13,7 +13,7 @@ import pytest
 
 from explorer.text import i18n
 
-from conftest import TRAINING_SERVER, open_app, pick_folder_checkpoint, wait_idle, wait_until
+from conftest import TRAINING_SERVER, commit, open_app, pick_folder_checkpoint, wait_idle, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -49,9 +49,7 @@ def test_closing_the_tab_stops_its_fine_tune_within_10_s_and_frees_the_slot(brow
     pg.get_by_text(T("finetune.mode_full")).click()
     wait_idle(pg)
     epochs = pg.get_by_label(T("finetune.epochs"))
-    epochs.fill("500")
-    epochs.press("Enter")
-    wait_idle(pg)
+    commit(epochs, "500", "Enter")
     pg.get_by_role("button", name=T("finetune.start")).click()
     stop = pg.get_by_role("button", name=T("finetune.stop"))
     wait_until(stop.is_enabled, 60, "the running fine-tune's Stop button", every=0.5)

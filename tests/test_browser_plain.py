@@ -18,7 +18,7 @@ import pytest
 from explorer.text import i18n
 from explorer.text.plain import WORD_JOINER
 
-from conftest import _free_port, open_app, open_link, upload, wait_idle
+from conftest import _free_port, commit, open_app, open_link, upload, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -99,9 +99,7 @@ def hostile(tiny_root, app_url):
 def _fill(pg, where: str, label: str, value: str, enter: str = "Control+Enter") -> None:
     box = pg.locator(f"{where} [data-testid=stTextArea], {where} [data-testid=stTextInput]").filter(has_text=label)
     field = box.first.locator("textarea, input").first
-    field.fill(value)
-    field.press(enter)
-    wait_idle(pg)
+    commit(field, value, enter)
 
 
 def _goto(pg, slug: str) -> None:

@@ -6,7 +6,7 @@ import pytest
 from explorer.text import i18n
 
 from browser_plots import pick
-from conftest import pick_folder_checkpoint, sidebar_text, wait_idle
+from conftest import commit, pick_folder_checkpoint, sidebar_text, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow]
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
@@ -21,9 +21,7 @@ def _shown(page, label: str) -> str:
 def test_a_tokens_target_names_its_own_tag_after_another_token_was_explained(page, token_checkpoint):
     pick_folder_checkpoint(page, token_checkpoint)
     box = sidebar_text(page)
-    box.fill("mary works for globex in paris .")
-    box.press("Control+Enter")
-    wait_idle(page)
+    commit(box, "mary works for globex in paris .")
     page.locator("[data-testid=stSidebarNav] a[href$='/attribution']").first.click()
     page.wait_for_url("**/attribution")
     wait_idle(page)
@@ -33,14 +31,10 @@ def test_a_tokens_target_names_its_own_tag_after_another_token_was_explained(pag
     page.get_by_text("Explaining the logit of “B-PER” at token #1").first.wait_for()
     assert "B-PER" in _shown(page, T("attributions.target")), _shown(page, T("attributions.target"))
     box = sidebar_text(page)
-    box.fill("globex hired mary .")
-    box.press("Control+Enter")
-    wait_idle(page)
+    commit(box, "globex hired mary .")
     page.get_by_text("Explaining the logit of “B-ORG” at token #1").first.wait_for()
     assert "B-ORG" in _shown(page, T("attributions.target")), _shown(page, T("attributions.target"))
-    box.fill("mary works for globex in paris .")
-    box.press("Control+Enter")
-    wait_idle(page)
+    commit(box, "mary works for globex in paris .")
     page.get_by_text("Explaining the logit of “B-PER” at token #1").first.wait_for()
     assert "B-PER" in _shown(page, T("attributions.target")), _shown(page, T("attributions.target"))
 
@@ -52,9 +46,7 @@ def test_the_predicted_target_names_this_texts_prediction_after_the_text_changed
     shown = {}
     for text in ("What a wonderful, lovely day, I love it!", "This is awful, I hate it, the worst day ever."):
         box = sidebar_text(page)
-        box.fill(text)
-        box.press("Control+Enter")
-        wait_idle(page)
+        commit(box, text)
         # in the method notes' expander, closed under the chart: attached, not visible. The attribution may
         # run as a job after the page's run has ended, so wait for this text's explanation, not the last one's.
         note = page.get_by_text("Explaining the").first

@@ -4,16 +4,14 @@ import pytest
 
 from explorer.text import i18n
 
-from conftest import sidebar_text, wait_idle
+from conftest import commit, sidebar_text, wait_idle
 
 pytestmark = pytest.mark.browser
 T = lambda key, **kw: i18n.t(key, "en", **kw)  # noqa: E731
 
 
 def _type(page, box, text: str) -> None:
-    box.fill(text)
-    box.press("Control+Enter")  # a text area commits on Ctrl+Enter (or blur)
-    wait_idle(page)
+    commit(box, text)
 
 
 def test_whatif_follows_the_sidebar_and_the_diff_keeps_spaces(page):

@@ -1,7 +1,7 @@
 """The head view in a real browser: hovering a token keeps only that token's lines, leaving restores them."""
 import time
 
-from tests.conftest import wait_idle
+from tests.conftest import commit, wait_idle
 
 # Read the plot inside the head view's iframe: per line trace, the source row of each drawn segment.
 LINES = """gd => gd._fullData.filter(t => t.meta === 'lines')
@@ -64,9 +64,7 @@ def test_click_a_word_bar_drops_it(page):
     assert page.get_by_text("Prediction without the word").count() == 1
     # the changed text survives a visit to another page
     box = page.get_by_role("textbox", name="Changed text", exact=True)
-    box.fill("A changed text that must stay.")
-    box.press("Control+Enter")
-    wait_idle(page)
+    commit(box, "A changed text that must stay.")
     page.locator("[data-testid=stSidebarNav] a", has_text="Inside the encoder").first.click()
     wait_idle(page)
     page.locator("[data-testid=stSidebarNav] a", has_text="What-if").first.click()

@@ -1,7 +1,7 @@
 """Real browser: type a text, then walk every Explore page from the sidebar; no exception anywhere."""
 import time
 
-from conftest import sidebar_text, wait_idle
+from conftest import commit, sidebar_text, wait_idle
 
 PAGES = ["Tokens and attention", "Pooled vector", "Dropout", "Logits and probabilities", "Compare heads"]
 TEXT = "The plot was thin but the actors saved it."
@@ -16,9 +16,7 @@ def _go(page, title: str) -> float:
 
 def test_walk_explore_pages_after_typing(page):
     box = sidebar_text(page)
-    box.fill(TEXT)
-    box.press("Control+Enter")
-    wait_idle(page)
+    commit(box, TEXT)
     # the run for the new text has drawn (a busy machine can start it after wait_idle's grace period; leaving the
     # page before then would leave with the old text)
     page.wait_for_function("document.querySelector('[data-testid=stMain]').textContent.includes('actors')",
@@ -35,8 +33,6 @@ def test_walk_explore_pages_after_typing(page):
     page.locator("label", has_text="Compute max-flow").first.click()
     wait_idle(page)
     assert page.locator(".gtitle", has_text="max-flow from [CLS]").count() == 1
-    box.fill(TEXT + " Really.")
     t0 = time.perf_counter()
-    box.press("Control+Enter")
-    wait_idle(page)
+    commit(box, TEXT + " Really.")
     print(f"browser: changed text -> tokens page with flow {time.perf_counter() - t0:.2f}s")

@@ -7,7 +7,7 @@ import re
 import pytest
 
 import explorer
-from conftest import upload, wait_idle
+from conftest import commit, upload, wait_idle
 from explorer.model.checkpoints import load_checkpoint
 from explorer.text.i18n import t
 from tests.baseline_models import frame, spread_models
@@ -31,9 +31,7 @@ def _folder(page, where: str, label: str, folder, lang: str) -> None:
     page.get_by_role("option", name=t("app.other", lang), exact=True).click()
     wait_idle(page)
     box = area.get_by_label(t("app.other_checkpoint", lang))
-    box.fill(str(folder))
-    box.press("Enter")
-    wait_idle(page)
+    commit(box, str(folder), "Enter")
 
 
 @pytest.mark.parametrize("lang", ["en", "vi"])
@@ -89,9 +87,7 @@ def test_after_a_fine_tune_compare_with_where_it_started_in_chromium(page, app_u
     _go(page, "fine-tune")
     epochs = page.locator("[data-testid=stMain] [data-testid=stNumberInput]").filter(
         has_text=t("finetune.epochs", "en")).locator("input")
-    epochs.fill("1")
-    epochs.press("Enter")
-    wait_idle(page)
+    commit(epochs, "1", "Enter")
     page.locator(".st-key-ft_start button").click()
     compare = page.locator(".st-key-ft_compare_origin button")
     compare.wait_for(timeout=180_000)  # shown with the fine-tune's result

@@ -11,7 +11,7 @@ import re
 import pandas as pd
 import pytest
 
-from conftest import upload, wait_idle
+from conftest import commit, upload, wait_idle
 from explorer.scan.transforms import TRANSFORMS
 from explorer.text.i18n import t
 from explorer.text.plain import html as escape_html
@@ -40,9 +40,7 @@ def _to_scan(page) -> None:
 def _demo_swapped(page, per_class: int) -> None:
     _go(page, "labels")
     box = page.locator("[data-testid=stMain] [data-testid=stNumberInput] input").first  # Tweets per label
-    box.fill(str(per_class))
-    box.press("Enter")
-    wait_idle(page)
+    commit(box, str(per_class), "Enter")
     swap = page.locator("[data-testid=stMain] [data-testid=stCheckbox] input").first  # Swap the label names
     if not swap.is_checked():
         page.locator("[data-testid=stMain] [data-testid=stCheckbox] label").first.click()

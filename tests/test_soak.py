@@ -18,7 +18,7 @@ import time
 import pytest
 
 from bench.ws_client import Session, run_apart
-from conftest import serve_app, sidebar_text, wait_idle
+from conftest import commit, serve_app, sidebar_text, track_runs, wait_idle
 from explorer.runtime.config import Config
 from explorer.text import i18n
 
@@ -82,9 +82,7 @@ class RssWatch:
 
 def _type_text(page, text: str) -> None:
     box = sidebar_text(page)
-    box.fill(text)
-    box.press("Control+Enter")
-    wait_idle(page)
+    commit(box, text)
 
 
 def _go(page, slug: str) -> None:
@@ -103,9 +101,7 @@ def _no_failure(page) -> None:
 
 def _set_number(page, label: str, value: int) -> None:
     box = page.get_by_label(label, exact=True)
-    box.fill(str(value))
-    box.press("Enter")
-    wait_idle(page)
+    commit(box, str(value), "Enter")
 
 
 def test_soak_long_texts_every_page_whatif_and_max_finetune(browser):
@@ -119,6 +115,7 @@ def test_soak_long_texts_every_page_whatif_and_max_finetune(browser):
             ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
             pg = ctx.new_page()
             pg.set_default_timeout(90_000)
+            track_runs(pg)
             pg.goto(url)
             wait_idle(pg)
             pg.reload()  # a session's first run goes through the legacy pages/ path; visitors after it do not
@@ -151,9 +148,7 @@ def test_soak_long_texts_every_page_whatif_and_max_finetune(browser):
         # the changed text: the original beside it is shown disabled
         box = second.locator("[data-testid=stMain] [data-testid=stTextArea] textarea:not([disabled])").first
         for k in range(EDITS):
-            box.fill(long_text(200 + k, 4_000))
-            box.press("Control+Enter")
-            wait_idle(second)
+            commit(box, long_text(200 + k, 4_000))
             _no_failure(second)
 
         print(f"soak: what-if edits: {watch.now():.0f} MB (peak {watch.peak:.0f})")

@@ -16,7 +16,7 @@ from explorer.model.token_analysis import analyze_tokens
 from explorer.text import i18n
 from explorer.text.plain import markdown as plain
 
-from conftest import ROOT, open_app, wait_idle
+from conftest import ROOT, commit, open_app, wait_idle
 
 TEXT = "Maria Kowalczyk visited Hanoi last week."
 
@@ -70,13 +70,9 @@ def test_browser_reads_entities_and_heatmap(browser, app_url, token_checkpoint, 
         pg.get_by_role("option", name=T("app.other"), exact=True).click()
         wait_idle(pg)
         field = side.locator("[data-testid=stTextInput]").filter(has_text=T("app.other_checkpoint")).locator("input")
-        field.fill(str(token_checkpoint))
-        field.press("Enter")
-        wait_idle(pg)
+        commit(field, str(token_checkpoint), "Enter")
         box = side.locator("[data-testid=stTextArea]").filter(has_text=T("app.text")).locator("textarea").first
-        box.fill(TEXT)
-        box.press("Control+Enter")
-        wait_idle(pg)
+        commit(box, TEXT)
         marks = pg.locator("[data-testid=stMain] mark[data-entity]")
         drawn = [(m.get_attribute("data-entity"), m.inner_text().split("\n")[0]) for m in marks.all()]
         want = [(e.label, TEXT[e.start:e.end]) for e in a.grouped()]
@@ -138,13 +134,9 @@ def open_token_page(pg, folder, path: str) -> None:
     pg.get_by_role("option", name=i18n.t("app.other", "en"), exact=True).click()
     wait_idle(pg)
     field = side.locator("[data-testid=stTextInput]").locator("input").first
-    field.fill(str(folder))
-    field.press("Enter")
-    wait_idle(pg)
+    commit(field, str(folder), "Enter")
     box = side.locator("[data-testid=stTextArea]").filter(has_text=i18n.t("app.text", "en")).locator("textarea")
-    box.first.fill(TEXT)
-    box.first.press("Control+Enter")
-    wait_idle(pg)
+    commit(box.first, TEXT)
     pg.locator(f"[data-testid=stSidebarNav] a[href$='/{path}']").first.click()
     pg.wait_for_url(f"**/{path}")
     wait_idle(pg)

@@ -15,7 +15,7 @@ from explorer.model.heads import build_head
 from explorer.model.token_analysis import analyze_tokens, token_encoder, token_pipeline_scores
 from explorer.text.i18n import t
 
-from conftest import ROOT
+from conftest import ROOT, commit
 from explore_helpers import values
 
 TEXT = "Maria Kowalczyk visited Hanoi last week."
@@ -139,9 +139,7 @@ def test_browser_reads_the_five_pages_for_a_token_checkpoint(browser, app_url, t
         pg.get_by_role("option", name=t("app.other", "en"), exact=True).click()
         wait_idle(pg)
         field = side.locator("[data-testid=stTextInput]").filter(has_text=t("app.other_checkpoint", "en")).locator("input")
-        field.fill(str(token_checkpoint))
-        field.press("Enter")
-        wait_idle(pg)
+        commit(field, str(token_checkpoint), "Enter")
         seen = {}
         for slug, want in (("pooled-vector", ".js-plotly-plot"), ("dropout-effect", ".js-plotly-plot"),
                            ("compare-heads", ".js-plotly-plot"), ("inside-encoder", "iframe"),
