@@ -359,10 +359,15 @@ except ImportError:  # browser tests fail at their `browser` fixture there, as w
 
 def wait_idle(pg) -> None:
     """Wait until the script has finished its run, then fail on any exception box."""
-    # A rerun that the last input triggers may not have started yet: wait for it to start, up to 300 ms,
-    # so a page that reruns goes on as soon as the run is seen rather than after a fixed pause.
+    # A rerun that the last input triggers may not have started yet. A page that track_runs follows waits for the
+    # last run it asked for by the protocol; an untracked one waits for the DOM to show a run, up to 300 ms.
     with contextlib.suppress(PlaywrightTimeout):
         pg.wait_for_selector(RUNNING, timeout=300)
+    log: RunLog | None = getattr(pg, "he_runs", None)
+    deadline = time.monotonic() + 90
+    while log is not None and log.pending():  # on a tracked page, the run asked for, however late it starts
+        assert time.monotonic() < deadline, f"the run the page asked for did not finish within 90 s: {log.events[-6:]}"
+        pg.wait_for_timeout(50)  # lets Playwright deliver the websocket's frames
     pg.wait_for_selector(IDLE, timeout=90_000)
     # The run's end is not the page's: Streamlit's frontend loads element components lazily and shows a
     # Suspense placeholder (stSkeleton) until each has loaded, on a fresh browser context (a first visit) up
@@ -373,40 +378,69 @@ def wait_idle(pg) -> None:
 
 
 class RunLog:
-    """The full script runs a page's websocket reports, in order: a "start" for each new_session of a whole-app run
-    (a fragment's run names its fragments and is left out) and a "done" for each run that finished successfully.
-    Read from the protocol, not the DOM: the DOM's running state can come and go between two polls, or come after
-    a fixed grace period on a busy machine, and a page read then is the page before the input."""
+    """A page's script runs, in order, as its websocket carries them: "sent" for each request of a whole-app run
+    the page sends (a widget's new value, a page link, a reload), "start" for each new_session of a whole-app run
+    and "done" for each run that finished successfully. A fragment's runs name their fragment and are left out.
+    Read from the protocol, not the DOM: the DOM's running state can come and go between two polls, or show only
+    after a fixed grace period on a busy machine, and a page read before it is the page before the input."""
 
     def __init__(self) -> None:
         self.events: list[str] = []
 
     def read(self, payload) -> None:
-        if isinstance(payload, str):
-            return
-        from google.protobuf.message import DecodeError
+        """A frame from the server (ForwardMsg)."""
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-        try:
-            msg = ForwardMsg.FromString(payload)
-        except DecodeError:
-            return
-        kind = msg.WhichOneof("type")
+        msg = _parse(ForwardMsg, payload)
+        kind = msg and msg.WhichOneof("type")
         if kind == "new_session" and not msg.metadata.run.fragment_ids:
             self.events.append("start")
         elif kind == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
             self.events.append("done")
+
+    def read_sent(self, payload) -> None:
+        """A frame to the server (BackMsg)."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        msg = _parse(BackMsg, payload)
+        if msg and msg.WhichOneof("type") == "rerun_script" and not msg.rerun_script.fragment_id:
+            self.events.append("sent")
 
     def finished_since(self, mark: int) -> bool:
         """Whether a run that started after event `mark` has finished."""
         later = self.events[mark:]
         return "start" in later and "done" in later[later.index("start"):]
 
+    def pending(self) -> bool:
+        """Whether the last run the page asked for has not yet started and finished. Requests sent while a run is
+        on are folded into one run by the server, so the last request is the one to wait for."""
+        if "sent" not in self.events:
+            return False
+        return not self.finished_since(len(self.events) - self.events[::-1].index("sent"))
+
+
+def _parse(kind, payload):
+    """The protobuf message `kind` in a binary websocket frame, or None."""
+    from google.protobuf.message import DecodeError
+
+    if isinstance(payload, str):
+        return None
+    try:
+        return kind.FromString(payload)
+    except DecodeError:
+        return None
+
 
 def track_runs(pg) -> None:
-    """Log `pg`'s script runs (RunLog) from its websocket; call before the page opens its first URL."""
+    """Log `pg`'s script runs (RunLog) from its websocket, so that wait_idle and await_rerun wait for the run an
+    input asks for; call before the page opens its first URL."""
     log = RunLog()
-    pg.on("websocket", lambda ws: ws.on("framereceived", log.read))
+
+    def watch(ws) -> None:
+        ws.on("framereceived", log.read)
+        ws.on("framesent", log.read_sent)
+
+    pg.on("websocket", watch)
     pg.he_runs = log
 
 

@@ -58,7 +58,9 @@ def test_closing_the_tab_stops_its_fine_tune_within_10_s_and_frees_the_slot(brow
     # window: a rate, so there is no condition to wait on instead
     pg.locator("[data-testid=stMain] [data-testid=stProgress]").first.wait_for(timeout=60_000)
     busy = proc.cpu_percent(interval=2.0)
-    assert busy > 20  # training (a loaded machine gives the server less than a core)
+    # training: an idle server uses a few per cent; a loaded machine gives it well under a core (19 % seen with
+    # the suite's other workers on two cores), so the bar is low, and the check that matters is the drop below
+    assert busy > 8
 
     ctx.close()  # the visitor closes the tab mid-training (500 full epochs: far past the test's end)
     t0 = time.monotonic()
