@@ -55,3 +55,14 @@ def spread_models(tiny_root: Path) -> dict[str, Path]:
     if not out["renamed"].exists():
         scan_models.rotated(out["b"], out["renamed"])
     return out
+
+
+def side_by_side_of(models: dict, text: str):
+    """The library's reading of the scanned checkpoint next to the baseline on `text`, each with its own head."""
+    from explorer.model.analysis import analyze
+    from explorer.model.checkpoints import load_checkpoint
+    from explorer.model.heads import build_head
+    from explorer.model.side_by_side import side_by_side
+
+    b, a = (load_checkpoint(str(models[k])) for k in ("b", "a"))
+    return side_by_side(analyze(b, build_head(b, "own", 0), text), analyze(a, build_head(a, "own", 0), text))

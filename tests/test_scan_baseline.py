@@ -164,3 +164,40 @@ def test_a_token_classifier_baseline_is_one_line_exit_2(capsys, tmp_path, tiny_r
                  "--csv", str(csv)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "token classifier" in err and "Traceback" not in err
+
+
+def test_side_by_side_reads_each_checkpoint_as_transformers_does(pair):
+    """The Logits page's two checkpoints on one text: each side's logits are the model's own forward and its scores
+    what pipeline(top_k=None) returns (softmax for these single-label heads); a renamed id2label shows on the ids
+    it moved; a different number of labels is one line."""
+    from transformers import pipeline
+
+    from explorer.model.analysis import analyze
+    from explorer.model.heads import build_head
+    from explorer.model.side_by_side import side_by_side
+
+    text = frame(5)["text"][3]
+
+    def read(ck):
+        return analyze(ck, build_head(ck, "own", 0), text)
+
+    s = side_by_side(read(pair["b"]), read(pair["a"]))
+    for ck, logits, scores, labels in ((pair["b"], s.logits, s.scores, s.labels),
+                                       (pair["a"], s.baseline_logits, s.baseline_scores, s.baseline_labels)):
+        with torch.no_grad():
+            plain = ck.model(**ck.tokenizer(text, return_tensors="pt")).logits[0].numpy()
+        np.testing.assert_allclose(logits, plain, rtol=1e-4, atol=1e-6)
+        piped = {d["label"]: d["score"] for d in pipeline("text-classification", model=ck.model, tokenizer=ck.tokenizer,
+                                                          top_k=None, device="cpu")([text])[0]}
+        np.testing.assert_allclose(scores, [piped[name] for name in labels], rtol=1e-4, atol=1e-6)
+    assert s.renamed == () and s.function == s.baseline_function == "softmax"
+    assert [r["difference"] for r in s.rows()] == pytest.approx(list(s.scores - s.baseline_scores))
+
+    renamed = side_by_side(read(pair["renamed"]), read(pair["b"]))
+    np.testing.assert_array_equal(renamed.logits, renamed.baseline_logits)  # the same weights, names rotated
+    assert renamed.renamed == (0, 1, 2) and renamed.labels != renamed.baseline_labels
+
+    two = load_checkpoint("minilm")  # the encoder alone: two labels, against three
+    with pytest.raises(ExplorerError) as err:
+        side_by_side(read(pair["b"]), read(two))
+    assert err.value.key == "scan_baseline_labels"

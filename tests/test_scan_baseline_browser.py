@@ -10,7 +10,7 @@ import explorer
 from conftest import commit, upload, wait_idle
 from explorer.model.checkpoints import load_checkpoint
 from explorer.text.i18n import t
-from tests.baseline_models import frame, spread_models
+from tests.baseline_models import frame, side_by_side_of, spread_models
 
 JOINERS = "\u2060"  # plain() puts these between characters a browser would link
 
@@ -70,6 +70,15 @@ def test_scan_against_a_baseline_in_chromium(page, app_url, tiny_root, lang):
     row = c.ordered_rows()[0]
     assert f"{row}" in _shown(note) and c.predicted_baseline[row] in _shown(note)
     assert page.locator("[data-testid=stSidebar] textarea").first.input_value() == df["text"][row]
+    # beside it, the baseline on the same text: the chart of both checkpoints' scores and their top labels in words
+    want = side_by_side_of(models, df["text"][row])
+    title = t("side_by_side.chart", lang, function=want.function)
+    page.locator("[data-testid=stMain] .gtitle", has_text=title).first.wait_for(timeout=60_000)
+    top = t("side_by_side.top", lang, name=want.checkpoint, b=want.labels[want.predicted],
+            pb=f"{want.scores[want.predicted]:.4f}", baseline=want.baseline,
+            a=want.baseline_labels[want.baseline_predicted],
+            pa=f"{want.baseline_scores[want.baseline_predicted]:.4f}")
+    assert top in _shown(page.locator("[data-testid=stMain]"))
 
 
 def test_after_a_fine_tune_compare_with_where_it_started_in_chromium(page, app_url, tiny_root):

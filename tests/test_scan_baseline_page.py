@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.baseline_models import frame, spread_models
+from explorer.text import i18n
+from tests.baseline_models import frame, side_by_side_of, spread_models
 from tests.conftest import ROOT
 from tests.explore_helpers import give_csv
 from tests.test_vi_pages import english_left, shown
@@ -54,7 +55,17 @@ def test_the_comparison_reads_in_plain_words_and_opens_a_row_on_logits(tiny_root
     assert at.session_state["text"] == table.iloc[0, 1]
     note = [i.value for i in at.info if str(models["a"]) in i.value]
     assert note and table.iloc[0, 2] in note[0]  # the baseline's prediction, on the page of the scanned one
+    # both checkpoints' numbers on the row's text, beside each other, as the library reads them (its parity with
+    # transformers is tests/test_scan_baseline.py::test_side_by_side_reads_each_checkpoint_as_transformers_does)
+    side = next(d.value for d in at.dataframe if f"{models['a']}: logit" in d.value.columns)
+    want = side_by_side_of(models, table.iloc[0, 1])
+    for name, key in ((want.checkpoint, ""), (want.baseline, "baseline_")):
+        column = lambda what, name=name: side[i18n.t(f"side_by_side.{what}", lang, name=name)]  # noqa: E731
+        assert list(column("label")) == [r[key + "label"] for r in want.rows()]
+        assert list(column("logit")) == [f"{r[key + 'logit']:.4f}" for r in want.rows()]
+        assert list(column("score")) == [f"{r[key + 'score']:.4f}" for r in want.rows()]
     if lang == "vi":
+        assert english_left(shown(at)) == []  # the Logits page with both checkpoints
         at.switch_page("pages/scan.py").run()
         assert english_left(shown(at)) == []
 

@@ -11,7 +11,7 @@ from explorer.model.analysis import Analysis
 from explorer.model.token_analysis import TokenAnalysis
 from explorer.plots import lesson as lesson_plots
 from explorer.plots.token_labels import layer_tag_heatmap
-from explorer.ui import draw_chart, t
+from explorer.ui import draw_chart, plain, t
 from explorer.ui.views.home import draw_pipeline_readings
 
 
@@ -43,6 +43,7 @@ def _draw_readings_and_losses(a: Analysis) -> None:
                  sg=f"{P.sigmoid(a.logits, temp).sum():.4f}"))
     st.subheader(t("pipeline.title"))
     draw_pipeline_readings(a)
+    draw_side_by_side(a)
 
     st.subheader(t("logits.loss_title"))
     want = ss.pop("true_label", None)  # a row opened from the scan: its given label, read once on landing
@@ -93,6 +94,49 @@ def _draw_readings_and_losses(a: Analysis) -> None:
             language="python")
     fixed = P.loss(a.logits, np.eye(n)[k], P.ProblemType.MULTI)
     st.caption(t("logits.bce_help", loss=f"{fixed:.4f}"))
+
+
+def draw_side_by_side(a: Analysis) -> None:
+    """The sidebar's checkpoint next to another one on the same text (the Scan page's "compare with" pick, which
+    a row opened from a scan against a baseline lands with): both checkpoints' logits and scores per label id, the
+    baseline read through its own head."""
+    from explorer.model.side_by_side import side_by_side
+    from explorer.text.errors import ExplorerError
+    from explorer.ui.views import scan as scan_view
+
+    sel = ui.selection()
+    with st.expander(t("side_by_side.title"), expanded=bool(st.session_state.get(scan_view.BASELINE)),
+                     icon=":material/compare_arrows:"):
+        name = scan_view.draw_baseline_picker(sel.name)
+        if name is None:
+            st.caption(t("side_by_side.intro"))
+            return
+        try:
+            pair = side_by_side(a, ui.analysis(name, "own", sel.text, sel.seed, text_pair=sel.text_pair))
+        except ExplorerError as err:
+            ui.show_error(err)
+            return
+        draw_side_by_side_numbers(pair)
+
+
+def draw_side_by_side_numbers(pair) -> None:
+    """Two checkpoints' scores per label id (grouped bars), their top labels in words, and the table of logits and
+    scores, names first where the two id2label differ."""
+    names = [b if b == a else f"{b} / {a}" for b, a in zip(pair.labels, pair.baseline_labels)]
+    draw_chart(plots.logits.grouped(names, {pair.checkpoint: pair.scores, pair.baseline: pair.baseline_scores},
+                                    title=t("side_by_side.chart", function=pair.function),
+                                    x_title=t("logits.label_axis"), y_title=t("logits.prob_axis")), "side_by_side")
+    st.caption(t("side_by_side.top", name=plain(pair.checkpoint), b=plain(pair.labels[pair.predicted]),
+                 pb=f"{pair.scores[pair.predicted]:.4f}", baseline=plain(pair.baseline),
+                 a=plain(pair.baseline_labels[pair.baseline_predicted]),
+                 pa=f"{pair.baseline_scores[pair.baseline_predicted]:.4f}"))
+    if pair.renamed:
+        st.warning(t("side_by_side.renamed", baseline=plain(pair.baseline), name=plain(pair.checkpoint)))
+    columns = ((pair.checkpoint, ""), (pair.baseline, "baseline_"))
+    ui.draw_table([{"id": r["id"], **{t(f"side_by_side.{what}", name=name): value(r[key + what])
+                                      for name, key in columns for what, value in
+                                      (("label", str), ("logit", "{:.4f}".format), ("score", "{:.4f}".format))},
+                    t("side_by_side.difference"): f"{r['difference']:+.4f}"} for r in pair.rows()])
 
 
 def _draw_token_logits(a: TokenAnalysis) -> None:

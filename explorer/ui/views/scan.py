@@ -322,8 +322,9 @@ def draw_baseline(report: ScanReport, one_text: bool) -> None:
 
 
 def _open_compared(report: ScanReport, row: int, one_text: bool) -> None:
-    """A disagreement row on the Logits page, with the scanned checkpoint (the page shows one checkpoint): the
-    row's text in the sidebar, its given label as the true label, and a note with the baseline's prediction."""
+    """A disagreement row on the Logits page, with the scanned checkpoint in the sidebar and the baseline beside
+    it (the "compare with" pick the scan ran with): the row's text in the sidebar, its given label as the true
+    label, and a note with both predictions."""
     c = report.baseline
     values: dict = {"text": report.texts[row]}
     if one_text:
