@@ -197,6 +197,15 @@ def test_side_by_side_reads_each_checkpoint_as_transformers_does(pair):
     np.testing.assert_array_equal(renamed.logits, renamed.baseline_logits)  # the same weights, names rotated
     assert renamed.renamed == (0, 1, 2) and renamed.labels != renamed.baseline_labels
 
+    # a multi-label head beside a single-label one: each side scored by its own rule, and the chart says both
+    import dataclasses
+
+    multi = dataclasses.replace(read(pair["b"]), problem_type="multi_label_classification")
+    mixed = side_by_side(multi, read(pair["a"]))
+    np.testing.assert_allclose(mixed.scores, 1 / (1 + np.exp(-multi.logits)))
+    np.testing.assert_allclose(mixed.baseline_scores, s.baseline_scores)
+    assert mixed.functions == "sigmoid / softmax" and s.functions == "softmax"
+
     two = load_checkpoint("minilm")  # the encoder alone: two labels, against three
     with pytest.raises(ExplorerError) as err:
         side_by_side(read(pair["b"]), read(two))

@@ -72,7 +72,7 @@ def test_scan_against_a_baseline_in_chromium(page, app_url, tiny_root, lang):
     assert page.locator("[data-testid=stSidebar] textarea").first.input_value() == df["text"][row]
     # beside it, the baseline on the same text: the chart of both checkpoints' scores and their top labels in words
     want = side_by_side_of(models, df["text"][row])
-    title = t("side_by_side.chart", lang, function=want.function)
+    title = t("side_by_side.chart", lang, function=want.functions)
     page.locator("[data-testid=stMain] .gtitle", has_text=title).first.wait_for(timeout=60_000)
     top = t("side_by_side.top", lang, name=want.checkpoint, b=want.labels[want.predicted],
             pb=f"{want.scores[want.predicted]:.4f}", baseline=want.baseline,

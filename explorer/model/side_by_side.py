@@ -42,6 +42,13 @@ class SideBySide:
         return int(np.argmax(self.baseline_scores))
 
     @property
+    def functions(self) -> str:
+        """The reading of each side's scores, once when both read them alike ("softmax"), else B's / A's
+        ("sigmoid / softmax": a multi-label head beside a single-label one, each scored by its own rule)."""
+        same = self.function == self.baseline_function
+        return self.function if same else f"{self.function} / {self.baseline_function}"
+
+    @property
     def renamed(self) -> tuple[int, ...]:
         """The label ids the two checkpoints name differently."""
         return tuple(i for i, (a, b) in enumerate(zip(self.baseline_labels, self.labels)) if a != b)

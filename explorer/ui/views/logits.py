@@ -124,8 +124,9 @@ def draw_side_by_side_numbers(pair) -> None:
     scores, names first where the two id2label differ."""
     names = [b if b == a else f"{b} / {a}" for b, a in zip(pair.labels, pair.baseline_labels)]
     draw_chart(plots.logits.grouped(names, {pair.checkpoint: pair.scores, pair.baseline: pair.baseline_scores},
-                                    title=t("side_by_side.chart", function=pair.function),
-                                    x_title=t("logits.label_axis"), y_title=t("logits.prob_axis")), "side_by_side")
+                                    title=t("side_by_side.chart", function=pair.functions),
+                                    x_title=t("logits.label_axis"), y_title=t("side_by_side.score_axis")),
+               "side_by_side")
     st.caption(t("side_by_side.top", name=plain(pair.checkpoint), b=plain(pair.labels[pair.predicted]),
                  pb=f"{pair.scores[pair.predicted]:.4f}", baseline=plain(pair.baseline),
                  a=plain(pair.baseline_labels[pair.baseline_predicted]),
