@@ -110,3 +110,31 @@ def test_after_a_fine_tune_compare_with_the_checkpoint_it_started_from(tiny_root
     at.button(key="scan_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any(h.value == f"{HEADING['en']} {models['b']}" for h in at.subheader)
+
+
+def test_next_to_a_checkpoint_that_cannot_be_read_is_one_line_on_the_logits_page(tiny_root, token_checkpoint, tmp_path):
+    """The Logits page's "next to another checkpoint" with a baseline it cannot read beside the sidebar's: a token
+    classifier, another number of labels, a folder that is not there, one outside the allowed roots. Each is one
+    error line in the expander, the rest of the page drawn; no pick is an invitation, not an error."""
+    models = spread_models(tiny_root)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["checkpoint"] = "other…"
+    at.session_state["checkpoint_other"] = str(models["b"])
+    at.run()
+    at.switch_page("pages/logits.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(i18n.t("side_by_side.intro", "en") in c.value for c in at.caption)
+    said = {}
+    for case, folder in (("token", str(token_checkpoint)), ("labels", "minilm"), ("missing", str(tiny_root / "nope")),
+                         ("outside", str(outside))):
+        at.session_state["scan_baseline"] = "other…" if case != "labels" else folder
+        at.session_state["scan_baseline_other"] = folder
+        at.run()
+        assert not at.exception, (case, at.exception)
+        said[case] = [e.value for e in at.error]
+        assert len(said[case]) == 1 and "\n" not in said[case][0] and "Traceback" not in said[case][0], (case, said)
+        assert any(h.value == i18n.t("logits.loss_title", "en") for h in at.subheader), case  # the page goes on
+    assert "same number of labels" in said["labels"][0]
+    assert len(set(map(tuple, said.values()))) == 4  # each says its own reason
