@@ -66,7 +66,14 @@ def test_the_comparison_reads_in_plain_words_and_opens_a_row_on_logits(tiny_root
         assert list(column("score")) == [f"{r[key + 'score']:.4f}" for r in want.rows()]
     if lang == "vi":
         assert english_left(shown(at)) == []  # the Logits page with both checkpoints
-        at.switch_page("pages/scan.py").run()
+    # the Logits page's pick is its own: putting it down there leaves the Scan page's pick and report as they were
+    at.session_state["logits_baseline"] = ""
+    at.switch_page("pages/logits.py").run()  # AppTest reruns the page it last ran itself: the Scan page
+    assert not at.dataframe and any(i18n.t("side_by_side.intro", lang) in c.value for c in at.caption)
+    at.switch_page("pages/scan.py").run()
+    assert at.session_state["scan_baseline_other"] == str(models["a"])
+    assert any(h.value.startswith(HEADING[lang]) for h in at.subheader)
+    if lang == "vi":
         assert english_left(shown(at)) == []
 
 
@@ -129,8 +136,8 @@ def test_next_to_a_checkpoint_that_cannot_be_read_is_one_line_on_the_logits_page
     said = {}
     for case, folder in (("token", str(token_checkpoint)), ("labels", "minilm"), ("missing", str(tiny_root / "nope")),
                          ("outside", str(outside))):
-        at.session_state["scan_baseline"] = "other…" if case != "labels" else folder
-        at.session_state["scan_baseline_other"] = folder
+        at.session_state["logits_baseline"] = "other…" if case != "labels" else folder
+        at.session_state["logits_baseline_other"] = folder
         at.run()
         assert not at.exception, (case, at.exception)
         said[case] = [e.value for e in at.error]

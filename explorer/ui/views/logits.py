@@ -97,17 +97,17 @@ def _draw_readings_and_losses(a: Analysis) -> None:
 
 
 def draw_side_by_side(a: Analysis) -> None:
-    """The sidebar's checkpoint next to another one on the same text (the Scan page's "compare with" pick, which
-    a row opened from a scan against a baseline lands with): both checkpoints' logits and scores per label id, the
-    baseline read through its own head."""
+    """The sidebar's checkpoint next to another one on the same text (a "compare with" pick of its own, which a
+    row opened from a scan against a baseline sets to the scan's baseline): both checkpoints' logits and scores
+    per label id, the baseline read through its own head."""
     from explorer.model.side_by_side import side_by_side
     from explorer.text.errors import ExplorerError
     from explorer.ui.views import scan as scan_view
 
     sel = ui.selection()
-    with st.expander(t("side_by_side.title"), expanded=bool(st.session_state.get(scan_view.BASELINE)),
+    with st.expander(t("side_by_side.title"), expanded=bool(st.session_state.get(scan_view.BESIDE)),
                      icon=":material/compare_arrows:"):
-        name = scan_view.draw_baseline_picker(sel.name)
+        name = scan_view.draw_baseline_picker(sel.name, key=scan_view.BESIDE)
         if name is None:
             st.caption(t("side_by_side.intro"))
             return

@@ -216,13 +216,15 @@ def draw_downloads(report: ScanReport, file_name: str) -> None:
 # ---- against a baseline checkpoint ------------------------------------------------------------------------
 
 BASELINE = "scan_baseline"  # the "compare with" pick: a checkpoint name, or "" for none
+BESIDE = "logits_baseline"  # the Logits page's "compare with" pick, set from BASELINE when a scan's row opens there
 ORIGINS = "scan_origins"  # fine-tuned model's name -> the checkpoint it started from (set by the Fine-tune page)
 
 
-def draw_baseline_picker(name: str) -> str | None:
+def draw_baseline_picker(name: str, *, key: str = BASELINE) -> str | None:
     """The "compare with" checkpoint picker (the sidebar's checkpoints other than `name`, "" for none) and, for
     a model fine-tuned in this session, a button that picks the checkpoint it started from. The name picked, or
-    None."""
+    None. `key`: the session key of the pick (the Scan page's, by default; the Logits page keeps its own, so that
+    a pick there leaves the Scan page's report as it is)."""
     from explorer.model import checkpoints
 
     origin = ss.get(ORIGINS, {}).get(name)
@@ -232,13 +234,13 @@ def draw_baseline_picker(name: str) -> str | None:
     picked = c1.selectbox(t("scan_baseline.compare_with"), choices, help=t("scan_baseline.compare_help"),
                           format_func=lambda n, lang=lang(): i18n.t("scan_baseline.compare_none", lang) if not n else
                           i18n.t("app.other", lang) if n == ui.OTHER else n,  # lang bound now: AppTest formats later
-                          **ui.sticky(BASELINE, "", options=choices))
+                          **ui.sticky(key, "", options=choices))
     if origin and picked != origin:
-        c2.button(t("scan_baseline.started_from", name=plain(origin)), key="scan_baseline_origin",
-                  on_click=ss.__setitem__, args=(BASELINE, origin))
+        c2.button(t("scan_baseline.started_from", name=plain(origin)), key=f"{key}_origin",
+                  on_click=ss.__setitem__, args=(key, origin))
     if picked == ui.OTHER:  # a folder, as the sidebar's "other…" reads one
         picked = c1.text_input(t("app.other_checkpoint"), placeholder="models/my-checkpoint",
-                               **ui.sticky(BASELINE + "_other")).strip()
+                               **ui.sticky(key + "_other")).strip()
     return picked or None
 
 
@@ -331,6 +333,8 @@ def _open_compared(report: ScanReport, row: int, one_text: bool) -> None:
         values["text_pair"] = ""
     if report.given is not None:
         values["true_label"] = report.checkpoint_name(report.given[row])
+    values[BESIDE] = ss.get(BASELINE, "")  # the Logits page's own "compare with": the scan's pick
+    values[BESIDE + "_other"] = ss.get(BASELINE + "_other", "")
     values[LANDING] = {"page": "pages/logits.py", "text": values["text"], "key": "scan_baseline.landed",
                        "params": dict(row=row, baseline=c.checkpoint, name=report.checkpoint,
                                       a=c.predicted_baseline[row], pa=f"{c.confidence_baseline[row]:.2f}",
