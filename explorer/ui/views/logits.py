@@ -8,10 +8,13 @@ import streamlit as st
 from explorer import plots, ui
 from explorer.model import problem as P
 from explorer.model.analysis import Analysis
+from explorer.model.side_by_side import SideBySide, side_by_side
 from explorer.model.token_analysis import TokenAnalysis
 from explorer.plots import lesson as lesson_plots
 from explorer.plots.token_labels import layer_tag_heatmap
+from explorer.text.errors import ExplorerError
 from explorer.ui import draw_chart, plain, t
+from explorer.ui.views import scan as scan_view
 from explorer.ui.views.home import draw_pipeline_readings
 
 
@@ -100,9 +103,6 @@ def draw_side_by_side(a: Analysis) -> None:
     """The sidebar's checkpoint next to another one on the same text (a "compare with" pick of its own, which a
     row opened from a scan against a baseline sets to the scan's baseline): both checkpoints' logits and scores
     per label id, the baseline read through its own head."""
-    from explorer.model.side_by_side import side_by_side
-    from explorer.text.errors import ExplorerError
-    from explorer.ui.views import scan as scan_view
 
     sel = ui.selection()
     with st.expander(t("side_by_side.title"), expanded=bool(st.session_state.get(scan_view.BESIDE)),
@@ -119,7 +119,7 @@ def draw_side_by_side(a: Analysis) -> None:
         draw_side_by_side_numbers(pair)
 
 
-def draw_side_by_side_numbers(pair) -> None:
+def draw_side_by_side_numbers(pair: SideBySide) -> None:
     """Two checkpoints' scores per label id (grouped bars), their top labels in words, and the table of logits and
     scores, names first where the two id2label differ."""
     names = [b if b == a else f"{b} / {a}" for b, a in zip(pair.labels, pair.baseline_labels)]
