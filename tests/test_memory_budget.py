@@ -15,6 +15,8 @@ LONG = " ".join(f"word{k} good" for k in range(50))  # 100 words, 152 tokens: ab
 
 def _loo(monkeypatch, ck, head, a, mb: str):
     monkeypatch.setenv(budget.BATCH_ENV, mb)
+    # whole memory batches: the job's pacing by time (HEARD_S) splits them further, and is tested in test_whatif.py
+    monkeypatch.setattr(whatif, "HEARD_S", None)
     calls = []
     names, change = whatif.leave_one_out(ck, head, a=a, progress=lambda frac, _msg: calls.append(frac))
     return names, change, calls

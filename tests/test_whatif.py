@@ -164,3 +164,34 @@ def test_batched_leave_one_out_under_sdpa_equals_one_eager_analysis_at_a_time(se
     first, part = whatif.leave_one_out(sentiment, head, a=a, limit=5)
     assert first == names[:5]
     np.testing.assert_allclose(part, change[:5], atol=2 * TOLERANCE, rtol=0)
+
+
+@pytest.mark.parametrize("seconds_per_row, parts", [(0.3, [1, 3, 3, 1]), (0.6, [1] * 8), (0.01, [1, 7])])
+def test_leave_one_out_as_a_job_reports_at_least_every_heard_s(tiny, monkeypatch, seconds_per_row, parts):
+    """With progress (a job), each forward takes as many rows as the last one's seconds per row allow within
+    jobs.HEARD_S (the first row alone, to measure), so a Stop is heard within about that; the numbers are the
+    page's. A clock that each row moves by `seconds_per_row` stands in for a loaded CPU."""
+    from explorer.model import inference
+    from explorer.runtime.jobs import HEARD_S
+
+    ck = tiny["bert"]
+    head = build_head(ck, "own")
+    a = analyze(ck, head, TEXT)
+    want = whatif.leave_one_out(ck, head, a=a)  # no progress: the page's own forwards, whole batches
+    now = [0.0]
+    monkeypatch.setattr(inference.time, "perf_counter", lambda: now[0])
+    seen, calls = [], []
+    real = ck.tokenizer.__class__.__call__
+
+    def tokenize(self, texts, *args, **kw):  # each forward's rows: the clock moves by their cost
+        if isinstance(texts, list) and kw.get("return_tensors") == "pt":
+            seen.append(len(texts))
+            now[0] += seconds_per_row * len(texts)
+        return real(self, texts, *args, **kw)
+
+    monkeypatch.setattr(ck.tokenizer.__class__, "__call__", tokenize)
+    got = whatif.leave_one_out(ck, head, a=a, progress=lambda frac, msg: calls.append(frac))
+    assert seen == parts and HEARD_S == 1.0  # 8 texts (the text, then each of 7 words cut) in one batch
+    assert calls == pytest.approx(np.cumsum(parts) / sum(parts))  # a report after each forward
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1], want[1], atol=1e-6)

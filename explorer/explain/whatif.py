@@ -24,7 +24,7 @@ from explorer.model.inference import predict_batches
 from explorer.model.kernel import attention_kernel
 from explorer.model.token_analysis import IGNORED, TokenAnalysis, analyze_tokens
 from explorer.runtime import budget
-from explorer.runtime.jobs import Progress
+from explorer.runtime.jobs import HEARD_S, Progress
 from explorer.text.errors import ExplorerError
 
 
@@ -160,7 +160,8 @@ def batch_logits(ck: Checkpoint, head: Head, *, texts: list[str], text_pair: str
                  progress: Progress | None = None) -> np.ndarray:
     """(len(texts), labels): padded forward passes over the texts (each paired with `text_pair` if
     given, or with its own where it is a list), in batches that fit HEAD_EXPLORER_BATCH_MB at the longest text's
-    length (predict_batches: masked padding changes nothing, so each row's logits are its own)."""
+    length (predict_batches: masked padding changes nothing, so each row's logits are its own). With `progress`
+    (a job), each forward runs about HEARD_S seconds at most, so that a Stop is heard within about that."""
     pairs = list(text_pair) if isinstance(text_pair, list) else [text_pair] * len(texts) if text_pair else None
     limit = max_length(ck)
     seq = max(len(ids) for ids in ck.tokenizer(texts, pairs, truncation=True, max_length=limit)["input_ids"])
@@ -171,7 +172,7 @@ def batch_logits(ck: Checkpoint, head: Head, *, texts: list[str], text_pair: str
 
     return predict_batches(ck.tokenizer, ck.model, texts, pairs, max_length=limit, progress=progress,
                            batch_size=budget.batch_rows(ck.model.config, seq, device=ck.model.device),
-                           forward=forward)
+                           forward=forward, heard_s=HEARD_S if progress is not None else None)
 
 
 # Leave-one-out runs the encoder once per word: above this many words it takes long enough that the

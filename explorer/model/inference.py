@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+import time
 from typing import Callable
 
 import numpy as np
@@ -40,27 +41,41 @@ def length_batches(tokenizer, texts: list[str], text_pairs: list[str] | None = N
 def predict_batches(tokenizer, model, texts: list[str], text_pairs: list[str] | None = None, *,
                     batch_size: int = 64, max_length: int = 128, device: torch.device | str | None = None,
                     progress: Progress | None = None, forward: Forward | None = None,
-                    batches: list[np.ndarray] | None = None, out: np.ndarray | None = None) -> np.ndarray:
+                    batches: list[np.ndarray] | None = None, out: np.ndarray | None = None,
+                    heard_s: float | None = None) -> np.ndarray:
     """(n, ...) each row's outputs in input order: `forward` (default: the model's float32 logits) on batches of
     rows of similar length (length_batches; `batches` to run only some), each padded to its own longest row.
     With `text_pairs`, row i is the tokenizer's pair encoding of (texts[i], text_pairs[i]). Rows not run keep
     their value in `out` (zeros when it is not given and some batch ran). `progress(fraction, "k/total")` after
-    each batch. Masked padding changes no row: each row's outputs are its own, as encoded alone."""
+    each batch. Masked padding changes no row: each row's outputs are its own, as encoded alone.
+
+    `heard_s`: the longest a forward should run between two progress calls, which is where a job hears its Stop
+    (explorer.runtime.jobs). A batch then runs as parts of as many rows as the last forward's seconds per row
+    allow (its first row alone, to measure), so long rows on a loaded CPU are stopped within about that time;
+    the rows and their outputs are the same."""
     forward = forward or (lambda enc: model(**enc).logits.float())
     device = model.device if device is None else device
     pads = rows_per_batch(tokenizer, model, batch_size) > 1
     if batches is None:
         batches = length_batches(tokenizer, texts, text_pairs, batch_size if pads else 1, max_length)
+    per_row = None  # seconds per row of the last forward (with heard_s): how many rows the next one may take
     with torch.inference_mode():
         for done, rows in enumerate(batches, 1):
-            enc = tokenizer([texts[i] for i in rows], None if text_pairs is None else [text_pairs[i] for i in rows],
-                            truncation=True, max_length=max_length, padding=pads, return_tensors="pt")
-            got = forward(dev.to(enc, device)).cpu().numpy()  # (batch, ...)
-            if out is None:
-                out = np.zeros((len(texts), *got.shape[1:]), got.dtype)
-            out[rows] = got
-            if progress:
-                progress(done / len(batches), f"{done}/{len(batches)}")
+            start = 0
+            while start < len(rows):
+                take = len(rows) if heard_s is None else 1 if per_row is None else int(heard_s / per_row)
+                part = rows[start:start + max(1, take)]
+                t0 = time.perf_counter()
+                enc = tokenizer([texts[i] for i in part], None if text_pairs is None else [text_pairs[i] for i in part],
+                                truncation=True, max_length=max_length, padding=pads, return_tensors="pt")
+                got = forward(dev.to(enc, device)).cpu().numpy()  # (part, ...)
+                per_row = (time.perf_counter() - t0) / len(part)
+                if out is None:
+                    out = np.zeros((len(texts), *got.shape[1:]), got.dtype)
+                out[part] = got
+                start += len(part)
+                if progress:
+                    progress((done - 1 + start / len(rows)) / len(batches), f"{done}/{len(batches)}")
     return out if out is not None else np.zeros((len(texts), 0), np.float32)
 
 

@@ -45,6 +45,9 @@ DEFAULT_EXPECTED_S = 60.0  # a job's length before any of its kind has finished 
 OVERRUN_S = 1.0  # the least a running job is expected to need still, however long it has run
 GRACE_S = 3.0  # how long an owner may be gone (a reload, a network blip) before its jobs stop
 POLL_S = 0.5
+# A job hears its Stop where its work reports progress: work that can choose its step (a forward over rows
+# that each take long, such as leave-one-out on a 512-token text) reports at least this often.
+HEARD_S = 1.0
 NICE_ENV = env_name("job_nice")  # added to a job thread's nice value (0: unchanged)
 
 _log = logging.getLogger("head_explorer.jobs")  # a child of the app's logger: same handler, same format
