@@ -458,6 +458,27 @@ def await_rerun(pg, act) -> None:
     wait_idle(pg)
 
 
+def click_and_await(button) -> None:
+    """Click `button` (a widget whose click reruns the script) and wait for the run it starts. A click that the
+    page sends no request for within 10 s was lost on its way (a rerun replaced the element under the pointer):
+    it is clicked once more, never again; a click that still starts no run fails here, saying so."""
+    pg = button.page
+    log: RunLog = pg.he_runs
+    for _ in range(2):
+        mark = len(log.events)
+        button.click()
+        deadline = time.monotonic() + 10
+        while "sent" not in log.events[mark:] and time.monotonic() < deadline:
+            pg.wait_for_timeout(50)  # lets Playwright deliver the websocket's frames
+        if "sent" in log.events[mark:]:
+            break
+    deadline = time.monotonic() + 90
+    while not log.finished_since(mark):
+        assert time.monotonic() < deadline, f"no script run finished within 90 s of the click: {log.events[mark:]}"
+        pg.wait_for_timeout(50)
+    wait_idle(pg)
+
+
 def commit(box, value: str, key: str = "Control+Enter") -> None:
     """Type `value` into the text area or input `box` and commit it with `key` (a text area commits on Ctrl+Enter,
     an input on Enter), then wait for the run that the new value starts. An unchanged value starts no run."""

@@ -11,7 +11,7 @@ import re
 import pandas as pd
 import pytest
 
-from conftest import commit, upload, wait_idle
+from conftest import PlaywrightTimeout, click_and_await, commit, upload, wait_idle
 from explorer.scan.transforms import TRANSFORMS
 from explorer.text.i18n import t
 from explorer.text.plain import html as escape_html
@@ -60,10 +60,14 @@ def _land(page, check: str, slug: str, lang: str) -> str:
     """Open `check`'s first row (or pair) on its page; the scan's note there."""
     _to_scan(page)
     exp = _finding(page, check)
-    exp.get_by_role("button", name=re.compile(f"^({re.escape(t('scan.open_row', lang, page='@'))}|"
-                                              f"{re.escape(t('scan.open_pair', lang, page='@'))})"
-                                              .replace("@", ".*"))).click()
-    page.wait_for_url(re.compile(rf"/{slug}(\?|$)"), timeout=60_000)  # a class's ?lang= stays in the address
+    click_and_await(exp.get_by_role("button", name=re.compile(f"^({re.escape(t('scan.open_row', lang, page='@'))}|"
+                                                              f"{re.escape(t('scan.open_pair', lang, page='@'))})"
+                                                              .replace("@", ".*"))))
+    try:
+        page.wait_for_url(re.compile(rf"/{slug}(\?|$)"), timeout=60_000)  # a class's ?lang= stays in the address
+    except PlaywrightTimeout:
+        raise AssertionError(f"still on {page.url} after opening {check}'s row; runs {page.he_runs.events[-8:]}; "
+                             f"page: {page.locator('[data-testid=stMain]').inner_text()[-1500:]}") from None
     wait_idle(page)
     note = page.locator("[data-testid=stMain] [data-testid=stAlert]").filter(
         has_text=t("scan.landed_pair", lang, a=0, b=0, given_a="", given_b="").split(":")[0]).first
