@@ -57,10 +57,14 @@ def test_closing_the_tab_stops_its_fine_tune_within_10_s_and_frees_the_slot(brow
     # the running job's progress bar is drawn ("Epoch 1 of 500 running…"); its CPU share is then measured over a
     # window: a rate, so there is no condition to wait on instead
     pg.locator("[data-testid=stMain] [data-testid=stProgress]").first.wait_for(timeout=60_000)
+    cpu = lambda: {t.id: t.user_time + t.system_time for t in proc.threads()}  # noqa: E731  thread -> CPU seconds
+    start = cpu()
     busy = proc.cpu_percent(interval=2.0)
+    grew = {tid: s - start.get(tid, 0.0) for tid, s in cpu().items()}
+    trainer = max(grew, key=grew.get)  # the thread that trains: the one that used the CPU in that window
     # training: an idle server uses a few per cent; a loaded machine gives it well under a core (19 % seen with
-    # the suite's other workers on two cores), so the bar is low, and the check that matters is the drop below
-    assert busy > 8
+    # the suite's other workers on two cores), so the bar is low
+    assert busy > 8 and grew[trainer] > 0
 
     ctx.close()  # the visitor closes the tab mid-training (500 full epochs: far past the test's end)
     t0 = time.monotonic()
@@ -70,8 +74,9 @@ def test_closing_the_tab_stops_its_fine_tune_within_10_s_and_frees_the_slot(brow
     assert len(ended) == 1 and ended[0][1:] == ("stopped: owner gone", 1, 1), log.read_text()[-2000:]
     assert took <= 10, f"slot freed {took:.1f} s after the tab closed"
     print(f"\nslot freed {took:.1f} s after the tab closed")
-    # the server's CPU share over 3 s once the job has ended (a rate over a window, as above)
-    assert proc.cpu_percent(interval=3.0) < min(25, busy / 2)  # the training thread is gone, not just flagged
+    # the training thread is gone, not just flagged: it has exited (an exit, not a lower CPU share: the server's
+    # other work on a loaded machine makes a share measured after the end noisy)
+    wait_until(lambda: trainer not in {t.id for t in proc.threads()}, 10, "the training thread's exit", every=0.2)
 
     ctx, pg = _open_finetune(browser, url, checkpoint)  # a new visitor gets the slot
     pg.get_by_role("button", name=T("finetune.start")).click()  # head mode, 30 epochs: seconds
