@@ -451,11 +451,7 @@ def await_rerun(pg, act) -> None:
     assert log is not None, "open the page with open_link (or call track_runs before its goto) to await a rerun"
     mark = len(log.events)
     act()
-    deadline = time.monotonic() + 90
-    while not log.finished_since(mark):
-        assert time.monotonic() < deadline, f"no script run finished within 90 s of the input: {log.events[mark:]}"
-        pg.wait_for_timeout(50)  # lets Playwright deliver the websocket's frames
-    wait_idle(pg)
+    _await_finished(pg, log, mark)
 
 
 def click_and_await(button) -> None:
@@ -472,10 +468,15 @@ def click_and_await(button) -> None:
             pg.wait_for_timeout(50)  # lets Playwright deliver the websocket's frames
         if "sent" in log.events[mark:]:
             break
+    _await_finished(pg, log, mark)
+
+
+def _await_finished(pg, log: RunLog, mark: int) -> None:
+    """Wait until a run that started after event `mark` of `log` has finished, then until the page is idle."""
     deadline = time.monotonic() + 90
     while not log.finished_since(mark):
-        assert time.monotonic() < deadline, f"no script run finished within 90 s of the click: {log.events[mark:]}"
-        pg.wait_for_timeout(50)
+        assert time.monotonic() < deadline, f"no script run finished within 90 s of the input: {log.events[mark:]}"
+        pg.wait_for_timeout(50)  # lets Playwright deliver the websocket's frames
     wait_idle(pg)
 
 
