@@ -260,17 +260,26 @@ def serve_app(env: dict | None = None, stderr=subprocess.DEVNULL):
         proc.wait(timeout=20)
 
 
-def wait_until(condition, timeout: float = 30.0, what: str = "the condition", every: float = 0.05):
-    """condition()'s first true value, asked every `every` seconds; fails the test after `timeout` seconds. The
-    way a test waits for something another thread or process does, instead of sleeping a fixed time."""
+def wait_until(condition, timeout: float = 30.0, what: str = "the condition", every: float = 0.05, *,
+               page=None, required: bool = True):
+    """condition()'s first true value, asked every `every` seconds; fails the test after `timeout` seconds (not
+    `required`: returns None then). The way a test waits for something another thread or process does, instead
+    of sleeping a fixed time. With `page`, the pause between two asks is that page's wait_for_timeout: Playwright's
+    sync API delivers a page's events (its websocket's frames, which a RunLog reads) only during one of its
+    calls, so a condition on them needs a Playwright call between asks, not time.sleep."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() >= deadline:
+            if not required:
+                return None
             pytest.fail(f"{what} did not come within {timeout:g} s")
-        time.sleep(every)  # the polling step between two asks: the condition itself is what is awaited
+        if page is None:
+            time.sleep(every)  # the polling step between two asks: the condition itself is what is awaited
+        else:
+            page.wait_for_timeout(every * 1000)  # the same polling step, during which the page's events arrive
 
 
 # The settings a served app is started with (added to the environment), one server per set and xdist worker.
@@ -364,10 +373,8 @@ def wait_idle(pg) -> None:
     with contextlib.suppress(PlaywrightTimeout):
         pg.wait_for_selector(RUNNING, timeout=300)
     log: RunLog | None = getattr(pg, "he_runs", None)
-    deadline = time.monotonic() + 90
-    while log is not None and log.pending():  # on a tracked page, the run asked for, however late it starts
-        assert time.monotonic() < deadline, f"the run the page asked for did not finish within 90 s: {log.events[-6:]}"
-        pg.wait_for_timeout(50)  # lets Playwright deliver the websocket's frames
+    if log is not None:  # on a tracked page, the run asked for, however late it starts
+        wait_until(lambda: not log.pending(), 90, "the end of the run the page asked for", page=pg)
     pg.wait_for_selector(IDLE, timeout=90_000)
     # The run's end is not the page's: Streamlit's frontend loads element components lazily and shows a
     # Suspense placeholder (stSkeleton) until each has loaded, on a fresh browser context (a first visit) up
@@ -463,20 +470,14 @@ def click_and_await(button) -> None:
     for _ in range(2):
         mark = len(log.events)
         button.click()
-        deadline = time.monotonic() + 10
-        while "sent" not in log.events[mark:] and time.monotonic() < deadline:
-            pg.wait_for_timeout(50)  # lets Playwright deliver the websocket's frames
-        if "sent" in log.events[mark:]:
+        if wait_until(lambda: "sent" in log.events[mark:], 10, page=pg, required=False):
             break
     _await_finished(pg, log, mark)
 
 
 def _await_finished(pg, log: RunLog, mark: int) -> None:
     """Wait until a run that started after event `mark` of `log` has finished, then until the page is idle."""
-    deadline = time.monotonic() + 90
-    while not log.finished_since(mark):
-        assert time.monotonic() < deadline, f"no script run finished within 90 s of the input: {log.events[mark:]}"
-        pg.wait_for_timeout(50)  # lets Playwright deliver the websocket's frames
+    wait_until(lambda: log.finished_since(mark), 90, "the end of a run started by the input", page=pg)
     wait_idle(pg)
 
 
